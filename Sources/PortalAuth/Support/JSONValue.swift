@@ -1,0 +1,114 @@
+internal import CJansson
+import Foundation
+
+/// A JSON value parsed strictly (through jansson) or built in Swift.
+///
+/// Objects keep their members in document order, so a stored file or a printed
+/// report reads the way it was written.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    // MARK: - Accessors
+
+    /// The string, when this is a string.
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The value as an integer, when it is an integer or a number with no fraction.
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let value): return value
+        case .number(let value) where value.rounded() == value && abs(value) < 9.0e18: return Int64(value)
+        default: return nil
+        }
+    }
+
+    /// The value as a floating-point number, when it is numeric.
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let value): return Double(value)
+        case .number(let value): return value
+        default: return nil
+        }
+    }
+
+    /// The Boolean, when this is a Boolean.
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    /// The elements, when this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    /// The object, when this is an object.
+    public var objectValue: JSONObject? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    /// The member named `key`, when this is an object that has it.
+    public subscript(key: String) -> JSONValue? {
+        objectValue?[key]
+    }
+
+    /// The JSON type name used in messages: "object", "array", "string", "number", "boolean" or "null".
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .integer, .number: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+}
+
+/// A JSON object whose members keep their order.
+public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// The members in document order; keys are unique.
+    public private(set) var members: [(key: String, value: JSONValue)]
+
+    /// Creates an object from ordered members; a later duplicate key replaces the earlier value.
+    public init(_ members: [(key: String, value: JSONValue)] = []) {
+        self.members = []
+        for member in members { self[member.key] = member.value }
+    }
+
+    /// Creates an object from a literal.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(elements.map { (key: $0.0, value: $0.1) })
+    }
+
+    /// The keys in order.
+    public var keys: [String] { members.map(\.key) }
+
+    /// The value for `key`; setting `nil` removes the member.
+    public subscript(key: String) -> JSONValue? {
+        get { members.first { $0.key == key }?.value }
+        set {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key: key, value: newValue))
+            }
+        }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+}
