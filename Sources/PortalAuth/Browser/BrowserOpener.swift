@@ -1,0 +1,23 @@
+public import Foundation
+
+/// Opens a URL in the user's browser. The sign-in flow calls it once per sign-in.
+///
+/// A failed launch is never fatal: the flow always prints the URL too.
+public protocol BrowserOpener: Sendable {
+    /// Starts the browser on `url` and returns without waiting for it.
+    ///
+    /// - Parameter onExit: called from a background thread when the launched command exits,
+    ///   with its exit status (a launcher like `xdg-open` exits at once; non-zero means it failed).
+    func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
+}
+
+/// A browser that could not be started.
+public struct BrowserError: Error, Sendable, CustomStringConvertible, CategorizedError {
+    /// The command that could not be started.
+    public let command: String
+    /// Why.
+    public let reason: String
+
+    public var category: ErrorCategory { .local }
+    public var description: String { "could not start the browser command `\(command)`: \(reason)" }
+}

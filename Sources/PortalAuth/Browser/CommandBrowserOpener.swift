@@ -1,0 +1,109 @@
+public import Foundation
+import Glibc
+
+/// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else `xdg-open`.
+///
+/// The command is split into words like a shell would (quotes, no expansion). A `%s` word is
+/// replaced by the URL; otherwise the URL is appended as the last argument. The process runs in
+/// its own session, with standard input from `/dev/null`, so Ctrl-C in the terminal does not close
+/// the browser, and nothing is run through a shell.
+public struct CommandBrowserOpener: BrowserOpener {
+    /// The commands to try in order (`$BROWSER` may list several, separated by `:`).
+    public let commands: [String]
+
+    /// An opener for one command.
+    public init(command: String) {
+        self.commands = [command]
+    }
+
+    /// The opener the tool uses by default: `override`, else `$BROWSER`, else `xdg-open`.
+    public static func systemDefault(override: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandBrowserOpener {
+        if let override, !override.trimmingCharacters(in: .whitespaces).isEmpty { return CommandBrowserOpener(command: override) }
+        if let browser = environment["BROWSER"], !browser.trimmingCharacters(in: .whitespaces).isEmpty {
+            return CommandBrowserOpener(commands: browser.split(separator: ":").map(String.init))
+        }
+        return CommandBrowserOpener(command: "xdg-open")
+    }
+
+    private init(commands: [String]) {
+        self.commands = commands
+    }
+
+    public func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) {
+        var lastError: BrowserError?
+        for command in commands {
+            let words = Self.splitWords(command)
+            guard !words.isEmpty else { continue }
+            let arguments = words.contains("%s") ? words.map { $0 == "%s" ? url.absoluteString : $0 } : words + [url.absoluteString]
+            do {
+                let pid = try Self.spawn(arguments, command: command)
+                let reaper = Thread {
+                    var status: Int32 = 0
+                    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+                    let exited = status & 0x7f == 0
+                    onExit(exited ? (status >> 8) & 0xff : 128 + (status & 0x7f))
+                }
+                reaper.start()
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? BrowserError(command: commands.joined(separator: ":"), reason: "the command is empty")
+    }
+
+    // MARK: - Process start
+
+    /// glibc's `POSIX_SPAWN_SETSID` (0x80), which Swift does not see because it needs `_GNU_SOURCE`.
+    private static let spawnSetSID: Int16 = 0x80
+
+    private static func spawn(_ arguments: [String], command: String) throws(BrowserError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Self.spawnSetSID)
+
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+        guard result == 0 else { throw BrowserError(command: command, reason: String(cString: strerror(result))) }
+        return pid
+    }
+
+    /// Splits a command line into words, honouring single and double quotes and backslashes.
+    static func splitWords(_ line: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for character in line {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if character == "\\" && quote != "'" {
+                escaped = true
+                inWord = true
+            } else if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                inWord = true
+            } else if character.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if inWord { words.append(current) }
+        return words
+    }
+}

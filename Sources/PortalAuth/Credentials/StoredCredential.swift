@@ -1,0 +1,162 @@
+import Foundation
+
+/// One credential as the persistent store keeps it: what it is for, and its tokens.
+///
+/// Holds tokens: never printed, logged or put into an error.
+struct StoredCredential: Sendable, Equatable {
+    /// What kind of sign-in produced it.
+    enum Kind: String, Sendable {
+        case oauthUser = "oauth-user"
+        case iap
+    }
+
+    // MARK: - What it is for
+
+    var kind: Kind
+    var clientID: String
+    /// The portal (OAuth user credentials).
+    var portalURL: URL?
+    var redirectURL: URL
+    /// Refresh-token lifetime asked for at sign-in, in minutes (OAuth user credentials).
+    var refreshTokenExpirationMinutes: Int?
+    /// Exchange the refresh token when it has less than this left (OAuth user credentials).
+    var refreshTokenExchangeSeconds: Int?
+    /// The IAP configuration file, resolved to a real path (IAP credentials loaded from a file).
+    var configurationFile: String?
+    /// The IAP configuration's endpoints and hosts, kept so that `--url` matching and refreshing
+    /// work without the file.
+    var authorizeURL: URL?
+    var tokenURL: URL
+    var revokeURL: URL?
+    var logoutURL: URL?
+    var hostsBehindProxy: [String]
+
+    // MARK: - Tokens
+
+    var username: String?
+    var accessToken: String
+    var accessTokenExpiresAt: Date
+    var refreshToken: String?
+    var refreshTokenExpiresAt: Date?
+    var idToken: String?
+    var idTokenExpiresAt: Date?
+    var scopes: [String]
+    var tokenType: String
+    var isSSLRequired: Bool
+    var createdAt: Date
+    var updatedAt: Date
+}
+
+// MARK: - Keys
+
+extension StoredCredential {
+    /// The store key of an OAuth user credential: portal URL (normalised) and client ID.
+    static func oauthUserKey(portalURL: URL, clientID: String) -> String {
+        "oauth-user|\(normalized(portalURL))|\(clientID)"
+    }
+
+    /// The store key of an IAP credential: its configuration file's real path (or, for a
+    /// configuration built in code, its authorize URL) and client ID.
+    static func iapKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
+        "iap|\(configurationFile ?? normalized(authorizeURL))|\(clientID)"
+    }
+
+    /// This credential's key.
+    var key: String {
+        switch kind {
+        case .oauthUser:
+            return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
+        case .iap:
+            return Self.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+        }
+    }
+
+    /// Scheme and host lower-cased, default port and trailing slashes dropped.
+    static func normalized(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        if (components.scheme == "https" && components.port == 443) || (components.scheme == "http" && components.port == 80) {
+            components.port = nil
+        }
+        while components.path.hasSuffix("/") { components.path.removeLast() }
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? url.absoluteString
+    }
+}
+
+// MARK: - JSON
+
+extension StoredCredential {
+    /// The JSON object written to the store.
+    var json: JSONValue {
+        var object = JSONObject()
+        object["kind"] = .string(kind.rawValue)
+        object["client_id"] = .string(clientID)
+        object["portal_url"] = portalURL.map { .string($0.absoluteString) }
+        object["redirect_url"] = .string(redirectURL.absoluteString)
+        object["refresh_token_expiration_minutes"] = refreshTokenExpirationMinutes.map { .integer(Int64($0)) }
+        object["refresh_token_exchange_seconds"] = refreshTokenExchangeSeconds.map { .integer(Int64($0)) }
+        object["configuration_file"] = configurationFile.map { .string($0) }
+        object["authorize_url"] = authorizeURL.map { .string($0.absoluteString) }
+        object["token_url"] = .string(tokenURL.absoluteString)
+        object["revoke_url"] = revokeURL.map { .string($0.absoluteString) }
+        object["logout_url"] = logoutURL.map { .string($0.absoluteString) }
+        object["hosts_behind_proxy"] = .array(hostsBehindProxy.map { .string($0) })
+        object["username"] = username.map { .string($0) }
+        object["access_token"] = .string(accessToken)
+        object["access_token_expires_at"] = Self.timestamp(accessTokenExpiresAt)
+        object["refresh_token"] = refreshToken.map { .string($0) }
+        object["refresh_token_expires_at"] = refreshTokenExpiresAt.map(Self.timestamp)
+        object["id_token"] = idToken.map { .string($0) }
+        object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
+        object["scopes"] = .array(scopes.map { .string($0) })
+        object["token_type"] = .string(tokenType)
+        object["ssl"] = .bool(isSSLRequired)
+        object["created_at"] = Self.timestamp(createdAt)
+        object["updated_at"] = Self.timestamp(updatedAt)
+        return .object(object)
+    }
+
+    /// Reads an entry back; `nil` when a required field is missing or has the wrong type
+    /// (the caller reports the entry as unusable by its key, never by its content).
+    init?(json: JSONValue) {
+        guard let object = json.objectValue,
+              let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)),
+              let clientID = object["client_id"]?.stringValue,
+              let redirectURL = object["redirect_url"]?.stringValue.flatMap(URL.init(string:)),
+              let tokenURL = object["token_url"]?.stringValue.flatMap(URL.init(string:)),
+              let accessToken = object["access_token"]?.stringValue,
+              let accessTokenExpiresAt = object["access_token_expires_at"]?.doubleValue
+        else { return nil }
+        self.kind = kind
+        self.clientID = clientID
+        self.portalURL = object["portal_url"]?.stringValue.flatMap(URL.init(string:))
+        self.redirectURL = redirectURL
+        self.refreshTokenExpirationMinutes = object["refresh_token_expiration_minutes"]?.integerValue.map { Int($0) }
+        self.refreshTokenExchangeSeconds = object["refresh_token_exchange_seconds"]?.integerValue.map { Int($0) }
+        self.configurationFile = object["configuration_file"]?.stringValue
+        self.authorizeURL = object["authorize_url"]?.stringValue.flatMap(URL.init(string:))
+        self.tokenURL = tokenURL
+        self.revokeURL = object["revoke_url"]?.stringValue.flatMap(URL.init(string:))
+        self.logoutURL = object["logout_url"]?.stringValue.flatMap(URL.init(string:))
+        self.hostsBehindProxy = object["hosts_behind_proxy"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.username = object["username"]?.stringValue
+        self.accessToken = accessToken
+        self.accessTokenExpiresAt = Date(timeIntervalSince1970: accessTokenExpiresAt)
+        self.refreshToken = object["refresh_token"]?.stringValue
+        self.refreshTokenExpiresAt = object["refresh_token_expires_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        self.idToken = object["id_token"]?.stringValue
+        self.idTokenExpiresAt = object["id_token_expires_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
+        self.isSSLRequired = object["ssl"]?.boolValue ?? false
+        self.createdAt = object["created_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:)) ?? Date(timeIntervalSince1970: 0)
+        self.updatedAt = object["updated_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:)) ?? Date(timeIntervalSince1970: 0)
+    }
+
+    private static func timestamp(_ date: Date) -> JSONValue {
+        .integer(Int64(date.timeIntervalSince1970.rounded()))
+    }
+}

@@ -1,0 +1,26 @@
+internal import COpenSSL
+
+/// SHA-256 through OpenSSL's EVP interface.
+enum SHA256Digest {
+    /// The 32-byte digest of `bytes`.
+    static func hash<Bytes: Sequence>(_ bytes: Bytes) throws(CryptoError) -> [UInt8] where Bytes.Element == UInt8 {
+        let input = Array(bytes)
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = input.withUnsafeBytes { source in
+            digest.withUnsafeMutableBufferPointer { target in
+                EVP_Digest(source.baseAddress, source.count, target.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        guard ok == 1 else { throw .digestFailed() }
+        return Array(digest.prefix(Int(length)))
+    }
+
+    /// Lower-case hexadecimal digest of a string's UTF-8 bytes.
+    static func hexHash(_ text: String) throws(CryptoError) -> String {
+        try hash(Array(text.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}

@@ -1,0 +1,17 @@
+internal import COpenSSL
+
+/// Cryptographically secure random bytes from OpenSSL's CSPRNG.
+enum SecureRandom {
+    /// `count` random bytes.
+    static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
+        guard result == 1 else { throw .randomUnavailable() }
+        return bytes
+    }
+
+    /// A base64url string carrying `byteCount` random bytes (32 bytes → 43 characters, 256 bits).
+    static func token(byteCount: Int = 32) throws(CryptoError) -> String {
+        Base64URL.encode(try bytes(byteCount))
+    }
+}
