@@ -181,6 +181,14 @@ struct CredentialStoreFileTests {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
         try writeFile("{\n  \"format\": \"portal-auth-credentials\",\n  \"entries\": {\"k\": {\"t\": \(Self.secret)}}\n}", to: store.path)
+        // jansson quotes the offending text; the store's error must not pass it on.
+        let raw = try contents(of: store.path)
+        do {
+            _ = try JSONValue.parse(raw)
+            Issue.record("expected a syntax error")
+        } catch {
+            #expect(error.message.contains("SECRET"))
+        }
         #expect {
             try store.read()
         } throws: { error in
