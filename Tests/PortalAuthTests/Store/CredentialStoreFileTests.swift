@@ -82,6 +82,21 @@ struct CredentialStoreFileTests {
         #expect(try store.read().isEmpty)
     }
 
+    @Test("an actor-isolated caller can use non-Sendable state in the body")
+    @MainActor
+    func mainActorCaller() async throws {
+        final class Tally { var seen: [String] = [] }
+        let tally = Tally()
+        let temporary = try TemporaryDirectory()
+        let store = temporary.store()
+        try await store.withExclusiveAccess { snapshot in
+            try await Task.sleep(for: .milliseconds(1))
+            snapshot.set(counterEntry(1), for: "a")
+            tally.seen = snapshot.keys
+        }
+        #expect(tally.seen == ["a"])
+    }
+
     @Test("a throwing body writes nothing and its error comes out")
     func throwingBody() async throws {
         struct Boom: Error {}

@@ -86,16 +86,7 @@ struct StoreLockingTests {
         }
         #expect(ContinuousClock.now - started >= .milliseconds(300))
 
-        #expect(kill(holder.processIdentifier, SIGKILL) == 0)
-        try await waitForExit(holder)
-        #expect(holder.terminationReason == .uncaughtSignal)
-
-        var patient = store
-        patient.configuration.lockTimeout = .seconds(10)
-        let afterKill = ContinuousClock.now
-        try await patient.update { increment(&$0) }
-        #expect(ContinuousClock.now - afterKill < .seconds(5))
-        #expect(try store.read().entry(for: "counter") == counterEntry(2), "the killed update wrote nothing; no entry lost")
+        try await expectSIGKILLReleasesLock(holder, store: store)
         #expect(try temporary.listing() == ["credentials.json", "credentials.json.lock"], "the lock file is never deleted")
     }
 
@@ -115,14 +106,22 @@ struct StoreLockingTests {
             (error as? CredentialStoreError)?.kind == .lockTimeout
         }
 
+        try await expectSIGKILLReleasesLock(holder, store: store)
+    }
+
+    /// Kills `holder` (which holds the lock; the store's counter is 1) with SIGKILL, then checks that an update
+    /// gets the lock at once and that the killed holder's unwritten change left the store as it was.
+    private func expectSIGKILLReleasesLock(_ holder: Process, store: CredentialStoreFile) async throws {
         #expect(kill(holder.processIdentifier, SIGKILL) == 0)
         try await waitForExit(holder)
+        #expect(holder.terminationReason == .uncaughtSignal)
+
         var patient = store
         patient.configuration.lockTimeout = .seconds(10)
         let afterKill = ContinuousClock.now
         try await patient.update { increment(&$0) }
         #expect(ContinuousClock.now - afterKill < .seconds(5))
-        #expect(try store.read().entry(for: "counter") == counterEntry(2))
+        #expect(try store.read().entry(for: "counter") == counterEntry(2), "no entry lost, nothing half-written")
     }
 
     @Test("cancelling a task that waits for the lock ends the wait with a cancelled error")
