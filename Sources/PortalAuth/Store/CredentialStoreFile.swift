@@ -1,0 +1,150 @@
+import Glibc
+
+/// The persistent credential store: one private JSON file of entries, shared safely by concurrent
+/// processes.
+///
+/// - ``read()`` gives the entries as they are (for `status`, `token` without a refresh). It takes no lock:
+///   writers replace the file atomically, so a reader sees a whole old or a whole new file.
+/// - ``update(onCorruption:isolation:_:)`` and ``withExclusiveAccess(onCorruption:isolation:_:)`` take the
+///   store's exclusive lock, re-read the file under it, let the body change the snapshot, write it back
+///   atomically when it changed, and release the lock: concurrent updates never lose an entry.
+///
+/// Files: the store (`0600`), its directory (created `0700`), the lock file `<store>.lock` (`0600`, never
+/// deleted), temporary files `.<name>.tmp-*` while writing, and `<store>.corrupt-<UTC time>` for a corrupted
+/// store moved aside. A store or directory that other users can access is refused with the `chmod` that fixes it.
+public struct CredentialStoreFile: Sendable {
+    // MARK: - Configuration
+
+    /// Tuning of the lock.
+    public struct Configuration: Sendable, Equatable {
+        /// How long an update waits for another process to release the lock before failing.
+        public var lockTimeout: Duration
+        /// The longest pause between two attempts to take the lock (pauses start at 2 ms and double).
+        public var maximumLockPollInterval: Duration
+
+        /// Creates a configuration; the defaults suit a command-line tool.
+        public init(lockTimeout: Duration = .seconds(30), maximumLockPollInterval: Duration = .milliseconds(50)) {
+            self.lockTimeout = lockTimeout
+            self.maximumLockPollInterval = maximumLockPollInterval
+        }
+    }
+
+    /// Where the store lives.
+    public let location: StoreLocation
+    /// Lock settings.
+    public var configuration: Configuration
+
+    /// A store at `location`; nothing is touched until it is read or updated.
+    public init(location: StoreLocation, configuration: Configuration = Configuration()) {
+        self.location = location
+        self.configuration = configuration
+    }
+
+    /// The store file's path.
+    public var path: String { location.path }
+
+    // MARK: - Reading
+
+    /// The entries as they are now; a missing store (or directory) is an empty snapshot.
+    ///
+    /// - Throws: `CredentialStoreError`: `unsafePermissions` when the file is not `0600`-private or not the
+    ///   user's, or the directory is readable or writable by others; `notRegularFile`; `corrupted` (with the
+    ///   parser's line and column in `syntaxError`) — never an empty snapshot for a file that is there;
+    ///   `unsupportedVersion`; `fileSystem`.
+    public func read() throws(CredentialStoreError) -> StoreSnapshot {
+        guard try StoreFileSystem.checkDirectoryIfPresent(location.directory) else { return StoreSnapshot() }
+        // O_NONBLOCK: opening a FIFO planted at the path must not hang; it is then refused as not a regular file.
+        guard let descriptor = try StoreFileSystem.open(path, O_RDONLY | O_NONBLOCK) else { return StoreSnapshot() }
+        defer { close(descriptor) }
+        try StoreFileSystem.checkPrivateFile(StoreFileSystem.status(ofDescriptor: descriptor, path: path), path: path)
+        let data = try StoreFileSystem.readAll(descriptor, path: path)
+        return StoreSnapshot(entries: try StoreDocument.decode(data, path: path))
+    }
+
+    // MARK: - Updating
+
+    /// Changes the store under its exclusive lock; the body is synchronous (no I/O of its own).
+    ///
+    /// See ``withExclusiveAccess(onCorruption:isolation:_:)``, which this calls.
+    public func update<Result>(
+        onCorruption policy: CorruptedStorePolicy = .fail,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout StoreSnapshot) throws -> Result
+    ) async throws -> Result {
+        try await withExclusiveAccess(onCorruption: policy, isolation: isolation) { snapshot in
+            try body(&snapshot)
+        }
+    }
+
+    /// Runs `body` while holding the store's exclusive lock, on a snapshot re-read under the lock, and writes
+    /// the snapshot back atomically if the body changed it.
+    ///
+    /// The body may suspend (a token refresh does network I/O here); other processes and tasks wait for the
+    /// lock meanwhile, up to their lock timeout. If the body throws, nothing is written and the error is
+    /// rethrown. The lock is released on every path; if the process dies, the kernel releases it.
+    ///
+    /// - Parameters:
+    ///   - policy: what to do when the store is corrupted (see ``CorruptedStorePolicy``); with
+    ///     `.keepAsideAndStartEmpty` the body gets an empty snapshot whose ``StoreSnapshot/recovery`` names the
+    ///     kept copy.
+    ///   - body: reads and changes the snapshot; its result is returned.
+    /// - Throws: `CredentialStoreError` (`lockTimeout`, `cancelled`, the errors of ``read()``, `fileSystem`
+    ///   while writing), or what `body` throws.
+    public func withExclusiveAccess<Result>(
+        onCorruption policy: CorruptedStorePolicy = .fail,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout StoreSnapshot) async throws -> Result
+    ) async throws -> Result {
+        try StoreFileSystem.ensurePrivateDirectory(location.directory)
+        let lock = try await FileLock.acquire(
+            path: location.lockPath,
+            timeout: configuration.lockTimeout,
+            maximumPause: configuration.maximumLockPollInterval)
+        defer { lock.release() }
+
+        var snapshot = try readUnderLock(policy: policy)
+        let result = try await body(&snapshot)
+        if snapshot.isChanged {
+            AtomicFileWriter.removeLeftovers(for: path)
+            try AtomicFileWriter.write(StoreDocument.encode(snapshot.entries), to: path)
+        }
+        return result
+    }
+
+    // MARK: - Corruption
+
+    /// ``read()``, with a corrupted file moved aside when the policy says so. Call only under the lock.
+    private func readUnderLock(policy: CorruptedStorePolicy) throws(CredentialStoreError) -> StoreSnapshot {
+        do {
+            return try read()
+        } catch where error.kind == .corrupted && policy == .keepAsideAndStartEmpty {
+            let kept = try moveAside()
+            let recovery = CorruptedStoreRecovery(storePath: path, keptCopyPath: kept, reason: error.corruptionReason ?? "unreadable")
+            return StoreSnapshot(recovery: recovery)
+        }
+    }
+
+    /// Renames the store to `<store>.corrupt-<UTC time>` (a free name; `-2`, `-3`… appended if needed).
+    private func moveAside() throws(CredentialStoreError) -> String {
+        let base = "\(path).corrupt-\(Self.utcTimestamp())"
+        var candidate = base
+        var number = 1
+        while try StoreFileSystem.status(of: candidate, followingLinks: false) != nil {
+            number += 1
+            candidate = "\(base)-\(number)"
+        }
+        try StoreFileSystem.rename(path, to: candidate)
+        try StoreFileSystem.syncDirectory(location.directory)
+        return candidate
+    }
+
+    /// The current time as `20261122T021300Z`.
+    private static func utcTimestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y%m%dT%H%M%SZ", &parts)
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// The store file's format:
+///
+/// ```json
+/// {
+///   "format": "portal-auth-credentials",
+///   "version": 1,
+///   "entries": { "<key>": { … }, … }
+/// }
+/// ```
+///
+/// Pretty-printed with keys in sorted order, so two writes of the same entries give the same bytes.
+/// A file of a newer version is refused (never rewritten by this version); anything else that is not this
+/// shape is corrupted.
+enum StoreDocument {
+    /// The value of the `format` member.
+    static let formatName = "portal-auth-credentials"
+    /// The version this code reads and writes.
+    static let currentVersion: Int64 = 1
+
+    /// The entries of a store file's bytes.
+    ///
+    /// - Throws: `corrupted` (with the parser's position, or the shape problem) or `unsupportedVersion`.
+    static func decode(_ data: Data, path: String) throws(CredentialStoreError) -> [String: JSONObject] {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(data)
+        } catch {
+            throw .corrupted(path, syntax: error)
+        }
+        guard let document = root.objectValue else {
+            throw .corrupted(path, reason: "the top level is \(article(root.typeName)), not an object")
+        }
+        guard document["format"]?.stringValue == formatName else {
+            throw .corrupted(path, reason: "it has no \"format\": \"\(formatName)\" member")
+        }
+        guard let version = document["version"]?.integerValue, version >= 1 else {
+            throw .corrupted(path, reason: "\"version\" is missing or not a positive integer")
+        }
+        if version > currentVersion { throw .unsupportedVersion(path, found: version) }
+        guard let entries = document["entries"]?.objectValue else {
+            throw .corrupted(path, reason: "\"entries\" is missing or not an object")
+        }
+        var result: [String: JSONObject] = [:]
+        for (key, value) in entries.members {
+            guard let entry = value.objectValue else {
+                throw .corrupted(path, reason: "entry \"\(key)\" is \(article(value.typeName)), not an object")
+            }
+            result[key] = entry
+        }
+        return result
+    }
+
+    /// The bytes of a store file holding `entries`.
+    static func encode(_ entries: [String: JSONObject]) -> Data {
+        let sorted = entries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.object($0.value)) }
+        let document: JSONValue = .object([
+            "format": .string(formatName),
+            "version": .integer(currentVersion),
+            "entries": .object(JSONObject(sorted)),
+        ])
+        return Data((document.serialized(indent: 2) + "\n").utf8)
+    }
+
+    private static func article(_ typeName: String) -> String {
+        (typeName.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + typeName
+    }
+}
