@@ -111,7 +111,7 @@ public struct CredentialStoreError: CategorizedError, CustomStringConvertible, S
                 return "Refusing to keep credentials in \(path): the directory is owned by another user. "
                     + "Choose another store with --store PATH."
             }
-            return "Refusing to keep credentials in \(path): other users can read or write the directory "
+            return "Refusing to keep credentials in \(path): other users can write to the directory "
                 + "(mode \(octal(mode))). Run `chmod 700 \(path)` or choose another store with --store PATH."
         case .notRegularFile:
             return "Refusing to use the credential store \(path): it is not a regular file (a directory or a symbolic link?). "

@@ -48,13 +48,15 @@ enum StoreFileSystem {
         }
     }
 
-    /// Refuses a store directory that belongs to another user or that group or others can read or write.
+    /// Refuses a store directory that belongs to another user or that group or others can write.
     ///
-    /// Search permission alone (`0711`) is allowed: it reveals nothing and lets nobody else create files.
+    /// A writable directory would let another user replace the store or its lock file. A readable one
+    /// (an ordinary 0755 home directory given with `--store ~/file.json`) only reveals file names: the
+    /// store file itself must still be 0600, which `checkPrivateFile` enforces.
     static func checkPrivateDirectory(_ info: stat, path: String) throws(CredentialStoreError) {
         guard isDirectory(info) else { throw .notRegularFile(path) }
         let ownedByOther = info.st_uid != geteuid()
-        if ownedByOther || info.st_mode & 0o066 != 0 {
+        if ownedByOther || info.st_mode & 0o022 != 0 {
             throw .unsafeDirectory(path, mode: info.st_mode, ownedByOther: ownedByOther)
         }
     }

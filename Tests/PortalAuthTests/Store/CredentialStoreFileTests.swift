@@ -150,13 +150,13 @@ struct CredentialStoreFileTests {
         #expect(try store.read().entry(for: "a") == counterEntry(1))
     }
 
-    @Test("a directory others can read or write is refused with chmod 700; search-only (0711) is allowed")
+    @Test("a directory others can write is refused with chmod 700; a readable one (0755, 0711) is allowed")
     func refusesOpenDirectory() async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
         try await store.update { $0.set(counterEntry(1), for: "a") }
         let directory = store.location.directory
-        for mode: mode_t in [0o750, 0o740, 0o702, 0o704, 0o770] {
+        for mode: mode_t in [0o770, 0o720, 0o702, 0o777, 0o730] {
             #expect(chmod(directory, mode) == 0)
             #expect {
                 try store.read()
@@ -166,6 +166,8 @@ struct CredentialStoreFileTests {
                     && error?.description.contains("chmod 700 \(directory)") == true
             }
         }
+        #expect(chmod(directory, 0o755) == 0)
+        #expect(try store.read().entry(for: "a") == counterEntry(1))
         #expect(chmod(directory, 0o711) == 0)
         #expect(try store.read().entry(for: "a") == counterEntry(1))
         try await store.update { increment(&$0, key: "a") }

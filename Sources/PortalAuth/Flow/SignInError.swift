@@ -1,0 +1,61 @@
+public import Foundation
+
+/// A sign-in that did not complete, for a reason of the flow itself.
+///
+/// Failures of the pieces it uses keep their own types: `LoopbackError` (the redirect listener,
+/// including an identity provider's `error` redirect), `TransportError` (the network),
+/// `TokenEndpointError` (the token endpoint's refusal), `IDTokenError`, `BrowserError`.
+public struct SignInError: Error, Sendable, CustomStringConvertible, CategorizedError {
+    private enum Code: Sendable, Equatable {
+        case timedOut(Duration, redirect: String)
+        case missingCode
+        case pastedURLRejected(String)
+        case inputClosed
+        case notLoopbackRedirect(String)
+    }
+
+    private let code: Code
+
+    private init(_ code: Code) { self.code = code }
+
+    static func timedOut(after timeout: Duration, redirect: URL) -> SignInError {
+        SignInError(.timedOut(timeout, redirect: redirect.absoluteString))
+    }
+    static func missingCode() -> SignInError { SignInError(.missingCode) }
+    static func pastedURLRejected(_ why: String) -> SignInError { SignInError(.pastedURLRejected(why)) }
+    static func inputClosed() -> SignInError { SignInError(.inputClosed) }
+    static func notLoopbackRedirect(_ url: URL) -> SignInError { SignInError(.notLoopbackRedirect(url.absoluteString)) }
+
+    /// Whether the sign-in gave up waiting for the browser.
+    public var isTimeout: Bool {
+        if case .timedOut = code { return true }
+        return false
+    }
+
+    public var category: ErrorCategory {
+        switch code {
+        case .timedOut: return .timedOut
+        case .missingCode, .pastedURLRejected: return .invalidContent
+        case .inputClosed: return .cancelled
+        case .notLoopbackRedirect: return .usage
+        }
+    }
+
+    public var description: String {
+        switch code {
+        case .timedOut(let timeout, let redirect):
+            let seconds = Int(timeout.timeInterval.rounded())
+            return "no sign-in arrived at \(redirect) within \(seconds) s. Finish signing in in the browser sooner, "
+                + "or give more time with --timeout; if the browser never opened, use --no-browser and open the printed URL by hand."
+        case .missingCode:
+            return "the identity provider redirected back without an authorization code; sign in again."
+        case .pastedURLRejected(let why):
+            return "the pasted URL cannot finish this sign-in: \(why)"
+        case .inputClosed:
+            return "standard input closed before a redirect URL was pasted."
+        case .notLoopbackRedirect(let url):
+            return "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
+                + "so this computer cannot receive the sign-in; register and use a loopback redirect URL."
+        }
+    }
+}

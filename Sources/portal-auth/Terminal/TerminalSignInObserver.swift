@@ -1,0 +1,58 @@
+import Foundation
+import PortalAuth
+import Synchronization
+
+/// Shows a sign-in on the terminal: the URL (always, so it can be opened by hand), browser
+/// problems, and, on a terminal, a one-line status with the time left.
+final class TerminalSignInObserver: SignInObserver {
+    private let target: String
+    private let pasteHint: Bool
+    private let statusShown = Mutex(false)
+
+    /// - Parameters:
+    ///   - target: what is being signed in to, for the messages.
+    ///   - pasteHint: whether to say that the final redirect URL can be pasted.
+    init(target: String, pasteHint: Bool) {
+        self.target = target
+        self.pasteHint = pasteHint
+    }
+
+    func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
+        StandardError.line("Signing in to \(target).")
+        StandardError.line("Open this URL in a browser if one does not open by itself:")
+        StandardError.line("")
+        StandardError.line("    \(url.absoluteString)")
+        StandardError.line("")
+        StandardError.line("Waiting for the redirect on \(redirectURL.absoluteString)")
+        if pasteHint {
+            StandardError.line("If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter.")
+        }
+    }
+
+    func browserLaunchFailed(_ message: String) {
+        clearStatus()
+        StandardError.line("warning: \(message); open the URL above by hand.")
+    }
+
+    func waitingForBrowser(remaining: Duration) {
+        guard StandardError.isTerminal else { return }
+        let seconds = Int(remaining.components.seconds)
+        let text = String(format: "Waiting for the sign-in in the browser… %d:%02d left (Ctrl-C to cancel)", seconds / 60, seconds % 60)
+        statusShown.withLock { $0 = true }
+        StandardError.write("\r\u{1B}[2K" + text)
+    }
+
+    func exchangingCode() {
+        clearStatus()
+        StandardError.line("Browser sign-in received; getting tokens…")
+    }
+
+    /// Removes the status line, if one is shown.
+    func clearStatus() {
+        let shown = statusShown.withLock { value in
+            defer { value = false }
+            return value
+        }
+        if shown { StandardError.write("\r\u{1B}[2K") }
+    }
+}
