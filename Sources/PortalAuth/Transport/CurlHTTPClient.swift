@@ -65,10 +65,12 @@ public struct CurlHTTPClient: HTTPClient {
 
     /// Refuses header fields that would split the request (CR, LF or NUL) or have an empty name.
     private static func validateHeaders(of request: HTTPRequest) throws(TransportError) {
+        // Bytes, not Characters: "\r\n" is one Character and would slip past a Character test.
+        let forbidden: Set<UInt8> = [UInt8(ascii: "\r"), UInt8(ascii: "\n"), 0]
         for field in request.headers {
-            let forbidden: Set<Character> = ["\r", "\n", "\0"]
-            let badName = field.name.isEmpty || field.name.contains { forbidden.contains($0) || $0 == ":" || $0 == " " }
-            if badName || field.value.contains(where: { forbidden.contains($0) }) {
+            let badName = field.name.isEmpty
+                || field.name.utf8.contains { forbidden.contains($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }
+            if badName || field.value.utf8.contains(where: forbidden.contains) {
                 let shown = badName ? "a header field name" : "the header field \(field.name)"
                 throw TransportError(
                     .invalidHeader, url: RedactedURL(request.url),

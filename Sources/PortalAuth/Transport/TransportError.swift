@@ -148,7 +148,9 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         let kind: Kind
         var context: String?
         switch code {
-        case 1, 3: kind = .unsupportedURL  // CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT
+        case 3: kind = .unsupportedURL  // CURLE_URL_MALFORMAT
+        // CURLE_UNSUPPORTED_PROTOCOL: the scheme was checked before, so this is a reply that is not HTTP/1+.
+        case 1: kind = .invalidResponse
         case 5, 6: kind = .cannotResolveHost  // CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST
         case 7: kind = .cannotConnect  // CURLE_COULDNT_CONNECT
         case 28: kind = .timedOut  // CURLE_OPERATION_TIMEDOUT
