@@ -35,4 +35,21 @@ static inline CURLcode pa_curl_getinfo_long(CURL *handle, CURLINFO info, long *v
 static inline CURLcode pa_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
     return curl_easy_getinfo(handle, info, value);
 }
+/// Sets a curl_off_t-valued option (sizes such as CURLOPT_MAXFILESIZE_LARGE), which is not always a long.
+static inline CURLcode pa_curl_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+/// Sets a blob option (CURLOPT_SSLCERT_BLOB, CURLOPT_CAINFO_BLOB); curl copies the bytes (CURL_BLOB_COPY).
+static inline CURLcode pa_curl_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}
+/// CURL_GLOBAL_DEFAULT is a macro made of other macros, which Swift does not import.
+static inline CURLcode pa_curl_global_init_default(void) {
+    return curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+/// CURLAUTH_* are macros built from casts and shifts, which Swift does not import.
+static inline long pa_curlauth_basic(void) { return (long)CURLAUTH_BASIC; }
+/// See pa_curlauth_basic.
+static inline long pa_curlauth_digest(void) { return (long)CURLAUTH_DIGEST; }
 #endif

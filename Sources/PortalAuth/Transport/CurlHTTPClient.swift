@@ -1,0 +1,118 @@
+import Foundation
+
+/// The real `HTTPClient`: libcurl (OpenSSL flavour), one easy handle per request, run on a dedicated thread so
+/// the blocking `curl_easy_perform` never occupies the Swift cooperative pool.
+///
+/// - TLS verification of peer and host is always on; `TransportConfiguration.TLS` chooses the CA bundle.
+/// - Plain `http` is refused before any connection unless the host is loopback.
+/// - Proxies come from the environment (see `TransportConfiguration`).
+/// - Cancelling the calling task stops the transfer within about a second (libcurl's progress callback) and
+///   throws `CancellationError`.
+public struct CurlHTTPClient: HTTPClient {
+    /// The settings used for every request.
+    public var configuration: TransportConfiguration
+
+    /// Creates a client.
+    public init(configuration: TransportConfiguration = TransportConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// Sends `request`, following redirects hop by hop when `configuration.followRedirects` is set.
+    ///
+    /// - Throws: `TransportError` when no response was received, `CancellationError` when cancelled.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let deadline = ContinuousClock.now + configuration.timeouts.total
+        var current = request
+        var redirects = 0
+        while true {
+            let response = try await sendOnce(current, deadline: deadline)
+            guard configuration.followRedirects, let next = try Self.redirect(after: response, of: current) else {
+                return response
+            }
+            redirects += 1
+            guard redirects <= configuration.maxRedirects else {
+                throw TransportError(
+                    .tooManyRedirects, url: RedactedURL(request.url),
+                    detail: "more than \(configuration.maxRedirects) redirects, the last to \(RedactedURL(next.url))")
+            }
+            current = next
+        }
+    }
+
+    // MARK: - One hop
+
+    private func sendOnce(_ request: HTTPRequest, deadline: ContinuousClock.Instant) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        let target = try RequestTarget.checked(request.url)
+        try Self.validateHeaders(of: request)
+        let configuration = configuration
+        let cancellation = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                let thread = Thread {
+                    let transfer = CurlTransfer(
+                        request: request, target: target, configuration: configuration,
+                        deadline: deadline, cancellation: cancellation)
+                    continuation.resume(with: transfer.run())
+                }
+                thread.name = "portal-auth-curl"
+                thread.start()
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+
+    /// Refuses header fields that would split the request (CR, LF or NUL) or have an empty name.
+    private static func validateHeaders(of request: HTTPRequest) throws(TransportError) {
+        // Bytes, not Characters: "\r\n" is one Character and would slip past a Character test.
+        let forbidden: Set<UInt8> = [UInt8(ascii: "\r"), UInt8(ascii: "\n"), 0]
+        for field in request.headers {
+            let badName = field.name.isEmpty
+                || field.name.utf8.contains { forbidden.contains($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }
+            if badName || field.value.utf8.contains(where: forbidden.contains) {
+                let shown = badName ? "a header field name" : "the header field \(field.name)"
+                throw TransportError(
+                    .invalidHeader, url: RedactedURL(request.url),
+                    detail: "\(shown) contains a line break, NUL, colon or space")
+            }
+        }
+    }
+
+    // MARK: - Redirects
+
+    /// The request to send after `response`, or `nil` when it is not a redirect.
+    ///
+    /// 303, and 301/302 after a POST, become a GET without body (as browsers and curl do); 307/308 keep the
+    /// method and body. Leaving the host drops the credentials and the `Authorization` and `Cookie` fields;
+    /// https → http is refused.
+    static func redirect(after response: HTTPResponse, of request: HTTPRequest) throws(TransportError) -> HTTPRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode) else { return nil }
+        let from = RedactedURL(request.url)
+        guard let location = response.headers["Location"],
+            let next = URL(string: location, relativeTo: request.url)?.absoluteURL
+        else {
+            throw TransportError(.invalidRedirect, url: from, detail: "HTTP \(response.statusCode) without a usable Location")
+        }
+        if request.url.scheme?.lowercased() == "https" && next.scheme?.lowercased() != "https" {
+            throw TransportError(.invalidRedirect, url: from, detail: "to \(RedactedURL(next)): https must not redirect to http")
+        }
+        var redirected = request
+        redirected.url = next
+        if response.statusCode == 303 || (request.method == .post && [301, 302].contains(response.statusCode)) {
+            redirected.method = request.method == .head ? .head : .get
+            redirected.body = nil
+            redirected.headers.remove(name: "Content-Type")
+            redirected.headers.remove(name: "Content-Length")
+        }
+        let sameOrigin = request.url.scheme?.lowercased() == next.scheme?.lowercased()
+            && request.url.host?.lowercased() == next.host?.lowercased() && request.url.port == next.port
+        if !sameOrigin {
+            redirected.credentials = TransportCredentials()
+            redirected.headers.remove(name: "Authorization")
+            redirected.headers.remove(name: "Cookie")
+            redirected.headers.remove(name: "X-Esri-Authorization")
+        }
+        return redirected
+    }
+}

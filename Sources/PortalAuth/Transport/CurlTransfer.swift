@@ -1,0 +1,214 @@
+internal import CCurl
+import Foundation
+
+/// One request/response exchange through libcurl, run on a dedicated thread (`curl_easy_perform` blocks).
+///
+/// It is the callbacks' userdata (through `Unmanaged`): it collects the response headers and body, enforces the
+/// size limit, and stops the transfer when `cancellation` is set. Only `cancellation` is shared with other
+/// threads.
+final class CurlTransfer {
+    private let request: HTTPRequest
+    private let target: RequestTarget
+    private let configuration: TransportConfiguration
+    private let deadline: ContinuousClock.Instant
+    private let cancellation: CancellationFlag
+    private let redacted: RedactedURL
+
+    private var body = Data()
+    private var headers = HTTPHeaders()
+    private var receivedBytes = 0
+    private var exceededLimit = false
+
+    init(
+        request: HTTPRequest, target: RequestTarget, configuration: TransportConfiguration,
+        deadline: ContinuousClock.Instant, cancellation: CancellationFlag
+    ) {
+        self.request = request
+        self.target = target
+        self.configuration = configuration
+        self.deadline = deadline
+        self.cancellation = cancellation
+        self.redacted = RedactedURL(request.url)
+    }
+
+    // MARK: - Running
+
+    /// Performs the transfer: the response, `CancellationError`, or a `TransportError`.
+    func run() -> Result<HTTPResponse, any Error> {
+        do throws(TransportError) {
+            let handle = try CurlEasyHandle(url: redacted)
+            let caBundle = try configure(handle)
+            if cancellation.isCancelled { return .failure(CancellationError()) }
+            let (code, message) = withExtendedLifetime(self) { handle.perform() }
+            if code != CURLE_OK {
+                return .failure(failure(code: code, message: message, caBundle: caBundle))
+            }
+            let status = try handle.responseCode()
+            return .success(HTTPResponse(statusCode: status, headers: headers, body: body, url: request.url))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func failure(code: CURLcode, message: String, caBundle: String?) -> any Error {
+        if cancellation.isCancelled { return CancellationError() }
+        if exceededLimit || code == CURLE_FILESIZE_EXCEEDED {
+            return TransportError(
+                .responseTooLarge, url: redacted, detail: "", curlCode: Int(code.rawValue),
+                context: String(configuration.maxResponseBytes))
+        }
+        return TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: caBundle)
+    }
+
+    // MARK: - Options
+
+    /// Sets every option; returns the CA bundle path in use, for messages.
+    private func configure(_ handle: CurlEasyHandle) throws(TransportError) -> String? {
+        try handle.set(CURLOPT_URL, request.url.absoluteString, "CURLOPT_URL")
+        try handle.set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
+        try handle.set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")  // redirects are followed by the client, hop by hop
+        try handle.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
+        try handle.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
+        try handle.set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")  // every decoding libcurl supports
+        if target.isLoopback {
+            try handle.set(CURLOPT_PROXY, "", "CURLOPT_PROXY")  // a proxy's loopback is not ours; others keep *_proxy
+        }
+        try configureTimeouts(handle)
+        let caBundle = try configureTLS(handle)
+        try configureAuthentication(handle)
+        try configureMethodAndBody(handle)
+        try handle.setHeaderLines(headerLines())
+        try configureCallbacks(handle)
+        return caBundle
+    }
+
+    private func configureTimeouts(_ handle: CurlEasyHandle) throws(TransportError) {
+        let remaining = deadline - ContinuousClock.now
+        guard remaining > .zero else {
+            throw TransportError(.timedOut, url: redacted, detail: "the total time limit passed before this request")
+        }
+        let total = Self.milliseconds(remaining)
+        let connect = min(Self.milliseconds(configuration.timeouts.connect), total)
+        try handle.set(CURLOPT_TIMEOUT_MS, total, "CURLOPT_TIMEOUT_MS")
+        try handle.set(CURLOPT_CONNECTTIMEOUT_MS, connect, "CURLOPT_CONNECTTIMEOUT_MS")
+    }
+
+    private func configureTLS(_ handle: CurlEasyHandle) throws(TransportError) -> String? {
+        try handle.set(CURLOPT_SSL_VERIFYPEER, 1, "CURLOPT_SSL_VERIFYPEER")
+        try handle.set(CURLOPT_SSL_VERIFYHOST, 2, "CURLOPT_SSL_VERIFYHOST")
+        var caBundle: String?
+        if let trusted = request.credentials.trustedServerCertificates {
+            try handle.set(CURLOPT_CAINFO_BLOB, blob: trusted, "CURLOPT_CAINFO_BLOB")
+            caBundle = "(the trusted server certificate)"
+        } else if let file = configuration.tls.effectiveCABundle() {
+            try handle.set(CURLOPT_CAINFO, file.path, "CURLOPT_CAINFO")
+            caBundle = file.path
+        }
+        if let certificate = request.credentials.clientCertificate {
+            try handle.set(CURLOPT_SSLCERT_BLOB, blob: certificate.pkcs12, "CURLOPT_SSLCERT_BLOB")
+            try handle.set(CURLOPT_SSLCERTTYPE, "P12", "CURLOPT_SSLCERTTYPE")
+            try handle.set(CURLOPT_KEYPASSWD, certificate.password, "CURLOPT_KEYPASSWD")
+        }
+        return caBundle
+    }
+
+    private func configureAuthentication(_ handle: CurlEasyHandle) throws(TransportError) {
+        guard let password = request.credentials.password else { return }
+        var schemes = 0
+        if password.schemes.contains(.basic) { schemes |= pa_curlauth_basic() }
+        if password.schemes.contains(.digest) { schemes |= pa_curlauth_digest() }
+        try handle.set(CURLOPT_USERNAME, password.username, "CURLOPT_USERNAME")
+        try handle.set(CURLOPT_PASSWORD, password.password, "CURLOPT_PASSWORD")
+        try handle.set(CURLOPT_HTTPAUTH, schemes, "CURLOPT_HTTPAUTH")
+    }
+
+    private func configureMethodAndBody(_ handle: CurlEasyHandle) throws(TransportError) {
+        switch (request.method, request.body) {
+        case (.get, nil):
+            try handle.set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
+        case (.head, nil):
+            try handle.set(CURLOPT_NOBODY, 1, "CURLOPT_NOBODY")
+        case (.post, let body):
+            try handle.set(CURLOPT_POST, 1, "CURLOPT_POST")
+            try handle.setBody(body ?? Data())
+        case (let method, let body):
+            try handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue, "CURLOPT_CUSTOMREQUEST")
+            if let body { try handle.setBody(body) }
+        }
+        try handle.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(configuration.maxResponseBytes), "CURLOPT_MAXFILESIZE_LARGE")
+    }
+
+    /// `Name: value` lines; `Name;` sends an empty value; an empty `Expect:` stops libcurl's `100-continue`.
+    private func headerLines() -> [String] {
+        var lines = request.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
+        if !request.headers.contains("User-Agent") { lines.append("User-Agent: \(configuration.userAgent)") }
+        if !request.headers.contains("Expect") { lines.append("Expect:") }
+        return lines
+    }
+
+    private func configureCallbacks(_ handle: CurlEasyHandle) throws(TransportError) {
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        try handle.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+        }, "CURLOPT_WRITEFUNCTION")
+        try handle.set(CURLOPT_WRITEDATA, pointer: userdata, "CURLOPT_WRITEDATA")
+        try handle.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, userdata in
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+            return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+        }, "CURLOPT_HEADERFUNCTION")
+        try handle.set(CURLOPT_HEADERDATA, pointer: userdata, "CURLOPT_HEADERDATA")
+        try handle.setProgress { userdata, _, _, _, _ in
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+            return transfer.cancellation.isCancelled ? 1 : 0  // 1 → CURLE_ABORTED_BY_CALLBACK
+        }
+        try handle.set(CURLOPT_XFERINFODATA, pointer: userdata, "CURLOPT_XFERINFODATA")
+        try handle.set(CURLOPT_NOPROGRESS, 0, "CURLOPT_NOPROGRESS")
+    }
+
+    // MARK: - Callbacks (transfer thread)
+
+    /// Appends body bytes; returns fewer than given (→ `CURLE_WRITE_ERROR`) past the limit or when cancelled.
+    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard admit(bytes.count) else { return 0 }
+        body.append(contentsOf: bytes)
+        return bytes.count
+    }
+
+    /// Records one header line. A status line starts a new set (interim `100 Continue` responses).
+    private func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard admit(bytes.count) else { return 0 }
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
+        if line.hasPrefix("HTTP/") {
+            headers = HTTPHeaders()
+        } else if let first = line.first, first == " " || first == "\t", var last = headers.fields.last {
+            // An obsolete folded continuation of the previous field.
+            last.value += " " + line.trimmingCharacters(in: .whitespaces)
+            headers = HTTPHeaders(headers.fields.dropLast() + [last])
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.add(name: name, value: value)
+        }
+        return bytes.count
+    }
+
+    /// Counts `count` more received bytes against the limit.
+    private func admit(_ count: Int) -> Bool {
+        if cancellation.isCancelled { return false }
+        receivedBytes += count
+        if receivedBytes > configuration.maxResponseBytes {
+            exceededLimit = true
+            return false
+        }
+        return true
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+/// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port.
+///
+/// It stops when `stop()` closes its stdin, and by itself if this test process dies (stdin closes) or after
+/// its lifetime.
+final class FaultServer {
+    /// The port it listens on.
+    let port: Int
+    /// `http` or `https`.
+    let scheme: String
+    private let process: Process
+    private let stdin: Pipe
+
+    /// Starts a server; `tls` serves https with that certificate, `clientCA` then requires client certificates.
+    init(tls: TestCertificate? = nil, clientCA: URL? = nil) throws {
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fakes/fault_server.py")
+        var arguments = [script.path, "--lifetime", "120"]
+        if let tls { arguments += ["--tls-cert", tls.certificate.path, "--tls-key", tls.key.path] }
+        if let clientCA { arguments += ["--client-ca", clientCA.path] }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        // The server prints "PORT <n>" right after binding; EOF (an empty read) means it failed to start.
+        var output = Data()
+        while !output.contains(UInt8(ascii: "\n")) {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            output.append(chunk)
+        }
+        let line = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
+            process.terminate()
+            throw FaultServerError(message: "fault_server.py did not start: \(line)")
+        }
+        self.port = port
+        self.scheme = tls == nil ? "http" : "https"
+        self.process = process
+        self.stdin = stdin
+    }
+
+    /// A URL on this server, e.g. `url("/echo?x=1")`.
+    func url(_ pathAndQuery: String) -> URL {
+        URL(string: "\(scheme)://127.0.0.1:\(port)\(pathAndQuery)")!
+    }
+
+    /// Stops the server.
+    func stop() {
+        try? stdin.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Runs `body` with a started server and stops it afterwards, whatever happens.
+    static func with<T>(
+        tls: TestCertificate? = nil, clientCA: URL? = nil, _ body: (FaultServer) async throws -> T
+    ) async throws -> T {
+        let server = try FaultServer(tls: tls, clientCA: clientCA)
+        defer { server.stop() }
+        return try await body(server)
+    }
+}
+
+/// The fault server could not start.
+struct FaultServerError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// A self-signed certificate for 127.0.0.1/localhost made with `openssl req -x509` in a temporary folder.
+struct TestCertificate: Sendable {
+    /// The folder holding the files.
+    let directory: URL
+    /// The certificate (PEM).
+    let certificate: URL
+    /// Its private key (PEM, unencrypted).
+    let key: URL
+
+    /// Makes a new certificate with common name `name` in a new temporary folder.
+    static func make(name: String = "127.0.0.1") throws -> TestCertificate {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("portal-auth-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let certificate = directory.appendingPathComponent("cert.pem")
+        let key = directory.appendingPathComponent("key.pem")
+        try runTool("openssl", [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key.path, "-out", certificate.path, "-days", "1", "-subj", "/CN=\(name)",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ])
+        return TestCertificate(directory: directory, certificate: certificate, key: key)
+    }
+
+    /// Packs the certificate and key as PKCS#12 protected by `password`.
+    func pkcs12(password: String) throws -> Data {
+        let output = directory.appendingPathComponent("identity.p12")
+        try runTool("openssl", [
+            "pkcs12", "-export", "-in", certificate.path, "-inkey", key.path, "-out", output.path,
+            "-passout", "pass:\(password)",
+        ])
+        return try Data(contentsOf: output)
+    }
+
+    /// Removes the folder.
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Runs a tool from PATH and fails when it exits non-zero.
+func runTool(_ tool: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [tool] + arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw FaultServerError(message: "\(tool) \(arguments.first ?? "") exited with \(process.terminationStatus)")
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+@Suite("Request targets: loopback and the http rule")
+struct RequestTargetTests {
+    @Test("recognises loopback hosts", arguments: [
+        ("localhost", true), ("LOCALHOST", true), ("localhost.", true), ("127.0.0.1", true), ("127.8.9.10", true),
+        ("[::1]", true), ("::1", true), ("[::ffff:127.0.0.1]", true),
+        ("128.0.0.1", false), ("0.0.0.0", false), ("10.0.0.1", false), ("[::2]", false), ("[::]", false),
+        ("example.com", false), ("127.0.0.1.nip.io", false), ("localhost.example.com", false), ("127.evil", false),
+    ])
+    func loopback(host: String, expected: Bool) {
+        #expect(RequestTarget.isLoopback(host: host) == expected)
+    }
+
+    @Test("allows http only to loopback, as libcurl parses the host", arguments: [
+        ("http://127.0.0.1:8080/x", true), ("http://localhost/x", true), ("http://[::1]:9/x", true),
+        ("http://127.1/x", true),  // libcurl normalises 127.1 to 127.0.0.1
+        ("https://example.com/x", true),
+        ("http://example.com/x", false), ("http://127.0.0.1.nip.io/x", false), ("http://0x7f000001.example/x", false),
+    ])
+    func httpRule(url: String, allowed: Bool) {
+        do {
+            let target = try RequestTarget.checked(URL(string: url)!)
+            #expect(allowed, "expected \(url) to be refused, got host \(target.host)")
+        } catch {
+            #expect(!allowed, "expected \(url) to be allowed: \(error)")
+            #expect(error.kind == .insecureHTTP)
+        }
+    }
+
+    @Test("refuses schemes other than http and https")
+    func otherSchemes() {
+        #expect(throws: TransportError.self) { try RequestTarget.checked(URL(string: "ftp://example.com/file")!) }
+        do {
+            _ = try RequestTarget.checked(URL(string: "file:///etc/passwd")!)
+            Issue.record("file URL accepted")
+        } catch {
+            #expect(error.kind == .unsupportedURL)
+            #expect(error.category == .usage)
+        }
+    }
+
+    @Test("redacts user information, query and fragment", arguments: [
+        ("https://user:pw@portal.example.com:7443/sharing/rest/oauth2/token?code=SECRET#frag",
+         "https://portal.example.com:7443/sharing/rest/oauth2/token"),
+        ("http://127.0.0.1:8080/callback?code=SECRET&state=S", "http://127.0.0.1:8080/callback"),
+        ("https://example.com", "https://example.com"),
+    ])
+    func redaction(url: String, expected: String) {
+        #expect(RedactedURL(URL(string: url)!).description == expected)
+    }
+}
+
+@Suite("Transport configuration")
+struct TransportConfigurationTests {
+    @Test("chooses the CA bundle: setting, then PORTAL_AUTH_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE", arguments: [
+        (Optional("/set.pem"), ["PORTAL_AUTH_CA_BUNDLE": "/pa.pem"], Optional("/set.pem")),
+        (nil, ["PORTAL_AUTH_CA_BUNDLE": "/pa.pem", "CURL_CA_BUNDLE": "/curl.pem", "SSL_CERT_FILE": "/ssl.pem"], "/pa.pem"),
+        (nil, ["PORTAL_AUTH_CA_BUNDLE": "", "CURL_CA_BUNDLE": "/curl.pem", "SSL_CERT_FILE": "/ssl.pem"], "/curl.pem"),
+        (nil, ["SSL_CERT_FILE": "/ssl.pem"], "/ssl.pem"),
+        (nil, [:], nil),
+    ] as [(String?, [String: String], String?)])
+    func caBundle(setting: String?, environment: [String: String], expected: String?) {
+        let tls = TransportConfiguration.TLS(caBundle: setting.map { URL(fileURLWithPath: $0) })
+        #expect(tls.effectiveCABundle(environment: environment)?.path == expected)
+    }
+
+    @Test("defaults are safe")
+    func defaults() {
+        let configuration = TransportConfiguration()
+        #expect(configuration.followRedirects == false)
+        #expect(configuration.timeouts.connect == .seconds(10))
+        #expect(configuration.timeouts.total == .seconds(60))
+        #expect(configuration.maxResponseBytes == 4 * 1024 * 1024)
+        #expect(configuration.userAgent.hasPrefix("portal-auth/"))
+    }
+}
