@@ -1,0 +1,69 @@
+/// A credential that cannot give a valid token.
+public struct CredentialError: Error, Sendable, CustomStringConvertible, CategorizedError {
+    private enum Code: Sendable, Equatable {
+        case signInRequired(String)
+        case refreshTokenRejected(String)
+        case unavailable(attempts: Int, String)
+        case notStored
+        case invalidated
+        case insecureTransport(String)
+    }
+
+    private let code: Code
+    /// What the credential is for ("the portal https://…", "the IAP configuration /path/file.json").
+    public let target: String
+
+    private init(_ code: Code, target: String) {
+        self.code = code
+        self.target = target
+    }
+
+    static func signInRequired(_ target: String, because reason: String) -> CredentialError {
+        CredentialError(.signInRequired(reason), target: target)
+    }
+    static func refreshTokenRejected(_ target: String, detail: String) -> CredentialError {
+        CredentialError(.refreshTokenRejected(detail), target: target)
+    }
+    static func unavailable(_ target: String, attempts: Int, lastError: String) -> CredentialError {
+        CredentialError(.unavailable(attempts: attempts, lastError), target: target)
+    }
+    static func notStored(_ target: String) -> CredentialError { CredentialError(.notStored, target: target) }
+    static func invalidated(_ target: String) -> CredentialError { CredentialError(.invalidated, target: target) }
+    static func insecureTransport(_ target: String, url: String) -> CredentialError {
+        CredentialError(.insecureTransport(url), target: target)
+    }
+
+    /// Whether only a new interactive sign-in can help (the refresh token is gone or dead).
+    public var requiresSignIn: Bool {
+        switch code {
+        case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return true
+        case .unavailable, .insecureTransport: return false
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch code {
+        case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return .refused
+        case .unavailable: return .unavailable
+        case .insecureTransport: return .usage
+        }
+    }
+
+    public var description: String {
+        switch code {
+        case .signInRequired(let reason):
+            return "a new sign-in to \(target) is needed: \(reason)"
+        case .refreshTokenRejected(let detail):
+            return "the stored sign-in to \(target) is no longer accepted (\(detail)); sign in again"
+        case .unavailable(let attempts, let last):
+            return "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(last). "
+                + "The stored sign-in is kept; try again later"
+        case .notStored:
+            return "no stored sign-in for \(target)"
+        case .invalidated:
+            return "the credential for \(target) was signed out"
+        case .insecureTransport(let url):
+            return "the token for \(target) may only be sent over HTTPS, not to \(url)"
+        }
+    }
+}

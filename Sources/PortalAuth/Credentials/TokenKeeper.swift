@@ -1,0 +1,163 @@
+import Foundation
+import Synchronization
+
+/// Keeps one credential's tokens valid: refreshes them when they are about to expire, keeps the
+/// newest refresh token (rotation), exchanges an ageing ArcGIS refresh token, and — when the
+/// credential lives in a persistent store — does all of that under the store's exclusive lock,
+/// re-reading the entry first, so that many processes refreshing at once send one request.
+final class TokenKeeper: Sendable {
+    /// Where a persistent credential lives.
+    struct Persistence: Sendable {
+        let store: CredentialStoreFile
+        let key: String
+    }
+
+    private let state: Mutex<StoredCredential>
+    private let inFlight = Mutex<Task<StoredCredential, any Error>?>(nil)
+    private let invalidated = Mutex(false)
+    let persistence: Persistence?
+    let httpClient: any HTTPClient
+    let policy: RefreshPolicy
+    /// What the credential is for, in messages.
+    let target: String
+
+    init(_ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String) {
+        self.state = Mutex(credential)
+        self.persistence = persistence
+        self.httpClient = httpClient
+        self.policy = policy
+        self.target = target
+    }
+
+    /// The credential as last seen.
+    var current: StoredCredential { state.withLock { $0 } }
+
+    /// Marks the credential unusable (after sign-out).
+    func invalidate() { invalidated.withLock { $0 = true } }
+
+    /// A credential whose access token is valid for at least `minimumValidity` (the policy's margin
+    /// when nil), refreshing first when needed or when `force` is set.
+    func validCredential(minimumValidity: Duration? = nil, force: Bool = false, now: @escaping @Sendable () -> Date = Date.init) async throws -> StoredCredential {
+        if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
+        let margin = minimumValidity ?? policy.margin
+        let snapshot = current
+        if !force && !Self.needsRefresh(snapshot, margin: margin, now: now()) { return snapshot }
+
+        let task: Task<StoredCredential, any Error> = inFlight.withLock { running in
+            if let running, !force { return running }
+            let task = Task { try await self.refreshOnce(margin: margin, force: force, now: now) }
+            running = task
+            return task
+        }
+        defer { inFlight.withLock { if $0 == task { $0 = nil } } }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own.
+    static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date) -> Bool {
+        credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now)
+    }
+
+    /// Whether an ArcGIS refresh token is within its exchange interval of expiring.
+    static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
+        guard credential.kind == .oauthUser, credential.refreshToken != nil,
+              let expiry = credential.refreshTokenExpiresAt, let window = credential.refreshTokenExchangeSeconds
+        else { return false }
+        return expiry.timeIntervalSince(now) <= TimeInterval(window)
+    }
+
+    // MARK: - Refreshing
+
+    private func refreshOnce(margin: Duration, force: Bool, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
+        guard let persistence else {
+            let refreshed = try await refresh(current, now: now)
+            state.withLock { $0 = refreshed }
+            return refreshed
+        }
+        let started = now()
+        return try await persistence.store.withExclusiveAccess { snapshot in
+            guard let entry = snapshot.entry(for: persistence.key), let stored = StoredCredential(json: .object(entry)) else {
+                throw CredentialError.notStored(self.target)
+            }
+            // Another process may have refreshed while this one waited for the lock.
+            let refreshedMeanwhile = stored.updatedAt >= started.addingTimeInterval(-1) && stored.accessToken != self.current.accessToken
+            if !Self.needsRefresh(stored, margin: margin, now: now()) && (!force || refreshedMeanwhile) {
+                self.state.withLock { $0 = stored }
+                return stored
+            }
+            let refreshed = try await self.refresh(stored, now: now)
+            if case .object(let object) = refreshed.json { snapshot.set(object, for: persistence.key) }
+            self.state.withLock { $0 = refreshed }
+            return refreshed
+        }
+    }
+
+    /// One refresh (or exchange) against the token endpoint, retrying transient failures.
+    private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
+        guard let refreshToken = credential.refreshToken else {
+            throw CredentialError.signInRequired(target, because: "the access token expired and there is no refresh token")
+        }
+        let exchange = Self.needsExchange(credential, now: now())
+        var fields: [(String, String)] = [
+            ("grant_type", exchange ? "exchange_refresh_token" : "refresh_token"),
+            ("client_id", credential.clientID),
+            ("refresh_token", refreshToken),
+        ]
+        if exchange { fields.append(("redirect_uri", credential.redirectURL.absoluteString)) }
+        if credential.kind == .iap, !credential.scopes.isEmpty { fields.append(("scope", credential.scopes.joined(separator: " "))) }
+        let request = HTTPRequest.form(credential.tokenURL, fields: fields)
+
+        var backoff = policy.initialBackoff
+        var lastError = ""
+        for attempt in 1...policy.attempts {
+            do {
+                let response = try await httpClient.send(request)
+                let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
+                return try credential.updated(with: tokens, now: now())
+            } catch let error as TokenEndpointError where error.requiresSignIn || error.category == .refused {
+                throw CredentialError.refreshTokenRejected(target, detail: error.errorCode ?? error.arcGISCode.map { "error \($0)" } ?? error.description)
+            } catch let error as any CategorizedError where error.category == .unavailable || error.category == .timedOut {
+                lastError = "\(error)"
+                if attempt < policy.attempts {
+                    try await Task.sleep(for: backoff)
+                    backoff *= 2
+                }
+            }
+        }
+        throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
+    }
+}
+
+// MARK: - Applying a token response
+
+extension StoredCredential {
+    /// This credential after a token response: the new access token, the newest refresh token
+    /// (the old one is kept only when none was sent), and the new ID token when one came.
+    func updated(with tokens: TokenResponse, now: Date) throws -> StoredCredential {
+        var copy = self
+        copy.accessToken = tokens.accessToken
+        copy.accessTokenExpiresAt = now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval)
+        if let refreshToken = tokens.refreshToken {
+            copy.refreshToken = refreshToken
+            copy.refreshTokenExpiresAt = tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) }
+                ?? (refreshToken == self.refreshToken ? refreshTokenExpiresAt : nil)
+        }
+        if let idToken = tokens.idToken {
+            let decoded = try IDToken(compact: idToken)
+            try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
+            copy.idToken = idToken
+            copy.idTokenExpiresAt = decoded.expirationDate
+        }
+        if let scopes = tokens.scopes { copy.scopes = scopes }
+        if let ssl = tokens.isSSLRequired { copy.isSSLRequired = ssl }
+        if let username = tokens.username { copy.username = username }
+        copy.tokenType = tokens.tokenType
+        copy.updatedAt = now
+        return copy
+    }
+
+    /// The issuer of a previous ID token: a refreshed ID token must come from the same issuer.
+    private func issuer(of idToken: String?) -> String? {
+        idToken.flatMap { try? IDToken(compact: $0).issuer }
+    }
+}
