@@ -101,8 +101,10 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         case .invalidConfiguration:
             let count = issues.count == 1 ? "1 problem" : "\(issues.count) problems"
             return (["\(subject) is invalid (\(count)):"] + issues.map { "  \($0)" }).joined(separator: "\n")
-        default:
+        case .notAFileURL:
             return issues.map(\.description).joined(separator: "\n")
+        default:
+            return issues.map { "\(subject): \($0)" }.joined(separator: "\n")
         }
     }
 
@@ -115,33 +117,33 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
 
     static func fileNotFound(_ file: URL) -> ConfigurationError {
         ConfigurationError(.fileNotFound, file: file, issues: [ConfigurationIssue(
-            message: "\(file.path) does not exist; check the path (a relative path is resolved from the current directory)")])
+            message: "the file does not exist; check the path (a relative path is resolved from the current directory)")])
     }
 
     static func isDirectory(_ file: URL) -> ConfigurationError {
         ConfigurationError(.isDirectory, file: file, issues: [ConfigurationIssue(
-            message: "\(file.path) is a directory; give the path of the JSON configuration file itself")])
+            message: "this is a directory; give the path of the JSON configuration file itself")])
     }
 
     static func unreadable(_ file: URL, reason: String) -> ConfigurationError {
         ConfigurationError(.unreadable(reason: reason), file: file, issues: [ConfigurationIssue(
-            message: "\(file.path) cannot be read (\(reason)); check that the file is readable by this user")])
+            message: "the file cannot be read (\(reason)); check that it is readable by this user")])
     }
 
     static func empty(_ file: URL) -> ConfigurationError {
         ConfigurationError(.empty, file: file, issues: [ConfigurationIssue(
-            message: "\(file.path) is empty; it must hold a JSON object with the keys \(IAPConfigurationKey.requiredKeyList)")])
+            message: "the file is empty; it must hold a JSON object with the keys \(IAPConfigurationKey.requiredKeyList)")])
     }
 
     static func tooLarge(_ file: URL, size: Int) -> ConfigurationError {
         ConfigurationError(.tooLarge(size: size), file: file, issues: [ConfigurationIssue(
-            message: "\(file.path) is larger than \(maximumFileSize) bytes (1 MiB), the limit for a configuration file; check that this is the right file")])
+            message: "the file is larger than \(maximumFileSize) bytes (1 MiB), the limit for a configuration file; check that this is the right file")])
     }
 
     static func notUTF8(_ file: URL, offset: Int, byte: UInt8, line: Int, column: Int) -> ConfigurationError {
         let hex = "0x" + String(byte, radix: 16, uppercase: true)
         return ConfigurationError(.notUTF8(offset: offset, byte: byte), file: file, issues: [ConfigurationIssue(
-            message: "\(file.path) is not UTF-8 text: byte \(hex) at byte offset \(offset) is invalid; save the file as UTF-8",
+            message: "the file is not UTF-8 text: byte \(hex) at byte offset \(offset) is invalid; save the file as UTF-8",
             line: line, column: column)])
     }
 
