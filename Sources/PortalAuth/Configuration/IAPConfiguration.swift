@@ -1,0 +1,108 @@
+public import Foundation
+
+/// The registration of an application with the identity provider in front of an Identity-Aware Proxy
+/// (IAP), such as the Microsoft Entra application proxy, and the hosts that sit behind it.
+///
+/// Load one from a JSON file with ``configuration(from:)``, build one in code with
+/// ``configuration(authorizeURL:tokenURL:logoutURL:clientID:redirectURL:scopes:hostsBehindProxy:authorizationPromptType:)``,
+/// or use ``microsoft(tenantID:clientID:redirectURL:hostsBehindProxy:authorizationPromptType:)`` for Entra ID.
+/// Every way applies the same rules, so a configuration value is always valid.
+public struct IAPConfiguration: Sendable, Hashable {
+    // MARK: - Properties
+
+    /// The identity provider's authorization endpoint, opened in the browser to sign in.
+    public let authorizeURL: URL
+    /// The identity provider's token endpoint.
+    public let tokenURL: URL
+    /// The identity provider's logout endpoint, opened in the browser to sign out.
+    public let logoutURL: URL
+    /// The application (client) ID registered with the identity provider. Not a secret.
+    public let clientID: String
+    /// The redirect URL registered for the application.
+    ///
+    /// It may be any absolute URL, since files are shared with other platforms; this platform can sign in
+    /// only with a loopback redirect (see ``isLoopbackRedirect``).
+    public let redirectURL: URL
+    /// The scopes requested, e.g. `["<client_id>/.default", "offline_access", "openid", "profile"]`.
+    public let scopes: [String]
+    /// The host patterns of the services behind the proxy, e.g. `["*.contoso.com"]`; see ``canBeUsed(for:)``.
+    public let hostsBehindProxy: [String]
+    /// The kind of user interaction asked for when signing in.
+    public let authorizationPromptType: IAPAuthorizationPromptType
+    /// The file the configuration was loaded from, or `nil` when it was built in code.
+    public let sourceFile: URL?
+
+    /// `hostsBehindProxy`, parsed.
+    let hostPatterns: [HostPattern]
+
+    /// Creates a configuration from values that have passed the rules.
+    init(
+        authorizeURL: URL, tokenURL: URL, logoutURL: URL, clientID: String, redirectURL: URL,
+        scopes: [String], hostsBehindProxy: [String], authorizationPromptType: IAPAuthorizationPromptType, sourceFile: URL?
+    ) {
+        self.authorizeURL = authorizeURL
+        self.tokenURL = tokenURL
+        self.logoutURL = logoutURL
+        self.clientID = clientID
+        self.redirectURL = redirectURL
+        self.scopes = scopes
+        self.hostsBehindProxy = hostsBehindProxy
+        self.authorizationPromptType = authorizationPromptType
+        self.sourceFile = sourceFile
+        self.hostPatterns = hostsBehindProxy.compactMap { try? HostPattern($0) }
+    }
+
+    // MARK: - Using the configuration
+
+    /// Whether the redirect URL can receive the sign-in redirect on this machine: an `http` URL whose host is
+    /// loopback (`127.0.0.1`, any 127.0.0.0/8 address, `[::1]` or `localhost`), with any port.
+    public var isLoopbackRedirect: Bool {
+        URLRules.isLoopbackRedirect(redirectURL)
+    }
+
+    /// Whether this configuration applies to `url`: an `http` or `https` URL whose host (and port, where a
+    /// pattern names one) matches one of ``hostsBehindProxy``.
+    ///
+    /// `"*"` matches any host; `"*.contoso.com"` matches `contoso.com` and all its subdomains but not
+    /// `evilcontoso.com`; any other pattern matches its host only. Case and a trailing dot are ignored.
+    public func canBeUsed(for url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return hostPatterns.contains { $0.matches(url) }
+    }
+
+    // MARK: - Building in code
+
+    /// Creates a configuration from its values, applying the same rules as a file.
+    ///
+    /// - Parameters:
+    ///   - authorizeURL: The authorization endpoint (https, or http on a loopback host).
+    ///   - tokenURL: The token endpoint (https, or http on a loopback host).
+    ///   - logoutURL: The logout endpoint (https, or http on a loopback host).
+    ///   - clientID: The application (client) ID; not empty.
+    ///   - redirectURL: The registered redirect URL; absolute.
+    ///   - scopes: At least one scope; each non-empty and without spaces.
+    ///   - hostsBehindProxy: At least one host pattern (`*`, `*.domain`, `host`, `host:port`, `[v6]:port`).
+    ///   - authorizationPromptType: The user interaction asked for; `.unspecified` by default.
+    /// - Throws: ``ConfigurationError`` of kind ``ConfigurationError/Kind/invalidConfiguration`` listing every
+    ///   problem, each named by its parameter (e.g. `hostsBehindProxy[1]`).
+    public static func configuration(
+        authorizeURL: URL,
+        tokenURL: URL,
+        logoutURL: URL,
+        clientID: String,
+        redirectURL: URL,
+        scopes: [String],
+        hostsBehindProxy: [String],
+        authorizationPromptType: IAPAuthorizationPromptType = .unspecified
+    ) throws(ConfigurationError) -> IAPConfiguration {
+        let fields = IAPConfigurationFields(
+            authorizeURL: authorizeURL, tokenURL: tokenURL, logoutURL: logoutURL, clientID: clientID,
+            redirectURL: redirectURL, scopes: scopes, hostsBehindProxy: hostsBehindProxy,
+            authorizationPromptType: authorizationPromptType)
+        let issues = fields.issues(naming: \.parameterName)
+        guard issues.isEmpty, let configuration = fields.configuration(sourceFile: nil) else {
+            throw .invalid(nil, issues: issues)
+        }
+        return configuration
+    }
+}

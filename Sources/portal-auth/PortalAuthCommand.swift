@@ -1,0 +1,34 @@
+import ArgumentParser
+import PortalAuth
+
+/// The `portal-auth` tool: the root command that holds every subcommand.
+@main
+struct PortalAuthCommand: AsyncParsableCommand {
+    /// The commands under `portal-auth`; add a new command here.
+    static let subcommands: [any ParsableCommand.Type] = [
+        IAPCommand.self,
+    ]
+
+    static let configuration = CommandConfiguration(
+        commandName: "portal-auth",
+        abstract: "Sign in to ArcGIS portals and to services behind an Identity-Aware Proxy from Linux.",
+        discussion: """
+            portal-auth opens the system browser for the sign-in page and catches the OAuth redirect on a \
+            loopback port (http://127.0.0.1 or http://localhost), so people and scripts on Linux can get \
+            tokens for ArcGIS Online, ArcGIS Enterprise, and services published through an Identity-Aware \
+            Proxy such as the Microsoft Entra application proxy.
+
+            Start by checking an IAP configuration file:
+
+              portal-auth iap check --config contoso-iap.json --url https://maps.contoso.com/portal
+
+            Run `portal-auth help <command>` (for example `portal-auth help iap check`) for details.
+
+            Exit status: 0 success; 64 wrong usage; 65 invalid content (a configuration or a server's \
+            answer); 66 an input file is missing or unreadable; 69 a server is unavailable; 70 an internal \
+            or local error; 75 timed out; 77 refused, or a sign-in is needed; 130 interrupted.
+            """,
+        version: PortalAuthVersion.string,
+        subcommands: subcommands
+    )
+}
