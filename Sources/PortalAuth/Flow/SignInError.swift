@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A sign-in that did not complete, for a reason of the flow itself.
 ///

@@ -11,6 +11,8 @@ public protocol SignInObserver: Sendable {
     func browserLaunchFailed(_ message: String)
     /// Still waiting for the browser; `remaining` is the time left before the sign-in gives up.
     func waitingForBrowser(remaining: Duration)
+    /// A pasted redirect URL could not finish the sign-in; the wait goes on.
+    func pastedRedirectRejected(_ message: String)
     /// The callback arrived; the code is being exchanged for tokens.
     func exchangingCode()
 }
@@ -19,6 +21,7 @@ extension SignInObserver {
     public func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {}
     public func browserLaunchFailed(_ message: String) {}
     public func waitingForBrowser(remaining: Duration) {}
+    public func pastedRedirectRejected(_ message: String) {}
     public func exchangingCode() {}
 }
 
