@@ -5,6 +5,7 @@ struct IAPCommand: AsyncParsableCommand {
     /// The commands under `portal-auth iap`; add a new command here.
     static let subcommands: [any ParsableCommand.Type] = [
         IAPCheckCommand.self,
+        IAPLoginCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

@@ -6,7 +6,9 @@ import PortalAuth
 struct PortalAuthCommand: AsyncParsableCommand {
     /// The commands under `portal-auth`; add a new command here.
     static let subcommands: [any ParsableCommand.Type] = [
+        LoginCommand.self,
         IAPCommand.self,
+        StatusCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

@@ -15,7 +15,7 @@ final class TokenKeeper: Sendable {
     private let state: Mutex<StoredCredential>
     private let inFlight = Mutex<Task<StoredCredential, any Error>?>(nil)
     private let invalidated = Mutex(false)
-    let persistence: Persistence?
+    private let persistenceState: Mutex<Persistence?>
     let httpClient: any HTTPClient
     let policy: RefreshPolicy
     /// What the credential is for, in messages.
@@ -23,11 +23,20 @@ final class TokenKeeper: Sendable {
 
     init(_ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String) {
         self.state = Mutex(credential)
-        self.persistence = persistence
+        self.persistenceState = Mutex(persistence)
         self.httpClient = httpClient
         self.policy = policy
         self.target = target
     }
+
+    /// Where the credential is persisted, if anywhere.
+    var persistence: Persistence? { persistenceState.withLock { $0 } }
+
+    /// Persists the credential from now on (refreshes then run under the store's lock).
+    func attach(_ persistence: Persistence?) { persistenceState.withLock { $0 = persistence } }
+
+    /// Replaces the credential as last seen (after a re-read of the store).
+    func replace(_ credential: StoredCredential) { state.withLock { $0 = credential } }
 
     /// The credential as last seen.
     var current: StoredCredential { state.withLock { $0 } }

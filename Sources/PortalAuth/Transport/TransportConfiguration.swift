@@ -48,7 +48,7 @@ public struct TransportConfiguration: Sendable {
     }
 
     /// The version sent in the default user agent.
-    public static let version = "0.1.0"
+    public static let version = PortalAuthVersion.string
 
     /// Time limits.
     public var timeouts: Timeouts

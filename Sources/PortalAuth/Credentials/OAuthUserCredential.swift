@@ -1,0 +1,99 @@
+public import Foundation
+
+/// A credential for an ArcGIS portal user, obtained through the OAuth 2.0 authorization-code flow
+/// with PKCE in the system browser.
+///
+/// ```swift
+/// let configuration = OAuthUserConfiguration(portalURL: URL(string: "https://www.arcgis.com")!, clientID: "abc123")
+/// let credential = try await OAuthUserCredential.credential(for: configuration)
+/// let token = try await credential.tokenInfo.accessToken
+/// ```
+public final class OAuthUserCredential: TokenKeepingCredential {
+    /// The configuration the credential was made with.
+    public let configuration: OAuthUserConfiguration
+    let keeper: TokenKeeper
+
+    init(configuration: OAuthUserConfiguration, keeper: TokenKeeper) {
+        self.configuration = configuration
+        self.keeper = keeper
+    }
+
+    /// Signs the user in through the browser and returns the credential.
+    ///
+    /// - Throws: `ConfigurationError` for an unusable configuration, `LoopbackError` (port busy, the
+    ///   portal's `error` redirect such as `access_denied`), `SignInError` (timeout), `TransportError`,
+    ///   `TokenEndpointError`; `CancellationError` when the task is cancelled.
+    public static func credential(for configuration: OAuthUserConfiguration, settings: SignInSettings = SignInSettings()) async throws -> OAuthUserCredential {
+        try configuration.validate()
+        let portal = configuration.portalURL.absoluteString
+        let flow = AuthorizationCodeFlow(
+            authorizeURL: configuration.authorizeURL,
+            tokenURL: configuration.tokenURL,
+            clientID: configuration.clientID,
+            redirectURL: configuration.redirectURL,
+            extraParameters: [("expiration", String(configuration.refreshTokenExpirationMinutes))],
+            wantsNonce: false,
+            expectedIssuer: nil,
+            successMessage: "You are signed in to \(portal). You can close this tab and return to your terminal."
+        )
+        let result = try await flow.run(settings: settings)
+        let now = result.receivedAt
+        let tokens = result.tokens
+        let record = StoredCredential(
+            kind: .oauthUser, clientID: configuration.clientID, portalURL: configuration.portalURL,
+            redirectURL: configuration.redirectURL,
+            refreshTokenExpirationMinutes: configuration.refreshTokenExpirationMinutes,
+            refreshTokenExchangeSeconds: Int(configuration.refreshTokenExchangeInterval.components.seconds),
+            configurationFile: nil, authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL,
+            revokeURL: configuration.revokeURL, logoutURL: nil, hostsBehindProxy: [],
+            username: tokens.username, accessToken: tokens.accessToken,
+            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(1800)).timeInterval),
+            refreshToken: tokens.refreshToken,
+            refreshTokenExpiresAt: tokens.refreshToken == nil ? nil : now.addingTimeInterval(
+                (tokens.refreshTokenExpiresIn ?? configuration.refreshTokenExpirationInterval).timeInterval),
+            idToken: nil, idTokenExpiresAt: nil, scopes: tokens.scopes ?? [], tokenType: tokens.tokenType,
+            isSSLRequired: tokens.isSSLRequired ?? false, createdAt: now, updatedAt: now
+        )
+        return OAuthUserCredential(record: record, persistence: nil, settings: settings)
+    }
+
+    /// Rebuilds a credential from its record.
+    convenience init(record: StoredCredential, persistence: TokenKeeper.Persistence?, settings: SignInSettings) {
+        let configuration = OAuthUserConfiguration(
+            portalURL: record.portalURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
+            refreshTokenExpirationInterval: .seconds(60 * (record.refreshTokenExpirationMinutes ?? 20160)),
+            refreshTokenExchangeInterval: .seconds(record.refreshTokenExchangeSeconds ?? 86400)
+        )
+        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient,
+                                 policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)")
+        self.init(configuration: configuration, keeper: keeper)
+    }
+
+    // MARK: - Tokens
+
+    /// A valid access token, refreshed first when it expires within the refresh margin.
+    public var tokenInfo: TokenInfo {
+        get async throws { try await tokenInfo(minimumValidity: nil) }
+    }
+
+    /// A token valid for at least `minimumValidity` (the refresh policy's margin when nil).
+    public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false) async throws -> TokenInfo {
+        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh)
+        guard let info = TokenInfo(accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt, isSSLRequired: record.isSSLRequired) else {
+            throw CredentialError.signInRequired(targetDescription, because: "the stored access token is empty")
+        }
+        return info
+    }
+
+    /// The portal user name the token belongs to.
+    public var username: String? { keeper.current.username }
+
+    /// When the refresh token expires, when known.
+    public var refreshTokenExpirationDate: Date? { keeper.current.refreshTokenExpiresAt }
+
+    public var targetDescription: String { "the portal \(configuration.portalURL.absoluteString)" }
+
+    public func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
+
+    var storeKey: String { StoredCredential.oauthUserKey(portalURL: configuration.portalURL, clientID: configuration.clientID) }
+}

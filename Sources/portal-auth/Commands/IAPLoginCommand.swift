@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// `portal-auth iap login`: sign in to the identity provider in front of an Identity-Aware Proxy.
+struct IAPLoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in to an Identity-Aware Proxy through the browser and keep the tokens.",
+        discussion: """
+            Loads the IAP configuration file (see `portal-auth iap check`), opens the identity provider's \
+            sign-in page (OpenID Connect authorization code with PKCE) and waits for the redirect on the \
+            file's loopback redirect_url (or --redirect-url). The ID token's audience, nonce, expiry and \
+            issuer are checked before the tokens are stored.
+
+            Example:
+              portal-auth iap login --config contoso-iap.json
+            """
+    )
+
+    @Option(help: ArgumentHelp("The IAP configuration JSON file.", valueName: "file"))
+    var config: String
+
+    @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
+        "Loopback redirect URL to use instead of the file's redirect_url.", valueName: "url"))
+    var redirectURL: String?
+
+    @OptionGroup var session: SessionOptions
+
+    func validate() throws {
+        if let redirectURL, URL(string: redirectURL)?.host == nil {
+            throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
+        }
+    }
+
+    func run() async throws {
+        do {
+            var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
+            if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
+            let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
+            let store = try session.credentialStore(settings: settings)
+            let credential = try await Failure.cancellableOnInterrupt { [configuration] in
+                try await IAPCredential.credential(for: configuration, settings: settings)
+            }
+            if let recovery = try await store.add(credential) { StandardError.line("warning: \(recovery.description)") }
+            let who = credential.username.map { " as \($0)" } ?? ""
+            let expiry = try await credential.tokenInfo.accessTokenExpirationDate
+            StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")
+            StandardError.line("Stored in \(store.file?.path ?? "memory").")
+        } catch {
+            throw Failure.report(error)
+        }
+    }
+}

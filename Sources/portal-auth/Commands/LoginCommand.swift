@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// `portal-auth login`: sign in to an ArcGIS portal through the browser and keep the tokens.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in to an ArcGIS portal through the browser and keep the tokens.",
+        discussion: """
+            Opens the portal's sign-in page in the browser (OAuth 2.0 authorization code with PKCE) and waits \
+            for the redirect on a loopback port: http://127.0.0.1/callback on a free port unless --redirect-url \
+            names another. Register that redirect URL for the app in the portal. The tokens go to the credential \
+            store (see `portal-auth status`); `portal-auth token` hands them to scripts.
+
+            Example:
+              portal-auth login --portal https://www.arcgis.com --client-id abc123XYZ
+            """
+    )
+
+    @Option(help: ArgumentHelp("The portal URL, e.g. https://www.arcgis.com or https://gis.example.com/portal.", valueName: "url"))
+    var portal: String
+
+    @Option(name: .customLong("client-id"), help: ArgumentHelp("The app's client ID registered in the portal.", valueName: "id"))
+    var clientID: String
+
+    @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
+        "Loopback redirect URL registered for the app; no port or port 0 means a free port.", valueName: "url"))
+    var redirectURL: String = OAuthUserConfiguration.defaultRedirectURL.absoluteString
+
+    @Option(name: .customLong("refresh-token-expiration"), help: ArgumentHelp(
+        "Lifetime of the refresh token to ask for, in minutes (at most 129600, 90 days).", valueName: "minutes"))
+    var refreshTokenExpiration: Int = Int(OAuthUserConfiguration.defaultRefreshTokenExpirationInterval.components.seconds / 60)
+
+    @OptionGroup var session: SessionOptions
+
+    func validate() throws {
+        guard URL(string: portal)?.host != nil else {
+            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
+        }
+        guard URL(string: redirectURL)?.host != nil else {
+            throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
+        }
+        guard refreshTokenExpiration > 0 else { throw ValidationError("--refresh-token-expiration must be a positive number of minutes") }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    private var configuration: OAuthUserConfiguration {
+        OAuthUserConfiguration(
+            portalURL: URL(string: portal)!, clientID: clientID, redirectURL: URL(string: redirectURL)!,
+            refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60)
+        )
+    }
+
+    func run() async throws {
+        let configuration = self.configuration
+        let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
+        do {
+            let store = try session.credentialStore(settings: settings)
+            let credential = try await Failure.cancellableOnInterrupt {
+                try await OAuthUserCredential.credential(for: configuration, settings: settings)
+            }
+            if let recovery = try await store.add(credential) { StandardError.line("warning: \(recovery.description)") }
+            let who = credential.username.map { " as \($0)" } ?? ""
+            let expiry = try await credential.tokenInfo.expirationDate
+            StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
+            StandardError.line("Stored in \(store.file?.path ?? "memory").")
+        } catch {
+            throw Failure.report(error)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// Options shared by every command that signs in or uses stored credentials.
+struct SessionOptions: ParsableArguments {
+    @Option(name: .customLong("browser-command"), help: ArgumentHelp(
+        "Command that opens the sign-in URL (the URL is appended, or replaces a %s word).",
+        discussion: "Default: $BROWSER, else xdg-open.", valueName: "command"))
+    var browserCommand: String?
+
+    @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the URL (and, on a terminal, accept the final redirect URL pasted back).")
+    var noBrowser = false
+
+    @Option(help: ArgumentHelp("Seconds to wait for the browser sign-in.", valueName: "seconds"))
+    var timeout: Int = 300
+
+    @Option(help: ArgumentHelp(
+        "Credential store file.", discussion: "Default: $PORTAL_AUTH_STORE, else $XDG_STATE_HOME/portal-auth/credentials.json.",
+        valueName: "path"))
+    var store: String?
+
+    @Option(name: .customLong("ca-bundle"), help: ArgumentHelp(
+        "PEM file of certificate authorities to trust (for TLS interception); also $PORTAL_AUTH_CA_BUNDLE.", valueName: "file"))
+    var caBundle: String?
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
+        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
+            throw ValidationError("--ca-bundle \(caBundle) is not a readable file; give the path of a PEM bundle")
+        }
+        if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
+        }
+    }
+
+    /// The HTTP client with the CA bundle setting.
+    var httpClient: CurlHTTPClient {
+        var configuration = TransportConfiguration()
+        if let caBundle { configuration.tls.caBundle = URL(fileURLWithPath: caBundle) }
+        return CurlHTTPClient(configuration: configuration)
+    }
+
+    /// Sign-in settings for an interactive sign-in to `target`.
+    func signInSettings(target: String) -> SignInSettings {
+        let acceptsPaste = noBrowser && isatty(0) == 1
+        return SignInSettings(
+            browser: noBrowser ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
+            timeout: .seconds(timeout),
+            observer: TerminalSignInObserver(target: target, pasteHint: acceptsPaste),
+            acceptsPastedRedirect: acceptsPaste,
+            httpClient: httpClient
+        )
+    }
+
+    /// The credential store file these options name.
+    func storeFile() throws -> CredentialStoreFile {
+        CredentialStoreFile(location: try StoreLocation.resolve(explicitPath: store, environment: ProcessInfo.processInfo.environment))
+    }
+
+    /// The persistent credential store, loaded.
+    func credentialStore(settings: SignInSettings = SignInSettings(browser: nil)) throws -> ArcGISCredentialStore {
+        try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings)
+    }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import PortalAuth
+
+/// Reports a failed command on standard error and turns it into the matching exit status.
+enum Failure {
+    /// Prints `error` (with `hint` when given) and returns the exit code to throw.
+    static func report(_ error: any Error, hint: String? = nil) -> ExitCode {
+        if error is ExitCode { return error as! ExitCode }
+        let category: ErrorCategory
+        if let categorized = error as? any CategorizedError {
+            category = categorized.category
+        } else if error is CancellationError {
+            category = .cancelled
+        } else {
+            category = .local
+        }
+        if category == .cancelled {
+            StandardError.line("portal-auth: interrupted; nothing was changed.")
+        } else {
+            StandardError.line("portal-auth: error: \(error)")
+            if let hint { StandardError.line(hint) }
+        }
+        return ExitStatus.exitCode(for: category)
+    }
+
+    /// Runs `operation` in a task that Ctrl-C (or SIGTERM) cancels.
+    static func cancellableOnInterrupt<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await operation() }
+        let watcher = InterruptWatcher { task.cancel() }
+        defer { withExtendedLifetime(watcher) {} }
+        return try await task.value
+    }
+}
