@@ -46,6 +46,13 @@ class TokenEndpointStatsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        marker = runtime.current_request.set(request)
+        try:
+            return self.handle(request)
+        finally:
+            runtime.current_request.reset(marker)
+
+    def handle(self, request):
         face = TOKEN_PATHS.get(request.path)
         if request.method == "POST" and request.path in REVOKE_PATHS:
             runtime.count_revocation()

@@ -29,6 +29,8 @@ _config = dict(_DEFAULT_CONFIG)
 
 # Set by the portal views around calls into DOT: {"rotate": bool|None, "expires_in": int|None}.
 request_context = contextvars.ContextVar("portaltest_request_context", default=None)
+# The Django request being served (set by middleware), for validator hooks that need the session.
+current_request = contextvars.ContextVar("portaltest_current_request", default=None)
 
 
 def get_config():

@@ -1,6 +1,6 @@
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
-from .runtime import request_context
+from .runtime import current_request, request_context
 
 
 class TestOAuth2Validator(OAuth2Validator):
@@ -22,3 +22,14 @@ class TestOAuth2Validator(OAuth2Validator):
             "family_name": lambda r: r.user.last_name,
             "email": lambda r: r.user.email,
         }
+
+    # OIDC prompt=none (DOT leaves these to the project). Without a browser session:
+    # login_required. With one: consent_required, since this server always asks for
+    # consent (REQUEST_APPROVAL_PROMPT "force").
+    def validate_silent_login(self, request):
+        django_request = current_request.get()
+        user = getattr(django_request, "user", None)
+        return bool(user is not None and user.is_authenticated)
+
+    def validate_silent_authorization(self, request):
+        return False
