@@ -158,16 +158,36 @@ def pkce():
     return verifier, challenge
 
 
-def browse(url, action="allow", listener=None, timeout=75):
+def browse(url, action="allow", listener=None, timeout=75, profile=None):
     """Runs the browser command like a client would (without waiting for it), then waits
     for the loopback listener. Returns ((path, params) or None, seconds)."""
     env = dict(os.environ, PORTAL_AUTH_TEST_BROWSER_ACTION=action)
+    if profile:
+        env["PORTAL_AUTH_TEST_BROWSER_PROFILE"] = profile
     started = time.monotonic()
     launched = subprocess.run([ENV["PORTAL_AUTH_TEST_BROWSER"], url], env=env, timeout=10)
     returned = time.monotonic() - started
     TIMINGS.setdefault("browser command returned after (s)", round(returned, 2))
     hit = listener.wait(timeout) if listener else None
     return launched.returncode, hit, time.monotonic() - started
+
+
+def browser_log():
+    return os.path.join(ENV["PORTAL_AUTH_TEST_RUN_DIR"], "browser.log")
+
+
+def log_size():
+    try:
+        return os.path.getsize(browser_log())
+    except OSError:
+        return 0
+
+
+def log_since(offset):
+    time.sleep(1.5)  # the driver logs its last lines after the redirect
+    with open(browser_log(), encoding="utf-8") as handle:
+        handle.seek(offset)
+        return handle.read()
 
 
 def wait_no_browser_processes(timeout=20):
@@ -271,7 +291,7 @@ def check_discovery():
     check("health", health.get("status") == "ok")
 
 
-def oidc_login(host="127.0.0.1", action="allow", prompt=None):
+def oidc_login(host="127.0.0.1", action="allow", prompt=None, profile=None):
     listener = Listener("::1" if host == "[::1]" else "127.0.0.1")
     verifier, challenge = pkce()
     state, nonce = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
@@ -281,7 +301,7 @@ def oidc_login(host="127.0.0.1", action="allow", prompt=None):
         extra["prompt"] = prompt
     url = authorize_url(server("/o/authorize/"), redirect_uri, challenge, state, **extra)
     try:
-        rc, hit, seconds = browse(url, action, listener)
+        rc, hit, seconds = browse(url, action, listener, profile=profile)
     finally:
         listener.close()
     return {"rc": rc, "hit": hit, "seconds": seconds, "verifier": verifier, "state": state, "nonce": nonce,
@@ -466,6 +486,33 @@ def check_logout():
     finally:
         listener.close()
     check("logout without id_token_hint, /logout path: redirected", hit is not None and hit[0] == "/logout" and hit[1].get("state") == state, hit)
+
+    # A kept browser profile: the server session survives, so the second sign-in needs no
+    # password and a logout without id_token_hint shows the confirmation page.
+    import tempfile
+    import shutil
+    profile = tempfile.mkdtemp(prefix="portal-auth-selfcheck-profile-")
+    try:
+        first = oidc_login(profile=profile)
+        second = oidc_login(profile=profile, prompt="none")
+        check("kept profile: prompt=none with a session → consent_required", second["hit"] is not None
+              and second["hit"][1].get("error") == "consent_required", second["hit"])
+        listener = Listener()
+        url = server("/o/logout/") + "?" + urllib.parse.urlencode({
+            "client_id": ENV["PORTAL_AUTH_TEST_CLIENT_ID"],
+            "post_logout_redirect_uri": f"http://127.0.0.1:{listener.port}/callback",
+            "state": state,
+        })
+        before = log_size()
+        try:
+            _rc, hit, _s = browse(url, "allow", listener, profile=profile)
+        finally:
+            listener.close()
+        check("kept profile: the driver confirms the logout page", hit is not None and hit[1].get("state") == state
+              and "logout: clicked Sign out" in log_since(before), hit)
+    finally:
+        time.sleep(1)
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def portal_login(expiration=30, action="allow"):

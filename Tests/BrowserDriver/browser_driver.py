@@ -17,6 +17,9 @@ Environment:
   PORTAL_AUTH_TEST_BROWSER_FOREGROUND=1  run in the foreground; exit status tells the outcome
   PORTAL_AUTH_TEST_BROWSER_LOG      log file (default $PORTAL_AUTH_TEST_RUN_DIR/browser.log)
   PORTAL_AUTH_TEST_BROWSER_SCREENSHOT  PNG of the final page, when set
+  PORTAL_AUTH_TEST_BROWSER_PROFILE  a Chromium profile directory kept between runs (the
+                                    server session survives: single sign-on, logout
+                                    confirmation); default a fresh temporary profile
   PORTAL_AUTH_TEST_USERNAME, PORTAL_AUTH_TEST_PASSWORD_FILE  credentials (else read from
                                     the run directory's authserver.env)
 Exit status (foreground): 0 reached the loopback redirect, 1 sign-in failed, 2 the server
@@ -171,13 +174,19 @@ class Driver:
             self.server_origins.add(origin(server))
         self.driver = None
         self.profile = None
+        self.keep_profile = False
 
     def start_browser(self):
         os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager reach the network
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
-        self.profile = tempfile.mkdtemp(prefix="portal-auth-test-browser-")
+        persistent = os.environ.get("PORTAL_AUTH_TEST_BROWSER_PROFILE")
+        if persistent:
+            Path(persistent).mkdir(parents=True, exist_ok=True)
+            self.profile, self.keep_profile = persistent, True
+        else:
+            self.profile = tempfile.mkdtemp(prefix="portal-auth-test-browser-")
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
         for argument in (
@@ -215,7 +224,7 @@ class Driver:
             threading.Thread(target=quit_driver, daemon=True).start()
             done.wait(15)
             self.driver = None
-        if self.profile:
+        if self.profile and not self.keep_profile:
             shutil.rmtree(self.profile, ignore_errors=True)
             self.profile = None
 
