@@ -1,0 +1,34 @@
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, re_path
+
+from portaltest import iap, pages, portal, testctl
+
+rest = "arcgis/sharing/rest/"
+
+urlpatterns = [
+    path("", pages.index, name="index"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="/"), name="logout"),
+    # OIDC / OAuth 2 face: django-oauth-toolkit as shipped.
+    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
+    # ArcGIS portal face.
+    re_path(rf"^{rest}oauth2/authorize/?$", portal.PortalAuthorizationView.as_view(), name="portal-authorize"),
+    re_path(rf"^{rest}oauth2/token/?$", portal.PortalTokenView.as_view(), name="portal-token"),
+    re_path(rf"^{rest}oauth2/revokeToken/?$", portal.PortalRevokeTokenView.as_view(), name="portal-revoke"),
+    re_path(rf"^{rest}generateToken/?$", portal.GenerateTokenView.as_view(), name="portal-generate-token"),
+    re_path(rf"^{rest}portals/self/?$", portal.portals_self, name="portal-self"),
+    re_path(rf"^{rest}info/?$", portal.sharing_info, name="portal-sharing-info"),
+    re_path(r"^arcgis/rest/info/?$", portal.rest_info, name="server-info"),
+    re_path(r"^arcgis/rest/services/?$", portal.rest_services, name="server-services"),
+    re_path(r"^arcgis/rest/services/(?P<path>.+)$", portal.rest_services, name="server-service"),
+    # An application behind an identity-aware proxy.
+    re_path(r"^iap/app/(?P<path>.*)$", iap.iap_app, name="iap-app"),
+    # Test control.
+    path("testctl/health", testctl.health),
+    path("testctl/stats", testctl.stats),
+    path("testctl/reset-stats", testctl.reset_stats),
+    path("testctl/expire-access-tokens", testctl.expire_access_tokens),
+    path("testctl/expire-refresh-tokens", testctl.expire_refresh_tokens),
+    path("testctl/config", testctl.config),
+    path("testctl/tokens", testctl.tokens),
+]

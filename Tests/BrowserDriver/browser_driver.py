@@ -1,0 +1,405 @@
+"""A browser command for the tests: headless Chromium driven through Selenium.
+
+    portal-auth-test-browser URL
+
+Behaves like xdg-open: returns at once (the work goes on in a detached process), unless
+PORTAL_AUTH_TEST_BROWSER_FOREGROUND=1. The detached process opens URL in a fresh
+headless Chromium profile, signs in on the test server's login form, answers the consent
+page (Authorize, or Cancel with PORTAL_AUTH_TEST_BROWSER_ACTION=deny), confirms a logout
+page, and stops once the browser has reached a loopback redirect (127.0.0.1, localhost,
+[::1] on another port than the server) and that page has loaded. It records each step,
+and the final page's title and text, in the browser log (no query strings, no secrets),
+then quits Chromium and leaves no process behind.
+
+Environment:
+  PORTAL_AUTH_TEST_BROWSER_ACTION   allow (default) | deny | none (open the URL and wait)
+  PORTAL_AUTH_TEST_BROWSER_TIMEOUT  seconds before giving up (default 60)
+  PORTAL_AUTH_TEST_BROWSER_FOREGROUND=1  run in the foreground; exit status tells the outcome
+  PORTAL_AUTH_TEST_BROWSER_LOG      log file (default $PORTAL_AUTH_TEST_RUN_DIR/browser.log)
+  PORTAL_AUTH_TEST_BROWSER_SCREENSHOT  PNG of the final page, when set
+  PORTAL_AUTH_TEST_BROWSER_PROFILE  a Chromium profile directory kept between runs (the
+                                    server session survives: single sign-on, logout
+                                    confirmation); default a fresh temporary profile
+  PORTAL_AUTH_TEST_USERNAME, PORTAL_AUTH_TEST_PASSWORD_FILE  credentials (else read from
+                                    the run directory's authserver.env)
+Exit status (foreground): 0 reached the loopback redirect, 1 sign-in failed, 2 the server
+showed an error page, 3 timed out, 4 browser failure, 64 usage.
+"""
+import os
+import re
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+
+EXIT_OK, EXIT_LOGIN_FAILED, EXIT_ERROR_PAGE, EXIT_TIMEOUT, EXIT_BROWSER = 0, 1, 2, 3, 4
+
+
+def run_dir():
+    return Path(
+        os.environ.get("PORTAL_AUTH_TEST_RUN_DIR")
+        or os.environ.get("PORTAL_AUTH_RUN_DIR")
+        or PROJECT_ROOT / ".run"
+    )
+
+
+def log_path():
+    return Path(os.environ.get("PORTAL_AUTH_TEST_BROWSER_LOG") or run_dir() / "browser.log")
+
+
+def without_query(url):
+    try:
+        parts = urlsplit(url)
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    except ValueError:
+        return "(unparsable URL)"
+
+
+class Log:
+    def __init__(self, path):
+        self.path = path
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, message):
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {message}\n"
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+
+def env_file_values():
+    """Variables of the server's authserver.env, a fallback when the caller's
+    environment lacks them."""
+    values = {}
+    path = run_dir() / "authserver.env"
+    try:
+        for line in path.read_text().splitlines():
+            if line.startswith("export ") and "=" in line:
+                name, _, value = line[len("export "):].partition("=")
+                values[name] = shlex.split(value)[0] if value else ""
+    except OSError:
+        pass
+    return values
+
+
+def credentials():
+    fallback = env_file_values()
+    username = os.environ.get("PORTAL_AUTH_TEST_USERNAME") or fallback.get("PORTAL_AUTH_TEST_USERNAME")
+    password_file = os.environ.get("PORTAL_AUTH_TEST_PASSWORD_FILE") or fallback.get(
+        "PORTAL_AUTH_TEST_PASSWORD_FILE"
+    )
+    password = None
+    if password_file:
+        try:
+            password = Path(password_file).read_text().strip()
+        except OSError:
+            password = None
+    server = os.environ.get("PORTAL_AUTH_TEST_SERVER") or fallback.get("PORTAL_AUTH_TEST_SERVER")
+    return username, password, server
+
+
+def origin(url):
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return (parts.scheme, (parts.hostname or "").lower(), port)
+
+
+def own_processes():
+    """Pids of our descendants and of the other members of our session."""
+    me = os.getpid()
+    sid = os.getsid(0)
+    parents, sessions = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read().decode("utf-8", "replace")
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] in ("Z", "X"):  # exited, waiting to be reaped: nothing to kill
+                continue
+            parents[int(entry)] = int(fields[1])
+            sessions[int(entry)] = int(fields[3])
+        except (OSError, ValueError):
+            continue
+    found = {pid for pid, session in sessions.items() if sid == me and session == sid}
+    frontier = [me]
+    while frontier:
+        current = frontier.pop()
+        for pid, parent in parents.items():
+            if parent == current and pid not in found:
+                found.add(pid)
+                frontier.append(pid)
+    found.discard(me)
+    return found
+
+
+def sweep(log):
+    """Kills whatever Chromium or chromedriver left behind."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = own_processes()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        time.sleep(0.3)
+    left = own_processes()
+    if left:
+        log(f"warning: processes left after cleanup: {sorted(left)}")
+
+
+class Driver:
+    def __init__(self, url, log):
+        self.url = url
+        self.log = log
+        self.action = (os.environ.get("PORTAL_AUTH_TEST_BROWSER_ACTION") or "allow").strip().lower()
+        self.timeout = float(os.environ.get("PORTAL_AUTH_TEST_BROWSER_TIMEOUT") or 60)
+        self.screenshot = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCREENSHOT")
+        self.username, self.password, server = credentials()
+        self.server_origins = {origin(url)}
+        if server:
+            self.server_origins.add(origin(server))
+        self.driver = None
+        self.profile = None
+        self.keep_profile = False
+
+    def start_browser(self):
+        os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager reach the network
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        persistent = os.environ.get("PORTAL_AUTH_TEST_BROWSER_PROFILE")
+        if persistent:
+            Path(persistent).mkdir(parents=True, exist_ok=True)
+            self.profile, self.keep_profile = persistent, True
+        else:
+            self.profile = tempfile.mkdtemp(prefix="portal-auth-test-browser-")
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={self.profile}",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-gpu",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-default-apps",
+            "--password-store=basic",
+            "--window-size=1024,768",
+        ):
+            options.add_argument(argument)
+        options.page_load_strategy = "none"  # poll instead of blocking on slow loopback pages
+        service = Service(CHROMEDRIVER, log_output=os.devnull)
+        self.driver = webdriver.Chrome(service=service, options=options)
+
+    def quit(self):
+        if self.driver is not None:
+            done = threading.Event()
+
+            def quit_driver():
+                try:
+                    self.driver.quit()
+                except Exception:  # noqa: BLE001
+                    pass
+                done.set()
+
+            threading.Thread(target=quit_driver, daemon=True).start()
+            done.wait(15)
+            self.driver = None
+        if self.profile and not self.keep_profile:
+            shutil.rmtree(self.profile, ignore_errors=True)
+            self.profile = None
+
+    def is_redirect_target(self, url):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return False
+        host = (parts.hostname or "").lower()
+        return host in LOOPBACK_HOSTS and origin(url) not in self.server_origins
+
+    def script(self, source, *args):
+        return self.driver.execute_script(source, *args)
+
+    def page_state(self):
+        """(kind, ready_state, acted) of the current document."""
+        return self.script(
+            """
+            const meta = document.querySelector('meta[name="portalauth-test-page"]');
+            return [meta ? meta.content : null, document.readyState, window.__portalAuthActed === true];
+            """
+        )
+
+    def mark_acted(self):
+        self.script("window.__portalAuthActed = true;")
+
+    def click(self, element_id):
+        self.script("document.getElementById(arguments[0]).click();", element_id)
+
+    def act(self, kind, url):
+        """Handles one page of the test server. Returns an exit status to stop with, or None."""
+        from selenium.webdriver.common.by import By
+
+        where = without_query(url)
+        if kind == "error":
+            text = self.driver.find_element(By.TAG_NAME, "body").text.replace("\n", " ")[:300]
+            self.log(f"error page at {where}: {text}")
+            return EXIT_ERROR_PAGE
+        if self.action == "none":
+            return None
+        if kind == "login":
+            if self.driver.find_elements(By.ID, "login-error"):
+                self.log(f"sign-in rejected at {where}")
+                return EXIT_LOGIN_FAILED
+            if not self.username or not self.password:
+                self.log("no credentials: set PORTAL_AUTH_TEST_USERNAME and PORTAL_AUTH_TEST_PASSWORD_FILE")
+                return EXIT_LOGIN_FAILED
+            self.mark_acted()
+            self.driver.find_element(By.ID, "id_username").send_keys(self.username)
+            self.driver.find_element(By.ID, "id_password").send_keys(self.password)
+            self.click("login-submit")
+            self.log(f"signed in as {self.username} at {where}")
+        elif kind == "consent":
+            self.mark_acted()
+            button = "deny" if self.action == "deny" else "allow"
+            self.click(button)
+            self.log(f"consent: clicked {'Cancel' if button == 'deny' else 'Authorize'} at {where}")
+        elif kind == "logout-confirm":
+            self.mark_acted()
+            button = "logout-cancel" if self.action == "deny" else "logout-confirm"
+            self.click(button)
+            self.log(f"logout: clicked {'Cancel' if button == 'logout-cancel' else 'Sign out'} at {where}")
+        return None
+
+    def finish(self, url):
+        """On the loopback redirect: wait for the page, record it."""
+        from selenium.webdriver.common.by import By
+
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if self.script("return document.readyState") == "complete":
+                    break
+            except Exception:  # noqa: BLE001 - the page may still be committing
+                pass
+            time.sleep(0.1)
+        title, text = "", ""
+        try:
+            title = self.driver.title
+            text = self.driver.find_element(By.TAG_NAME, "body").text
+        except Exception:  # noqa: BLE001
+            pass
+        text = re.sub(r"\?\S*", "?…", " ".join(text.split()))[:500]
+        self.log(f"reached {without_query(url)} title={title!r} text={text!r}")
+        if self.screenshot:
+            try:
+                self.driver.save_screenshot(self.screenshot)
+            except Exception:  # noqa: BLE001
+                pass
+        return EXIT_OK
+
+    def run(self):
+        self.log(f"open {without_query(self.url)} action={self.action} timeout={self.timeout:g}s")
+        started = time.monotonic()
+        try:
+            self.start_browser()
+        except Exception as error:  # noqa: BLE001
+            self.log(f"cannot start Chromium: {error!r}")
+            return EXIT_BROWSER
+        self.driver.get(self.url)
+        deadline = started + self.timeout
+        last_where = None
+        while time.monotonic() < deadline:
+            try:
+                url = self.driver.current_url
+                if url != last_where:
+                    last_where = url
+                if self.is_redirect_target(url):
+                    status = self.finish(url)
+                    self.log(f"done in {time.monotonic() - started:.1f}s")
+                    return status
+                kind, ready, acted = self.page_state()
+                if kind and not acted and ready in ("interactive", "complete"):
+                    status = self.act(kind, url)
+                    if status is not None:
+                        return status
+            except Exception as error:  # noqa: BLE001 - navigation in progress, retry
+                message = str(error).splitlines()[0] if str(error) else type(error).__name__
+                if "invalid session id" in message or "disconnected" in message:
+                    self.log(f"browser went away: {message}")
+                    return EXIT_BROWSER
+            time.sleep(0.15)
+        where = without_query(last_where or self.url)
+        self.log(f"timeout after {self.timeout:g}s at {where}")
+        return EXIT_TIMEOUT
+
+
+def daemonize(log_file):
+    """Forks: the parent returns to the caller at once; the child leads a new session
+    with stdin from /dev/null and stdout/stderr appended to the log."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    output = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(devnull, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(devnull)
+    os.close(output)
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] in ("-h", "--help"):
+        sys.stderr.write("usage: portal-auth-test-browser URL\n")
+        return 64
+    url = argv[1]
+    log = Log(log_path())
+    if os.environ.get("PORTAL_AUTH_TEST_BROWSER_FOREGROUND") != "1":
+        daemonize(log.path)
+
+    driver = Driver(url, log)
+    status = EXIT_BROWSER
+
+    def watchdog():
+        time.sleep(driver.timeout + 30)
+        log("watchdog: still running long after the timeout; killing the browser")
+        sweep(log)
+        os._exit(EXIT_TIMEOUT)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        status = driver.run()
+    except KeyboardInterrupt:
+        log("interrupted")
+        status = EXIT_BROWSER
+    except Exception:  # noqa: BLE001
+        log("unexpected failure:\n" + traceback.format_exc())
+        status = EXIT_BROWSER
+    finally:
+        driver.quit()
+        sweep(log)
+        log(f"exit {status}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
