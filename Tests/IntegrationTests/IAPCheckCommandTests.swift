@@ -13,6 +13,13 @@ struct IAPCheckCommandTests {
         fixtures.appendingPathComponent(name).path
     }
 
+    /// A new empty directory under the temporary directory; the caller removes it.
+    private static func scratchDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-it-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
     /// Runs `iap check --config <fixture>` followed by `extra`.
     private func check(_ name: String, _ extra: [String] = []) async throws -> ToolRunner.Result {
         let result = try await ToolRunner.run(["iap", "check", "--config", Self.fixture(name)] + extra)
@@ -148,8 +155,7 @@ struct IAPCheckCommandTests {
 
     @Test("a file over 1 MiB is invalid content (65)")
     func tooLarge() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-it-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("huge.json")
         var text = try String(contentsOfFile: Self.fixture("entra.json"), encoding: .utf8)
@@ -277,8 +283,7 @@ struct IAPCheckCommandTests {
 
     @Test("the runner kills a tool that runs past its timeout")
     func timeout() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-it-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Opening a FIFO that no one writes to blocks until the runner gives up.
         let fifo = directory.appendingPathComponent("never.json")

@@ -103,6 +103,8 @@ struct IAPConfigurationLoadingTests {
              .init(message: #"`authorize_url` must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found "http://login.example.com/authorize""#, key: "authorize_url", line: 2, column: 3)),
         Case("URL without a host", ["token_url": #""https:///token""#],
              .init(message: #"`token_url` must name a host, found "https:///token""#, key: "token_url", line: 3, column: 3)),
+        Case("credentials in a URL, which are not repeated", ["token_url": #""https://admin:s3cret@login.example.com/token""#],
+             .init(message: "`token_url` must not contain a user name or password; put credentials nowhere in the configuration", key: "token_url", line: 3, column: 3)),
         Case("port out of range", ["token_url": #""https://login.example.com:70000/token""#],
              .init(message: "`token_url` has port 70000, which is outside 1-65535", key: "token_url", line: 3, column: 3)),
         Case("relative redirect URL", ["redirect_url": #""callback""#],
