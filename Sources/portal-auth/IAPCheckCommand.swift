@@ -16,12 +16,16 @@ struct IAPCheckCommand: AsyncParsableCommand {
             A configuration file looks like this (Microsoft Entra ID):
 
               {
-                "authorize_url": "https://login.microsoftonline.com/<tenant_id>/oauth2/v2.0/authorize",
-                "token_url": "https://login.microsoftonline.com/<tenant_id>/oauth2/v2.0/token",
-                "logout_url": "https://login.microsoftonline.com/<tenant_id>/oauth2/v2.0/logout",
+                "authorize_url":
+                  "https://login.microsoftonline.com/<tenant>/oauth2/v2.0/authorize",
+                "token_url":
+                  "https://login.microsoftonline.com/<tenant>/oauth2/v2.0/token",
+                "logout_url":
+                  "https://login.microsoftonline.com/<tenant>/oauth2/v2.0/logout",
                 "client_id": "<client_id>",
                 "redirect_url": "http://localhost/callback",
-                "scope": ["<client_id>/.default", "offline_access", "openid", "profile"],
+                "scope": ["<client_id>/.default", "offline_access", "openid",
+                          "profile"],
                 "hosts_behind_proxy": ["*.contoso.com"],
                 "authorization_prompt_type": ""
               }
@@ -38,7 +42,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
 
             Examples:
               portal-auth iap check --config contoso-iap.json
-              portal-auth iap check --config contoso-iap.json --url https://maps.contoso.com/portal --url https://example.com
+              portal-auth iap check --config contoso-iap.json \\
+                  --url https://maps.contoso.com/portal --url https://example.com
               portal-auth iap check --config contoso-iap.json --format json
 
             Exit status: 0 valid (warnings allowed); 65 invalid content; 66 the file is missing or \

@@ -22,7 +22,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
 
             Start by checking an IAP configuration file:
 
-              portal-auth iap check --config contoso-iap.json --url https://maps.contoso.com/portal
+              portal-auth iap check --config contoso-iap.json \\
+                  --url https://maps.contoso.com/portal
 
             Run `portal-auth help <command>` (for example `portal-auth help iap check`) for details.
 

@@ -52,7 +52,7 @@ enum ConfigurationFileReader {
     }
 
     /// The configuration error for a failed system call on `file`.
-    private static func failure(_ file: URL, _ error: SystemError) -> ConfigurationError {
+    static func failure(_ file: URL, _ error: SystemError) -> ConfigurationError {
         switch error.errno {
         case ENOENT, ENOTDIR: return .fileNotFound(file)
         case EISDIR: return .isDirectory(file)

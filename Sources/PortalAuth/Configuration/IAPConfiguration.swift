@@ -30,6 +30,8 @@ public struct IAPConfiguration: Sendable, Hashable {
     /// The kind of user interaction asked for when signing in.
     public let authorizationPromptType: IAPAuthorizationPromptType
     /// The file the configuration was loaded from, or `nil` when it was built in code.
+    ///
+    /// It takes part in equality, so that credentials stored for a configuration stay tied to its file.
     public let sourceFile: URL?
 
     /// `hostsBehindProxy`, parsed.

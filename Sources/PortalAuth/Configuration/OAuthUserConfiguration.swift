@@ -159,12 +159,13 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         add(URLRules.endpointProblem(redirectURL), "redirectURL")
         add(clientID.allSatisfy(\.isWhitespace) ? "must not be empty; use the client ID of the application registered in the portal" : nil, "clientID")
         let maximum = Self.maximumRefreshTokenInterval
-        if refreshTokenExpirationInterval < .seconds(60) || refreshTokenExpirationInterval > maximum {
+        let expirationIsValid = refreshTokenExpirationInterval >= .seconds(60) && refreshTokenExpirationInterval <= maximum
+        if !expirationIsValid {
             add("must be from 1 minute to 90 days, found \(Self.describe(refreshTokenExpirationInterval))", "refreshTokenExpirationInterval")
         }
         if refreshTokenExchangeInterval <= .zero || refreshTokenExchangeInterval > maximum {
             add("must be more than zero and at most 90 days, found \(Self.describe(refreshTokenExchangeInterval))", "refreshTokenExchangeInterval")
-        } else if refreshTokenExchangeInterval >= refreshTokenExpirationInterval {
+        } else if expirationIsValid, refreshTokenExchangeInterval >= refreshTokenExpirationInterval {
             add("(\(Self.describe(refreshTokenExchangeInterval))) must be shorter than refreshTokenExpirationInterval (\(Self.describe(refreshTokenExpirationInterval))), or the refresh token expires before it is exchanged", "refreshTokenExchangeInterval")
         }
         if !issues.isEmpty { throw .invalid(nil, issues: issues) }

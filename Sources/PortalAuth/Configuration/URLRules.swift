@@ -58,14 +58,18 @@ enum URLRules {
 
     // MARK: - Rules
 
-    /// Why `url` cannot be an endpoint (absolute http(s) with a host and a valid port, https unless
-    /// the host is loopback), or `nil` when it can.
+    /// Why `url` cannot be an endpoint (absolute http(s) with a host, no user or password, a valid port,
+    /// https unless the host is loopback), or `nil` when it can.
     static func endpointProblem(_ url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased() else {
             return "must be an absolute URL such as https://login.example.com/authorize, found \"\(url.absoluteString)\""
         }
         guard scheme == "http" || scheme == "https" else {
             return "must be an https URL, found scheme \"\(scheme)\" in \"\(url.absoluteString)\""
+        }
+        guard url.user == nil, url.password == nil else {
+            // The URL is not repeated: it holds a password.
+            return "must not contain a user name or password; put credentials nowhere in the configuration"
         }
         guard let host = normalisedHost(of: url) else {
             return "must name a host, found \"\(url.absoluteString)\""
