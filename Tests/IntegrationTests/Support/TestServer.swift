@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+/// The bundled authorization server started by `scripts/authserver start` (see Tests/AuthServer/README.md),
+/// described by the `PORTAL_AUTH_TEST_*` variables of `.run/authserver.env`.
+struct TestServer: Sendable {
+    let base: String
+    let portal: String
+    let clientID: String
+    let iapConfig: String
+    let iapURL: String
+    let browser: String
+    let issuer: String
+    let testControl: String
+
+    /// Whether the server's variables are present. `scripts/test` sets `PORTAL_AUTH_REQUIRE_INTEGRATION=1`,
+    /// and then a missing server is a failure, not a skip.
+    static var isConfigured: Bool {
+        if ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_SERVER"] != nil { return true }
+        return ProcessInfo.processInfo.environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
+    }
+
+    /// The running server, or a recorded failure.
+    static func current() throws -> TestServer {
+        let environment = ProcessInfo.processInfo.environment
+        func value(_ name: String) throws -> String {
+            guard let value = environment[name], !value.isEmpty else {
+                Issue.record("\(name) is not set: start the server with scripts/authserver start and source .run/authserver.env, or run scripts/test")
+                throw CancellationError()
+            }
+            return value
+        }
+        return TestServer(
+            base: try value("PORTAL_AUTH_TEST_SERVER"), portal: try value("PORTAL_AUTH_TEST_PORTAL"),
+            clientID: try value("PORTAL_AUTH_TEST_CLIENT_ID"), iapConfig: try value("PORTAL_AUTH_TEST_IAP_CONFIG"),
+            iapURL: try value("PORTAL_AUTH_TEST_IAP_URL"), browser: try value("PORTAL_AUTH_TEST_BROWSER"),
+            issuer: try value("PORTAL_AUTH_TEST_ISSUER"), testControl: try value("PORTAL_AUTH_TEST_TESTCTL")
+        )
+    }
+
+    /// A GET with extra headers through the library's own HTTP client.
+    func get(_ url: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
+        var request = HTTPRequest.get(URL(string: url)!)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        return try await CurlHTTPClient().send(request)
+    }
+}
+
+/// A private scratch directory with a credential store path, removed at the end of the test.
+final class ScratchStore: Sendable {
+    let directory: URL
+    var path: String { directory.appendingPathComponent("credentials.json").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-it-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// The store file's entries (for checks the tool itself never prints).
+    func entries() throws -> [String: JSONValue] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard case .object(let entries)? = try JSONValue.parse(data)["entries"] else { return [:] }
+        return Dictionary(uniqueKeysWithValues: entries.members.map { ($0.key, $0.value) })
+    }
+}
