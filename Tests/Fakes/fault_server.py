@@ -17,10 +17,13 @@ Paths (the behaviour is chosen by the path, so one server serves a whole test):
   /reset                        closes the connection with a TCP reset
   /redirect?to=URL&status=302   a redirect
   /basic?user=U&password=P      401 + WWW-Authenticate: Basic unless the credentials match, else /echo
+  /digest?user=U&password=P     the same with Digest (RFC 7616, MD5, qop=auth)
 Options: --tls-cert FILE --tls-key FILE (serve https), --client-ca FILE (require a client certificate).
 """
 import argparse
 import base64
+import hashlib
+import re
 import json
 import os
 import signal
@@ -34,6 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 STOP = threading.Event()
+DIGEST_NONCE = base64.b64encode(os.urandom(12)).decode()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -109,8 +113,27 @@ class Handler(BaseHTTPRequestHandler):
                 self.echo(parts, body)
             else:
                 self.send_json(401, {"error": "unauthorized"}, [("WWW-Authenticate", 'Basic realm="fault"')])
+        elif path == "/digest":
+            if self.digest_matches(query.get("user", ""), query.get("password", "")):
+                self.echo(parts, body)
+            else:
+                challenge = 'Digest realm="fault", qop="auth", algorithm=MD5, nonce="%s"' % DIGEST_NONCE
+                self.send_json(401, {"error": "unauthorized"}, [("WWW-Authenticate", challenge)])
         else:
             self.send_json(404, {"error": "no such path", "path": path})
+
+    def digest_matches(self, user, password):
+        header = self.headers.get("Authorization") or ""
+        if not header.startswith("Digest "):
+            return False
+        fields = {k: a or b for k, a, b in re.findall(r'(\w+)=(?:"([^"]*)"|([^\s,]*))', header[7:])}
+        if fields.get("username") != user or fields.get("nonce") != DIGEST_NONCE:
+            return False
+        md5 = lambda text: hashlib.md5(text.encode()).hexdigest()
+        ha1 = md5(f"{user}:fault:{password}")
+        ha2 = md5(f"{self.command}:{fields.get('uri', '')}")
+        expected = md5(f"{ha1}:{DIGEST_NONCE}:{fields.get('nc', '')}:{fields.get('cnonce', '')}:auth:{ha2}")
+        return fields.get("response") == expected
 
     def echo(self, parts, body):
         self.send_json(200, {

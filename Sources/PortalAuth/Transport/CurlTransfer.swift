@@ -146,27 +146,27 @@ final class CurlTransfer {
         return lines
     }
 
+    /// Installs the C callbacks; each finds this transfer again through its `Unmanaged` userdata.
     private func configureCallbacks(_ handle: CurlEasyHandle) throws(TransportError) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         try handle.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+            CurlTransfer.from(userdata)?.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
         }, "CURLOPT_WRITEFUNCTION")
         try handle.set(CURLOPT_WRITEDATA, pointer: userdata, "CURLOPT_WRITEDATA")
         try handle.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, userdata in
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-            return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+            CurlTransfer.from(userdata)?.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
         }, "CURLOPT_HEADERFUNCTION")
         try handle.set(CURLOPT_HEADERDATA, pointer: userdata, "CURLOPT_HEADERDATA")
         try handle.setProgress { userdata, _, _, _, _ in
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-            return transfer.cancellation.isCancelled ? 1 : 0  // 1 → CURLE_ABORTED_BY_CALLBACK
+            CurlTransfer.from(userdata)?.cancellation.isCancelled == false ? 0 : 1  // 1 → CURLE_ABORTED_BY_CALLBACK
         }
         try handle.set(CURLOPT_XFERINFODATA, pointer: userdata, "CURLOPT_XFERINFODATA")
         try handle.set(CURLOPT_NOPROGRESS, 0, "CURLOPT_NOPROGRESS")
+    }
+
+    /// The transfer behind a callback's userdata (kept alive by `run` for the whole transfer).
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> CurlTransfer? {
+        userdata.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
     }
 
     // MARK: - Callbacks (transfer thread)

@@ -114,13 +114,17 @@ struct CurlHTTPClientTests {
         }
     }
 
-    @Test("HTTP Basic authentication with a password credential")
-    func basicAuthentication() async throws {
+    @Test("HTTP Basic and Digest authentication with a password credential", arguments: [
+        ("/basic", .basic), ("/digest", .digest), ("/digest", [.basic, .digest]),
+    ] as [(String, TransportCredentials.Password.Schemes)])
+    func passwordAuthentication(path: String, schemes: TransportCredentials.Password.Schemes) async throws {
         try await FaultServer.with { server async throws in
-            let url = server.url("/basic?user=alice&password=s3cret")
+            let url = server.url("\(path)?user=alice&password=s3cret")
             #expect(try await client.send(.get(url)).statusCode == 401)
             var request = HTTPRequest.get(url)
-            request.credentials.password = .init(username: "alice", password: "s3cret", schemes: .basic)
+            request.credentials.password = .init(username: "alice", password: "wrong", schemes: schemes)
+            #expect(try await client.send(request).statusCode == 401)
+            request.credentials.password = .init(username: "alice", password: "s3cret", schemes: schemes)
             #expect(try await client.send(request).statusCode == 200)
             #expect(!request.credentials.description.contains("s3cret"))
         }

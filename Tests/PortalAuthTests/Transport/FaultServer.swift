@@ -83,8 +83,9 @@ struct TestCertificate: Sendable {
     /// Its private key (PEM, unencrypted).
     let key: URL
 
-    /// Makes a new certificate with common name `name` in a new temporary folder.
-    static func make(name: String = "127.0.0.1") throws -> TestCertificate {
+    /// Makes a new certificate with common name `name` and the given subject alternative names in a new
+    /// temporary folder.
+    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("portal-auth-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -93,7 +94,7 @@ struct TestCertificate: Sendable {
         try runTool("openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", key.path, "-out", certificate.path, "-days", "1", "-subj", "/CN=\(name)",
-            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-addext", "subjectAltName=\(altNames)",
         ])
         return TestCertificate(directory: directory, certificate: certificate, key: key)
     }

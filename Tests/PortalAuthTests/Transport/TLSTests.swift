@@ -44,15 +44,29 @@ struct TLSTests {
     }
 
     @Test("a CA bundle without the server's certificate is refused")
-    func hostNameChecked() async throws {
-        let certificate = try TestCertificate.make(name: "other.example")
-        defer { certificate.remove() }
+    func strangerBundle() async throws {
+        let certificate = try TestCertificate.make()
         let stranger = try TestCertificate.make()
-        defer { stranger.remove() }
+        defer {
+            certificate.remove()
+            stranger.remove()
+        }
         try await FaultServer.with(tls: certificate) { server async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: stranger.certificate)))
             let error = try #require(await transportError(client, .get(server.url("/json"))))
             #expect(error.kind == .tlsVerificationFailed)
+        }
+    }
+
+    @Test("host name verification stays on: a trusted certificate for another name is refused")
+    func hostNameChecked() async throws {
+        let certificate = try TestCertificate.make(name: "other.example", altNames: "DNS:other.example")
+        defer { certificate.remove() }
+        try await FaultServer.with(tls: certificate) { server async throws in
+            let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: certificate.certificate)))
+            let error = try #require(await transportError(client, .get(server.url("/json"))))
+            #expect(error.kind == .tlsVerificationFailed)
+            #expect(error.detail.contains("127.0.0.1"), "\(error.detail)")
         }
     }
 
