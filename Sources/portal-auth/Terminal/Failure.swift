@@ -1,5 +1,6 @@
 import ArgumentParser
 import PortalAuth
+import Synchronization
 
 /// Reports a failed command on standard error and turns it into the matching exit status.
 enum Failure {
@@ -24,10 +25,23 @@ enum Failure {
     }
 
     /// Runs `operation` in a task that Ctrl-C (or SIGTERM) cancels.
+    ///
+    /// The signal watcher is installed before the task starts, so an interrupt at any moment cancels
+    /// the operation instead of killing the process with the port still bound.
     static func cancellableOnInterrupt<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let task = Task { try await operation() }
-        let watcher = InterruptWatcher { task.cancel() }
+        let pending = Mutex<(task: Task<T, any Error>?, interrupted: Bool)>((nil, false))
+        let watcher = InterruptWatcher {
+            pending.withLock { state in
+                state.interrupted = true
+                state.task?.cancel()
+            }
+        }
         defer { withExtendedLifetime(watcher) {} }
+        let task = Task { try await operation() }
+        pending.withLock { state in
+            state.task = task
+            if state.interrupted { task.cancel() }
+        }
         return try await task.value
     }
 }

@@ -50,7 +50,8 @@ struct TestServer: Sendable {
 /// A private scratch directory with a credential store path, removed at the end of the test.
 final class ScratchStore: Sendable {
     let directory: URL
-    var path: String { directory.appendingPathComponent("credentials.json").path }
+    /// The store path, in a folder the tool creates itself (so its permissions are the tool's).
+    var path: String { directory.appendingPathComponent("state/credentials.json").path }
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-it-\(UUID().uuidString)")
