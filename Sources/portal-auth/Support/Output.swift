@@ -15,7 +15,7 @@ enum Output {
 
     /// Prints `line` to stderr.
     static func diagnostic(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.line(line)
     }
 
     /// A `file:line:column: severity: message` line, as compilers print them (`file: severity: message`
