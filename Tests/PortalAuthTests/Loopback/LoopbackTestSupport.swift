@@ -39,8 +39,14 @@ final class TestSocket: @unchecked Sendable {
 
     /// Connects to `host` (an IPv4 or IPv6 literal) on `port`.
     init(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(5)) throws {
+        // Connected before `self` exists: a failed connect must not reach `deinit`, which would close the
+        // descriptor a second time (and, with tests in parallel, someone else's socket).
+        fd = try Self.connect(host: host, port: port, timeout: timeout)
+    }
+
+    private static func connect(host: String, port: Int, timeout: Duration) throws -> Int32 {
         let isIPv6 = host.contains(":")
-        fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -53,7 +59,7 @@ final class TestSocket: @unchecked Sendable {
             inet_pton(AF_INET6, host, &address.sin6_addr)
             result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
                 }
             }
         } else {
@@ -63,7 +69,7 @@ final class TestSocket: @unchecked Sendable {
             inet_pton(AF_INET, host, &address.sin_addr)
             result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
         }
@@ -72,6 +78,7 @@ final class TestSocket: @unchecked Sendable {
             Glibc.close(fd)
             throw TestFailure("connect to \(host):\(port): \(String(cString: strerror(code)))")
         }
+        return fd
     }
 
     deinit { Glibc.close(fd) }
