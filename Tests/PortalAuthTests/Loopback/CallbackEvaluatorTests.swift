@@ -38,10 +38,7 @@ struct CallbackEvaluatorTests {
     func accepts() throws {
         let outcome = evaluator.evaluate(
             target: "/callback?code=a%2Bb+c&state=s-2&iss=https%3A%2F%2Fidp.example%2F&session_state=x&flag")
-        guard case .accepted(let callback) = outcome else {
-            Issue.record("expected acceptance, got \(outcome)")
-            return
-        }
+        let callback = try #require(outcome.acceptance, "expected acceptance, got \(outcome)")
         #expect(callback.code == "a+b c")
         #expect(callback.state == "s-2")
         #expect(callback.issuer == "https://idp.example/")
@@ -68,13 +65,10 @@ struct CallbackEvaluatorTests {
     }
 
     @Test("an identity provider error ends the wait with that error")
-    func identityProviderError() {
+    func identityProviderError() throws {
         let outcome = evaluator.evaluate(
             target: "/callback?error=access_denied&error_description=User+said+no&error_uri=https%3A%2F%2Fdocs&state=s-1")
-        guard case .refused(let error) = outcome else {
-            Issue.record("expected a refusal, got \(outcome)")
-            return
-        }
+        let error = try #require(outcome.refusal, "expected a refusal, got \(outcome)")
         #expect(error.kind == .identityProviderError)
         #expect(error.category == .refused)
         #expect(error.identityProviderErrorCode == "access_denied")
@@ -95,12 +89,9 @@ struct CallbackEvaluatorTests {
             "/callback?state=s-1&code=c&iss=https%3A%2F%2Fidp.example",  // no trailing slash: exact comparison
             "/callback?state=s-1&error=access_denied&iss=https%3A%2F%2Fevil.example%2F",
         ])
-    func issuerMismatch(target: String) {
+    func issuerMismatch(target: String) throws {
         let outcome = evaluator.evaluate(target: target)
-        guard case .refused(let error) = outcome else {
-            Issue.record("expected a refusal, got \(outcome)")
-            return
-        }
+        let error = try #require(outcome.refusal, "expected a refusal, got \(outcome)")
         #expect(error.kind == .issuerMismatch)
         #expect(error.category == .refused)
         #expect(error.description.contains("https://idp.example/"))
@@ -110,24 +101,17 @@ struct CallbackEvaluatorTests {
     func issuerOptional() {
         let noIssuer = CallbackEvaluator(path: "/callback", states: ["s"])
         #expect(noIssuer.evaluate(target: "/callback?state=s&code=c&iss=https%3A%2F%2Fx").isFinal)
-        guard case .accepted = evaluator.evaluate(target: "/callback?state=s-1&code=c") else {
-            Issue.record("a response without iss should be accepted")
-            return
-        }
+        #expect(evaluator.evaluate(target: "/callback?state=s-1&code=c").acceptance != nil)
     }
 
     @Test("a sign-in needs a code; a logout confirmation does not")
-    func codeRequirement() {
-        guard case .refused(let error) = evaluator.evaluate(target: "/callback?state=s-1") else {
-            Issue.record("a sign-in response without code should be refused")
-            return
-        }
+    func codeRequirement() throws {
+        let error = try #require(
+            evaluator.evaluate(target: "/callback?state=s-1").refusal, "a sign-in response without code should be refused")
         #expect(error.kind == .invalidResponse)
         let logout = CallbackEvaluator(path: "/callback", states: ["s-1"], requiresCode: false)
-        guard case .accepted(let callback) = logout.evaluate(target: "/callback?state=s-1") else {
-            Issue.record("a logout confirmation should be accepted")
-            return
-        }
+        let callback = try #require(
+            logout.evaluate(target: "/callback?state=s-1").acceptance, "a logout confirmation should be accepted")
         #expect(callback.code == nil)
     }
 
@@ -170,5 +154,19 @@ struct CallbackEvaluatorTests {
     func redactedDescription() {
         let callback = LoopbackCallback(parameters: [.init(name: "code", value: "SECRET"), .init(name: "state", value: "S")])
         #expect(callback.description == "LoopbackCallback(parameters: code, state)")
+    }
+}
+
+extension CallbackEvaluator.Outcome {
+    /// The error of a refusal, else nil.
+    var refusal: LoopbackError? {
+        if case .refused(let error) = self { return error }
+        return nil
+    }
+
+    /// The callback of an acceptance, else nil.
+    var acceptance: LoopbackCallback? {
+        if case .accepted(let callback) = self { return callback }
+        return nil
     }
 }

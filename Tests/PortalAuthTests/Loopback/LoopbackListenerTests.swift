@@ -43,9 +43,10 @@ struct LoopbackListenerTests {
         }
     }
 
-    @Test("localhost binds 127.0.0.1 and ::1 on one port, and the redirect URL keeps saying localhost")
+    @Test(
+        "localhost binds 127.0.0.1 and ::1 on one port, and the redirect URL keeps saying localhost",
+        .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func localhostBothFamilies() async throws {
-        try #require(ipv6LoopbackAvailable(), "this machine has no IPv6 loopback")
         let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://localhost/callback")))
         let port = listener.port
         #expect(listener.redirectURL.absoluteString == "http://localhost:\(port)/callback")
@@ -58,15 +59,30 @@ struct LoopbackListenerTests {
         #expect(try await result.get().code == "c")
     }
 
-    @Test("[::1] binds IPv6 only")
+    @Test("[::1] binds IPv6 only", .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func ipv6Only() async throws {
-        try #require(ipv6LoopbackAvailable(), "this machine has no IPv6 loopback")
         let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]/callback")))
         #expect(listener.listeningAddresses == ["[::1]:\(listener.port)"])
         #expect(throws: TestFailure.self) { try TestSocket(host: "127.0.0.1", port: listener.port) }
         async let result = outcome(of: listener)
         #expect(try await get("/callback?code=c&state=s-123", port: listener.port, host: "::1").status == 200)
         #expect(try await result.get().code == "c")
+    }
+
+    @Test(
+        "localhost on a fixed port whose ::1 side is taken fails naming [::1] (a browser would reach the other program)",
+        .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
+    func localhostHalfBusy() throws {
+        let holder = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]/callback")))
+        let url = try #require(URL(string: "http://localhost:\(holder.port)/callback"))
+        #expect {
+            try LoopbackListener(redirectURL: url)
+        } throws: { error in
+            (error as? LoopbackError)?.kind == .portInUse
+                && (error as? LoopbackError)?.description.contains("[::1]:\(holder.port)") == true
+        }
+        // The IPv4 side was released: the port can be bound there.
+        _ = try LoopbackListener(redirectURL: #require(URL(string: "http://127.0.0.1:\(holder.port)/callback")))
     }
 
     @Test("listening sockets are close-on-exec and nonblocking")
@@ -148,13 +164,10 @@ struct LoopbackListenerTests {
         #expect(page.body.contains("access_denied"))
         #expect(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt; denied"))
         #expect(!page.body.contains("<script>"))
-        switch await result {
-        case .success: Issue.record("the wait should end with the identity provider's error")
-        case .failure(let error):
-            #expect(error.kind == .identityProviderError)
-            #expect(error.category == .refused)
-            #expect(error.identityProviderErrorCode == "access_denied")
-        }
+        let error = try #require(await result.failure, "the wait should end with the identity provider's error")
+        #expect(error.kind == .identityProviderError)
+        #expect(error.category == .refused)
+        #expect(error.identityProviderErrorCode == "access_denied")
     }
 
     @Test("an iss that is not the expected issuer ends the wait with an issuer mismatch")
@@ -164,10 +177,7 @@ struct LoopbackListenerTests {
         let page = try await get("/callback?code=c&state=s-123&iss=https%3A%2F%2Fevil.example", port: listener.port)
         #expect(page.body.contains("Sign-in failed"))
         #expect(page.body.contains("https://evil.example"))
-        guard case .failure(let error) = await result else {
-            Issue.record("the wait should end with an issuer mismatch")
-            return
-        }
+        let error = try #require(await result.failure, "the wait should end with an issuer mismatch")
         #expect(error.kind == .issuerMismatch)
     }
 
@@ -209,10 +219,7 @@ struct LoopbackListenerTests {
         try await Task.sleep(for: .milliseconds(100))
         let started = ContinuousClock.now
         task.cancel()
-        guard case .failure(let error) = await task.value else {
-            Issue.record("a cancelled wait should fail")
-            return
-        }
+        let error = try #require((await task.value).failure, "a cancelled wait should fail")
         #expect(ContinuousClock.now - started < .seconds(2))
         #expect(error.kind == .cancelled)
         #expect(error.category == .cancelled)
@@ -230,10 +237,7 @@ struct LoopbackListenerTests {
             withUnsafeCurrentTask { $0?.cancel() }
             return await outcome(of: listener)
         }
-        guard case .failure(let error) = await task.value else {
-            Issue.record("a cancelled wait should fail")
-            return
-        }
+        let error = try #require((await task.value).failure, "a cancelled wait should fail")
         #expect(error.kind == .cancelled)
         _ = try LoopbackListener(redirectURL: #require(URL(string: "http://127.0.0.1:\(port)/callback")))
     }
@@ -245,16 +249,10 @@ struct LoopbackListenerTests {
         try await Task.sleep(for: .milliseconds(100))
         listener.close()
         listener.close()
-        guard case .failure(let error) = await result else {
-            Issue.record("a closed wait should fail")
-            return
-        }
+        let error = try #require(await result.failure, "a closed wait should fail")
         #expect(error.kind == .cancelled)
         #expect(throws: TestFailure.self) { try TestSocket(port: listener.port) }
-        guard case .failure(let again) = await outcome(of: listener) else {
-            Issue.record("waiting on a closed listener should fail")
-            return
-        }
+        let again = try #require(await outcome(of: listener).failure, "waiting on a closed listener should fail")
         #expect(again.kind == .cancelled)
     }
 
@@ -272,10 +270,8 @@ struct LoopbackListenerTests {
     @Test("the wait's own time limit ends it with a timeout that names the redirect URL")
     func waitTimeout() async throws {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)
-        guard case .failure(let error) = await outcome(of: listener, timeout: .milliseconds(200)) else {
-            Issue.record("the wait should time out")
-            return
-        }
+        let error = try #require(
+            await outcome(of: listener, timeout: .milliseconds(200)).failure, "the wait should time out")
         #expect(error.kind == .timedOut)
         #expect(error.category == .timedOut)
         #expect(error.description.contains("127.0.0.1:\(listener.port)/callback"))

@@ -26,6 +26,14 @@ func outcome(
     }
 }
 
+extension Result {
+    /// The error of a failed result, nil for a success (for `#require`).
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -45,35 +53,12 @@ final class TestSocket: @unchecked Sendable {
     }
 
     private static func connect(host: String, port: Int, timeout: Duration) throws -> Int32 {
-        let isIPv6 = host.contains(":")
-        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let result: Int32
-        if isIPv6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = UInt16(port).bigEndian
-            inet_pton(AF_INET6, host, &address.sin6_addr)
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = UInt16(port).bigEndian
-            inet_pton(AF_INET, host, &address.sin_addr)
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
-        guard result == 0 else {
+        guard withSocketAddress(host: host, port: port, { Glibc.connect(fd, $0, $1) }) == 0 else {
             let code = errno
             Glibc.close(fd)
             throw TestFailure("connect to \(host):\(port): \(String(cString: strerror(code)))")
@@ -177,17 +162,36 @@ func get(_ target: String, port: Int, host: String = "127.0.0.1") async throws -
 
 // MARK: - Ports and descriptors
 
+/// Calls `body` with the socket address of `host` (an IPv4 or IPv6 literal) and `port`.
+func withSocketAddress(
+    host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+) -> Int32 {
+    func call<Address>(_ address: inout Address) -> Int32 {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
+        }
+    }
+    if host.contains(":") {
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = UInt16(port).bigEndian
+        inet_pton(AF_INET6, host, &address.sin6_addr)
+        return call(&address)
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    inet_pton(AF_INET, host, &address.sin_addr)
+    return call(&address)
+}
+
 /// A port that was free a moment ago (bound ephemerally, then released).
 func freePort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     defer { Glibc.close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    guard withSocketAddress(host: "127.0.0.1", port: 0, { bind(fd, $0, $1) }) == 0 else {
+        throw TestFailure("bind: \(errno)")
     }
-    guard bound == 0 else { throw TestFailure("bind: \(errno)") }
     var storage = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &storage) {
@@ -201,12 +205,7 @@ func ipv6LoopbackAvailable() -> Bool {
     let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { Glibc.close(fd) }
-    var address = sockaddr_in6()
-    address.sin6_family = sa_family_t(AF_INET6)
-    address.sin6_addr = in6addr_loopback
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-    } == 0
+    return withSocketAddress(host: "::1", port: 0, { bind(fd, $0, $1) }) == 0
 }
 
 /// The descriptor of this process's IPv4 TCP socket whose local port is `local` and whose peer's port is `remote`
