@@ -66,3 +66,49 @@ struct HTTPRequestHeadTests {
         #expect(HTTPRequestHead.endOfHead(in: bytes, from: max(bytes.count - 6, 0) - 2) ?? -1 == expected)
     }
 }
+
+@Suite("Loopback parser and evaluator on mutated input")
+struct LoopbackMutationTests {
+    /// SplitMix64: a seeded generator, so a failure reproduces.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let seed = Array("GET /callback?code=a%20b&state=s-1&iss=x HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n".utf8)
+    static let alphabet = Array(" \r\n:%&=?/+#\u{0}\t".utf8) + [0x80, 0xC3, 0xFF] + Array("GETHTP1.s-".utf8)
+
+    @Test("20,000 mutated requests: no crash, and nothing is accepted without the matching state")
+    func mutatedRequests() {
+        var generator = SeededGenerator(state: 8252)
+        let evaluator = CallbackEvaluator(path: "/callback", states: ["s-1"], issuer: "x")
+        var accepted = 0
+        for _ in 0..<20_000 {
+            var bytes = Self.seed
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[index] = Self.alphabet.randomElement(using: &generator)!
+                case 1: bytes.insert(Self.alphabet.randomElement(using: &generator)!, at: index)
+                default: if bytes.count > 1 { bytes.remove(at: index) }
+                }
+            }
+            guard let end = HTTPRequestHead.endOfHead(in: bytes) else { continue }
+            guard let head = try? HTTPRequestHead.parse(bytes[..<end]) else { continue }
+            #expect(head.target.utf8.allSatisfy { (0x21...0x7E).contains($0) })
+            if case .accepted(let callback) = evaluator.evaluate(target: head.target) {
+                accepted += 1
+                #expect(callback.state == "s-1")
+                #expect(callback.issuer == nil || callback.issuer == "x")
+                #expect(!(callback.code ?? "").isEmpty)
+            }
+        }
+        #expect(accepted > 0)  // The mutations leave some requests intact: the check above did run.
+    }
+}
