@@ -24,8 +24,9 @@ final class LoopbackServeLoop {
 
     /// How long a connection may take to read its page and close once it is answered.
     private static let lingerTime = Duration.seconds(1)
-    /// How much a client may still send after its answer before it is cut off.
-    private static let lingerBytes = 64 * 1024
+    /// How much a client may still send after its answer before it is cut off (read and discarded, never kept:
+    /// closing with unread bytes would reset the connection and could destroy the answer before it is read).
+    private static let lingerBytes = 4 << 20
     /// How long accepting pauses when the process is out of descriptors and nothing can be evicted.
     private static let acceptPause = Duration.milliseconds(100)
 
