@@ -59,7 +59,10 @@ struct SessionOptions: ParsableArguments {
     }
 
     /// The persistent credential store, loaded.
-    func credentialStore(settings: SignInSettings = SignInSettings(browser: nil)) throws -> ArcGISCredentialStore {
-        try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings)
+    ///
+    /// - Parameter forSignIn: a sign-in may start over when the store is corrupted: the corrupted file is kept
+    ///   aside (and reported) when the new sign-in is stored. Other commands report it and stop.
+    func credentialStore(settings: SignInSettings = SignInSettings(browser: nil), forSignIn: Bool = false) throws -> ArcGISCredentialStore {
+        try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
     }
 }
