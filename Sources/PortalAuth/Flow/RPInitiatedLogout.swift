@@ -24,6 +24,7 @@ struct RPInitiatedLogout: Sendable {
     /// - Throws: `LoopbackError` (the redirect URL cannot be listened on; the identity provider redirected back
     ///   with an `error`), `CryptoError`, `CancellationError`.
     func run(settings: SignInSettings) async throws -> Bool {
+        try Task.checkCancellation()  // no browser tab for a sign-out that was already stopped
         let configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage)
         let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
         defer { listener.close() }
@@ -37,16 +38,7 @@ struct RPInitiatedLogout: Sendable {
         let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? shown
 
         settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
-        if let browser = settings.browser {
-            let observer = settings.observer
-            do {
-                try browser.open(opened) { status in
-                    if status != 0 { observer.browserLaunchFailed("the browser command exited with status \(status)") }
-                }
-            } catch {
-                observer.browserLaunchFailed(error.description)
-            }
-        }
+        settings.openBrowser(at: opened)
 
         struct NoConfirmation: Error {}
         do {
