@@ -46,7 +46,7 @@ struct TokenRevocation: Sendable {
     }
 
     /// Sends the revocation, trying transient failures (network, 5xx) again as `policy` says.
-    func send(with client: any HTTPClient, policy: RefreshPolicy) async throws -> Void {
+    func send(with client: any HTTPClient, policy: RefreshPolicy) async throws {
         var backoff = policy.initialBackoff
         for attempt in 1...policy.attempts {
             do {

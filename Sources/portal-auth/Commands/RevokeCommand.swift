@@ -40,7 +40,7 @@ struct RevokeCommand: AsyncParsableCommand {
         let portalURL = URL(string: portal)!
         let store: ArcGISCredentialStore
         do {
-            store = try session.credentialStore(settings: session.signOutSettings().settings)
+            store = try session.credentialStore(settings: SignInSettings(browser: nil, httpClient: session.httpClient))
         } catch {
             throw Failure.report(error)
         }
