@@ -40,7 +40,7 @@ struct IAPLogoutTests {
         let start = clock.now
         let confirmed = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, timeout: .seconds(1)))
         #expect(!confirmed)
-        #expect(start.duration(to: clock.now) < .seconds(5))
+        #expect(start.duration(to: clock.now) < .seconds(20), "it ends soon after the timeout (loose: a busy test run can stall the pool)")
         #expect(browser.urls.count == 1)
         await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
     }
