@@ -70,7 +70,7 @@ public final class IAPCredential: TokenKeepingCredential {
     convenience init(record: StoredCredential, configuration: IAPConfiguration? = nil, persistence: TokenKeeper.Persistence?, settings: SignInSettings) {
         let configuration = configuration ?? IAPConfiguration(
             authorizeURL: record.authorizeURL ?? record.tokenURL, tokenURL: record.tokenURL,
-            logoutURL: record.logoutURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
+            logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
             scopes: record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
