@@ -67,17 +67,23 @@ final class TokenKeeper: Sendable {
         credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now)
     }
 
-    /// Whether an ArcGIS refresh token is within its exchange interval of expiring.
+    /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
     ///
-    /// The interval counts at most half the refresh token's lifetime (the `expiration` asked for at
-    /// sign-in): with a lifetime shorter than the interval, every new refresh token would otherwise be
-    /// "close to expiry" at once and each call would exchange it again.
+    /// The exchange interval is an age, as in `OAuthUserConfiguration` (and the ArcGIS Maps SDKs): a refresh
+    /// token issued more than the interval ago is exchanged at the next use, so a sign-in used now and then
+    /// never reaches its expiry. The age counts from when the token was issued; entries without that time
+    /// count from the expiry minus the lifetime asked for. At most half the lifetime is waited, so an
+    /// interval longer than a granted lifetime cannot let the token expire, nor make every call exchange.
     static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
         guard credential.kind == .oauthUser, credential.refreshToken != nil,
-              let expiry = credential.refreshTokenExpiresAt, var window = credential.refreshTokenExchangeSeconds, window > 0
+              let expiry = credential.refreshTokenExpiresAt, let interval = credential.refreshTokenExchangeSeconds, interval > 0
         else { return false }
-        if let minutes = credential.refreshTokenExpirationMinutes, minutes > 0 { window = min(window, minutes * 30) }
-        return expiry.timeIntervalSince(now) <= TimeInterval(window)
+        let asked = credential.refreshTokenExpirationMinutes.map { TimeInterval($0 * 60) }
+        guard let issued = credential.refreshTokenIssuedAt ?? asked.map({ expiry.addingTimeInterval(-$0) }) else {
+            return expiry.timeIntervalSince(now) <= TimeInterval(interval)
+        }
+        let lifetime = expiry.timeIntervalSince(issued)
+        return now.timeIntervalSince(issued) >= min(TimeInterval(interval), lifetime / 2)
     }
 
     // MARK: - Refreshing
@@ -195,10 +201,12 @@ extension StoredCredential {
         var copy = self
         copy.accessToken = tokens.accessToken
         copy.accessTokenExpiresAt = now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval)
-        if let refreshToken = tokens.refreshToken {
+        if let refreshToken = tokens.refreshToken, refreshToken != self.refreshToken {
             copy.refreshToken = refreshToken
+            copy.refreshTokenIssuedAt = now
             copy.refreshTokenExpiresAt = tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) }
-                ?? (refreshToken == self.refreshToken ? refreshTokenExpiresAt : nil)
+        } else if let lifetime = tokens.refreshTokenExpiresIn {
+            copy.refreshTokenExpiresAt = now.addingTimeInterval(lifetime.timeInterval)
         }
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)

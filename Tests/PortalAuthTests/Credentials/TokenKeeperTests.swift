@@ -13,7 +13,7 @@ struct TokenKeeperTests {
     /// A stored credential whose access token has `accessLeft` seconds left.
     static func record(
         _ kind: StoredCredential.Kind = .oauthUser, access: String = "access-1", accessLeft: TimeInterval = -10,
-        refresh: String? = "refresh-1", refreshLeft: TimeInterval? = 14 * 86400,
+        refresh: String? = "refresh-1", refreshLeft: TimeInterval? = 14 * 86400, refreshIssuedAgo: TimeInterval? = 0,
         exchangeSeconds: Int? = 86400, expirationMinutes: Int? = 20160, now: Date = Date()
     ) -> StoredCredential {
         StoredCredential(
@@ -26,6 +26,7 @@ struct TokenKeeperTests {
             revokeURL: nil, logoutURL: nil, hostsBehindProxy: kind == .iap ? ["*.contoso.com"] : [],
             username: "alice", accessToken: access, accessTokenExpiresAt: now.addingTimeInterval(accessLeft),
             refreshToken: refresh, refreshTokenExpiresAt: refreshLeft.map { now.addingTimeInterval($0) },
+            refreshTokenIssuedAt: refreshIssuedAgo.map { now.addingTimeInterval(-$0) },
             idToken: nil, idTokenExpiresAt: nil, scopes: kind == .iap ? ["openid", "offline_access"] : [],
             tokenType: "Bearer", isSSLRequired: false, createdAt: now, updatedAt: now.addingTimeInterval(-3600))
     }
@@ -89,7 +90,7 @@ struct TokenKeeperTests {
         #expect(client.forms.first?["scope"] == "openid offline_access", "IAP refreshes ask for the configured scopes")
     }
 
-    @Test("an answer without a refresh token keeps the old one and its expiry")
+    @Test("an answer without a refresh token keeps the old one, its expiry and its age")
     func keepOldWhenNoneSent() async throws {
         let now = Date()
         let record = Self.record(refreshLeft: 10 * 86400, now: now)
@@ -98,15 +99,16 @@ struct TokenKeeperTests {
         #expect(fresh.accessToken == "access-2")
         #expect(fresh.refreshToken == "refresh-1")
         #expect(fresh.refreshTokenExpiresAt == record.refreshTokenExpiresAt)
+        #expect(fresh.refreshTokenIssuedAt == record.refreshTokenIssuedAt)
         #expect(fresh.username == "alice")
     }
 
     // MARK: - ArcGIS exchange
 
-    @Test("a refresh token within the exchange interval is exchanged, even while the access token is valid")
+    @Test("a refresh token older than the exchange interval is exchanged, even while the access token is valid")
     func exchangeTriggered() async throws {
         let client = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2", refreshExpiresIn: 14 * 86400)])
-        let keeper = Self.keeper(Self.record(accessLeft: 3000, refreshLeft: 3600), client)
+        let keeper = Self.keeper(Self.record(accessLeft: 3000, refreshLeft: 12 * 86400, refreshIssuedAgo: 2 * 86400), client)
         let fresh = try await keeper.validCredential()
         let form = try #require(client.forms.first)
         #expect(form["grant_type"] == "exchange_refresh_token")
@@ -114,29 +116,40 @@ struct TokenKeeperTests {
         #expect(form["refresh_token"] == "refresh-1")
         #expect(fresh.refreshToken == "refresh-2")
         #expect(abs(fresh.refreshTokenExpiresAt!.timeIntervalSinceNow - 14 * 86400) < 5)
-        // The new refresh token is far from expiry: the next call sends nothing.
+        #expect(abs(fresh.refreshTokenIssuedAt!.timeIntervalSinceNow) < 5)
+        // The new refresh token is young: the next call sends nothing.
         _ = try await keeper.validCredential()
         #expect(client.count == 1)
     }
 
-    @Test("exchange interval boundaries", arguments: [
-        // (refresh-token seconds left, exchange interval, lifetime in minutes, exchanged?)
-        (2 * 86400.0, 86400, 20160, false),
-        (86400.0 - 5, 86400, 20160, true),
-        // Lifetime 60 min, interval 24 h: the interval counts as 30 min, or every call would exchange.
-        (50 * 60.0, 86400, 60, false),
-        (20 * 60.0, 86400, 60, true),
-        // An interval of 0 never exchanges.
-        (60.0, 0, 20160, false),
-    ] as [(Double, Int, Int, Bool)])
-    func exchangeBoundaries(left: Double, interval: Int, minutes: Int, exchanged: Bool) {
-        let record = Self.record(accessLeft: 3000, refreshLeft: left, exchangeSeconds: interval, expirationMinutes: minutes)
+    @Test("exchange by age", arguments: [
+        // (refresh-token seconds left, issued seconds ago (nil: not recorded), exchange interval, minutes asked, exchanged?)
+        (12 * 86400.0, 2 * 86400.0, 86400, 20160, true),
+        (13 * 86400.0 + 3700, 23 * 3600.0, 86400, 20160, false),
+        // Entries without the issue time: the age counts from the expiry minus the lifetime asked for.
+        (12 * 86400.0, nil, 86400, 20160, true),
+        (13.5 * 86400, nil, 86400, 20160, false),
+        // The portal granted 7 days of the 14 asked: the fresh token is not exchanged again at once.
+        (7 * 86400.0, 0, 86400, 20160, false),
+        (5 * 86400.0, 2 * 86400.0, 86400, 20160, true),
+        // An interval longer than the lifetime (60 min): exchanged at half-life, not never, not always.
+        (40 * 60.0, 20 * 60.0, 86400, 60, false),
+        (25 * 60.0, 35 * 60.0, 86400, 60, true),
+        // Nothing known of the lifetime: exchanged within the interval of expiring.
+        (3600.0, nil, 86400, 0, true),
+    ] as [(Double, Double?, Int, Int, Bool)])
+    func exchangeByAge(left: Double, issuedAgo: Double?, interval: Int, minutes: Int, exchanged: Bool) {
+        let record = Self.record(accessLeft: 3000, refreshLeft: left, refreshIssuedAgo: issuedAgo, exchangeSeconds: interval,
+                                 expirationMinutes: minutes == 0 ? nil : minutes)
         #expect(TokenKeeper.needsExchange(record, now: Date()) == exchanged)
     }
 
     @Test("IAP credentials never exchange")
     func iapNeverExchanges() {
-        #expect(!TokenKeeper.needsExchange(Self.record(.iap, refreshLeft: 10), now: Date()))
+        var record = Self.record(refreshLeft: 60, refreshIssuedAgo: 14 * 86400)
+        #expect(TokenKeeper.needsExchange(record, now: Date()))
+        record.kind = .iap
+        #expect(!TokenKeeper.needsExchange(record, now: Date()))
     }
 
     // MARK: - Dead refresh token
