@@ -99,7 +99,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     private func token(from credential: SelectedCredential) async throws -> IssuedToken {
         if idToken, case .portal = credential {
-            throw ValidationError("--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins")
+            throw UsageProblem(description: "--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins")
         }
         let issued = try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         let left = issued.secondsLeft()
@@ -135,7 +135,7 @@ struct TokenCommand: AsyncParsableCommand {
             signedIn = try await signInToIAP(configuration)
         case (nil, .portal(let url, let clientID)):
             guard let clientID else {
-                throw ValidationError("--interactive: nothing is stored for \(url.absoluteString); add --client-id ID to sign in")
+                throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString); add --client-id ID to sign in")
             }
             signedIn = try await signInToPortal(OAuthUserConfiguration(portalURL: url, clientID: clientID))
         case (nil, .iap(let file)):
