@@ -13,12 +13,16 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// The longest pause between two attempts.
     public var maximumBackoff: Duration
     /// How long one attempt may take before it counts as timed out (and is retried).
+    ///
+    /// The default (9 s) keeps a whole refresh with the default attempts and pauses (about 29 s) within the
+    /// store's default 30-second lock timeout, so that processes waiting for the lock while the identity
+    /// provider hangs get the lock, rather than a lock timeout.
     public var attemptTimeout: Duration
 
     /// Creates a policy.
     public init(
         margin: Duration = .seconds(300), attempts: Int = 3, initialBackoff: Duration = .milliseconds(500),
-        maximumBackoff: Duration = .seconds(4), attemptTimeout: Duration = .seconds(30)
+        maximumBackoff: Duration = .seconds(4), attemptTimeout: Duration = .seconds(9)
     ) {
         self.margin = max(.zero, margin)
         self.attempts = max(1, attempts)

@@ -28,6 +28,14 @@ enum SignInKind: String, CaseIterable, Sendable, CustomStringConvertible {
 struct TestControl {
     let server: TestServer
 
+    /// The control of the running server, its configuration back at the start-up values (a failed test may have
+    /// left a slow or failing token endpoint behind).
+    static func prepared() async throws -> TestControl {
+        let control = TestControl(server: try TestServer.current())
+        try await control.resetConfiguration()
+        return control
+    }
+
     /// Token requests by grant type since the last reset.
     struct Stats {
         let byGrant: [String: Int]

@@ -11,14 +11,10 @@ import Testing
 /// configuration are global, and other suites may revoke alice's tokens.
 @Suite("Token refresh end to end", .serialized, .enabled(if: TestServer.isConfigured))
 struct RefreshLifecycleTests {
-    let server: TestServer
     let control: TestControl
+    var server: TestServer { control.server }
 
-    init() async throws {
-        server = try TestServer.current()
-        control = TestControl(server: server)
-        try await control.resetConfiguration()
-    }
+    init() async throws { control = try await .prepared() }
 
     // MARK: - Expiry and rotation
 

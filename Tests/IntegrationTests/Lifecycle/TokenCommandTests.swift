@@ -7,14 +7,10 @@ import Testing
 /// URL, what happens with nothing stored or a corrupted store, and that no token leaks to standard error.
 @Suite("token and refresh commands", .serialized, .enabled(if: TestServer.isConfigured))
 struct TokenCommandTests {
-    let server: TestServer
     let control: TestControl
+    var server: TestServer { control.server }
 
-    init() async throws {
-        server = try TestServer.current()
-        control = TestControl(server: server)
-        try await control.resetConfiguration()
-    }
+    init() async throws { control = try await .prepared() }
 
     // MARK: - Formats
 

@@ -262,9 +262,13 @@ struct TokenKeeperTests {
         keeper(record, client, policy: policy, persistence: TokenKeeper.Persistence(store: store, key: record.key))
     }
 
-    static func save(_ record: StoredCredential, in store: CredentialStoreFile) async throws {
-        guard case .object(let entry) = record.json else { return }
+    /// A store file in a new temporary directory, holding `record`.
+    static func seeded(with record: StoredCredential) async throws -> (TemporaryDirectory, CredentialStoreFile) {
+        let temporary = try TemporaryDirectory()
+        let store = temporary.store()
+        guard case .object(let entry) = record.json else { throw CancellationError() }
         try await store.update { $0.set(entry, for: record.key) }
+        return (temporary, store)
     }
 
     static func stored(_ record: StoredCredential, in store: CredentialStoreFile) throws -> StoredCredential? {
@@ -273,10 +277,9 @@ struct TokenKeeperTests {
 
     @Test("a second keeper on the same store re-reads it under the lock and sends nothing")
     func reReadUnderLock() async throws {
-        let temporary = try TemporaryDirectory()
-        let store = temporary.store()
         let record = Self.record(.iap)
-        try await Self.save(record, in: store)
+        let (temporary, store) = try await Self.seeded(with: record)
+        defer { withExtendedLifetime(temporary) {} }
 
         let first = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2")])
         let second = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-X", refresh: "refresh-X")])
@@ -292,10 +295,9 @@ struct TokenKeeperTests {
 
     @Test("keepers racing on one store file send one request, even when tokens are shorter than the margin")
     func racingKeepers() async throws {
-        let temporary = try TemporaryDirectory()
-        let store = temporary.store()
         let record = Self.record(.iap)
-        try await Self.save(record, in: store)
+        let (temporary, store) = try await Self.seeded(with: record)
+        defer { withExtendedLifetime(temporary) {} }
         // 60-second tokens, 300-second margin: a fresh token from another keeper still "needs" a refresh by the
         // margin, but it is as new as any; refreshing again would only burn the rotated refresh token.
         let clients = (0..<6).map { _ in
@@ -313,10 +315,9 @@ struct TokenKeeperTests {
 
     @Test("when the provider is down the stored entry, refresh token included, is left as it was")
     func unavailableKeepsStore() async throws {
-        let temporary = try TemporaryDirectory()
-        let store = temporary.store()
         let record = Self.record()
-        try await Self.save(record, in: store)
+        let (temporary, store) = try await Self.seeded(with: record)
+        defer { withExtendedLifetime(temporary) {} }
         let before = try contents(of: store.path)
         let client = ScriptedHTTPClient([ScriptedHTTPClient.json("{}", status: 503)])
         await #expect(throws: CredentialError.self) { try await Self.persisted(record, in: store, client).validCredential() }
@@ -326,10 +327,9 @@ struct TokenKeeperTests {
 
     @Test("an entry removed from the store meanwhile is reported as not stored")
     func removedEntry() async throws {
-        let temporary = try TemporaryDirectory()
-        let store = temporary.store()
         let record = Self.record()
-        try await Self.save(record, in: store)
+        let (temporary, store) = try await Self.seeded(with: record)
+        defer { withExtendedLifetime(temporary) {} }
         let keeper = Self.persisted(record, in: store, ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2")]))
         try await store.update { $0.removeAll() }
         let error = try await #require(throws: CredentialError.self) { try await keeper.validCredential() }
