@@ -128,7 +128,7 @@ struct TokenCommandTests {
         #expect(!FileManager.default.fileExists(atPath: store.path), "nothing was written")
     }
 
-    @Test("--interactive signs in when nothing is stored, then prints the token; the next call needs no browser")
+    @Test("--interactive signs in when nothing is stored, and again when the refresh token died; otherwise no browser")
     func interactive() async throws {
         let store = try ScratchStore()
         let environment = ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
@@ -141,6 +141,17 @@ struct TokenCommandTests {
         #expect(first.stderr.contains("Signed in as alice"))
         let second = try await ToolRunner.run(["token"] + SignInKind.portal.selector(server) + ["--browser-command", "false"], environment: environment)
         #expect(second.stdout == first.stdout)
+
+        // A dead refresh token with --interactive: a new sign-in instead of exit 77.
+        try await control.expireRefreshTokens()
+        try await store.expireAccessToken(.portal, control: control)
+        let third = try await ToolRunner.run(
+            ["token"] + SignInKind.portal.selector(server) + ["--interactive", "--browser-command", server.browser, "--timeout", "90"],
+            environment: environment, timeout: .seconds(120))
+        #expect(third.status == 0, "\(third)")
+        #expect(third.stderr.contains("no longer accepted") && third.stderr.contains("signing in again"))
+        #expect(third.stdout == (try store.field("access_token", of: .portal) ?? "") + "\n")
+        #expect(third.stdout != first.stdout)
     }
 
     @Test("command-line mistakes are usage errors (64)", arguments: [
