@@ -10,13 +10,16 @@ final class ScriptedHTTPClient: HTTPClient {
 
     private let script: Script
     private let delay: Duration
-    private let sent = Mutex<[HTTPRequest]>([])
+    private let gate: @Sendable () async -> Void
+    private let sent = Mutex<[(request: HTTPRequest, at: Date, instant: ContinuousClock.Instant)]>([])
 
     /// - Parameters:
     ///   - delay: how long each answer takes.
+    ///   - gate: awaited before each answer (to hold it until the test says so).
     ///   - script: the answer (or thrown error) for each request.
-    init(delay: Duration = .zero, script: @escaping Script) {
+    init(delay: Duration = .zero, gate: @escaping @Sendable () async -> Void = {}, script: @escaping Script) {
         self.delay = delay
+        self.gate = gate
         self.script = script
     }
 
@@ -27,19 +30,29 @@ final class ScriptedHTTPClient: HTTPClient {
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let index = sent.withLock { list in
-            list.append(request)
+            list.append((request, Date(), ContinuousClock.now))
             return list.count - 1
         }
         if delay > .zero { try await Task.sleep(for: delay) }
+        await gate()
         return try script(index, request)
     }
 
     /// How many requests were sent.
     var count: Int { sent.withLock { $0.count } }
 
+    /// When each request arrived, in order.
+    var arrivals: [Date] { sent.withLock { $0.map(\.at) } }
+
+    /// The pauses between consecutive requests.
+    var gaps: [Duration] {
+        let instants = sent.withLock { $0.map(\.instant) }
+        return zip(instants, instants.dropFirst()).map { $0.duration(to: $1) }
+    }
+
     /// The form fields of each request sent, in order.
     var forms: [[String: String]] {
-        sent.withLock { $0 }.map { request in
+        sent.withLock { $0.map(\.request) }.map { request in
             let body = request.body.map { String(decoding: $0, as: UTF8.self) } ?? ""
             var components = URLComponents()
             components.percentEncodedQuery = body.replacingOccurrences(of: "+", with: "%20")
