@@ -26,10 +26,12 @@ struct TokenCommand: AsyncParsableCommand {
             to run is printed on standard error. Nothing but the token is printed on standard output.
 
             Examples:
-              curl -H "$(portal-auth token --portal https://www.arcgis.com --format header)" \\
-                  'https://www.arcgis.com/sharing/rest/portals/self?f=json'
+              header=$(portal-auth token --portal https://www.arcgis.com \\
+                  --format header)
+              curl -H "$header" https://www.arcgis.com/sharing/rest/portals/self
               portal-auth token --iap contoso-iap.json --min-valid 900
-              portal-auth token --url https://maps.contoso.com/portal/sharing/rest --format json
+              portal-auth token --format json \\
+                  --url https://maps.contoso.com/portal/sharing/rest
 
             Exit status: 0 a token was printed; 64 wrong usage; 65 the store is corrupted; 69 the identity \
             provider is unreachable or failing (the stored sign-in is kept; try again); 77 a sign-in is needed.
