@@ -38,6 +38,9 @@ struct StoredCredential: Sendable, Equatable {
     var accessTokenExpiresAt: Date
     var refreshToken: String?
     var refreshTokenExpiresAt: Date?
+    /// When the current refresh token was issued (its age decides the ArcGIS exchange); nil in entries
+    /// written before it was recorded.
+    var refreshTokenIssuedAt: Date? = nil
     var idToken: String?
     var idTokenExpiresAt: Date?
     var scopes: [String]
@@ -109,6 +112,7 @@ extension StoredCredential {
         object["access_token_expires_at"] = Self.timestamp(accessTokenExpiresAt)
         object["refresh_token"] = refreshToken.map { .string($0) }
         object["refresh_token_expires_at"] = refreshTokenExpiresAt.map(Self.timestamp)
+        object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
         object["scopes"] = .array(scopes.map { .string($0) })
@@ -150,6 +154,7 @@ extension StoredCredential {
         self.accessTokenExpiresAt = Date(timeIntervalSince1970: accessTokenExpiresAt)
         self.refreshToken = object["refresh_token"]?.stringValue
         self.refreshTokenExpiresAt = object["refresh_token_expires_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        self.refreshTokenIssuedAt = object["refresh_token_issued_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = object["id_token_expires_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
