@@ -45,16 +45,7 @@ struct AuthorizationCodeFlow: Sendable {
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
 
         settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-        if let browser = settings.browser {
-            let observer = settings.observer
-            do {
-                try browser.open(url) { status in
-                    if status != 0 { observer.browserLaunchFailed("the browser command exited with status \(status)") }
-                }
-            } catch {
-                observer.browserLaunchFailed(error.description)
-            }
-        }
+        settings.openBrowser(at: url)
 
         let callback = try await withDeadline(
             settings.timeout,

@@ -1,11 +1,10 @@
 import Foundation
 import PortalAuth
-import Synchronization
 
 /// Shows an identity-provider logout on the terminal: the logout URL (without the ID token, so it can be
 /// opened by hand), browser problems, and, on a terminal, a one-line status with the time left.
 final class TerminalLogoutObserver: SignInObserver {
-    private let statusShown = Mutex(false)
+    private let status = StatusLine(waitingFor: "the sign-out in the browser")
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
         clearStatus()
@@ -23,14 +22,11 @@ final class TerminalLogoutObserver: SignInObserver {
     }
 
     func waitingForBrowser(remaining: Duration) {
-        guard StandardError.isTerminal else { return }
-        let seconds = Int(remaining.components.seconds)
-        statusShown.withLock { $0 = true }
-        StandardError.write("\r\u{1B}[2K" + String(format: "Waiting for the sign-out in the browser… %d:%02d left (Ctrl-C to stop)", seconds / 60, seconds % 60))
+        status.show(remaining: remaining)
     }
 
     /// Removes the status line, if one is shown.
     func clearStatus() {
-        if statusShown.withLock({ value in defer { value = false }; return value }) { StandardError.write("\r\u{1B}[2K") }
+        status.clear()
     }
 }

@@ -1,13 +1,12 @@
 import Foundation
 import PortalAuth
-import Synchronization
 
 /// Shows a sign-in on the terminal: the URL (always, so it can be opened by hand), browser
 /// problems, and, on a terminal, a one-line status with the time left.
 final class TerminalSignInObserver: SignInObserver {
     private let target: String
     private let pasteHint: Bool
-    private let statusShown = Mutex(false)
+    private let status = StatusLine(waitingFor: "the sign-in in the browser")
 
     /// - Parameters:
     ///   - target: what is being signed in to, for the messages.
@@ -40,11 +39,7 @@ final class TerminalSignInObserver: SignInObserver {
     }
 
     func waitingForBrowser(remaining: Duration) {
-        guard StandardError.isTerminal else { return }
-        let seconds = Int(remaining.components.seconds)
-        let text = String(format: "Waiting for the sign-in in the browser… %d:%02d left (Ctrl-C to cancel)", seconds / 60, seconds % 60)
-        statusShown.withLock { $0 = true }
-        StandardError.write("\r\u{1B}[2K" + text)
+        status.show(remaining: remaining)
     }
 
     func exchangingCode() {
@@ -54,10 +49,6 @@ final class TerminalSignInObserver: SignInObserver {
 
     /// Removes the status line, if one is shown.
     func clearStatus() {
-        let shown = statusShown.withLock { value in
-            defer { value = false }
-            return value
-        }
-        if shown { StandardError.write("\r\u{1B}[2K") }
+        status.clear()
     }
 }

@@ -25,14 +25,7 @@ struct PastedRedirectTests {
         process.standardError = output
         try process.run()
 
-        var text = ""
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(20))
-        while !text.contains("left (Ctrl-C to cancel)"), clock.now < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        var text = readOutput(of: output, until: "left (Ctrl-C to cancel)")
         let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") },
                                "no authorization URL in: \(text)")
         let items = URLComponents(string: String(url))?.queryItems ?? []

@@ -168,23 +168,12 @@ struct SignInTests {
     func interrupt() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
-        process.arguments = ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "true", "--timeout", "60"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-
-        var text = ""
+        let tool = try BackgroundTool.start(
+            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "true", "--timeout", "60"],
+            environment: ["PORTAL_AUTH_STORE": store.path])
+        let process = tool.process
+        let text = tool.stderr(until: "Waiting for the redirect on")
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(20))
-        while !text.contains("Waiting for the redirect on"), clock.now < deadline {
-            let chunk = errors.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
         let port = try #require(Self.port(in: text), "no listening port in: \(text)")
         let interrupted = clock.now
         process.interrupt()

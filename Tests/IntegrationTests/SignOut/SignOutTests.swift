@@ -123,29 +123,18 @@ struct SignOutTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let tokens = try await Self.iapLogin(server, store)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
-        process.arguments = ["iap", "logout", "--config", server.iapConfig, "--browser-command", "true", "--timeout", "60"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-
-        var text = ""
+        let tool = try BackgroundTool.start(
+            ["iap", "logout", "--config", server.iapConfig, "--browser-command", "true", "--timeout", "60"],
+            environment: ["PORTAL_AUTH_STORE": store.path])
+        let process = tool.process
+        var text = tool.stderr(until: "Waiting for the identity provider to confirm on")
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(20))
-        while !text.contains("Waiting for the identity provider to confirm on"), clock.now < deadline {
-            let chunk = errors.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
         let marker = try #require(text.range(of: "confirm on http://127.0.0.1:"), "no listening port in: \(text)")
         let port = try #require(UInt16(text[marker.upperBound...].prefix { $0.isNumber }))
         let interrupted = clock.now
         process.interrupt()
         process.waitUntilExit()
-        text += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        text += String(decoding: tool.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 130, "\(text)")
         #expect(interrupted.duration(to: clock.now) < .seconds(5))
         #expect(text.contains("interrupted; the stored sign-in for \(server.iapConfig) was deleted, but the browser session may remain"))

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The built tool started in the background, for tests that act while it waits (Ctrl-C, pasting).
+struct BackgroundTool {
+    let process: Process
+    let errors: Pipe
+
+    /// Starts `portal-auth` with `arguments` and extra environment variables; stdout is discarded.
+    static func start(_ arguments: [String], environment: [String: String]) throws -> BackgroundTool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return BackgroundTool(process: process, errors: errors)
+    }
+
+    /// What the tool wrote to stderr up to the first time it contains `marker` (or end of output, or `timeout`).
+    func stderr(until marker: String, timeout: Duration = .seconds(20)) -> String {
+        readOutput(of: errors, until: marker, timeout: timeout)
+    }
+}
+
+/// Reads `pipe` until what was read contains `marker`, the pipe ends, or `timeout` passes.
+func readOutput(of pipe: Pipe, until marker: String, timeout: Duration = .seconds(20)) -> String {
+    var text = ""
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while !text.contains(marker), clock.now < deadline {
+        let chunk = pipe.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        text += String(decoding: chunk, as: UTF8.self)
+    }
+    return text
+}
