@@ -47,7 +47,8 @@ public struct TokenServiceError: CategorizedError, CustomStringConvertible, Equa
     }
 
     public var description: String {
-        let said = detail.isEmpty ? "" : ": \(detail)"
+        var said = detail.isEmpty ? "" : ": \(detail)"
+        while said.hasSuffix(".") { said.removeLast() }  // the server's own sentence, then ours
         switch kind {
         case .credentialsRefused:
             return "The token service \(url) refused \(principal)\(said). Check them and try again."
