@@ -47,12 +47,12 @@ enum PKCS12Identity {
             throw NetworkCredentialError(unsupported ? .unsupportedEncryption : .notPKCS12, file: file, detail: reason)
         }
         defer { if let key { EVP_PKEY_free(key) } }
-        guard let certificate else {
-            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no certificate")
-        }
-        let owned = X509Certificate(owning: certificate)
+        let owned = certificate.map(X509Certificate.init(owning:))
         guard let key else {
-            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no private key for \(owned.subject)")
+            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no private key, only certificates")
+        }
+        guard let owned else {
+            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no certificate for its private key")
         }
         guard owned.isPaired(with: key) else {
             throw NetworkCredentialError(.noIdentity, file: file, detail: "its private key does not belong to the certificate \(owned.subject)")
