@@ -9,6 +9,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
         LoginCommand.self,
         IAPCommand.self,
         StatusCommand.self,
+        GenerateTokenCommand.self,
+        AppTokenCommand.self,
     ]
 
     static let configuration = CommandConfiguration(
