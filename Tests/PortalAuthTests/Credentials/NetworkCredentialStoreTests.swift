@@ -17,8 +17,8 @@ struct NetworkCredentialStoreTests {
 
     @Test("a self-signed server is refused by default and accepted with server trust, for its own host and port only")
     func serverTrustForItsHostOnly() async throws {
-        let first = try TestCertificate.make()
-        let second = try TestCertificate.make()  // also for 127.0.0.1 and localhost, another key
+        let first = try await TestCertificate.make()
+        let second = try await TestCertificate.make()  // also for 127.0.0.1 and localhost, another key
         defer {
             first.remove()
             second.remove()
@@ -65,7 +65,7 @@ struct NetworkCredentialStoreTests {
 
     @Test("a server trust is only kept bound to a certificate that names the space's host")
     func serverTrustNeedsTheRightCertificate() async throws {
-        let foreign = try TestCertificate.make(name: "other.example", altNames: "DNS:other.example")
+        let foreign = try await TestCertificate.make(name: "other.example", altNames: "DNS:other.example")
         defer { foreign.remove() }
         let store = NetworkCredentialStore()
         let space = ProtectionSpace(host: "127.0.0.1", port: 8443)
@@ -100,7 +100,7 @@ struct NetworkCredentialStoreTests {
 
     @Test("a server requiring a client certificate accepts the .p12 from the store, and nothing without it")
     func clientCertificate() async throws {
-        let server = try TestCertificate.make()
+        let server = try await TestCertificate.make()
         defer { server.remove() }
         try await CertificateCredentialTests.withIdentity { identity, p12 in
             try await FaultServer.with(tls: server, clientCA: identity.certificate) { running async throws in
@@ -115,10 +115,10 @@ struct NetworkCredentialStoreTests {
                 #expect(try await send(url, store).statusCode == 200)
                 #expect(Set(await store.credentials(for: space).map(\.kind)) == [.certificate, .serverTrust])
 
-                let someoneElse = try TestCertificate.make(name: "mallory")
+                let someoneElse = try await TestCertificate.make(name: "mallory")
                 defer { someoneElse.remove() }
                 let otherFile = someoneElse.directory.appendingPathComponent("mallory.p12")
-                try someoneElse.pkcs12(password: "x-pass").write(to: otherFile)
+                try await someoneElse.pkcs12(password: "x-pass").write(to: otherFile)
                 try await store.add(.certificate(at: otherFile, password: "x-pass"), for: space)  // replaces alice's
                 await #expect(throws: TransportError.self) { try await send(url, store) }
             }

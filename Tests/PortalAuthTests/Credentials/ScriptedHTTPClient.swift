@@ -5,10 +5,12 @@ import Synchronization
 /// An `HTTPClient` that answers from a script and records every request: the seam for token-service tests.
 final class ScriptedHTTPClient: HTTPClient {
     private let answer: @Sendable (HTTPRequest, Int) throws -> HTTPResponse
+    private let delay: @Sendable (Int) -> Duration
     private let recorded = Mutex<[HTTPRequest]>([])
 
-    /// `answer` gets each request and its 0-based index.
-    init(_ answer: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+    /// `answer` gets each request and its 0-based index; `delay` says how long the answer to each index takes.
+    init(delay: @escaping @Sendable (Int) -> Duration = { _ in .zero }, _ answer: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+        self.delay = delay
         self.answer = answer
     }
 
@@ -17,6 +19,8 @@ final class ScriptedHTTPClient: HTTPClient {
             list.append(request)
             return list.count - 1
         }
+        let wait = delay(index)
+        if wait > .zero { try await Task.sleep(for: wait) }
         return try answer(request, index)
     }
 

@@ -216,9 +216,8 @@ struct TokenCredentialTests {
     @Test("callers that find the token expired at once share one request")
     func concurrentRenewal() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in
-            if index > 0 { Thread.sleep(forTimeInterval: 0.2) }
-            return .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
+        let client = ScriptedHTTPClient(delay: { $0 > 0 ? .milliseconds(200) : .zero }) { request, index in
+            .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
         }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
         clock.advance(by: 700)

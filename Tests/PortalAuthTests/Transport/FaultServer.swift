@@ -4,8 +4,8 @@ import Testing
 /// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port.
 ///
 /// It stops when `stop()` closes its stdin, and by itself if this test process dies (stdin closes) or after
-/// its lifetime.
-final class FaultServer {
+/// its lifetime. Its properties never change after `init` (hence `@unchecked Sendable`).
+final class FaultServer: @unchecked Sendable {
     /// The port it listens on.
     let port: Int
     /// `http` or `https`.
@@ -62,7 +62,8 @@ final class FaultServer {
     static func with<T>(
         tls: TestCertificate? = nil, clientCA: URL? = nil, _ body: (FaultServer) async throws -> T
     ) async throws -> T {
-        let server = try FaultServer(tls: tls, clientCA: clientCA)
+        // Starting blocks until the server prints its port: off the cooperative pool, which other tests share.
+        let server = try await offPool { try FaultServer(tls: tls, clientCA: clientCA) }
         defer { server.stop() }
         return try await body(server)
     }
@@ -85,13 +86,13 @@ struct TestCertificate: Sendable {
 
     /// Makes a new certificate with common name `name` and the given subject alternative names in a new
     /// temporary folder.
-    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") throws -> TestCertificate {
+    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") async throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("portal-auth-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = directory.appendingPathComponent("cert.pem")
         let key = directory.appendingPathComponent("key.pem")
-        try runTool("openssl", [
+        try await runTool("openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", key.path, "-out", certificate.path, "-days", "1", "-subj", "/CN=\(name)",
             "-addext", "subjectAltName=\(altNames)",
@@ -100,9 +101,9 @@ struct TestCertificate: Sendable {
     }
 
     /// Packs the certificate and key as PKCS#12 protected by `password`.
-    func pkcs12(password: String) throws -> Data {
+    func pkcs12(password: String) async throws -> Data {
         let output = directory.appendingPathComponent("identity.p12")
-        try runTool("openssl", [
+        try await runTool("openssl", [
             "pkcs12", "-export", "-in", certificate.path, "-inkey", key.path, "-out", output.path,
             "-passout", "pass:\(password)",
         ])
@@ -115,16 +116,27 @@ struct TestCertificate: Sendable {
     }
 }
 
-/// Runs a tool from PATH and fails when it exits non-zero.
-func runTool(_ tool: String, _ arguments: [String]) throws {
+/// Runs a tool from PATH and fails when it exits non-zero; waits without holding a thread of the cooperative pool.
+func runTool(_ tool: String, _ arguments: [String]) async throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [tool] + arguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw FaultServerError(message: "\(tool) \(arguments.first ?? "") exited with \(process.terminationStatus)")
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        process.terminationHandler = { finished in
+            guard finished.terminationStatus == 0 else {
+                continuation.resume(throwing: FaultServerError(
+                    message: "\(tool) \(arguments.first ?? "") exited with \(finished.terminationStatus)"))
+                return
+            }
+            continuation.resume()
+        }
+        do {
+            try process.run()
+        } catch {
+            process.terminationHandler = nil
+            continuation.resume(throwing: error)
+        }
     }
 }

@@ -79,9 +79,9 @@ public struct NetworkCredential: Sendable, CustomStringConvertible {
 
     /// This server trust bound to `certificate`, the certificate the server presented; other kinds unchanged.
     ///
-    /// Later requests to the protection space trust exactly this certificate (in place of the system's
-    /// certificate authorities for that host), with host-name verification still on: a server that presents
-    /// another certificate is refused again.
+    /// Later requests to the protection space trust this one certificate as if it were a certificate authority
+    /// (libcurl's `CURLOPT_CAINFO_BLOB`), with chain and host-name verification still on: a server there that
+    /// presents another self-signed certificate is refused again, and no other host is affected.
     public func bound(to certificate: CertificateInfo) -> NetworkCredential {
         guard case .serverTrust = storage else { return self }
         return NetworkCredential(.serverTrust(certificate))
