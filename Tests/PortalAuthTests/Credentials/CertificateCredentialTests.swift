@@ -12,7 +12,7 @@ struct CertificateCredentialTests {
         let identity = try await TestCertificate.make(name: "alice client", altNames: "email:alice@example.test")
         defer { identity.remove() }
         let file = identity.directory.appendingPathComponent("alice.p12")
-        try await identity.pkcs12(password: password).write(to: file)
+        try await offPool { try identity.pkcs12(password: password) }.write(to: file)
         return try await body(identity, file)
     }
 
@@ -88,7 +88,7 @@ struct CertificateCredentialTests {
     func noKey() async throws {
         try await Self.withIdentity { identity, _ in
             let file = identity.directory.appendingPathComponent("nokey.p12")
-            try await runTool("openssl", ["pkcs12", "-export", "-nokeys", "-in", identity.certificate.path, "-out", file.path, "-passout", "pass:\(Self.password)"])
+            try await offPool { try runTool("openssl", ["pkcs12", "-export", "-nokeys", "-in", identity.certificate.path, "-out", file.path, "-passout", "pass:\(Self.password)"]) }
             let error = try Self.loadError(file)
             #expect(error.kind == .noIdentity, "\(error)")
             #expect(error.description.contains("no private key"))
@@ -99,8 +99,10 @@ struct CertificateCredentialTests {
     func legacyEncryption() async throws {
         try await Self.withIdentity { identity, _ in
             let file = identity.directory.appendingPathComponent("legacy.p12")
-            try await runTool("openssl", ["pkcs12", "-export", "-legacy", "-in", identity.certificate.path, "-inkey", identity.key.path,
-                                    "-out", file.path, "-passout", "pass:\(Self.password)"])
+            try await offPool {
+                try runTool("openssl", ["pkcs12", "-export", "-legacy", "-in", identity.certificate.path, "-inkey", identity.key.path,
+                                        "-out", file.path, "-passout", "pass:\(Self.password)"])
+            }
             let error = try Self.loadError(file)
             #expect(error.kind == .unsupportedEncryption, "\(error)")
             #expect(error.description.contains("openssl pkcs12 -legacy"))

@@ -134,7 +134,7 @@ struct NetworkCredentialStoreTests {
                 let someoneElse = try await TestCertificate.make(name: "mallory")
                 defer { someoneElse.remove() }
                 let otherFile = someoneElse.directory.appendingPathComponent("mallory.p12")
-                try await someoneElse.pkcs12(password: "x-pass").write(to: otherFile)
+                try await offPool { try someoneElse.pkcs12(password: "x-pass") }.write(to: otherFile)
                 try await store.add(.certificate(at: otherFile, password: "x-pass"), for: space)  // replaces alice's
                 let stranger = try await #require(throws: TransportError.self) { try await send(url, store) }
                 #expect(Self.clientCertificateRefusals.contains(stranger.kind), "\(stranger)")

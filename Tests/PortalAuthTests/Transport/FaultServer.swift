@@ -4,7 +4,8 @@ import Testing
 /// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port.
 ///
 /// It stops when `stop()` closes its stdin, and by itself if this test process dies (stdin closes) or after
-/// its lifetime. Its properties never change after `init` (hence `@unchecked Sendable`).
+/// its lifetime. Its state is set once in `init` and only read afterwards; `Process` is not `Sendable`, hence the
+/// unchecked conformance, which lets it be started off the cooperative pool.
 final class FaultServer: @unchecked Sendable {
     /// The port it listens on.
     let port: Int
@@ -62,7 +63,6 @@ final class FaultServer: @unchecked Sendable {
     static func with<T>(
         tls: TestCertificate? = nil, clientCA: URL? = nil, _ body: (FaultServer) async throws -> T
     ) async throws -> T {
-        // Starting blocks until the server prints its port: off the cooperative pool, which other tests share.
         let server = try await offPool { try FaultServer(tls: tls, clientCA: clientCA) }
         defer { server.stop() }
         return try await body(server)
@@ -87,12 +87,16 @@ struct TestCertificate: Sendable {
     /// Makes a new certificate with common name `name` and the given subject alternative names in a new
     /// temporary folder.
     static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") async throws -> TestCertificate {
+        try await offPool { try makeBlocking(name: name, altNames: altNames) }
+    }
+
+    private static func makeBlocking(name: String, altNames: String) throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("portal-auth-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = directory.appendingPathComponent("cert.pem")
         let key = directory.appendingPathComponent("key.pem")
-        try await runTool("openssl", [
+        try runTool("openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", key.path, "-out", certificate.path, "-days", "1", "-subj", "/CN=\(name)",
             "-addext", "subjectAltName=\(altNames)",
@@ -101,9 +105,9 @@ struct TestCertificate: Sendable {
     }
 
     /// Packs the certificate and key as PKCS#12 protected by `password`.
-    func pkcs12(password: String) async throws -> Data {
+    func pkcs12(password: String) throws -> Data {
         let output = directory.appendingPathComponent("identity.p12")
-        try await runTool("openssl", [
+        try runTool("openssl", [
             "pkcs12", "-export", "-in", certificate.path, "-inkey", key.path, "-out", output.path,
             "-passout", "pass:\(password)",
         ])
@@ -116,27 +120,16 @@ struct TestCertificate: Sendable {
     }
 }
 
-/// Runs a tool from PATH and fails when it exits non-zero; waits without holding a thread of the cooperative pool.
-func runTool(_ tool: String, _ arguments: [String]) async throws {
+/// Runs a tool from PATH and fails when it exits non-zero.
+func runTool(_ tool: String, _ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [tool] + arguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        process.terminationHandler = { finished in
-            guard finished.terminationStatus == 0 else {
-                continuation.resume(throwing: FaultServerError(
-                    message: "\(tool) \(arguments.first ?? "") exited with \(finished.terminationStatus)"))
-                return
-            }
-            continuation.resume()
-        }
-        do {
-            try process.run()
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw FaultServerError(message: "\(tool) \(arguments.first ?? "") exited with \(process.terminationStatus)")
     }
 }

@@ -92,7 +92,7 @@ struct TLSTests {
             serverCertificate.remove()
             clientIdentity.remove()
         }
-        let pkcs12 = try await clientIdentity.pkcs12(password: "p12-pass")
+        let pkcs12 = try clientIdentity.pkcs12(password: "p12-pass")
         try await FaultServer.with(tls: serverCertificate, clientCA: clientIdentity.certificate) { server async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: serverCertificate.certificate)))
             var request = HTTPRequest.get(server.url("/json"))
