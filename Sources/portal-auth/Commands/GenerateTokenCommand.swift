@@ -41,7 +41,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Referer the token is bound to; requests with the token must send it.", valueName: "referer"))
     var referer: String = TokenCredential.defaultReferer
 
-    @Option(help: "Output format: plain (the token alone) or json.")
+    @Option(help: ArgumentHelp("Output format: plain (the token alone), header (X-Esri-Authorization: Bearer …) or json.", valueName: "format"))
     var format: TokenFormat = .plain
 
     @OptionGroup var transport: TransportOptions

@@ -1,9 +1,11 @@
 import ArgumentParser
 
-/// How a token command prints the token it got.
+/// How `portal-auth token` prints the token.
 enum TokenFormat: String, CaseIterable, ExpressibleByArgument {
-    /// The token alone on stdout (for `$(…)`); one line about it on stderr.
+    /// The token alone and a newline.
     case plain
-    /// One JSON object on stdout (token, expiry, ssl, referer), nothing on stderr.
+    /// An HTTP header line: `X-Esri-Authorization: Bearer …` for a portal, `Authorization: Bearer …` for IAP.
+    case header
+    /// One JSON object: the token, its type, expiry and owner.
     case json
 }

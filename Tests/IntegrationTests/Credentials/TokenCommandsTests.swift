@@ -80,6 +80,15 @@ struct TokenCommandsTests {
         let expires = try #require(json["expires"]?.integerValue)
         #expect(abs(Double(expires) / 1000 - Date().timeIntervalSince1970 - 900) < 30)
 
+        let header = try await ToolRunner.run(
+            ["app-token", "--portal", server.portal, "--client-id", server.appClientID, "--client-secret-file", server.appSecretFile, "--format", "header"])
+        #expect(header.status == 0, "\(header)")
+        let line = try #require(header.stdoutLines.first)
+        #expect(line.hasPrefix("X-Esri-Authorization: Bearer "))
+        let value = String(line.dropFirst("X-Esri-Authorization: ".count))
+        let viaHeader = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", value)])
+        #expect(try JSONValue.parse(viaHeader.body)["appInfo"]?["appId"]?.stringValue == server.appClientID)
+
         let fromStdin = try await ToolRunner.run(
             ["app-token", "--portal", server.portal, "--client-id", server.appClientID, "--client-secret-file", "-"],
             stdin: Data((secret + "\n").utf8))

@@ -15,9 +15,10 @@ struct OAuthApplicationCredentialTests {
     @Test("posts grant_type=client_credentials with the client ID, secret, expiration and f=json to oauth2/token")
     func request() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, _ in .json(#"{"access_token":"A1","expires_in":5400}"#, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"access_token":"A1","expires_in":5400}"#, for: request) }
         let credential = try await make("https://gis.example.com/portal/home/", client: client, clock: clock)
-        let request = try #require(client.requests.first)
+        let request = try #require(log.requests.first)
         #expect(request.url.absoluteString == "https://gis.example.com/portal/sharing/rest/oauth2/token")
         #expect(request.method == .post)
         #expect(request.formFields.map(\.0) == ["grant_type", "client_id", "client_secret", "expiration", "f"])
@@ -41,7 +42,8 @@ struct OAuthApplicationCredentialTests {
         #"{"error":"invalid_client","error_description":"Client authentication failed for app-secret-0123456789"}"#,
     ])
     func refused(body: String) async throws {
-        let client = ScriptedHTTPClient { request, _ in .json(body, status: body.hasPrefix(#"{"error":{"#) ? 200 : 401, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(body, status: body.hasPrefix(#"{"error":{"#) ? 200 : 401, for: request) }
         let error = try await #require(throws: TokenServiceError.self) { try await make(client: client) }
         #expect(error.kind == .credentialsRefused)
         #expect(error.description.contains("the client ID app-id and its secret"))
@@ -51,38 +53,42 @@ struct OAuthApplicationCredentialTests {
 
     @Test("a portal failure stays a TokenEndpointError")
     func serverFailure() async throws {
-        let client = ScriptedHTTPClient { request, _ in .json(#"{"error":"temporarily_unavailable"}"#, status: 503, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"error":"temporarily_unavailable"}"#, status: 503, for: request) }
         let error = try await #require(throws: TokenEndpointError.self) { try await make(client: client) }
         #expect(error.kind == .serverFailure)
     }
 
     @Test("an unusable portal URL or empty client ID is refused before any request")
     func invalidConfiguration() async throws {
-        let client = ScriptedHTTPClient { request, _ in .json("{}", for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json("{}", for: request) }
         await #expect(throws: ConfigurationError.self) { try await make("http://gis.example.com/portal", client: client) }
         await #expect(throws: ConfigurationError.self) {
             try await OAuthApplicationCredential.credential(for: URL(string: "https://gis.example.com/portal")!, clientID: " ", clientSecret: "x", httpClient: client)
         }
-        #expect(client.requests.isEmpty)
+        #expect(log.requests.isEmpty)
     }
 
     @Test("an expiring application token is asked for again with the kept secret")
     func regeneration() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in .json(#"{"access_token":"A\#(index + 1)","expires_in":600}"#, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, index in .json(#"{"access_token":"A\#(index + 1)","expires_in":600}"#, for: request) }
         let credential = try await make(client: client, clock: clock, minutes: nil)
-        #expect(client.requests[0].formField("expiration") == nil)
+        #expect(log.requests[0].formField("expiration") == nil)
         clock.advance(by: 530)
         #expect(try await credential.tokenInfo.accessToken == "A1")
         clock.advance(by: 20)
         #expect(try await credential.tokenInfo.accessToken == "A2")
-        #expect(client.requests[1].formField("client_secret") == Self.secret)
+        #expect(log.requests[1].formField("client_secret") == Self.secret)
     }
 
     @Test("without expires_in the requested lifetime, else two hours, is assumed")
     func defaultLifetime() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, _ in .json(#"{"access_token":"A"}"#, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"access_token":"A"}"#, for: request) }
         let asked = try await make(client: client, clock: clock, minutes: 30)
         #expect(abs(try await asked.tokenInfo.expirationDate.timeIntervalSince(clock.now) - 1800) < 1)
         let unasked = try await make(client: client, clock: clock, minutes: nil)

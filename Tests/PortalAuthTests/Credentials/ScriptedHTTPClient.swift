@@ -2,68 +2,83 @@ import Foundation
 import Synchronization
 @testable import PortalAuth
 
-/// An `HTTPClient` that answers from a script and records every request: the seam for token-service tests.
+/// A test double of `HTTPClient`: answers each request from a script, counts the requests and keeps their
+/// form fields, and can hold every answer back for a while (to widen races).
 final class ScriptedHTTPClient: HTTPClient {
-    private let answer: @Sendable (HTTPRequest, Int) throws -> HTTPResponse
-    private let delay: @Sendable (Int) -> Duration
-    private let recorded = Mutex<[HTTPRequest]>([])
+    /// What the script answers to the request with this index (0-based).
+    typealias Script = @Sendable (_ index: Int, _ request: HTTPRequest) throws -> HTTPResponse
 
-    /// `answer` gets each request and its 0-based index; `delay` says how long the answer to each index takes.
-    init(delay: @escaping @Sendable (Int) -> Duration = { _ in .zero }, _ answer: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+    private let script: Script
+    private let delay: Duration
+    private let gate: @Sendable () async -> Void
+    private let sent = Mutex<[(request: HTTPRequest, at: Date, instant: ContinuousClock.Instant)]>([])
+
+    /// - Parameters:
+    ///   - delay: how long each answer takes.
+    ///   - gate: awaited before each answer (to hold it until the test says so).
+    ///   - script: the answer (or thrown error) for each request.
+    init(delay: Duration = .zero, gate: @escaping @Sendable () async -> Void = {}, script: @escaping Script) {
         self.delay = delay
-        self.answer = answer
+        self.gate = gate
+        self.script = script
+    }
+
+    /// Answers every request with `responses` in turn, repeating the last one.
+    convenience init(delay: Duration = .zero, _ responses: [Result<HTTPResponse, any Error>]) {
+        self.init(delay: delay) { index, _ in try responses[min(index, responses.count - 1)].get() }
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let index = recorded.withLock { list in
-            list.append(request)
+        let index = sent.withLock { list in
+            list.append((request, Date(), ContinuousClock.now))
             return list.count - 1
         }
-        let wait = delay(index)
-        if wait > .zero { try await Task.sleep(for: wait) }
-        return try answer(request, index)
+        if delay > .zero { try await Task.sleep(for: delay) }
+        await gate()
+        return try script(index, request)
     }
 
-    /// The requests sent so far.
-    var requests: [HTTPRequest] { recorded.withLock { $0 } }
-}
+    /// How many requests were sent.
+    var count: Int { sent.withLock { $0.count } }
 
-extension HTTPResponse {
-    /// A JSON response with HTTP `status` (200 by default: ArcGIS errors come as 200).
-    static func json(_ text: String, status: Int = 200, for request: HTTPRequest) -> HTTPResponse {
-        HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: request.url)
+    /// When each request arrived, in order.
+    var arrivals: [Date] { sent.withLock { $0.map(\.at) } }
+
+    /// The pauses between consecutive requests.
+    var gaps: [Duration] {
+        let instants = sent.withLock { $0.map(\.instant) }
+        return zip(instants, instants.dropFirst()).map { $0.duration(to: $1) }
     }
-}
 
-extension HTTPRequest {
-    /// The form fields of the body, decoded, in order.
-    var formFields: [(String, String)] {
-        let text = String(decoding: body ?? Data(), as: UTF8.self)
-        return text.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-            }
-            return (parts[0], parts.count > 1 ? parts[1] : "")
+    /// The form fields of each request sent, in order.
+    var forms: [[String: String]] {
+        sent.withLock { $0.map(\.request) }.map { request in
+            let body = request.body.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            var components = URLComponents()
+            components.percentEncodedQuery = body.replacingOccurrences(of: "+", with: "%20")
+            return Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
         }
     }
 
-    /// The value of form field `name`.
-    func formField(_ name: String) -> String? {
-        formFields.first { $0.0 == name }?.1
-    }
-}
+    // MARK: - Canned answers
 
-/// A clock the test moves.
-final class TestClock: Sendable {
-    private let current: Mutex<Date>
+    static let tokenURL = URL(string: "https://idp.example/oauth2/token")!
 
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Mutex(start)
+    /// A JSON answer with `status`.
+    static func json(_ text: String, status: Int = 200) -> Result<HTTPResponse, any Error> {
+        .success(HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: tokenURL))
     }
 
-    var now: Date { current.withLock { $0 } }
+    /// A token response; `refreshToken` nil leaves `refresh_token` out.
+    static func tokens(_ access: String, refresh: String? = nil, expiresIn: Int = 3600, refreshExpiresIn: Int? = nil) -> Result<HTTPResponse, any Error> {
+        var object: JSONObject = ["access_token": .string(access), "expires_in": .integer(Int64(expiresIn)), "token_type": .string("Bearer")]
+        if let refresh { object["refresh_token"] = .string(refresh) }
+        if let refreshExpiresIn { object["refresh_token_expires_in"] = .integer(Int64(refreshExpiresIn)) }
+        return json(JSONValue.object(object).serialized(indent: 0))
+    }
 
-    func advance(by seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    /// A transport failure: nothing answered.
+    static func unreachable(_ kind: TransportError.Kind = .cannotConnect) -> Result<HTTPResponse, any Error> {
+        .failure(TransportError(kind, url: RedactedURL(tokenURL), detail: "scripted"))
     }
 }

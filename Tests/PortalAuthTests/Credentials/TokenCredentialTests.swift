@@ -23,11 +23,12 @@ struct TokenCredentialTests {
     @Test("a portal URL posts the generateToken form to {portal}/sharing/rest/generateToken")
     func formFields() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, _ in .json(Self.tokenAnswer("T1", clock: clock, ssl: true), for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(Self.tokenAnswer("T1", clock: clock, ssl: true), for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
 
-        let request = try #require(client.requests.first)
-        #expect(client.requests.count == 1)
+        let request = try #require(log.requests.first)
+        #expect(log.requests.count == 1)
         #expect(request.method == .post)
         #expect(request.url.absoluteString == "https://gis.example.com/portal/sharing/rest/generateToken")
         #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
@@ -52,9 +53,10 @@ struct TokenCredentialTests {
     @Test("without an expiration the field is left out and the server's default applies")
     func noExpiration() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, _ in .json(#"{"token":"T"}"#, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"token":"T"}"#, for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock, minutes: nil)
-        #expect(client.requests.first?.formField("expiration") == nil)
+        #expect(log.requests.first?.formField("expiration") == nil)
         let info = try await credential.tokenInfo
         #expect(abs(info.expirationDate.timeIntervalSince(clock.now) - 3600) < 1, "no expires: the 60-minute default")
         #expect(!info.isSSLRequired)
@@ -70,7 +72,8 @@ struct TokenCredentialTests {
     ])
     func portalShapes(url: String, portal: String) async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, _ in .json(Self.tokenAnswer("T", clock: clock), for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(Self.tokenAnswer("T", clock: clock), for: request) }
         let credential = try await make(url, client: client, clock: clock)
         #expect(credential.tokenServiceURL.absoluteString == portal + "/sharing/rest/generateToken")
         #expect(credential.canBeUsed(for: URL(string: portal + "/sharing/rest/portals/self")!))
@@ -81,19 +84,20 @@ struct TokenCredentialTests {
     @Test("a server URL reads {root}/rest/info?f=json and posts to its tokenServicesUrl")
     func serverDiscovery() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, index in
             if index == 0 {
                 return .json(#"{"currentVersion":11.3,"authInfo":{"isTokenBasedSecurity":true,"tokenServicesUrl":"https://gis.example.com/portal/sharing/rest/generateToken","shortLivedTokenValidity":60}}"#, for: request)
             }
             return .json(Self.tokenAnswer("T", clock: clock), for: request)
         }
         let credential = try await make("https://gis.example.com/server/rest/services/Roads/MapServer/0?f=json", client: client, clock: clock)
-        #expect(client.requests.map(\.url.absoluteString) == [
+        #expect(log.requests.map(\.url.absoluteString) == [
             "https://gis.example.com/server/rest/info?f=json",
             "https://gis.example.com/portal/sharing/rest/generateToken",
         ])
-        #expect(client.requests[0].method == .get)
-        #expect(client.requests[0].body == nil, "nothing secret goes to the discovery request")
+        #expect(log.requests[0].method == .get)
+        #expect(log.requests[0].body == nil, "nothing secret goes to the discovery request")
         #expect(credential.canBeUsed(for: URL(string: "https://gis.example.com/server/rest/services/Other/FeatureServer")!))
         #expect(!credential.canBeUsed(for: URL(string: "https://gis.example.com/server2/rest/services")!))
         #expect(!credential.canBeUsed(for: URL(string: "https://other.example.com/server/rest/services")!))
@@ -102,7 +106,8 @@ struct TokenCredentialTests {
     @Test("a standalone server's tokens/ folder gets generateToken appended")
     func standaloneTokensFolder() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, index in
             index == 0
                 ? .json(#"{"authInfo":{"isTokenBasedSecurity":true,"tokenServicesUrl":"https://gis.example.com/arcgis/tokens/"}}"#, for: request)
                 : .json(Self.tokenAnswer("T", clock: clock), for: request)
@@ -120,30 +125,33 @@ struct TokenCredentialTests {
         (#"{"authInfo":{"tokenServicesUrl":"http://gis.example.com/arcgis/tokens/"}}"#, .discoveryFailed),
     ])
     func discoveryFailures(body: String, kind: TokenServiceError.Kind) async throws {
-        let client = ScriptedHTTPClient { request, _ in .json(body, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(body, for: request) }
         let error = try await #require(throws: TokenServiceError.self) {
             try await make("https://gis.example.com/arcgis/rest/services", client: client)
         }
         #expect(error.kind == kind, "\(error)")
-        #expect(client.requests.count == 1, "no password is sent when discovery fails")
+        #expect(log.requests.count == 1, "no password is sent when discovery fails")
     }
 
     @Test("a URL that is not an https portal or server is refused before any request")
     func invalidURL() async throws {
-        let client = ScriptedHTTPClient { request, _ in .json("{}", for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json("{}", for: request) }
         let error = try await #require(throws: TokenServiceError.self) {
             try await make("http://gis.example.com/portal", client: client)
         }
         #expect(error.kind == .invalidURL)
         #expect(error.category == .usage)
-        #expect(client.requests.isEmpty)
+        #expect(log.requests.isEmpty)
     }
 
     // MARK: - Errors of generateToken
 
     @Test("a wrong password (the 200 envelope 400 Unable to generate token.) is a clear refusal without the password")
     func badPassword() async throws {
-        let client = ScriptedHTTPClient { request, _ in
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in
             .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":["Invalid username or password."]}}"#, for: request)
         }
         let error = try await #require(throws: TokenServiceError.self) {
@@ -157,7 +165,8 @@ struct TokenCredentialTests {
 
     @Test("a server that repeats the password in its message never gets it printed")
     func passwordEchoRedacted() async throws {
-        let client = ScriptedHTTPClient { request, _ in
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in
             .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":["bad password \#(Self.password)"]}}"#, for: request)
         }
         let error = try await #require(throws: TokenServiceError.self) { try await make("https://gis.example.com/portal", client: client) }
@@ -174,7 +183,8 @@ struct TokenCredentialTests {
         ("", 404, .unexpectedStatus),
     ])
     func otherFailures(body: String, status: Int, kind: TokenEndpointError.Kind) async throws {
-        let client = ScriptedHTTPClient { request, _ in .json(body, status: status, for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, _ in .json(body, status: status, for: request) }
         let error = try await #require(throws: TokenEndpointError.self) { try await make("https://gis.example.com/portal", client: client) }
         #expect(error.kind == kind, "\(error)")
         #expect(!error.description.contains(Self.password))
@@ -185,19 +195,20 @@ struct TokenCredentialTests {
     @Test("an expiring token is generated again with the kept password; a valid one is reused")
     func regeneration() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
         #expect(try await credential.tokenInfo.accessToken == "T1")
 
         clock.advance(by: 500)  // 100 s left: more than the one-minute margin
         #expect(try await credential.tokenInfo.accessToken == "T1")
-        #expect(client.requests.count == 1)
+        #expect(log.requests.count == 1)
 
         clock.advance(by: 50)  // 50 s left: renewed
         #expect(try await credential.tokenInfo.accessToken == "T2")
-        #expect(client.requests.count == 2)
-        #expect(client.requests[1].formField("password") == Self.password)
-        #expect(client.requests[1].formField("expiration") == "30")
+        #expect(log.requests.count == 2)
+        #expect(log.requests[1].formField("password") == Self.password)
+        #expect(log.requests[1].formField("expiration") == "30")
 
         #expect(try await credential.tokenInfo(forceRegeneration: true).accessToken == "T3", "a 498 forces a new token")
     }
@@ -205,7 +216,8 @@ struct TokenCredentialTests {
     @Test("a short-lived token is renewed in the last fifth of its life, not on every use")
     func shortLivedMargin() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 100), for: request) }
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 100), for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock, minutes: 1)
         clock.advance(by: 79)
         #expect(try await credential.tokenInfo.accessToken == "T1")
@@ -216,7 +228,8 @@ struct TokenCredentialTests {
     @Test("callers that find the token expired at once share one request")
     func concurrentRenewal() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient(delay: { $0 > 0 ? .milliseconds(200) : .zero }) { request, index in
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log, delay: .milliseconds(200)) { request, index in
             .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
         }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
@@ -226,13 +239,14 @@ struct TokenCredentialTests {
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
         #expect(Set(tokens) == ["T2"])
-        #expect(client.requests.count == 2)
+        #expect(log.requests.count == 2)
     }
 
     @Test("a failed renewal is reported and the next use tries again")
     func failedRenewal() async throws {
         let clock = TestClock()
-        let client = ScriptedHTTPClient { request, index in
+        let log = RequestLog()
+        let client = ScriptedHTTPClient(log: log) { request, index in
             if index == 1 { return .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":[]}}"#, for: request) }
             return .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
         }
