@@ -35,6 +35,10 @@ static inline CURLcode pa_curl_getinfo_long(CURL *handle, CURLINFO info, long *v
 static inline CURLcode pa_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
     return curl_easy_getinfo(handle, info, value);
 }
+/// Reads the certificate chain of the last TLS connection (CURLINFO_CERTINFO, with CURLOPT_CERTINFO set).
+static inline CURLcode pa_curl_getinfo_certinfo(CURL *handle, struct curl_certinfo **value) {
+    return curl_easy_getinfo(handle, CURLINFO_CERTINFO, value);
+}
 /// Sets a curl_off_t-valued option (sizes such as CURLOPT_MAXFILESIZE_LARGE), which is not always a long.
 static inline CURLcode pa_curl_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
     return curl_easy_setopt(handle, option, value);

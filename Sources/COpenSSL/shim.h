@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>  // X509_check_host, X509_check_ip_asc: the host check of a trusted server certificate
 #include <openssl/pem.h>
 #include <openssl/bn.h>
 #include <openssl/rsa.h>

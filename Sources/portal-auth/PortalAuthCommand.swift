@@ -13,6 +13,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
         RefreshCommand.self,
         RevokeCommand.self,
         SignOutCommand.self,
+        GenerateTokenCommand.self,
+        AppTokenCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

@@ -109,6 +109,12 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// `https://h/portal/sharing/rest/…`, not `https://h/portal2`. For an ArcGIS Online portal (`arcgis.com`
     /// or a subdomain) every `https` URL on `arcgis.com` or a subdomain qualifies.
     public func canBeUsed(for url: URL) -> Bool {
+        Self.url(url, isWithin: portalURL)
+    }
+
+    /// Whether `url` belongs to the portal or server at `portalURL` by the rules of ``canBeUsed(for:)``: also used
+    /// by the credentials that are not made from a configuration (tokens, application credentials).
+    static func url(_ url: URL, isWithin portalURL: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased(), let host = URLRules.normalisedHost(of: url),
               let portalScheme = portalURL.scheme?.lowercased(), let portalHost = URLRules.normalisedHost(of: portalURL)
         else { return false }

@@ -8,6 +8,14 @@ public protocol ArcGISCredential: AnyObject, Sendable {
     var username: String? { get }
     /// Whether this credential can be used for a request to `url`.
     func canBeUsed(for url: URL) -> Bool
+    /// The referer the token was generated for; requests that carry the token send it as `Referer`.
+    /// Empty when the token is not bound to a referer (OAuth tokens).
+    var referer: String { get }
+}
+
+extension ArcGISCredential {
+    /// No referer: OAuth tokens are not bound to one.
+    public var referer: String { "" }
 }
 
 /// A credential whose tokens come from an interactive sign-in and are kept fresh by a `TokenKeeper`.

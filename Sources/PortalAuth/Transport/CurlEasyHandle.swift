@@ -120,6 +120,29 @@ final class CurlEasyHandle {
         return value
     }
 
+    /// The PEM certificates of the last TLS connection, the server's own first (`CURLINFO_CERTINFO`; needs
+    /// `CURLOPT_CERTINFO`).
+    func certificateChainPEM() throws(TransportError) -> [String] {
+        var info: UnsafeMutablePointer<curl_certinfo>?
+        try check(pa_curl_getinfo_certinfo(handle, &info), "CURLINFO_CERTINFO")
+        guard let info, info.pointee.num_of_certs > 0, let lists = info.pointee.certinfo else { return [] }
+        var chain: [String] = []
+        for index in 0..<Int(info.pointee.num_of_certs) {
+            var item = lists[index]
+            while let node = item {
+                if let data = node.pointee.data {
+                    let line = String(cString: data)
+                    if line.hasPrefix("Cert:") {
+                        chain.append(String(line.dropFirst(5)))
+                        break
+                    }
+                }
+                item = node.pointee.next
+            }
+        }
+        return chain
+    }
+
     // MARK: - Errors
 
     private func check(_ code: CURLcode, _ name: StaticString) throws(TransportError) {

@@ -27,6 +27,10 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         public static let caBundleUnusable = Kind(code: .caBundleUnusable)
         /// The client certificate could not be used (wrong file or password).
         public static let clientCertificateUnusable = Kind(code: .clientCertificateUnusable)
+        /// The server requires a TLS client certificate and none (or none it accepts) was presented: the TLS 1.3
+        /// alert `certificate_required`. (Over TLS 1.2 the same refusal is a bare `handshake_failure`, which
+        /// stays `tlsHandshakeFailed`.)
+        public static let clientCertificateRequired = Kind(code: .clientCertificateRequired)
         /// The connection broke: reset, closed early, nothing received.
         public static let connectionFailed = Kind(code: .connectionFailed)
         /// The server did not answer with HTTP.
@@ -48,7 +52,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
     fileprivate enum Code: Hashable, Sendable {
         case insecureHTTP, unsupportedURL, invalidHeader
         case cannotResolveHost, cannotConnect, timedOut
-        case tlsVerificationFailed, tlsHandshakeFailed, caBundleUnusable, clientCertificateUnusable
+        case tlsVerificationFailed, tlsHandshakeFailed, caBundleUnusable, clientCertificateUnusable, clientCertificateRequired
         case connectionFailed, invalidResponse, responseTooLarge
         case tooManyRedirects, invalidRedirect
         case curlSetup, transferFailed
@@ -81,6 +85,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         case .insecureHTTP, .unsupportedURL, .invalidHeader: return .usage
         case .caBundleUnusable, .clientCertificateUnusable: return .unreadableInput
         case .timedOut: return .timedOut
+        case .clientCertificateRequired: return .refused
         case .responseTooLarge: return .invalidContent
         case .curlSetup: return .local
         case .cannotResolveHost, .cannotConnect, .tlsVerificationFailed, .tlsHandshakeFailed,
@@ -120,6 +125,9 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
                 + "PORTAL_AUTH_CA_BUNDLE (or CURL_CA_BUNDLE, SSL_CERT_FILE) names a readable PEM file."
         case .clientCertificateUnusable:
             return "The client certificate for \(target) could not be used\(cause). Check the .p12 file and its password."
+        case .clientCertificateRequired:
+            return "The server at \(target) requires a TLS client certificate\(cause). Give your certificate (.p12/.pfx file) "
+                + "for it; if you gave one, the server does not accept it."
         case .connectionFailed:
             return "The connection to \(target) failed\(cause). Try again; if it keeps failing, the server is failing."
         case .invalidResponse:
@@ -148,6 +156,10 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         let kind: Kind
         var context: String?
         switch code {
+        // TLS 1.3 alert 116, in the handshake (SSL_CONNECT_ERROR) or on the first read (RECV_ERROR).
+        // (A `where` applies to one pattern only, hence one per code.)
+        case 35 where message.contains("alert certificate required"), 56 where message.contains("alert certificate required"):
+            kind = .clientCertificateRequired
         case 3: kind = .unsupportedURL  // CURLE_URL_MALFORMAT
         // CURLE_UNSUPPORTED_PROTOCOL: the scheme was checked before, so this is a reply that is not HTTP/1+.
         case 1: kind = .invalidResponse

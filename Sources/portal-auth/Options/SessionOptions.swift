@@ -20,26 +20,17 @@ struct SessionOptions: ParsableArguments {
         valueName: "path"))
     var store: String?
 
-    @Option(name: .customLong("ca-bundle"), help: ArgumentHelp(
-        "PEM file of certificate authorities to trust (for TLS interception); also $PORTAL_AUTH_CA_BUNDLE.", valueName: "file"))
-    var caBundle: String?
+    @OptionGroup var transport: TransportOptions
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
-        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
-            throw ValidationError("--ca-bundle \(caBundle) is not a readable file; give the path of a PEM bundle")
-        }
         if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
         }
     }
 
     /// The HTTP client with the CA bundle setting.
-    var httpClient: CurlHTTPClient {
-        var configuration = TransportConfiguration()
-        if let caBundle { configuration.tls.caBundle = URL(fileURLWithPath: caBundle) }
-        return CurlHTTPClient(configuration: configuration)
-    }
+    var httpClient: CurlHTTPClient { transport.httpClient }
 
     /// Sign-in settings for an interactive sign-in to `target`.
     func signInSettings(target: String) -> SignInSettings {

@@ -48,9 +48,9 @@ final class FaultServer: @unchecked Sendable {
         self.stdin = stdin
     }
 
-    /// A URL on this server, e.g. `url("/echo?x=1")`.
-    func url(_ pathAndQuery: String) -> URL {
-        URL(string: "\(scheme)://127.0.0.1:\(port)\(pathAndQuery)")!
+    /// A URL on this server, e.g. `url("/echo?x=1")`; `host` may be another loopback name such as `localhost`.
+    func url(_ pathAndQuery: String, host: String = "127.0.0.1") -> URL {
+        URL(string: "\(scheme)://\(host):\(port)\(pathAndQuery)")!
     }
 
     /// Stops the server.

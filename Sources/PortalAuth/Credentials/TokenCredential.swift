@@ -1,0 +1,108 @@
+public import Foundation
+
+/// A credential for token-secured ArcGIS resources, made from a username and password with the portal's or
+/// server's `generateToken` operation (ArcGIS token authentication).
+///
+/// The password stays in memory, in this object only, so that an expired token can be generated again; it is
+/// never written anywhere and never shown. Such a credential is therefore not persisted by
+/// `ArcGISCredentialStore` (only in memory).
+///
+/// ```swift
+/// let credential = try await TokenCredential.credential(
+///     for: URL(string: "https://gis.example.com/portal")!, username: "alice", password: password,
+///     tokenExpirationMinutes: 60)
+/// let token = try await credential.tokenInfo.accessToken
+/// ```
+public final class TokenCredential: ArcGISCredential, CustomStringConvertible {
+    /// The referer sent with `client=referer` unless another is given; requests carrying the token must send it.
+    public static let defaultReferer = "app://portal-auth"
+
+    /// The URL the credential was made for (a portal, a server or one of their resources).
+    public let url: URL
+    /// The user the token is for.
+    public let username: String?
+    /// The referer the token is bound to.
+    public let referer: String
+    /// The token lifetime asked for, in minutes; `nil` for the server's default (60 minutes on a portal).
+    public let tokenExpirationMinutes: Int?
+    /// The `generateToken` endpoint used.
+    public var tokenServiceURL: URL { service.generateTokenURL }
+
+    private let service: TokenService
+    private let token: RegeneratingToken
+
+    private init(url: URL, username: String, referer: String, tokenExpirationMinutes: Int?, service: TokenService, token: RegeneratingToken) {
+        self.url = url
+        self.username = username
+        self.referer = referer
+        self.tokenExpirationMinutes = tokenExpirationMinutes
+        self.service = service
+        self.token = token
+    }
+
+    // MARK: - Creating
+
+    /// Generates a token for `username` at the token service of `url` and returns the credential.
+    ///
+    /// `url` may be a portal (`https://h/portal`, `https://www.arcgis.com`), a URL under its `sharing/rest`, or a
+    /// server resource (`https://h/server/rest/services/…`), whose token service `{root}/rest/info` names.
+    ///
+    /// - Parameters:
+    ///   - tokenExpirationMinutes: the token lifetime to ask for (`expiration`); the server's default when `nil`.
+    ///   - referer: the referer the token is bound to (`client=referer`).
+    ///   - httpClient: the HTTP client; libcurl by default.
+    /// - Throws: `TokenServiceError` (`credentialsRefused` for a wrong username or password — the password is never
+    ///   repeated —, `invalidURL`, `discoveryFailed`, `notTokenSecured`), `TokenEndpointError`, `TransportError`,
+    ///   `CancellationError`.
+    public static func credential(
+        for url: URL, username: String, password: String, tokenExpirationMinutes: Int? = nil,
+        referer: String = TokenCredential.defaultReferer, httpClient: any HTTPClient = CurlHTTPClient()
+    ) async throws -> TokenCredential {
+        try await credential(
+            for: url, username: username, password: password, tokenExpirationMinutes: tokenExpirationMinutes,
+            referer: referer, httpClient: httpClient, now: { Date() })
+    }
+
+    /// `credential(for:…)` with a clock, for tests.
+    static func credential(
+        for url: URL, username: String, password: String, tokenExpirationMinutes: Int?, referer: String,
+        httpClient: any HTTPClient, now: @escaping @Sendable () -> Date
+    ) async throws -> TokenCredential {
+        let minutes = tokenExpirationMinutes.flatMap { $0 > 0 ? $0 : nil }
+        let service = try await TokenService.discover(for: url, httpClient: httpClient)
+        let generate: @Sendable () async throws -> TokenInfo = {
+            try await service.generateToken(
+                username: username, password: password, expirationMinutes: minutes, referer: referer,
+                httpClient: httpClient, now: now())
+        }
+        let token = RegeneratingToken(initial: try await generate(), now: now, generate: generate)
+        return TokenCredential(url: url, username: username, referer: referer, tokenExpirationMinutes: minutes, service: service, token: token)
+    }
+
+    // MARK: - Tokens
+
+    /// A valid token, generated again with the kept password when it is about to expire.
+    public var tokenInfo: TokenInfo {
+        get async throws { try await token.valid() }
+    }
+
+    /// A valid token; with `forceRegeneration`, a new one even if the current one has not expired (the server
+    /// answered 498 Invalid token).
+    public func tokenInfo(forceRegeneration: Bool) async throws -> TokenInfo {
+        try await token.valid(force: forceRegeneration)
+    }
+
+    // MARK: - ArcGISCredential
+
+    public var targetDescription: String { "the token service \(RedactedURL(service.generateTokenURL))" }
+
+    /// Whether `url` is on the portal or server the token was generated for (its root, as `rest/info` or the
+    /// portal URL gives it).
+    public func canBeUsed(for url: URL) -> Bool {
+        OAuthUserConfiguration.url(url, isWithin: service.root)
+    }
+
+    public var description: String {
+        "TokenCredential(\(username ?? "?") at \(RedactedURL(service.root)), password: <redacted>)"
+    }
+}

@@ -1,0 +1,62 @@
+internal import COpenSSL
+import Foundation
+
+/// Opens a PKCS#12 (`.p12`/`.pfx`) file with OpenSSL, as libcurl will when it presents it, so that a wrong
+/// password and a wrong or damaged file are told apart before any connection.
+///
+/// Order of checks: `d2i_PKCS12` (is it PKCS#12 at all?), `PKCS12_verify_mac` (does the password fit? the MAC
+/// is keyed by the password, so a mismatch means the password is wrong), `PKCS12_parse` (can the contents be
+/// decrypted: a failure after a good MAC is an unsupported cipher or damage), then the certificate and key are
+/// checked to belong together.
+enum PKCS12Identity {
+    /// The certificate of the identity in `data`.
+    ///
+    /// - Throws: `NetworkCredentialError` of kind `notPKCS12`, `wrongPassword`, `unsupportedEncryption`,
+    ///   `noIdentity`, naming `file`.
+    static func open(_ data: Data, password: String, file: URL) throws(NetworkCredentialError) -> X509Certificate {
+        defer { ERR_clear_error() }
+        let parsed: OpaquePointer? = data.withUnsafeBytes { bytes in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            return d2i_PKCS12(nil, &cursor, bytes.count)
+        }
+        guard let pkcs12 = parsed else {
+            let text = String(decoding: data.prefix(64), as: UTF8.self)
+            let detail = text.contains("-----BEGIN")
+                ? "it is PEM text; make a .p12 with openssl pkcs12 -export -in CERT.pem -inkey KEY.pem -out FILE.p12"
+                : data.isEmpty ? "the file is empty" : "OpenSSL cannot decode it (\(openSSLErrorText()))"
+            throw NetworkCredentialError(.notPKCS12, file: file, detail: detail)
+        }
+        defer { PKCS12_free(pkcs12) }
+
+        if PKCS12_mac_present(pkcs12) == 1 {
+            // OpenSSL's own tool tries an empty password both as "" and as no password.
+            let fits = PKCS12_verify_mac(pkcs12, password, Int32(password.utf8.count)) == 1
+                || (password.isEmpty && PKCS12_verify_mac(pkcs12, nil, 0) == 1)
+            if !fits { throw NetworkCredentialError(.wrongPassword, file: file, detail: "MAC verification failed") }
+        }
+
+        var key: OpaquePointer?
+        var certificate: OpaquePointer?
+        guard PKCS12_parse(pkcs12, password, &key, &certificate, nil) == 1 else {
+            let reason = openSSLErrorText()
+            if PKCS12_mac_present(pkcs12) != 1 {
+                throw NetworkCredentialError(.wrongPassword, file: file, detail: "the file has no MAC; decryption failed: \(reason)")
+            }
+            let unsupported = reason.lowercased().contains("unsupported")
+            throw NetworkCredentialError(unsupported ? .unsupportedEncryption : .notPKCS12, file: file, detail: reason)
+        }
+        defer { if let key { EVP_PKEY_free(key) } }
+        let owned = certificate.map(X509Certificate.init(owning:))
+        guard let key else {
+            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no private key, only certificates")
+        }
+        guard let owned else {
+            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no certificate for its private key")
+        }
+        guard owned.isPaired(with: key) else {
+            throw NetworkCredentialError(.noIdentity, file: file, detail: "its private key does not belong to the certificate \(owned.subject)")
+        }
+        return owned
+    }
+}

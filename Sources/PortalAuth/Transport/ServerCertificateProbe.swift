@@ -1,0 +1,74 @@
+internal import CCurl
+public import Foundation
+
+/// Reads the certificate a TLS server presents, without trusting it and without sending it anything: a TLS
+/// handshake with verification off (`CURLOPT_CONNECT_ONLY`, `CURLOPT_CERTINFO`), no HTTP request.
+///
+/// This is how a server-trust challenge learns what the person is asked to trust; the certificate it returns is
+/// then the only one trusted for that host (`NetworkCredential.serverTrust.bound(to:)`), with verification on.
+/// Proxies and time limits come from the `TransportConfiguration`, as for requests.
+public struct ServerCertificateProbe: Sendable {
+    /// The settings used (time limits; the CA bundle is not consulted).
+    public var configuration: TransportConfiguration
+
+    /// Creates a probe.
+    public init(configuration: TransportConfiguration = TransportConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// The certificate presented by the server of `url` (an https URL), with the rest of its chain.
+    ///
+    /// - Returns: the server's certificate first.
+    /// - Throws: `TransportError` (`unsupportedURL` for a URL that is not https, connection and handshake
+    ///   failures), `NetworkCredentialError.certificateUnreadable` when the server sent no readable certificate.
+    public func certificateChain(of url: URL) async throws -> [CertificateInfo] {
+        let redacted = RedactedURL(url)
+        let target = try RequestTarget.checked(url)
+        guard target.scheme == "https" else {
+            throw TransportError(.unsupportedURL, url: redacted, detail: "only an https server has a certificate")
+        }
+        let configuration = configuration
+        let pems: [String] = try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { () throws(TransportError) in
+                    try Self.handshake(url: url, target: target, configuration: configuration)
+                })
+            }
+            thread.name = "portal-auth-certificate-probe"
+            thread.start()
+        }
+        let chain = try pems.map { try CertificateInfo(pem: $0) }
+        guard !chain.isEmpty else {
+            throw NetworkCredentialError(.certificateUnreadable, detail: "the server at \(redacted) sent no certificate")
+        }
+        return chain
+    }
+
+    /// The server's certificate, first of `certificateChain(of:)`.
+    public func certificate(of url: URL) async throws -> CertificateInfo {
+        try await certificateChain(of: url)[0]
+    }
+
+    /// Connects, shakes hands without verifying, and reads the chain (on a thread of its own: it blocks).
+    private static func handshake(url: URL, target: RequestTarget, configuration: TransportConfiguration) throws(TransportError) -> [String] {
+        let redacted = RedactedURL(url)
+        let handle = try CurlEasyHandle(url: redacted)
+        try handle.set(CURLOPT_URL, url.absoluteString, "CURLOPT_URL")
+        try handle.set(CURLOPT_PROTOCOLS_STR, "https", "CURLOPT_PROTOCOLS_STR")
+        try handle.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
+        try handle.set(CURLOPT_CONNECT_ONLY, 1, "CURLOPT_CONNECT_ONLY")  // no HTTP request: nothing is sent to an untrusted server
+        try handle.set(CURLOPT_CERTINFO, 1, "CURLOPT_CERTINFO")
+        try handle.set(CURLOPT_SSL_VERIFYPEER, 0, "CURLOPT_SSL_VERIFYPEER")  // only reading what the server presents
+        try handle.set(CURLOPT_SSL_VERIFYHOST, 0, "CURLOPT_SSL_VERIFYHOST")
+        if target.isLoopback { try handle.set(CURLOPT_PROXY, "", "CURLOPT_PROXY") }
+        let connect = configuration.timeouts.connect.components
+        let milliseconds = max(1, Int(connect.seconds) * 1000 + Int(connect.attoseconds / 1_000_000_000_000_000))
+        try handle.set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds, "CURLOPT_CONNECTTIMEOUT_MS")
+        try handle.set(CURLOPT_TIMEOUT_MS, milliseconds, "CURLOPT_TIMEOUT_MS")
+        let (code, message) = handle.perform()
+        guard code == CURLE_OK else {
+            throw TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: nil)
+        }
+        return try handle.certificateChainPEM()
+    }
+}

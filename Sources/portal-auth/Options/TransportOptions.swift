@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// Options of every command that talks to a server.
+struct TransportOptions: ParsableArguments {
+    @Option(name: .customLong("ca-bundle"), help: ArgumentHelp(
+        "PEM file of certificate authorities to trust (for TLS interception); also $PORTAL_AUTH_CA_BUNDLE.", valueName: "file"))
+    var caBundle: String?
+
+    func validate() throws {
+        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
+            throw ValidationError("--ca-bundle \(caBundle) is not a readable file; give the path of a PEM bundle")
+        }
+    }
+
+    /// The HTTP client with the CA bundle setting.
+    var httpClient: CurlHTTPClient {
+        var configuration = TransportConfiguration()
+        if let caBundle { configuration.tls.caBundle = URL(fileURLWithPath: caBundle) }
+        return CurlHTTPClient(configuration: configuration)
+    }
+}

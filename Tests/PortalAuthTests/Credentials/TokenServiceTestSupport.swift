@@ -1,0 +1,64 @@
+import Foundation
+import Synchronization
+@testable import PortalAuth
+
+/// The requests a scripted client received, in order, whole (`ScriptedHTTPClient` itself keeps only their forms):
+/// what the token-service tests check — URL, method, field order.
+final class RequestLog: Sendable {
+    private let list = Mutex<[HTTPRequest]>([])
+
+    func append(_ request: HTTPRequest) { list.withLock { $0.append(request) } }
+
+    /// The requests so far.
+    var requests: [HTTPRequest] { list.withLock { $0 } }
+}
+
+extension ScriptedHTTPClient {
+    /// A client whose `answer` gets each request and its 0-based index, logging every request in `log`.
+    convenience init(log: RequestLog, delay: Duration = .zero, _ answer: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+        self.init(delay: delay) { index, request in
+            log.append(request)
+            return try answer(request, index)
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// A JSON response to `request` with HTTP `status` (200 by default: ArcGIS errors come as 200).
+    static func json(_ text: String, status: Int = 200, for request: HTTPRequest) -> HTTPResponse {
+        HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: request.url)
+    }
+}
+
+extension HTTPRequest {
+    /// The form fields of the body, decoded, in order.
+    var formFields: [(String, String)] {
+        let text = String(decoding: body ?? Data(), as: UTF8.self)
+        return text.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }
+    }
+
+    /// The value of form field `name`.
+    func formField(_ name: String) -> String? {
+        formFields.first { $0.0 == name }?.1
+    }
+}
+
+/// A clock the test moves.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        current = Mutex(start)
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
