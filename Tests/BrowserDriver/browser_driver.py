@@ -169,7 +169,10 @@ class Driver:
         self.timeout = float(os.environ.get("PORTAL_AUTH_TEST_BROWSER_TIMEOUT") or 60)
         self.screenshot = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCREENSHOT")
         self.username, self.password, server = credentials()
-        self.server_origins = {origin(url)}
+        # The tool may start the browser on its own one-time loopback launch address (which redirects to the
+        # identity provider, keeping tokens out of the browser's arguments): that origin is then the tool's,
+        # not the server's.
+        self.server_origins = set() if self.is_launch_address(url) else {origin(url)}
         if server:
             self.server_origins.add(origin(server))
         self.driver = None
@@ -228,9 +231,13 @@ class Driver:
             shutil.rmtree(self.profile, ignore_errors=True)
             self.profile = None
 
+    @staticmethod
+    def is_launch_address(url):
+        return urlsplit(url).path.startswith("/launch-")
+
     def is_redirect_target(self, url):
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
+        if parts.scheme not in ("http", "https") or self.is_launch_address(url):
             return False
         host = (parts.hostname or "").lower()
         return host in LOOPBACK_HOSTS and origin(url) not in self.server_origins

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A self-contained HTML page the loopback listener answers with: no scripts, no external resources, every echoed
 /// text HTML-escaped. Pages never promise to close themselves (browsers do not let them).
 struct CallbackPage: Sendable, Equatable {
@@ -7,8 +9,16 @@ struct CallbackPage: Sendable, Equatable {
     let title: String
     /// Paragraphs of plain text (escaped when rendered).
     let paragraphs: [String]
+    /// Where a `302 Found` page sends the browser.
+    var location: String? = nil
 
     // MARK: - The pages
+
+    /// The one-time launch address: sends the browser on to `location` (see `LoopbackListener.launchURL(redirectingTo:)`).
+    static func launch(_ location: URL) -> CallbackPage {
+        CallbackPage(status: .found, title: "Continuing in your browser",
+                     paragraphs: ["Your browser is being sent to the identity provider."], location: location.absoluteString)
+    }
 
     /// The matching response was accepted.
     static func success(title: String, message: String) -> CallbackPage {
@@ -124,7 +134,7 @@ struct CallbackPage: Sendable, Equatable {
 
     /// The HTTP response carrying the page (`headOnly` for HEAD requests).
     func response(headOnly: Bool = false) -> LoopbackResponse {
-        LoopbackResponse(status: status, body: Array(html.utf8), headOnly: headOnly)
+        LoopbackResponse(status: status, body: Array(html.utf8), headOnly: headOnly, location: location)
     }
 
     /// Escapes text for HTML element content and attribute values.

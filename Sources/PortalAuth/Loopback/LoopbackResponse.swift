@@ -5,6 +5,7 @@ struct LoopbackResponse: Sendable, Equatable {
     /// The statuses the listener uses.
     enum Status: Int, Sendable {
         case ok = 200
+        case found = 302
         case badRequest = 400
         case notFound = 404
         case methodNotAllowed = 405
@@ -16,6 +17,7 @@ struct LoopbackResponse: Sendable, Equatable {
         var reason: String {
             switch self {
             case .ok: "OK"
+            case .found: "Found"
             case .badRequest: "Bad Request"
             case .notFound: "Not Found"
             case .methodNotAllowed: "Method Not Allowed"
@@ -45,12 +47,15 @@ struct LoopbackResponse: Sendable, Equatable {
     let body: [UInt8]
     /// A response to HEAD: the headers (with the body's length) and no body.
     let headOnly: Bool
+    /// Where a `302 Found` sends the browser.
+    var location: String? = nil
 
     /// The bytes to write.
     var bytes: [UInt8] {
         var head = "HTTP/1.1 \(status.rawValue) \(status.reason)\r\n"
         for (name, value) in Self.fixedHeaders { head += "\(name): \(value)\r\n" }
         if status == .methodNotAllowed { head += "Allow: GET, HEAD\r\n" }
+        if let location { head += "Location: \(location)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
         return Array(head.utf8) + (headOnly ? [] : body)
     }
