@@ -83,7 +83,7 @@ def main():
 
     app = msal.PublicClientApplication(
         os.environ["PORTAL_AUTH_TEST_BENCH_MSAL_CLIENT_ID"],
-        oidc_authority=os.environ["PORTAL_AUTH_TEST_ISSUER"],
+        oidc_authority=os.environ.get("BENCH_MSAL_ISSUER") or os.environ["PORTAL_AUTH_TEST_ISSUER"],
         token_cache=cache,
         http_cache=http_cache,
         verify=os.environ["BENCH_CA_FILE"],  # (requests prefers $REQUESTS_CA_BUNDLE: scripts/bench sets it too)
