@@ -17,6 +17,9 @@ from portaltest.portal import GENERATE_TOKEN_CLIENT_ID
 USERNAME = "alice"
 PUBLIC_CLIENT_ID = "portal-auth-test"
 APP_CLIENT_ID = "portal-auth-app"
+# Clients of the peers that scripts/bench compares with (MSAL for Python, oidc-agent).
+BENCH_MSAL_CLIENT_ID = "portal-auth-bench-msal"
+BENCH_AGENT_CLIENT_ID = "portal-auth-bench-agent"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -43,6 +46,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         password_path, password = _secret("alice.password")
         app_secret_path, app_secret = _secret("portal-auth-app.secret")
+        agent_secret_path, agent_secret = _secret("portal-auth-bench-agent.secret")
 
         User = get_user_model()
         user, _ = User.objects.get_or_create(username=USERNAME)
@@ -91,6 +95,31 @@ class Command(BaseCommand):
         internal.algorithm = Application.NO_ALGORITHM
         internal.save()
 
+        # MSAL for Python's acquire_token_interactive: public, authorization code + PKCE, redirect
+        # http://localhost:PORT with no path (any port, as for the test client).
+        msal_client, _ = Application.objects.get_or_create(client_id=BENCH_MSAL_CLIENT_ID)
+        msal_client.name = "PortalAuth bench: MSAL for Python"
+        msal_client.client_type = Application.CLIENT_PUBLIC
+        msal_client.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
+        msal_client.redirect_uris = " ".join(f"http://{host}" for host in LOOPBACK_HOSTS)
+        msal_client.skip_authorization = False
+        msal_client.algorithm = Application.RS256_ALGORITHM
+        msal_client.client_secret = ""
+        msal_client.hash_client_secret = False
+        msal_client.save()
+
+        # oidc-agent (oidc-gen --flow=password, non-interactive): confidential, password grant.
+        agent_client, _ = Application.objects.get_or_create(client_id=BENCH_AGENT_CLIENT_ID)
+        agent_client.name = "PortalAuth bench: oidc-agent"
+        agent_client.client_type = Application.CLIENT_CONFIDENTIAL
+        agent_client.authorization_grant_type = Application.GRANT_PASSWORD
+        agent_client.redirect_uris = ""
+        agent_client.algorithm = Application.RS256_ALGORITHM
+        agent_client.hash_client_secret = True
+        if not agent_client.client_secret or not check_password(agent_secret, agent_client.client_secret):
+            agent_client.client_secret = agent_secret
+        agent_client.save()
+
         base = settings.BASE_URL
         run_dir = settings.RUN_DIR
         iap_path = run_dir / "iap-local.json"
@@ -123,6 +152,9 @@ class Command(BaseCommand):
             "PORTAL_AUTH_TEST_TESTCTL": f"{base}/testctl",
             "PORTAL_AUTH_TEST_BROWSER": str(browser),
             "PORTAL_AUTH_TEST_RUN_DIR": str(run_dir),
+            "PORTAL_AUTH_TEST_BENCH_MSAL_CLIENT_ID": BENCH_MSAL_CLIENT_ID,
+            "PORTAL_AUTH_TEST_BENCH_AGENT_CLIENT_ID": BENCH_AGENT_CLIENT_ID,
+            "PORTAL_AUTH_TEST_BENCH_AGENT_SECRET_FILE": str(agent_secret_path),
         }
         lines = ["# Written by scripts/authserver start; source it. Secrets are in the named 0600 files."]
         lines += [f"export {name}={shlex.quote(value)}" for name, value in variables.items()]
