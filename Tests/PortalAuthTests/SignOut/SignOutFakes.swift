@@ -80,12 +80,23 @@ enum SignOutFakes {
         var urls: [URL] { opened.withLock { $0 } }
 
         func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) {
-            opened.withLock { $0.append(url) }
-            let action = self.action
-            Task {
-                await action(url)
+            Task { [self] in
+                // Like a real browser, follow the tool's one-time loopback launch address to where it redirects.
+                let target = await Self.followingLaunchAddress(url)
+                opened.withLock { $0.append(target) }
+                await action(target)
                 onExit(0)
             }
+        }
+
+        /// Where a loopback launch address (`/launch-…`) redirects, or `url` itself.
+        static func followingLaunchAddress(_ url: URL) async -> URL {
+            guard url.path.hasPrefix("/launch-"),
+                  let response = try? await CurlHTTPClient().send(.get(url)),
+                  response.statusCode == 302,
+                  let location = response.headers["Location"].flatMap(URL.init(string:))
+            else { return url }
+            return location
         }
 
         /// A browser that follows the logout to the identity provider, which redirects back to
