@@ -9,6 +9,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
         LoginCommand.self,
         IAPCommand.self,
         StatusCommand.self,
+        RevokeCommand.self,
+        SignOutCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

@@ -36,10 +36,14 @@ public final class ArcGISCredentialStore: Sendable {
     /// - Parameters:
     ///   - file: the credential store file; by default `$PORTAL_AUTH_STORE`, else the XDG state directory.
     ///   - settings: the HTTP client and refresh policy the loaded credentials use.
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file.
-    public static func makePersistent(file: CredentialStoreFile? = nil, settings: SignInSettings = SignInSettings()) throws -> ArcGISCredentialStore {
+    ///   - startingOverIfCorrupted: when the file is corrupted, start with no credentials instead of
+    ///     failing; the next `add` keeps the corrupted file aside (renamed, never overwritten) and says where.
+    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted (unless allowed) or newer-format file.
+    public static func makePersistent(
+        file: CredentialStoreFile? = nil, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
+    ) throws -> ArcGISCredentialStore {
         let file = try file ?? CredentialStoreFile(location: StoreLocation.resolve(environment: ProcessInfo.processInfo.environment))
-        let snapshot = try file.read()
+        let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
         var credentials: [any ArcGISCredential] = []
         var unreadable: [String] = []
         for key in snapshot.keys {
@@ -54,6 +58,16 @@ public final class ArcGISCredentialStore: Sendable {
             }
         }
         return ArcGISCredentialStore(file: file, credentials: credentials, unreadable: unreadable, settings: settings)
+    }
+
+    /// The file's contents; an empty snapshot for a corrupted file when starting over is allowed.
+    private static func readSnapshot(of file: CredentialStoreFile, startingOverIfCorrupted: Bool) throws -> StoreSnapshot {
+        do {
+            return try file.read()
+        } catch {
+            guard startingOverIfCorrupted, error.kind == .corrupted else { throw error }
+            return StoreSnapshot()
+        }
     }
 
     // MARK: - Contents

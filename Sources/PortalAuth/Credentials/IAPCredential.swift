@@ -35,7 +35,8 @@ public final class IAPCredential: TokenKeepingCredential {
             redirectURL: configuration.redirectURL,
             extraParameters: extra,
             wantsNonce: configuration.scopes.contains("openid"),
-            expectedIssuer: issuer,
+            expectedIssuer: issuer?.identifier,
+            requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
             successMessage: "You are signed in. You can close this tab and return to your terminal."
         )
         let result = try await flow.run(settings: settings)
@@ -45,7 +46,7 @@ public final class IAPCredential: TokenKeepingCredential {
         var username = tokens.username
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
-            try decoded.validate(clientID: configuration.clientID, nonce: result.request.nonce, expectedIssuer: issuer, now: now)
+            try decoded.validate(clientID: configuration.clientID, nonce: result.request.nonce, expectedIssuer: issuer?.identifier, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
         }
@@ -69,7 +70,7 @@ public final class IAPCredential: TokenKeepingCredential {
     convenience init(record: StoredCredential, configuration: IAPConfiguration? = nil, persistence: TokenKeeper.Persistence?, settings: SignInSettings) {
         let configuration = configuration ?? IAPConfiguration(
             authorizeURL: record.authorizeURL ?? record.tokenURL, tokenURL: record.tokenURL,
-            logoutURL: record.logoutURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
+            logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
             scopes: record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )

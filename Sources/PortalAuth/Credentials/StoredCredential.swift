@@ -130,6 +130,9 @@ extension StoredCredential {
               let accessToken = object["access_token"]?.stringValue,
               let accessTokenExpiresAt = Self.date(object["access_token_expires_at"])
         else { return nil }
+        // An IAP entry without its logout endpoint cannot be signed out of: treat it as unreadable.
+        let logoutURL = object["logout_url"]?.stringValue.flatMap(URL.init(string:))
+        if kind == .iap && logoutURL == nil { return nil }
         self.kind = kind
         self.clientID = clientID
         self.portalURL = object["portal_url"]?.stringValue.flatMap(URL.init(string:))
@@ -142,7 +145,7 @@ extension StoredCredential {
         self.authorizeURL = object["authorize_url"]?.stringValue.flatMap(URL.init(string:))
         self.tokenURL = tokenURL
         self.revokeURL = object["revoke_url"]?.stringValue.flatMap(URL.init(string:))
-        self.logoutURL = object["logout_url"]?.stringValue.flatMap(URL.init(string:))
+        self.logoutURL = logoutURL
         self.hostsBehindProxy = object["hosts_behind_proxy"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.username = object["username"]?.stringValue
         self.accessToken = accessToken

@@ -21,6 +21,8 @@ struct AuthorizationCodeFlow: Sendable {
     var wantsNonce: Bool
     /// The issuer `iss` must equal, when known.
     var expectedIssuer: String?
+    /// Whether the authorization response must carry `iss` (the server advertises it, RFC 9207).
+    var requiresIssuerInResponse = false
     /// Text of the success page in the browser.
     var successMessage: String
 
@@ -63,6 +65,9 @@ struct AuthorizationCodeFlow: Sendable {
         }
         listener.close()
         guard let code = callback.code, !code.isEmpty else { throw SignInError.missingCode() }
+        if requiresIssuerInResponse, callback.issuer == nil, let expectedIssuer {
+            throw SignInError.missingIssuer(expected: expectedIssuer)
+        }
 
         settings.observer.exchangingCode()
         let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))

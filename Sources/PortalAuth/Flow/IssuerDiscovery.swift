@@ -3,13 +3,22 @@ import Foundation
 /// Finds the issuer identifier an authorization server uses, so that `iss` in the redirect
 /// (RFC 9207) and in ID tokens can be compared exactly.
 enum IssuerDiscovery {
+    /// What is known of the issuer of an authorization server.
+    struct Issuer: Sendable, Equatable {
+        /// The issuer identifier, compared exactly with `iss`.
+        let identifier: String
+        /// Whether the server says it puts `iss` into authorization responses (RFC 9207 §3): a response
+        /// without it is then refused as possibly coming from another server (mix-up attack).
+        let sendsIssuerInResponses: Bool
+    }
+
     /// The expected issuer for an authorize endpoint, or `nil` when it cannot be known.
     ///
     /// Microsoft Entra tenants have a fixed form. Other servers are asked through OpenID Connect
     /// discovery next to the authorize endpoint (`…/authorize` → `…/.well-known/openid-configuration`);
     /// the answer counts only when it names the same authorize endpoint.
-    static func issuer(forAuthorizeURL authorizeURL: URL, httpClient: any HTTPClient) async -> String? {
-        if let entra = entraIssuer(authorizeURL) { return entra }
+    static func issuer(forAuthorizeURL authorizeURL: URL, httpClient: any HTTPClient) async -> Issuer? {
+        if let entra = entraIssuer(authorizeURL) { return Issuer(identifier: entra, sendsIssuerInResponses: false) }
         var base = authorizeURL.absoluteString
         if let query = base.firstIndex(of: "?") { base = String(base[..<query]) }
         while base.hasSuffix("/") { base.removeLast() }
@@ -23,7 +32,7 @@ enum IssuerDiscovery {
               let advertised = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
               StoredCredential.normalized(advertised) == StoredCredential.normalized(authorizeURL)
         else { return nil }
-        return issuer
+        return Issuer(identifier: issuer, sendsIssuerInResponses: document["authorization_response_iss_parameter_supported"]?.boolValue == true)
     }
 
     /// `https://login.microsoftonline.com/{tenant}/v2.0` for a tenant-specific Entra v2.0 endpoint.

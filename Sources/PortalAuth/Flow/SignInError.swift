@@ -12,6 +12,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case pastedURLRejected(String)
         case inputClosed
         case notLoopbackRedirect(String)
+        case missingIssuer(String)
     }
 
     private let code: Code
@@ -25,6 +26,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func pastedURLRejected(_ why: String) -> SignInError { SignInError(.pastedURLRejected(why)) }
     static func inputClosed() -> SignInError { SignInError(.inputClosed) }
     static func notLoopbackRedirect(_ url: URL) -> SignInError { SignInError(.notLoopbackRedirect(url.absoluteString)) }
+    static func missingIssuer(expected: String) -> SignInError { SignInError(.missingIssuer(expected)) }
 
     /// Whether the sign-in gave up waiting for the browser.
     public var isTimeout: Bool {
@@ -36,6 +38,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         switch code {
         case .timedOut: return .timedOut
         case .missingCode, .pastedURLRejected: return .invalidContent
+        case .missingIssuer: return .refused
         case .inputClosed: return .cancelled
         case .notLoopbackRedirect: return .usage
         }
@@ -53,6 +56,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
             return "the pasted URL cannot finish this sign-in: \(why)"
         case .inputClosed:
             return "standard input closed before a redirect URL was pasted."
+        case .missingIssuer(let expected):
+            return "the sign-in response has no iss parameter although \(expected) announces one (RFC 9207); "
+                + "it may come from another server, so it was refused. Sign in again."
         case .notLoopbackRedirect(let url):
             return "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
                 + "so this computer cannot receive the sign-in; register and use a loopback redirect URL."

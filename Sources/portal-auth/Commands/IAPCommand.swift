@@ -6,6 +6,7 @@ struct IAPCommand: AsyncParsableCommand {
     static let subcommands: [any ParsableCommand.Type] = [
         IAPCheckCommand.self,
         IAPLoginCommand.self,
+        IAPLogoutCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

@@ -38,7 +38,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
             let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
-            let store = try session.credentialStore(settings: settings)
+            let store = try session.credentialStore(settings: settings, forSignIn: true)
             let credential = try await Failure.cancellableOnInterrupt { [configuration] in
                 try await IAPCredential.credential(for: configuration, settings: settings)
             }

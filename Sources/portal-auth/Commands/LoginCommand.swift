@@ -60,7 +60,7 @@ struct LoginCommand: AsyncParsableCommand {
         let configuration = self.configuration
         let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
         do {
-            let store = try session.credentialStore(settings: settings)
+            let store = try session.credentialStore(settings: settings, forSignIn: true)
             let credential = try await Failure.cancellableOnInterrupt {
                 try await OAuthUserCredential.credential(for: configuration, settings: settings)
             }

@@ -59,7 +59,13 @@ struct SessionOptions: ParsableArguments {
     }
 
     /// The persistent credential store, loaded.
-    func credentialStore(settings: SignInSettings = SignInSettings(browser: nil)) throws -> ArcGISCredentialStore {
-        try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings)
+    ///
+    /// - Parameter forSignIn: a sign-in may start over when the store is corrupted: the corrupted file is kept
+    ///   aside (and reported) when the new sign-in is stored. Other commands report it and stop.
+    ///   - settings: how the loaded credentials refresh; by default no browser and the HTTP client of these
+    ///     options (so `--ca-bundle` applies to every refresh and revocation).
+    func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
+        let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
+        return try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
     }
 }

@@ -15,6 +15,8 @@ enum Failure {
         } else {
             category = .local
         }
+        // A countdown line may still be on the terminal: start the report on a clean line.
+        if StandardError.isTerminal { StandardError.write("\r\u{1B}[2K") }
         if category == .cancelled {
             StandardError.line("portal-auth: interrupted; nothing was changed.")
         } else {

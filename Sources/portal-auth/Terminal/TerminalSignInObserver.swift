@@ -34,6 +34,11 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("warning: \(message); open the URL above by hand.")
     }
 
+    func pastedRedirectRejected(_ message: String) {
+        clearStatus()
+        StandardError.line("That address cannot finish this sign-in: \(message). Paste the address the browser shows after signing in.")
+    }
+
     func waitingForBrowser(remaining: Duration) {
         guard StandardError.isTerminal else { return }
         let seconds = Int(remaining.components.seconds)

@@ -97,6 +97,32 @@ struct SignInTests {
         #expect(try store.entries().count == 1)
     }
 
+    @Test("a corrupted store: status refuses it (65); login keeps it aside under a new name, says so, and signs in")
+    func corruptedStore() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        try FileManager.default.createDirectory(atPath: (store.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let garbage = Data("{\"format\": \"portal-auth-credentials\", \"version\": 1, \"entries\": {\"x\": ".utf8)
+        FileManager.default.createFile(atPath: store.path, contents: garbage, attributes: [.posixPermissions: 0o600])
+
+        let status = try await ToolRunner.run(["status"], environment: ["PORTAL_AUTH_STORE": store.path])
+        #expect(status.status == 65, "\(status)")
+        #expect(status.stderr.contains(store.path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == garbage, "a read-only command never changes the file")
+
+        let result = try await ToolRunner.run(
+            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser, "--timeout", "90"],
+            environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
+        #expect(result.status == 0, "\(result)")
+        let folder = (store.path as NSString).deletingLastPathComponent
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("credentials.json.corrupt-") }
+        #expect(kept.count == 1)
+        #expect(try kept.first.map { try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\($0)")) } == garbage)
+        #expect(kept.first.map { result.stderr.contains($0) } == true, "the warning names the kept copy")
+        #expect(try store.entries().count == 1)
+    }
+
     @Test("a busy fixed port fails at once, naming the port, exit 64")
     func busyPort() async throws {
         let server = try TestServer.current()

@@ -4,15 +4,6 @@ import Logging
 import Synchronization
 @testable import PortalAuth
 
-// MARK: - Running blocking code off the cooperative pool
-
-/// Runs blocking socket code on a thread of its own, so that tests never starve the (two-thread) cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
 /// The outcome of a wait, as a value (for `async let`).
 func outcome(
     of listener: LoopbackListener, state: String = "s-123", issuer: String? = nil, requiresCode: Bool = true,

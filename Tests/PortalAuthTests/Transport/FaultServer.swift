@@ -4,8 +4,9 @@ import Testing
 /// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port.
 ///
 /// It stops when `stop()` closes its stdin, and by itself if this test process dies (stdin closes) or after
-/// its lifetime.
-final class FaultServer {
+/// its lifetime. Its state is set once in `init` and only read afterwards; `Process` is not `Sendable`, hence the
+/// unchecked conformance, which lets it be started off the cooperative pool.
+final class FaultServer: @unchecked Sendable {
     /// The port it listens on.
     let port: Int
     /// `http` or `https`.
@@ -62,7 +63,7 @@ final class FaultServer {
     static func with<T>(
         tls: TestCertificate? = nil, clientCA: URL? = nil, _ body: (FaultServer) async throws -> T
     ) async throws -> T {
-        let server = try FaultServer(tls: tls, clientCA: clientCA)
+        let server = try await offPool { try FaultServer(tls: tls, clientCA: clientCA) }
         defer { server.stop() }
         return try await body(server)
     }
@@ -85,7 +86,11 @@ struct TestCertificate: Sendable {
 
     /// Makes a new certificate with common name `name` and the given subject alternative names in a new
     /// temporary folder.
-    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") throws -> TestCertificate {
+    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") async throws -> TestCertificate {
+        try await offPool { try makeBlocking(name: name, altNames: altNames) }
+    }
+
+    private static func makeBlocking(name: String, altNames: String) throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("portal-auth-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

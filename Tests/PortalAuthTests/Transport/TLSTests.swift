@@ -6,7 +6,7 @@ import Testing
 struct TLSTests {
     @Test("an unknown self-signed certificate fails verification with the CA-bundle hint")
     func selfSignedRefused() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         try await FaultServer.with(tls: certificate) { server async throws in
             let error = try #require(await transportError(CurlHTTPClient(), .get(server.url("/json?token=SECRET"))))
@@ -22,7 +22,7 @@ struct TLSTests {
 
     @Test("the same server is accepted when the CA bundle holds its certificate")
     func caBundleAccepted() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         try await FaultServer.with(tls: certificate) { server async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: certificate.certificate)))
@@ -34,7 +34,7 @@ struct TLSTests {
 
     @Test("a certificate trusted for the request's host is accepted without a CA bundle")
     func trustedServerCertificate() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         try await FaultServer.with(tls: certificate) { server async throws in
             var request = HTTPRequest.get(server.url("/json"))
@@ -45,8 +45,8 @@ struct TLSTests {
 
     @Test("a CA bundle without the server's certificate is refused")
     func strangerBundle() async throws {
-        let certificate = try TestCertificate.make()
-        let stranger = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
+        let stranger = try await TestCertificate.make()
         defer {
             certificate.remove()
             stranger.remove()
@@ -60,7 +60,7 @@ struct TLSTests {
 
     @Test("host name verification stays on: a trusted certificate for another name is refused")
     func hostNameChecked() async throws {
-        let certificate = try TestCertificate.make(name: "other.example", altNames: "DNS:other.example")
+        let certificate = try await TestCertificate.make(name: "other.example", altNames: "DNS:other.example")
         defer { certificate.remove() }
         try await FaultServer.with(tls: certificate) { server async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: certificate.certificate)))
@@ -72,7 +72,7 @@ struct TLSTests {
 
     @Test("a CA bundle that does not exist is reported with its path")
     func missingCABundle() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         try await FaultServer.with(tls: certificate) { server async throws in
             let missing = URL(fileURLWithPath: "/nonexistent/portal-auth-ca.pem")
@@ -86,8 +86,8 @@ struct TLSTests {
 
     @Test("a server requiring a client certificate accepts the PKCS#12 identity")
     func clientCertificate() async throws {
-        let serverCertificate = try TestCertificate.make()
-        let clientIdentity = try TestCertificate.make(name: "portal-auth test client")
+        let serverCertificate = try await TestCertificate.make()
+        let clientIdentity = try await TestCertificate.make(name: "portal-auth test client")
         defer {
             serverCertificate.remove()
             clientIdentity.remove()

@@ -1,0 +1,173 @@
+import Synchronization
+
+/// Holds an app's ArcGIS credentials and signs the user out of all of them.
+///
+/// The credential store is in memory unless made persistent, in which case sign-ins survive the process:
+///
+/// ```swift
+/// let manager = AuthenticationManager()
+/// try await manager.setupPersistentCredentialStorage()
+/// let credential = try await OAuthUserCredential.credential(for: configuration)
+/// try await manager.arcGISCredentialStore.add(credential)
+/// ```
+///
+/// During sign-out revoke the OAuth tokens, end the IAP sessions, then clear the stores — `signOut()` does all three:
+///
+/// ```swift
+/// // Revokes OAuth refresh and access tokens.
+/// await manager.revokeOAuthTokens()
+/// // Ends the identity-provider sessions of IAP credentials (opens the browser on each logout page).
+/// await manager.invalidateIAPCredentials()
+/// // Clears all credentials from the store, and from its file.
+/// await manager.clearCredentialStores()
+/// ```
+public final class AuthenticationManager: Sendable {
+    private struct State: Sendable {
+        var arcGISCredentialStore: ArcGISCredentialStore
+        var settings: SignInSettings
+    }
+
+    private let state: Mutex<State>
+
+    /// A manager with an in-memory store (by default) and default settings.
+    public init(arcGISCredentialStore: ArcGISCredentialStore = ArcGISCredentialStore(), settings: SignInSettings = SignInSettings()) {
+        state = Mutex(State(arcGISCredentialStore: arcGISCredentialStore, settings: settings))
+    }
+
+    // MARK: - Credential stores
+
+    /// The store of ArcGIS credentials (OAuth user and IAP credentials); in memory until replaced.
+    public var arcGISCredentialStore: ArcGISCredentialStore {
+        get { state.withLock { $0.arcGISCredentialStore } }
+        set { state.withLock { $0.arcGISCredentialStore = newValue } }
+    }
+
+    /// The browser, time limit and observer of IAP logouts, and the HTTP client and refresh policy of
+    /// credentials loaded by `setupPersistentCredentialStorage(file:)`.
+    public var settings: SignInSettings {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    /// Replaces the ArcGIS credential store with one persisted in `file` (by default `$PORTAL_AUTH_STORE`, else the
+    /// XDG state directory), loaded now: credentials signed in earlier are available at once.
+    ///
+    /// ```swift
+    /// try await manager.setupPersistentCredentialStorage()
+    /// ```
+    ///
+    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; the store is
+    ///   then left as it was.
+    public func setupPersistentCredentialStorage(file: CredentialStoreFile? = nil) async throws {
+        let store = try ArcGISCredentialStore.makePersistent(file: file, settings: settings)
+        arcGISCredentialStore = store
+    }
+
+    // MARK: - Challenge handling
+
+    // (Challenge handlers and the network credential store join here.)
+
+    // MARK: - Sign-out
+
+    /// Revokes the tokens of every OAuth user credential in the store, concurrently.
+    ///
+    /// The credentials are unusable afterwards but stay in the store: clear it with `clearCredentialStores()`.
+    ///
+    /// - Returns: `true` when every revocation succeeded (also when there was none).
+    @discardableResult
+    public func revokeOAuthTokens() async -> Bool {
+        await revokeEachOAuthCredential().allSatisfy(\.outcome.succeeded)
+    }
+
+    /// Logs every IAP credential in the store out of its identity provider, concurrently (each in a browser tab,
+    /// confirmed on its own loopback port), with the manager's `settings`.
+    ///
+    /// The credentials are unusable afterwards but stay in the store: clear it with `clearCredentialStores()`.
+    ///
+    /// - Returns: `true` when every identity provider confirmed its logout (also when there was none).
+    @discardableResult
+    public func invalidateIAPCredentials() async -> Bool {
+        await invalidateEachIAPCredential().allSatisfy(\.outcome.succeeded)
+    }
+
+    /// Removes every credential from the store, and every entry from its file when it is persistent.
+    ///
+    /// When the file cannot be written the failure is logged, and the credentials are made unusable and left in
+    /// the store; use `arcGISCredentialStore.removeAll()` to get the error.
+    public func clearCredentialStores() async {
+        _ = await clearReportingError()
+    }
+
+    /// Signs out of everything: revokes the OAuth tokens, logs the IAP credentials out, clears the stores — in
+    /// that order, each step whatever the previous one gave.
+    ///
+    /// ```swift
+    /// let report = await manager.signOut()
+    /// for entry in report.revocations where !entry.outcome.succeeded {
+    ///     print("Not revoked: \(entry.credential.targetDescription)")
+    /// }
+    /// ```
+    ///
+    /// - Returns: what happened to each credential; the stores are cleared even when a step failed.
+    @discardableResult
+    public func signOut() async -> SignOutReport {
+        let revocations = await revokeEachOAuthCredential()
+        let invalidations = await invalidateEachIAPCredential()
+        let clearingError = await clearReportingError()
+        return SignOutReport(revocations: revocations, invalidations: invalidations, clearingError: clearingError)
+    }
+
+    // MARK: - Steps
+
+    private func revokeEachOAuthCredential() async -> [SignOutReport.Entry] {
+        let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? OAuthUserCredential }
+        return await Self.concurrently(credentials) { credential in
+            do {
+                try await credential.revokeToken()
+                return .revoked
+            } catch {
+                return .revocationFailed(error)
+            }
+        }
+    }
+
+    private func invalidateEachIAPCredential() async -> [SignOutReport.Entry] {
+        let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? IAPCredential }
+        let settings = self.settings
+        return await Self.concurrently(credentials) { credential in
+            do {
+                return try await credential.invalidate(settings: settings) ? .loggedOut : .logoutNotConfirmed
+            } catch {
+                return .logoutFailed(error)
+            }
+        }
+    }
+
+    private func clearReportingError() async -> (any Error)? {
+        let store = arcGISCredentialStore
+        do {
+            try await store.removeAll()
+            return nil
+        } catch {
+            settings.logger.error("the credential store could not be cleared", metadata: ["error": "\(error)"])
+            for credential in store.credentials {
+                (credential as? any TokenKeepingCredential)?.keeper.invalidate()
+            }
+            return error
+        }
+    }
+
+    /// Runs `body` for every credential in a task group; the entries come back in the credentials' order.
+    private static func concurrently<Credential: ArcGISCredential>(
+        _ credentials: [Credential], _ body: @escaping @Sendable (Credential) async -> SignOutReport.Outcome
+    ) async -> [SignOutReport.Entry] {
+        await withTaskGroup(of: (Int, SignOutReport.Outcome).self) { group in
+            for (index, credential) in credentials.enumerated() {
+                group.addTask { (index, await body(credential)) }
+            }
+            var outcomes = [SignOutReport.Outcome?](repeating: nil, count: credentials.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return zip(credentials, outcomes).map { SignOutReport.Entry(credential: $0, outcome: $1!) }
+        }
+    }
+}

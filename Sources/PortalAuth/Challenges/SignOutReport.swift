@@ -1,0 +1,44 @@
+/// What `AuthenticationManager.signOut()` did with each credential, and whether the stores were emptied.
+public struct SignOutReport: Sendable {
+    /// What became of one credential.
+    public enum Outcome: Sendable {
+        /// The portal revoked the OAuth tokens.
+        case revoked
+        /// The revocation failed; the tokens stay valid on the server until they expire.
+        case revocationFailed(any Error)
+        /// The identity provider confirmed the logout by redirecting back.
+        case loggedOut
+        /// No confirmation came in time: the browser session may remain.
+        case logoutNotConfirmed
+        /// The logout could not run or the identity provider refused it.
+        case logoutFailed(any Error)
+
+        /// Whether the server confirmed the outcome.
+        public var succeeded: Bool {
+            switch self {
+            case .revoked, .loggedOut: return true
+            case .revocationFailed, .logoutNotConfirmed, .logoutFailed: return false
+            }
+        }
+    }
+
+    /// One credential and its outcome.
+    public struct Entry: Sendable {
+        /// The credential (no longer usable).
+        public let credential: any ArcGISCredential
+        /// What became of it.
+        public let outcome: Outcome
+    }
+
+    /// The OAuth user credentials, revoked or not.
+    public var revocations: [Entry]
+    /// The IAP credentials, logged out or not.
+    public var invalidations: [Entry]
+    /// Why the persistent store could not be emptied, when it could not (the credentials are unusable anyway).
+    public var clearingError: (any Error)?
+
+    /// Whether every revocation and logout was confirmed and the stores are empty.
+    public var succeeded: Bool {
+        clearingError == nil && (revocations + invalidations).allSatisfy(\.outcome.succeeded)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// One OpenID Connect RP-initiated logout through the browser, confirmed on a loopback redirect.
+///
+/// Steps: bind a loopback listener on the registered redirect URL (its real port goes into
+/// `post_logout_redirect_uri`), open the browser on the logout endpoint with `client_id`,
+/// `post_logout_redirect_uri`, `state` and `id_token_hint`, then wait for the identity provider to redirect
+/// back with the same `state`. The listener is closed whatever the outcome.
+struct RPInitiatedLogout: Sendable {
+    /// The identity provider's logout (end-session) endpoint.
+    var logoutURL: URL
+    /// The public client.
+    var clientID: String
+    /// The registered loopback redirect URL (port 0 or none: an ephemeral port).
+    var redirectURL: URL
+    /// The ID token of the session to end; sent to the browser only, never to the observer.
+    var idTokenHint: String?
+    /// Text of the page the browser shows after the confirmation.
+    var successMessage: String
+
+    /// Runs the logout: `true` when the identity provider redirected back with the request's `state`, `false`
+    /// when nothing came within `settings.timeout` (the browser session may remain).
+    ///
+    /// - Throws: `LoopbackError` (the redirect URL cannot be listened on; the identity provider redirected back
+    ///   with an `error`), `CryptoError`, `CancellationError`.
+    func run(settings: SignInSettings) async throws -> Bool {
+        try Task.checkCancellation()  // no browser tab for a sign-out that was already stopped
+        let configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage)
+        let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
+        defer { listener.close() }
+        let state = try SecureRandom.token()
+        let parameters = [
+            ("client_id", clientID), ("post_logout_redirect_uri", listener.redirectURL.absoluteString), ("state", state),
+        ]
+        // The observer shows its URL on the terminal: without the ID token, which still ends the session
+        // (the identity provider may then ask which account to sign out).
+        let shown = URLQuery.appending(parameters, to: logoutURL)
+        let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? shown
+
+        settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
+        settings.openBrowser(at: opened)
+
+        struct NoConfirmation: Error {}
+        do {
+            _ = try await withDeadline(
+                settings.timeout,
+                tick: { settings.observer.waitingForBrowser(remaining: $0) },
+                onTimeout: { NoConfirmation() }
+            ) {
+                try await listener.waitForCallback(state: state, requiresCode: false)
+            }
+            settings.logger.debug("logout confirmed by the identity provider", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
+            return true
+        } catch is NoConfirmation {
+            settings.logger.debug("no logout confirmation before the timeout", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
+            return false
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// `portal-auth sign-out`: revoke every portal sign-in, log out of every IAP sign-in, empty the store.
+struct SignOutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-out",
+        abstract: "Revoke every portal sign-in, sign out of every IAP sign-in, and empty the credential store.",
+        discussion: """
+            Revokes the tokens of every stored portal sign-in (as `portal-auth revoke`), then signs out of \
+            the identity provider of every stored IAP sign-in (as `portal-auth iap logout`: a browser tab each, \
+            confirmed on a loopback port within --timeout), then deletes every entry of the store, whatever \
+            the previous steps gave. Prints what became of each sign-in.
+
+            Exit status: 0 every revocation and sign-out was confirmed; 69 some were not (the store is \
+            emptied anyway); 130 interrupted (emptied anyway); the store's own errors as for every command.
+            """
+    )
+
+    @Option(help: "Output format: text for people, json for scripts.")
+    var format: OutputFormat = .text
+
+    @OptionGroup var session: SessionOptions
+
+    func run() async throws {
+        let (settings, observer) = session.signOutSettings()
+        let manager = AuthenticationManager(settings: settings)
+        let path: String
+        do {
+            let store = try session.credentialStore(settings: settings)
+            manager.arcGISCredentialStore = store
+            path = store.file?.path ?? "memory"
+        } catch {
+            throw Failure.report(error)
+        }
+        let report = try await Failure.cancellableOnInterrupt { await manager.signOut() }
+        observer.clearStatus()
+
+        let entries = report.revocations + report.invalidations
+        switch format {
+        case .text:
+            Output.result(entries.isEmpty ? "No stored sign-ins." : "\(entries.count) stored sign-in\(entries.count == 1 ? "" : "s"):")
+            for entry in entries { Output.result("  \(Self.describe(entry))") }
+            if let error = report.clearingError {
+                Output.diagnostic("portal-auth: error: the credential store \(path) could not be emptied: \(error)")
+            } else {
+                Output.result("The credential store \(path) is empty.")
+            }
+        case .json:
+            Output.json(.object([
+                "store": .string(path),
+                "store_cleared": .bool(report.clearingError == nil),
+                "credentials": .array(entries.map(Self.json)),
+            ]))
+        }
+
+        if let error = report.clearingError { throw Failure.report(error) }
+        let failures = entries.compactMap(\.error)
+        if failures.contains(where: Failure.isInterruption) { throw ExitCode(130) }
+        if !report.succeeded { throw ExitCode(69) }
+    }
+
+    // MARK: - Describing outcomes
+
+    /// "the portal https://… (alice): tokens revoked".
+    private static func describe(_ entry: SignOutReport.Entry) -> String {
+        let who = entry.credential.username.map { " (\($0))" } ?? ""
+        return "\(entry.credential.targetDescription)\(who): \(entry.text)"
+    }
+
+    private static func json(_ entry: SignOutReport.Entry) -> JSONValue {
+        .object([
+            "kind": .string(entry.credential is IAPCredential ? "iap" : "oauth-user"),
+            "target": .string(entry.credential.targetDescription),
+            "username": Output.json(entry.credential.username),
+            "succeeded": .bool(entry.outcome.succeeded),
+            "outcome": .string(entry.code),
+            "message": .string(entry.text),
+        ])
+    }
+}
+
+extension SignOutReport.Entry {
+    /// The failure, if the outcome carries one.
+    fileprivate var error: (any Error)? {
+        switch outcome {
+        case .revocationFailed(let error), .logoutFailed(let error): return error
+        case .revoked, .loggedOut, .logoutNotConfirmed: return nil
+        }
+    }
+
+    /// A stable word for scripts.
+    fileprivate var code: String {
+        switch outcome {
+        case .revoked: return "revoked"
+        case .revocationFailed: return "revocation_failed"
+        case .loggedOut: return "logged_out"
+        case .logoutNotConfirmed: return "logout_not_confirmed"
+        case .logoutFailed: return "logout_failed"
+        }
+    }
+
+    /// What happened, for people.
+    fileprivate var text: String {
+        switch outcome {
+        case .revoked:
+            return "tokens revoked"
+        case .revocationFailed(let error) where Failure.isInterruption(error):
+            return "interrupted; the tokens may still be valid on the server"
+        case .revocationFailed(let error):
+            return "NOT revoked (\(error)); the tokens stay valid on the server until they expire"
+        case .loggedOut:
+            return "signed out; the identity provider confirmed it"
+        case .logoutNotConfirmed:
+            return "no confirmation from the identity provider in time; the browser session may remain"
+        case .logoutFailed(let error) where Failure.isInterruption(error):
+            return "interrupted; the browser session may remain"
+        case .logoutFailed(let error):
+            return "sign-out failed (\(error)); the browser session may remain"
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+@Suite("AuthenticationManager sign-out")
+struct AuthenticationManagerTests {
+    typealias Fakes = SignOutFakes
+
+    /// A portal that revokes for `portal-client` and refuses every other client ID.
+    static func portal() -> Fakes.HTTP {
+        Fakes.HTTP { request, _ in
+            let ok = Fakes.fields(of: request)["client_id"] == "portal-client"
+            return Fakes.response(body: ok ? #"{"success":true}"# : #"{"error":{"code":400,"message":"Invalid client_id"}}"#, url: request.url)
+        }
+    }
+
+    /// A portal credential for another client ID (which the fake portal refuses).
+    static func refusedCredential(http: Fakes.HTTP) -> OAuthUserCredential {
+        var record = Fakes.record(.oauthUser)
+        record.clientID = "unknown-client"
+        return Fakes.portalCredential(record, http: http)
+    }
+
+    @Test("revokeOAuthTokens: true when every revocation succeeds (and with none), false when one fails")
+    func revokeResult() async throws {
+        let http = Self.portal()
+        let manager = AuthenticationManager()
+        #expect(await manager.revokeOAuthTokens())
+        try await manager.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
+        #expect(await manager.revokeOAuthTokens())
+        try await manager.arcGISCredentialStore.add(Self.refusedCredential(http: http))
+        #expect(await manager.revokeOAuthTokens() == false)
+        #expect(manager.arcGISCredentialStore.credentials.count == 2, "revoking does not remove")
+    }
+
+    @Test("signOut clears the persistent store even when a revocation fails, and reports each credential")
+    func signOutClears() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.store()
+        let http = Self.portal()
+        let manager = AuthenticationManager(settings: Fakes.settings(http: http))
+        try await manager.setupPersistentCredentialStorage(file: file)
+        try await manager.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
+        try await manager.arcGISCredentialStore.add(Self.refusedCredential(http: http))
+        #expect(try file.read().keys.count == 2)
+
+        let report = await manager.signOut()
+        #expect(report.revocations.count == 2)
+        #expect(report.revocations.filter(\.outcome.succeeded).count == 1)
+        #expect(report.invalidations.isEmpty)
+        #expect(report.clearingError == nil)
+        #expect(!report.succeeded)
+        #expect(manager.arcGISCredentialStore.credentials.isEmpty)
+        #expect(try file.read().isEmpty)
+        #expect(try ArcGISCredentialStore.makePersistent(file: file).credentials.isEmpty)
+    }
+
+    @Test("signOut logs IAP credentials out with the manager's settings; an unconfirmed logout is not a success")
+    func signOutIAP() async throws {
+        let http = IAPLogoutTests.plainDiscovery
+        let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        try await manager.arcGISCredentialStore.add(Fakes.iapCredential(http: http))
+        let confirmed = await manager.signOut()
+        #expect(confirmed.succeeded)
+        #expect(confirmed.invalidations.map(\.outcome.succeeded) == [true])
+
+        let silent = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser(), timeout: .seconds(1)))
+        try await silent.arcGISCredentialStore.add(Fakes.iapCredential(http: http))
+        #expect(await silent.invalidateIAPCredentials() == false)
+        await silent.clearCredentialStores()
+        #expect(silent.arcGISCredentialStore.credentials.isEmpty)
+    }
+
+    @Test("setupPersistentCredentialStorage loads what an earlier process stored")
+    func persistentStorage() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.store()
+        let http = Self.portal()
+        let first = AuthenticationManager(settings: Fakes.settings(http: http))
+        try await first.setupPersistentCredentialStorage(file: file)
+        try await first.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
+
+        let second = AuthenticationManager()
+        #expect(second.arcGISCredentialStore.file == nil, "in memory by default")
+        try await second.setupPersistentCredentialStorage(file: file)
+        #expect(second.arcGISCredentialStore.oauthUserCredentials(portalURL: Fakes.portal).count == 1)
+    }
+}

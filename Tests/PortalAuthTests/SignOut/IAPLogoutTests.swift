@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+@Suite("IAP logout: RP-initiated logout confirmed on the loopback")
+struct IAPLogoutTests {
+    typealias Fakes = SignOutFakes
+
+    /// Discovery without a revocation endpoint (as DOT and Entra).
+    static let plainDiscovery = Fakes.HTTP(status: 200, body: #"{"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize"}"#)
+
+    @Test("the browser gets client_id, post_logout_redirect_uri on the listener's port, state and id_token_hint; the redirect back confirms")
+    func confirmed() async throws {
+        let browser = Fakes.Browser.redirectingBack()
+        let observer = Fakes.Observer()
+        let credential = Fakes.iapCredential(http: Self.plainDiscovery)
+        let confirmed = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, observer: observer))
+        #expect(confirmed)
+
+        let opened = try #require(browser.urls.first)
+        #expect(opened.absoluteString.hasPrefix(Fakes.logoutURL.absoluteString + "?"))
+        let query = Fakes.query(of: opened)
+        #expect(query["client_id"] == "iap-client")
+        #expect(query["id_token_hint"] == "ID.TOKEN.SECRET")
+        #expect((query["state"]?.count ?? 0) >= 43)
+        let redirect = try #require(query["post_logout_redirect_uri"].flatMap(URL.init(string:)))
+        #expect(redirect.host == "127.0.0.1" && redirect.path == "/callback" && (redirect.port ?? 0) > 0)
+
+        let shown = try #require(observer.urls.first)
+        #expect(!shown.absoluteString.contains("ID.TOKEN"), "the observer never sees the ID token")
+        #expect(Fakes.query(of: shown)["state"] == query["state"])
+        await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
+    }
+
+    @Test("no redirect back within the timeout: false, and the credential is unusable all the same")
+    func timeout() async throws {
+        let browser = Fakes.Browser()
+        let credential = Fakes.iapCredential(http: Self.plainDiscovery)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let confirmed = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, timeout: .seconds(1)))
+        #expect(!confirmed)
+        #expect(start.duration(to: clock.now) < .seconds(20), "it ends soon after the timeout (loose: a busy test run can stall the pool)")
+        #expect(browser.urls.count == 1)
+        await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
+    }
+
+    @Test("a redirect back with an error is the identity provider's refusal")
+    func refusal() async throws {
+        let browser = Fakes.Browser.redirectingBack(extra: "&error=access_denied")
+        let credential = Fakes.iapCredential(http: Self.plainDiscovery)
+        let error = await #expect(throws: LoopbackError.self) {
+            try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser))
+        }
+        #expect(error?.identityProviderErrorCode == "access_denied")
+    }
+
+    @Test("an advertised revocation_endpoint gets the refresh token (RFC 7009) before the browser opens; its failure does not stop the logout")
+    func advertisedRevocation() async throws {
+        for revocationStatus in [200, 503] {
+            let http = Fakes.HTTP { request, _ in
+                if request.url == Fakes.discoveryURL {
+                    return Fakes.response(body: """
+                        {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                         "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
+                        """, url: request.url)
+                }
+                return Fakes.response(status: revocationStatus, body: "{}", url: request.url)
+            }
+            let browser = Fakes.Browser.redirectingBack()
+            let confirmed = try await Fakes.iapCredential(http: http).invalidate(settings: Fakes.settings(http: http, browser: browser))
+            #expect(confirmed)
+            #expect(http.requests.map(\.url.path) == ["/oauth2/.well-known/openid-configuration", "/oauth2/revoke"])
+            let fields = Fakes.fields(of: http.requests[1])
+            #expect(fields == ["token": "REFRESH-SECRET", "token_type_hint": "refresh_token", "client_id": "iap-client"])
+        }
+    }
+
+    @Test("a discovery document for another authorize endpoint is not trusted for revocation")
+    func foreignDiscovery() async throws {
+        let http = Fakes.HTTP(body: #"{"authorization_endpoint":"https://evil.example.com/authorize","revocation_endpoint":"https://evil.example.com/revoke"}"#)
+        _ = try await Fakes.iapCredential(http: http).invalidate(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        #expect(http.requests.count == 1, "only the discovery request")
+    }
+}

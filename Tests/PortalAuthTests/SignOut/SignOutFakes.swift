@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+@testable import PortalAuth
+
+/// Test doubles for revocation and logout: an HTTP client that answers from a script, a browser that plays
+/// the identity provider's redirect back, and credentials built from records.
+enum SignOutFakes {
+    static let portal = URL(string: "https://portal.example.com/portal")!
+    static let revokeURL = URL(string: "https://portal.example.com/portal/sharing/rest/oauth2/revokeToken")!
+    static let authorizeURL = URL(string: "https://idp.example.com/oauth2/authorize")!
+    static let discoveryURL = URL(string: "https://idp.example.com/oauth2/.well-known/openid-configuration")!
+    static let logoutURL = URL(string: "https://idp.example.com/oauth2/logout")!
+
+    // MARK: - HTTP
+
+    /// An HTTP client whose answers come from `respond`; it records every request.
+    final class HTTP: HTTPClient {
+        private let recorded = Mutex<[HTTPRequest]>([])
+        private let respond: @Sendable (HTTPRequest, Int) throws -> HTTPResponse
+
+        /// `respond` gets the request and how many requests came before it.
+        init(_ respond: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+            self.respond = respond
+        }
+
+        /// Always the same answer.
+        convenience init(status: Int = 200, body: String, contentType: String = "application/json") {
+            self.init { request, _ in SignOutFakes.response(status: status, body: body, contentType: contentType, url: request.url) }
+        }
+
+        var requests: [HTTPRequest] { recorded.withLock { $0 } }
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            let index = recorded.withLock { list in
+                list.append(request)
+                return list.count - 1
+            }
+            return try respond(request, index)
+        }
+    }
+
+    static func response(status: Int = 200, body: String, contentType: String = "application/json", url: URL) -> HTTPResponse {
+        HTTPResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: url)
+    }
+
+    /// A failure to reach the server, as a transport reports it.
+    struct Unreachable: CategorizedError, CustomStringConvertible {
+        var category: ErrorCategory { .unavailable }
+        var description: String { "cannot connect to portal.example.com:443 (connection refused)" }
+    }
+
+    /// The form fields of a request body, decoded.
+    static func fields(of request: HTTPRequest) -> [String: String] {
+        let body = String(decoding: request.body ?? Data(), as: UTF8.self)
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            fields[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        return fields
+    }
+
+    /// The query parameters of a URL.
+    static func query(of url: URL) -> [String: String] {
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+    }
+
+    // MARK: - Browser
+
+    /// A browser that records the URL it was given and then does `action` with it (from a task of its own).
+    final class Browser: BrowserOpener {
+        private let opened = Mutex<[URL]>([])
+        private let action: @Sendable (URL) async -> Void
+
+        init(_ action: @escaping @Sendable (URL) async -> Void = { _ in }) {
+            self.action = action
+        }
+
+        var urls: [URL] { opened.withLock { $0 } }
+
+        func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) {
+            opened.withLock { $0.append(url) }
+            let action = self.action
+            Task {
+                await action(url)
+                onExit(0)
+            }
+        }
+
+        /// A browser that follows the logout to the identity provider, which redirects back to
+        /// `post_logout_redirect_uri` with the request's `state` and `extra` parameters.
+        static func redirectingBack(extra: String = "") -> Browser {
+            Browser { url in
+                let query = SignOutFakes.query(of: url)
+                guard let redirect = query["post_logout_redirect_uri"], let state = query["state"],
+                      let back = URL(string: "\(redirect)?state=\(state)\(extra)")
+                else { return }
+                _ = try? await CurlHTTPClient().send(.get(back))
+            }
+        }
+    }
+
+    /// An observer that records the URLs it is shown.
+    final class Observer: SignInObserver {
+        private let shown = Mutex<[URL]>([])
+        var urls: [URL] { shown.withLock { $0 } }
+        func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) { shown.withLock { $0.append(url) } }
+    }
+
+    // MARK: - Credentials
+
+    /// The record of a signed-in portal user or IAP user.
+    static func record(
+        _ kind: StoredCredential.Kind, refreshToken: String? = "REFRESH-SECRET", accessToken: String = "ACCESS-SECRET",
+        updatedAt: Date = Date(timeIntervalSince1970: 1_800_000_000)
+    ) -> StoredCredential {
+        let iap = kind == .iap
+        return StoredCredential(
+            kind: kind, clientID: iap ? "iap-client" : "portal-client", portalURL: iap ? nil : portal,
+            redirectURL: URL(string: "http://127.0.0.1/callback")!,
+            refreshTokenExpirationMinutes: iap ? nil : 20160, refreshTokenExchangeSeconds: iap ? nil : 86400,
+            configurationFile: iap ? "/etc/iap.json" : nil, authorizeURL: iap ? authorizeURL : nil,
+            tokenURL: iap ? URL(string: "https://idp.example.com/oauth2/token")! : URL(string: "https://portal.example.com/portal/sharing/rest/oauth2/token")!,
+            revokeURL: iap ? nil : revokeURL, logoutURL: iap ? logoutURL : nil, hostsBehindProxy: iap ? ["maps.example.com"] : [],
+            username: "alice", accessToken: accessToken, accessTokenExpiresAt: Date().addingTimeInterval(3600),
+            refreshToken: refreshToken, refreshTokenExpiresAt: nil, idToken: iap ? "ID.TOKEN.SECRET" : nil, idTokenExpiresAt: nil,
+            scopes: iap ? ["openid"] : [], tokenType: "Bearer", isSSLRequired: false, createdAt: updatedAt, updatedAt: updatedAt
+        )
+    }
+
+    /// Settings with `http`, no retry pause, and `browser`.
+    static func settings(http: HTTP, browser: (any BrowserOpener)? = nil, timeout: Duration = .seconds(10), observer: any SignInObserver = SilentSignInObserver()) -> SignInSettings {
+        SignInSettings(browser: browser, timeout: timeout, observer: observer, httpClient: http,
+                       refreshPolicy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(1)))
+    }
+
+    static func portalCredential(_ record: StoredCredential = record(.oauthUser), http: HTTP) -> OAuthUserCredential {
+        OAuthUserCredential(record: record, persistence: nil, settings: settings(http: http))
+    }
+
+    static func iapCredential(_ record: StoredCredential = record(.iap), http: HTTP) -> IAPCredential {
+        IAPCredential(record: record, persistence: nil, settings: settings(http: http))
+    }
+}
