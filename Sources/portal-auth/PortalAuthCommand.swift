@@ -9,6 +9,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
         LoginCommand.self,
         IAPCommand.self,
         StatusCommand.self,
+        TokenCommand.self,
+        RefreshCommand.self,
         RevokeCommand.self,
         SignOutCommand.self,
     ]

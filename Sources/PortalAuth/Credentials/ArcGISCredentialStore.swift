@@ -96,6 +96,13 @@ public final class ArcGISCredentialStore: Sendable {
         return credentials.lazy.compactMap { $0 as? IAPCredential }.first { $0.storeKey == key }
     }
 
+    /// The IAP credentials signed in with the configuration file at `file` (compared by real path), without
+    /// reading the file: one per client ID that was used with it.
+    public func iapCredentials(configurationFile file: URL) -> [IAPCredential] {
+        let path = file.resolvingSymlinksInPath().path
+        return credentials.compactMap { $0 as? IAPCredential }.filter { $0.keeper.current.configurationFile == path }
+    }
+
     /// What `status` shows of each stored credential: no token.
     public var summaries: [CredentialSummary] {
         credentials.compactMap { ($0 as? any TokenKeepingCredential).map { CredentialSummary($0.record) } }

@@ -60,6 +60,7 @@ public final class IAPCredential: TokenKeepingCredential {
             accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval),
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) },
+            refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
             idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, scopes: configuration.scopes,
             tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now
         )

@@ -51,6 +51,7 @@ public final class OAuthUserCredential: TokenKeepingCredential {
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshToken == nil ? nil : now.addingTimeInterval(
                 (tokens.refreshTokenExpiresIn ?? configuration.refreshTokenExpirationInterval).timeInterval),
+            refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
             idToken: nil, idTokenExpiresAt: nil, scopes: tokens.scopes ?? [], tokenType: tokens.tokenType,
             isSSLRequired: tokens.isSSLRequired ?? false, createdAt: now, updatedAt: now
         )

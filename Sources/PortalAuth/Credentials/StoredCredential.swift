@@ -38,6 +38,9 @@ struct StoredCredential: Sendable, Equatable {
     var accessTokenExpiresAt: Date
     var refreshToken: String?
     var refreshTokenExpiresAt: Date?
+    /// When the current refresh token was issued (its age decides the ArcGIS exchange); nil in entries
+    /// written before it was recorded.
+    var refreshTokenIssuedAt: Date? = nil
     var idToken: String?
     var idTokenExpiresAt: Date?
     var scopes: [String]
@@ -109,6 +112,7 @@ extension StoredCredential {
         object["access_token_expires_at"] = Self.timestamp(accessTokenExpiresAt)
         object["refresh_token"] = refreshToken.map { .string($0) }
         object["refresh_token_expires_at"] = refreshTokenExpiresAt.map(Self.timestamp)
+        object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
         object["scopes"] = .array(scopes.map { .string($0) })
@@ -152,6 +156,7 @@ extension StoredCredential {
         self.accessTokenExpiresAt = accessTokenExpiresAt
         self.refreshToken = object["refresh_token"]?.stringValue
         self.refreshTokenExpiresAt = Self.date(object["refresh_token_expires_at"])
+        self.refreshTokenIssuedAt = Self.date(object["refresh_token_issued_at"])
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []

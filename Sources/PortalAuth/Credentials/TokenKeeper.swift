@@ -67,12 +67,23 @@ final class TokenKeeper: Sendable {
         credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now)
     }
 
-    /// Whether an ArcGIS refresh token is within its exchange interval of expiring.
+    /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
+    ///
+    /// The exchange interval is an age, as in `OAuthUserConfiguration` (and the ArcGIS Maps SDKs): a refresh
+    /// token issued more than the interval ago is exchanged at the next use, so a sign-in used now and then
+    /// never reaches its expiry. The age counts from when the token was issued; entries without that time
+    /// count from the expiry minus the lifetime asked for. At most half the lifetime is waited, so an
+    /// interval longer than a granted lifetime cannot let the token expire, nor make every call exchange.
     static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
         guard credential.kind == .oauthUser, credential.refreshToken != nil,
-              let expiry = credential.refreshTokenExpiresAt, let window = credential.refreshTokenExchangeSeconds
+              let expiry = credential.refreshTokenExpiresAt, let interval = credential.refreshTokenExchangeSeconds, interval > 0
         else { return false }
-        return expiry.timeIntervalSince(now) <= TimeInterval(window)
+        let asked = credential.refreshTokenExpirationMinutes.map { TimeInterval($0 * 60) }
+        guard let issued = credential.refreshTokenIssuedAt ?? asked.map({ expiry.addingTimeInterval(-$0) }) else {
+            return expiry.timeIntervalSince(now) <= TimeInterval(interval)
+        }
+        let lifetime = expiry.timeIntervalSince(issued)
+        return now.timeIntervalSince(issued) >= min(TimeInterval(interval), lifetime / 2)
     }
 
     // MARK: - Refreshing
@@ -84,13 +95,16 @@ final class TokenKeeper: Sendable {
             return refreshed
         }
         let started = now()
+        let seen = current.accessToken
         return try await persistence.store.withExclusiveAccess { snapshot in
             guard let entry = snapshot.entry(for: persistence.key), let stored = StoredCredential(json: .object(entry)) else {
                 throw CredentialError.notStored(self.target)
             }
-            // Another process may have refreshed while this one waited for the lock.
-            let refreshedMeanwhile = stored.updatedAt >= started.addingTimeInterval(-1) && stored.accessToken != self.current.accessToken
-            if !Self.needsRefresh(stored, margin: margin, now: now()) && (!force || refreshedMeanwhile) {
+            // Another process may have refreshed while this one waited for the lock: its token is as new
+            // as a refresh from here would give, even when the server's tokens are shorter than the margin
+            // (stored times are whole seconds, hence the second of slack).
+            let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
+            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now())) {
                 self.state.withLock { $0 = stored }
                 return stored
             }
@@ -101,7 +115,11 @@ final class TokenKeeper: Sendable {
         }
     }
 
-    /// One refresh (or exchange) against the token endpoint, retrying transient failures.
+    /// One refresh (or exchange) against the token endpoint, retrying transient failures with backoff.
+    ///
+    /// - Throws: `CredentialError.refreshTokenRejected` at once when the provider refuses the refresh token;
+    ///   `CredentialError.unavailable` after the policy's attempts at a failing or unreachable provider;
+    ///   other errors (TLS verification, an invalid answer) at once, as they are.
     private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
         guard let refreshToken = credential.refreshToken else {
             throw CredentialError.signInRequired(target, because: "the access token expired and there is no refresh token")
@@ -116,24 +134,61 @@ final class TokenKeeper: Sendable {
         if credential.kind == .iap, !credential.scopes.isEmpty { fields.append(("scope", credential.scopes.joined(separator: " "))) }
         let request = HTTPRequest.form(credential.tokenURL, fields: fields)
 
-        var backoff = policy.initialBackoff
+        let pauses = policy.backoffs
         var lastError = ""
-        for attempt in 1...policy.attempts {
+        for attempt in 0..<policy.attempts {
+            // Expiry counts from the moment the request left: the answer's travel time is not validity.
+            let sentAt = now()
             do {
-                let response = try await httpClient.send(request)
+                let response = try await send(request)
                 let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
-                return try credential.updated(with: tokens, now: now())
-            } catch let error as TokenEndpointError where error.requiresSignIn || error.category == .refused {
-                throw CredentialError.refreshTokenRejected(target, detail: error.errorCode ?? error.arcGISCode.map { "error \($0)" } ?? error.description)
-            } catch let error as any CategorizedError where error.category == .unavailable || error.category == .timedOut {
+                return try credential.updated(with: tokens, now: sentAt)
+            } catch let error as TokenEndpointError where error.kind == .refused {
+                throw CredentialError.refreshTokenRejected(target, detail: Self.rejection(error))
+            } catch where Self.isTransient(error) {
                 lastError = "\(error)"
-                if attempt < policy.attempts {
-                    try await Task.sleep(for: backoff)
-                    backoff *= 2
-                }
+                if attempt < pauses.count { try await Task.sleep(for: pauses[attempt]) }
             }
         }
         throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
+    }
+
+    /// One request, cut off after the policy's attempt timeout.
+    private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let client = httpClient
+        let timeout = policy.attemptTimeout
+        let url = RedactedURL(request.url)
+        return try await withDeadline(timeout, onTimeout: {
+            TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
+        }) {
+            try await client.send(request)
+        }
+    }
+
+    /// Whether trying again later may help: the provider was unreachable, slow or failing (5xx,
+    /// `temporarily_unavailable`, 408, 429). A certificate that does not verify, a redirect or an answer
+    /// that is not a token response will not change by retrying.
+    static func isTransient(_ error: any Error) -> Bool {
+        if let error = error as? TransportError {
+            return [.cannotResolveHost, .cannotConnect, .timedOut, .connectionFailed, .invalidResponse, .transferFailed].contains(error.kind)
+        }
+        if let error = error as? TokenEndpointError {
+            return error.kind == .serverFailure || [408, 429].contains(error.statusCode)
+        }
+        return false
+    }
+
+    /// What the provider said when it refused a refresh token, e.g. `invalid_grant` or
+    /// `invalid_grant, ArcGIS error 498: refresh_token expired` (never a token).
+    static func rejection(_ error: TokenEndpointError) -> String {
+        var parts: [String] = []
+        if let code = error.errorCode { parts.append(code) }
+        if let arcGIS = error.arcGISCode {
+            parts.append("ArcGIS error \(arcGIS)" + (error.arcGISMessage.map { ": \($0)" } ?? ""))
+        } else if let description = error.errorDescription {
+            parts.append(description)
+        }
+        return parts.isEmpty ? "HTTP \(error.statusCode)" : parts.joined(separator: ", ")
     }
 }
 
@@ -146,10 +201,12 @@ extension StoredCredential {
         var copy = self
         copy.accessToken = tokens.accessToken
         copy.accessTokenExpiresAt = now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval)
-        if let refreshToken = tokens.refreshToken {
+        if let refreshToken = tokens.refreshToken, refreshToken != self.refreshToken {
             copy.refreshToken = refreshToken
+            copy.refreshTokenIssuedAt = now
             copy.refreshTokenExpiresAt = tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) }
-                ?? (refreshToken == self.refreshToken ? refreshTokenExpiresAt : nil)
+        } else if let lifetime = tokens.refreshTokenExpiresIn {
+            copy.refreshTokenExpiresAt = now.addingTimeInterval(lifetime.timeInterval)
         }
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)

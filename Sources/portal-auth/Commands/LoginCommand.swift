@@ -32,6 +32,11 @@ struct LoginCommand: AsyncParsableCommand {
         "Lifetime of the refresh token to ask for, in minutes (at most 129600, 90 days).", valueName: "minutes"))
     var refreshTokenExpiration: Int = Int(OAuthUserConfiguration.defaultRefreshTokenExpirationInterval.components.seconds / 60)
 
+    @Option(name: .customLong("refresh-token-exchange-interval"), help: ArgumentHelp(
+        "Age in minutes at which the refresh token is exchanged for a new one (default 1440, 24 hours, or half "
+            + "the refresh-token lifetime when that is shorter).", valueName: "minutes"))
+    var refreshTokenExchangeInterval: Int?
+
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
@@ -52,7 +57,8 @@ struct LoginCommand: AsyncParsableCommand {
     private var configuration: OAuthUserConfiguration {
         OAuthUserConfiguration(
             portalURL: URL(string: portal)!, clientID: clientID, redirectURL: URL(string: redirectURL)!,
-            refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60)
+            refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60),
+            refreshTokenExchangeInterval: .seconds(refreshTokenExchangeInterval.map { $0 * 60 } ?? min(24 * 3600, refreshTokenExpiration * 30))
         )
     }
 

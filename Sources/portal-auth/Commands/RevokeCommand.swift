@@ -40,7 +40,7 @@ struct RevokeCommand: AsyncParsableCommand {
         let portalURL = URL(string: portal)!
         let store: ArcGISCredentialStore
         do {
-            store = try session.credentialStore(settings: SignInSettings(browser: nil, httpClient: session.httpClient))
+            store = try session.credentialStore()
         } catch {
             throw Failure.report(error)
         }

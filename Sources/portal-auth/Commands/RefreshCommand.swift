@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// `portal-auth refresh`: refreshes a stored sign-in's tokens now, whatever their expiry.
+struct RefreshCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refresh",
+        abstract: "Refresh the tokens of a stored sign-in now.",
+        discussion: """
+            Sends the refresh token to the identity provider (ArcGIS: exchange_refresh_token instead when the \
+            refresh token is within its exchange interval of expiring) and stores the new tokens, under the \
+            store's lock. If another process refreshed the same sign-in while this one waited for the lock, its \
+            tokens are kept and no request is sent. Prints a status line on standard error, and the new token on \
+            standard output only with --print-token.
+
+            Exit status: 0 refreshed; 64 wrong usage; 65 the store is corrupted; 69 the identity provider is \
+            unreachable or failing (the stored sign-in is kept); 77 a sign-in is needed.
+            """
+    )
+
+    @OptionGroup var selection: CredentialSelection
+
+    @Flag(name: .customLong("print-token"), help: "Also print the new access token on standard output.")
+    var printToken = false
+
+    @OptionGroup var session: SessionOptions
+
+    func run() async throws {
+        do {
+            let store = try session.credentialStore()
+            let target = selection.target
+            guard let credential = SelectedCredential.find(target, in: store) else {
+                throw SignInNeeded(reason: TokenCommand.nothingStored(for: target), command: SelectedCredential.signInCommand(for: target, store: session.store))
+            }
+            let issued: IssuedToken
+            do {
+                issued = try await credential.token(minimumValidity: .zero, force: true, idToken: false)
+            } catch let error as CredentialError where error.requiresSignIn {
+                throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
+            }
+            let who = issued.username.map { " (\($0))" } ?? ""
+            StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
+                + "\(issued.expirationDate.ISO8601Format()) (\(issued.secondsLeft()) s).")
+            if printToken { Output.result(issued.value) }
+        } catch {
+            throw Failure.report(error)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// `portal-auth token`: prints a stored token that stays valid long enough, refreshing it when needed.
+///
+/// The hot path of scripts: with a valid stored token it reads the store once and prints, with no network.
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a valid access token for a stored sign-in, refreshing it when needed.",
+        discussion: """
+            Picks the stored sign-in with --portal (and --client-id when several apps are signed in to it), \
+            --iap, or --url (the first sign-in whose portal or hosts_behind_proxy covers the URL). When the \
+            access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
+            this at once, one refresh request is sent and all of them print the same new token.
+
+            Formats: plain prints the token and a newline; header prints a header line for curl -H: \
+            `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
+            a proxy or web-tier authentication) and `Authorization: Bearer …` for an IAP (--header-name changes \
+            the name); json prints token, token_type, expires_at (ISO 8601), expires_in (seconds left), \
+            username, and for an IAP the ID token and its expiry.
+
+            A browser is never opened unless --interactive is given. Without it, when a sign-in is needed \
+            (nothing stored, or the refresh token expired or was revoked) the exit status is 77 and the command \
+            to run is printed on standard error. Nothing but the token is printed on standard output.
+
+            Examples:
+              header=$(portal-auth token --portal https://www.arcgis.com \\
+                  --format header)
+              curl -H "$header" https://www.arcgis.com/sharing/rest/portals/self
+              portal-auth token --iap contoso-iap.json --min-valid 900
+              portal-auth token --format json \\
+                  --url https://maps.contoso.com/portal/sharing/rest
+
+            Exit status: 0 a token was printed; 64 wrong usage; 65 the store is corrupted; 69 the identity \
+            provider is unreachable or failing (the stored sign-in is kept; try again); 77 a sign-in is needed.
+            """
+    )
+
+    @OptionGroup var selection: CredentialSelection
+
+    @Option(name: .customLong("min-valid"), help: ArgumentHelp(
+        "Seconds the printed token must stay valid; refresh first when it has less.", valueName: "seconds"))
+    var minValid: Int = 300
+
+    @Option(help: ArgumentHelp("Output format: plain, header or json.", valueName: "format"))
+    var format: TokenFormat = .plain
+
+    @Flag(name: .customLong("id-token"), help: "IAP only: print the OpenID Connect ID token instead of the access token.")
+    var idToken = false
+
+    @Option(name: .customLong("header-name"), help: ArgumentHelp(
+        "With --format header: the header name to print instead of the default for the sign-in's kind.", valueName: "name"))
+    var headerName: String?
+
+    @Flag(help: "Sign in through the browser when nothing usable is stored (as login / iap login would).")
+    var interactive = false
+
+    @OptionGroup var session: SessionOptions
+
+    func validate() throws {
+        guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
+        if let headerName, headerName.isEmpty || headerName.contains(where: { $0 == ":" || $0.isWhitespace }) {
+            throw ValidationError("--header-name \"\(headerName)\" is not an HTTP header name")
+        }
+        if headerName != nil && format != .header { throw ValidationError("--header-name goes with --format header") }
+    }
+
+    func run() async throws {
+        do {
+            let issued = try await obtain()
+            print(issued)
+        } catch {
+            throw Failure.report(error)
+        }
+    }
+
+    // MARK: - Getting the token
+
+    private func obtain() async throws -> IssuedToken {
+        let store = try session.credentialStore()
+        let target = selection.target
+        guard let credential = SelectedCredential.find(target, in: store) else {
+            let needed = SignInNeeded(
+                reason: Self.nothingStored(for: target),
+                command: SelectedCredential.signInCommand(for: target, store: session.store), offersInteractive: true)
+            guard interactive else { throw needed }
+            return try await token(from: signIn(target, replacing: nil, store: store))
+        }
+        do {
+            return try await token(from: credential)
+        } catch let error as CredentialError where error.requiresSignIn {
+            guard interactive else {
+                throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store), offersInteractive: true)
+            }
+            StandardError.line("portal-auth: \(error); signing in again.")
+            return try await token(from: signIn(target, replacing: credential, store: store))
+        }
+    }
+
+    private func token(from credential: SelectedCredential) async throws -> IssuedToken {
+        if idToken, case .portal = credential {
+            throw UsageProblem(description: "--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins")
+        }
+        let issued = try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
+        let left = issued.secondsLeft()
+        if left < minValid {
+            StandardError.line("portal-auth: warning: the new token for \(issued.target) is valid for \(max(0, left)) s only, "
+                + "less than --min-valid \(minValid): the identity provider issues shorter tokens.")
+        }
+        return issued
+    }
+
+    /// "no stored sign-in for the portal https://… with client ID abc", "… covers https://…".
+    static func nothingStored(for target: CredentialSelection.Target) -> String {
+        switch target {
+        case .portal(let url, let clientID):
+            return "no stored sign-in for the portal \(url.absoluteString)" + (clientID.map { " with client ID \($0)" } ?? "")
+        case .iap(let file): return "no stored sign-in for the IAP configuration \(file.path)"
+        case .url(let url): return "no stored portal or IAP sign-in covers \(url.absoluteString)"
+        }
+    }
+
+    // MARK: - Interactive sign-in
+
+    /// Signs in through the browser for `target` (or again for `previous`) and stores the credential.
+    private func signIn(_ target: CredentialSelection.Target, replacing previous: SelectedCredential?, store: ArcGISCredentialStore) async throws -> SelectedCredential {
+        let signedIn: SelectedCredential
+        switch (previous, target) {
+        case (.portal(let old)?, _):
+            signedIn = try await signInToPortal(old.configuration)
+        case (.iap(let old, let file)?, _):
+            // Reload the file when there is one: the stored copy lacks the prompt type.
+            var configuration = old.configuration
+            if let file { configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file)) }
+            signedIn = try await signInToIAP(configuration)
+        case (nil, .portal(let url, let clientID)):
+            guard let clientID else {
+                throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString); add --client-id ID to sign in")
+            }
+            signedIn = try await signInToPortal(OAuthUserConfiguration(portalURL: url, clientID: clientID))
+        case (nil, .iap(let file)):
+            signedIn = try await signInToIAP(try await IAPConfiguration.configuration(from: file))
+        case (nil, .url):
+            throw SignInNeeded(reason: Self.nothingStored(for: target), command: nil)
+        }
+        switch signedIn {
+        case .portal(let credential): try await add(credential, to: store)
+        case .iap(let credential, _): try await add(credential, to: store)
+        }
+        return signedIn
+    }
+
+    private func signInToPortal(_ configuration: OAuthUserConfiguration) async throws -> SelectedCredential {
+        try configuration.validate()
+        let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
+        let credential = try await Failure.cancellableOnInterrupt {
+            try await OAuthUserCredential.credential(for: configuration, settings: settings)
+        }
+        return .portal(credential)
+    }
+
+    private func signInToIAP(_ configuration: IAPConfiguration) async throws -> SelectedCredential {
+        let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?")")
+        let credential = try await Failure.cancellableOnInterrupt {
+            try await IAPCredential.credential(for: configuration, settings: settings)
+        }
+        return .iap(credential, configurationFile: configuration.sourceFile?.path)
+    }
+
+    private func add(_ credential: any ArcGISCredential, to store: ArcGISCredentialStore) async throws {
+        if let recovery = try await store.add(credential) { StandardError.line("warning: \(recovery.description)") }
+        StandardError.line("Signed in\(credential.username.map { " as \($0)" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
+    }
+
+    // MARK: - Printing
+
+    private func print(_ issued: IssuedToken) {
+        switch format {
+        case .plain:
+            Output.result(issued.value)
+        case .header:
+            let name = headerName ?? (issued.kind == "oauth-user" ? "X-Esri-Authorization" : "Authorization")
+            Output.result("\(name): Bearer \(issued.value)")
+        case .json:
+            let now = Date()
+            var object: JSONObject = [
+                "kind": .string(issued.kind),
+                "target": .string(issued.target),
+                "username": Output.json(issued.username),
+                "token": .string(issued.value),
+                "token_type": .string(issued.type),
+                "expires_at": .string(issued.expirationDate.ISO8601Format()),
+                "expires_in": .integer(Int64(max(0, issued.secondsLeft(at: now)))),
+            ]
+            if issued.kind == "iap" {
+                object["id_token"] = Output.json(issued.idToken)
+                object["id_token_expires_at"] = Output.json(issued.idTokenExpirationDate?.ISO8601Format())
+                object["id_token_expires_in"] = issued.idTokenExpirationDate.map {
+                    .integer(Int64(max(0, Int($0.timeIntervalSince(now).rounded(.down)))))
+                } ?? .null
+            }
+            Output.json(.object(object))
+        }
+    }
+}

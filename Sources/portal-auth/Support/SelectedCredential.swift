@@ -1,0 +1,135 @@
+import Foundation
+import PortalAuth
+
+/// The stored credential a `CredentialSelection` picked, and what the tool does with it.
+enum SelectedCredential {
+    case portal(OAuthUserCredential)
+    case iap(IAPCredential, configurationFile: String?)
+
+    // MARK: - Finding
+
+    /// The credential the selection names in `store`, or nil when none is stored.
+    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore) -> SelectedCredential? {
+        switch target {
+        case .portal(let url, let clientID):
+            return store.oauthUserCredential(portalURL: url, clientID: clientID).map { .portal($0) }
+        case .iap(let file):
+            let found = store.iapCredentials(configurationFile: file).first
+            return found.map { .iap($0, configurationFile: file.path) }
+        case .url(let url):
+            switch store.credential(for: url) {
+            case let credential as OAuthUserCredential: return .portal(credential)
+            case let credential as IAPCredential: return .iap(credential, configurationFile: credential.configuration.sourceFile?.path)
+            default: return nil
+            }
+        }
+    }
+
+    // MARK: - Describing
+
+    /// "the portal https://…" or "the IAP configuration /path/file.json".
+    var target: String {
+        switch self {
+        case .portal(let credential): return credential.targetDescription
+        case .iap(let credential, _): return credential.targetDescription
+        }
+    }
+
+    /// `oauth-user` or `iap`, as `status` names them.
+    var kind: String {
+        switch self {
+        case .portal: return "oauth-user"
+        case .iap: return "iap"
+        }
+    }
+
+    /// The signed-in user, when known.
+    var username: String? {
+        switch self {
+        case .portal(let credential): return credential.username
+        case .iap(let credential, _): return credential.username
+        }
+    }
+
+    /// The command that signs in to this credential again, with `--store` when one was given.
+    func signInCommand(store: String?) -> String {
+        Self.signInCommand(for: self, store: store)
+    }
+
+    /// The sign-in command for a selection with nothing stored; nil for `--url`, which names no sign-in.
+    static func signInCommand(for target: CredentialSelection.Target, store: String?) -> String? {
+        let storeWords = store.map { ["--store", $0] } ?? []
+        switch target {
+        case .portal(let url, let clientID):
+            return ShellWord.command(["portal-auth", "login", "--portal", url.absoluteString, "--client-id", clientID ?? "CLIENT_ID"] + storeWords)
+        case .iap(let file):
+            return ShellWord.command(["portal-auth", "iap", "login", "--config", file.path] + storeWords)
+        case .url:
+            return nil
+        }
+    }
+
+    private static func signInCommand(for credential: SelectedCredential, store: String?) -> String {
+        let storeWords = store.map { ["--store", $0] } ?? []
+        switch credential {
+        case .portal(let credential):
+            let configuration = credential.configuration
+            var words = ["portal-auth", "login", "--portal", configuration.portalURL.absoluteString, "--client-id", configuration.clientID]
+            if configuration.redirectURL != OAuthUserConfiguration.defaultRedirectURL {
+                words += ["--redirect-url", configuration.redirectURL.absoluteString]
+            }
+            return ShellWord.command(words + storeWords)
+        case .iap(let credential, let file):
+            let path = file ?? credential.configuration.sourceFile?.path ?? "FILE"
+            return ShellWord.command(["portal-auth", "iap", "login", "--config", path] + storeWords)
+        }
+    }
+
+    // MARK: - Tokens
+
+    /// A token valid for at least `minimumValidity` (refreshed first when needed, or always with `force`).
+    ///
+    /// - Parameter idToken: hand out the IAP credential's ID token instead of its access token (refreshing
+    ///   when the ID token is the one about to expire).
+    func token(minimumValidity: Duration, force: Bool, idToken: Bool) async throws -> IssuedToken {
+        switch self {
+        case .portal(let credential):
+            let info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: force)
+            return IssuedToken(
+                kind: kind, target: target, username: credential.username, value: info.accessToken, type: "Bearer",
+                expirationDate: info.expirationDate, idToken: nil, idTokenExpirationDate: nil, isIDToken: false)
+        case .iap(let credential, _):
+            var info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: force)
+            if idToken, !force, let expiry = info.idTokenExpirationDate, expiry.timeIntervalSinceNow <= minimumValidity.seconds {
+                info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: true)
+            }
+            let type = info.tokenType.lowercased() == "bearer" ? "Bearer" : info.tokenType
+            if idToken {
+                guard let value = info.idToken, let expiry = info.idTokenExpirationDate else {
+                    throw NoIDToken(target: target)
+                }
+                return IssuedToken(
+                    kind: kind, target: target, username: credential.username, value: value, type: "ID",
+                    expirationDate: expiry, idToken: value, idTokenExpirationDate: expiry, isIDToken: true)
+            }
+            return IssuedToken(
+                kind: kind, target: target, username: credential.username, value: info.accessToken, type: type,
+                expirationDate: info.accessTokenExpirationDate, idToken: info.idToken,
+                idTokenExpirationDate: info.idTokenExpirationDate, isIDToken: false)
+        }
+    }
+}
+
+/// An IAP sign-in without an ID token (the configuration's scopes lack `openid`).
+struct NoIDToken: CategorizedError, CustomStringConvertible {
+    let target: String
+    var category: ErrorCategory { .invalidContent }
+    var description: String {
+        "the identity provider sent no ID token for \(target); add \"openid\" to the configuration's scope and sign in again"
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+@testable import PortalAuth
+
+/// A test double of `HTTPClient`: answers each request from a script, counts the requests and keeps their
+/// form fields, and can hold every answer back for a while (to widen races).
+final class ScriptedHTTPClient: HTTPClient {
+    /// What the script answers to the request with this index (0-based).
+    typealias Script = @Sendable (_ index: Int, _ request: HTTPRequest) throws -> HTTPResponse
+
+    private let script: Script
+    private let delay: Duration
+    private let gate: @Sendable () async -> Void
+    private let sent = Mutex<[(request: HTTPRequest, at: Date, instant: ContinuousClock.Instant)]>([])
+
+    /// - Parameters:
+    ///   - delay: how long each answer takes.
+    ///   - gate: awaited before each answer (to hold it until the test says so).
+    ///   - script: the answer (or thrown error) for each request.
+    init(delay: Duration = .zero, gate: @escaping @Sendable () async -> Void = {}, script: @escaping Script) {
+        self.delay = delay
+        self.gate = gate
+        self.script = script
+    }
+
+    /// Answers every request with `responses` in turn, repeating the last one.
+    convenience init(delay: Duration = .zero, _ responses: [Result<HTTPResponse, any Error>]) {
+        self.init(delay: delay) { index, _ in try responses[min(index, responses.count - 1)].get() }
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let index = sent.withLock { list in
+            list.append((request, Date(), ContinuousClock.now))
+            return list.count - 1
+        }
+        if delay > .zero { try await Task.sleep(for: delay) }
+        await gate()
+        return try script(index, request)
+    }
+
+    /// How many requests were sent.
+    var count: Int { sent.withLock { $0.count } }
+
+    /// When each request arrived, in order.
+    var arrivals: [Date] { sent.withLock { $0.map(\.at) } }
+
+    /// The pauses between consecutive requests.
+    var gaps: [Duration] {
+        let instants = sent.withLock { $0.map(\.instant) }
+        return zip(instants, instants.dropFirst()).map { $0.duration(to: $1) }
+    }
+
+    /// The form fields of each request sent, in order.
+    var forms: [[String: String]] {
+        sent.withLock { $0.map(\.request) }.map { request in
+            let body = request.body.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            var components = URLComponents()
+            components.percentEncodedQuery = body.replacingOccurrences(of: "+", with: "%20")
+            return Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        }
+    }
+
+    // MARK: - Canned answers
+
+    static let tokenURL = URL(string: "https://idp.example/oauth2/token")!
+
+    /// A JSON answer with `status`.
+    static func json(_ text: String, status: Int = 200) -> Result<HTTPResponse, any Error> {
+        .success(HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: tokenURL))
+    }
+
+    /// A token response; `refreshToken` nil leaves `refresh_token` out.
+    static func tokens(_ access: String, refresh: String? = nil, expiresIn: Int = 3600, refreshExpiresIn: Int? = nil) -> Result<HTTPResponse, any Error> {
+        var object: JSONObject = ["access_token": .string(access), "expires_in": .integer(Int64(expiresIn)), "token_type": .string("Bearer")]
+        if let refresh { object["refresh_token"] = .string(refresh) }
+        if let refreshExpiresIn { object["refresh_token_expires_in"] = .integer(Int64(refreshExpiresIn)) }
+        return json(JSONValue.object(object).serialized(indent: 0))
+    }
+
+    /// A transport failure: nothing answered.
+    static func unreachable(_ kind: TransportError.Kind = .cannotConnect) -> Result<HTTPResponse, any Error> {
+        .failure(TransportError(kind, url: RedactedURL(tokenURL), detail: "scripted"))
+    }
+}
