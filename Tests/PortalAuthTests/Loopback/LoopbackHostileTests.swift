@@ -25,7 +25,9 @@ struct LoopbackHostileTests {
         let residentBefore = try residentMemory()
         let sampler = PeakResidentMemory()
 
-        let megabyte = [UInt8](repeating: UInt8(ascii: "b"), count: 1 << 20)
+        // One request of 1 MB, shared: the clients themselves allocate next to nothing.
+        let bigRequest = Array("GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: ".utf8)
+            + [UInt8](repeating: UInt8(ascii: "b"), count: 1 << 20)
         let attack = try await withThrowingTaskGroup(of: [TestSocket].self) { group in
             for kind in 0..<4 {
                 group.addTask {
@@ -35,7 +37,7 @@ struct LoopbackHostileTests {
                             let socket = try TestSocket(port: port, timeout: .seconds(2))
                             switch kind {
                             case 0: socket.send("G")  // Slowloris: the rest trickles below.
-                            case 1: socket.send(Array("GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: ".utf8) + megabyte)
+                            case 1: socket.send(bigRequest)
                             case 2: socket.send([UInt8](repeating: UInt8(truncatingIfNeeded: index &* 37), count: 700) + [13, 10, 13, 10])
                             default: socket.send("GET /callback?state=other-\(index)&code=stolen HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                             }
@@ -65,7 +67,11 @@ struct LoopbackHostileTests {
         #expect(statistics.peakConnections <= 64)
         #expect(statistics.accepted >= 200)
         let growth = sampler.stop() - residentBefore
-        #expect(growth < 24 << 20, "resident memory grew by \(growth >> 20) MiB at its peak")
+        // Under AddressSanitizer (scripts/sanitize) freed memory sits in its quarantine: resident memory says
+        // nothing there, and the listener's own counts above remain the bound.
+        if ProcessInfo.processInfo.environment["PORTAL_AUTH_SANITIZER"] == nil {
+            #expect(growth < 24 << 20, "resident memory grew by \(growth >> 20) MiB at its peak")
+        }
         // Every attacker was disconnected by the listener (evicted, answered or closed at the end), none left hanging.
         let ends = try await offPool { attack.map { $0.readToEnd().end } }
         #expect(!ends.contains(.timedOut))
@@ -143,9 +149,10 @@ struct LoopbackHostileTests {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)
         let port = listener.port
         async let result = outcome(of: listener)
+        // All connected before the callback comes, however slowly this machine runs.
+        let sockets = try await offPool { try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) } }
         let trickled = Task {
             try await offPool { () -> [TestSocket.End] in
-                let sockets = try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) }
                 var open = sockets.map { _ in true }
                 // Up to 5 s of trickling; a socket the listener closed stops taking bytes.
                 for byte in Array("GET /callback?state=s-123&code=slow HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8).prefix(50) {
