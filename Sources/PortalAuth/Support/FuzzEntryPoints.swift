@@ -232,6 +232,9 @@ public enum FuzzEntryPoints {
             case .iap: _ = IAPCredential(record: record, persistence: nil, settings: fuzzSettings)
             }
             _ = CredentialSummary(record)
+            // The refresh decisions do arithmetic on the stored times and lifetimes.
+            _ = TokenKeeper.needsRefresh(record, margin: .seconds(300), now: Date())
+            _ = TokenKeeper.needsExchange(record, now: Date())
             _ = TokenInfo(accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt, isSSLRequired: true)?
                 .description
             // Writing the entry and reading it back gives the same record (timestamps are whole seconds).
