@@ -12,11 +12,12 @@ struct LoopbackHostileTests {
 
     // MARK: - Everything at once
 
-    /// 200 connections at once: 50 trickle their head a byte at a time (slowloris), 50 send a 1 MB header, 50 send
-    /// garbage, 50 send callbacks of other sign-ins. The right callback still completes promptly, the listener never
-    /// holds more than one head's worth of bytes per connection nor more than its connection cap, and the process's
-    /// resident memory, sampled throughout, grows by far less than the 50 MB of headers sent (about 4 MiB here; 40 MiB
-    /// when the head limit is raised to 2 MiB).
+    /// 200 connections at once: 50 trickle their head a byte at a time (slowloris), 50 send an oversized header (16 of
+    /// them 1 MB, the others 20 kB), 50 send garbage, 50 send callbacks of other sign-ins. The right callback still
+    /// completes promptly, the listener never holds more than one head's worth of bytes per connection nor more than
+    /// its connection cap, and the process's resident memory, sampled throughout, grows by far less than the 17 MB of
+    /// headers sent (2–3 MiB here; 16 MiB when the head limit is raised to 2 MiB). The megabytes are few so that
+    /// this test does not slow the timing tests that run beside it.
     @Test("200 hostile connections at once: the sign-in completes, memory stays bounded")
     func hostileMix() async throws {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)
@@ -28,32 +29,28 @@ struct LoopbackHostileTests {
         // One request of 1 MB, shared: the clients themselves allocate next to nothing.
         let bigRequest = Array("GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: ".utf8)
             + [UInt8](repeating: UInt8(ascii: "b"), count: 1 << 20)
-        let attack = try await withThrowingTaskGroup(of: [TestSocket].self) { group in
-            for kind in 0..<4 {
-                group.addTask {
-                    try await offPool {
-                        // Each connects and sends at once, and stays connected.
-                        let sockets = try (0..<50).map { index in
-                            let socket = try TestSocket(port: port, timeout: .seconds(2))
-                            switch kind {
-                            case 0: socket.send("G")  // Slowloris: the rest trickles below.
-                            case 1: socket.send(bigRequest)
-                            case 2: socket.send([UInt8](repeating: UInt8(truncatingIfNeeded: index &* 37), count: 700) + [13, 10, 13, 10])
-                            default: socket.send("GET /callback?state=other-\(index)&code=stolen HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                            }
-                            return socket
-                        }
-                        if kind == 0 {
-                            for byte in "ET /callback?state=s-123&code=slow".utf8.prefix(10) {
-                                for socket in sockets { socket.send([byte]) }
-                                usleep(100_000)
-                            }
-                        }
-                        return sockets
-                    }
-                }
+        let largeRequest = Array(bigRequest.prefix(20 * 1024))
+        // All 200 stay connected together. The oversized ones come last, so that they push idle ones out under the
+        // connection cap instead of being pushed out themselves.
+        let attack = try await offPool { () -> [TestSocket] in
+            func connect(_ first: [UInt8]) throws -> TestSocket {
+                let socket = try TestSocket(port: port, timeout: .seconds(2))
+                socket.send(first)
+                return socket
             }
-            return try await group.reduce(into: []) { $0 += $1 }
+            let slow = try (0..<50).map { _ in try connect(Array("G".utf8)) }  // Slowloris: the rest trickles below.
+            let garbage = try (0..<50).map { index in
+                try connect([UInt8](repeating: UInt8(truncatingIfNeeded: index &* 37), count: 700) + [13, 10, 13, 10])
+            }
+            let stolen = try (0..<50).map { index in
+                try connect(Array("GET /callback?state=other-\(index)&code=stolen HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            }
+            let oversized = try (0..<50).map { index in try connect(index < 16 ? bigRequest : largeRequest) }
+            for byte in "ET /callback?state=s-123&code=slow".utf8.prefix(10) {
+                for socket in slow { socket.send([byte]) }
+                usleep(100_000)
+            }
+            return slow + garbage + stolen + oversized
         }
         #expect(attack.count == 200)
 
@@ -70,7 +67,7 @@ struct LoopbackHostileTests {
         // Under AddressSanitizer (scripts/sanitize) freed memory sits in its quarantine: resident memory says
         // nothing there, and the listener's own counts above remain the bound.
         if ProcessInfo.processInfo.environment["PORTAL_AUTH_SANITIZER"] == nil {
-            #expect(growth < 24 << 20, "resident memory grew by \(growth >> 20) MiB at its peak")
+            #expect(growth < 10 << 20, "resident memory grew by \(growth >> 20) MiB at its peak")
         }
         // Every attacker was disconnected by the listener (evicted, answered or closed at the end), none left hanging.
         let ends = try await offPool { attack.map { $0.readToEnd().end } }

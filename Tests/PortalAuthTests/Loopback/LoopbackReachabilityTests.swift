@@ -37,36 +37,38 @@ struct LoopbackReachabilityTests {
     /// 198.51.100.0/30 and 2001:db8::/64) are ever connected to.
     @Test(
         "a connection from another host to this machine's address on the listener's port is refused",
-        .enabled(if: TestNetwork.isAvailable, "needs root and iproute2 to create network namespaces"),
-        arguments: ["http://127.0.0.1/callback", "http://localhost/callback", "http://[::1]/callback"])
-    func unreachableFromAnotherHost(redirect: String) async throws {
-        let network = try TestNetwork()
+        .enabled(if: TestNetwork.isAvailable, "needs root and iproute2 to create network namespaces"))
+    func unreachableFromAnotherHost() async throws {
+        // One pair of namespaces for all three redirect hosts: making and deleting namespaces is slow kernel work
+        // that would otherwise slow the timing tests running beside this one.
+        let network = try await offPool { try TestNetwork() }
         defer { network.remove() }
-        let url = try #require(URL(string: redirect))
+        for redirect in ["http://127.0.0.1/callback", "http://localhost/callback", "http://[::1]/callback"] {
+            let url = try #require(URL(string: redirect))
 
-        // On the machine: the listener, a wildcard control socket, and a loopback connection that works.
-        let (listener, control, controlPort) = try await network.onMachine { () throws -> (LoopbackListener, Int32, Int) in
-            let listener = try LoopbackListener(redirectURL: url)
-            let (control, controlPort) = try wildcardListener()
-            let local = try TestSocket(host: redirect.contains("[::1]") ? "::1" : "127.0.0.1", port: listener.port)
-            _ = local
-            return (listener, control, controlPort)
-        }
-        defer { Glibc.close(control) }
-
-        // From the remote host: the machine's addresses.
-        let results = try await network.onRemote { () -> [String: [Int32]] in
-            var results: [String: [Int32]] = [:]
-            for host in [TestNetwork.machineIPv4, TestNetwork.machineIPv6] {
-                results[host] = [connectError(host: host, port: listener.port), connectError(host: host, port: controlPort)]
+            // On the machine: the listener, a wildcard control socket, and a loopback connection that works.
+            let (listener, control, controlPort) = try await network.onMachine { () throws -> (LoopbackListener, Int32, Int) in
+                let listener = try LoopbackListener(redirectURL: url)
+                let (control, controlPort) = try wildcardListener()
+                _ = try TestSocket(host: redirect.contains("[::1]") ? "::1" : "127.0.0.1", port: listener.port)
+                return (listener, control, controlPort)
             }
-            return results
+            defer { Glibc.close(control) }
+
+            // From the remote host: the machine's addresses.
+            let results = try await network.onRemote { () -> [String: [Int32]] in
+                var results: [String: [Int32]] = [:]
+                for host in [TestNetwork.machineIPv4, TestNetwork.machineIPv6] {
+                    results[host] = [connectError(host: host, port: listener.port), connectError(host: host, port: controlPort)]
+                }
+                return results
+            }
+            for (host, errors) in results {
+                #expect(errors[0] == ECONNREFUSED, "\(redirect): \(host):\(listener.port) gave \(String(cString: strerror(errors[0])))")
+                #expect(errors[1] == 0, "\(redirect): the control socket at \(host):\(controlPort) gave \(String(cString: strerror(errors[1])))")
+            }
+            listener.close()
         }
-        for (host, errors) in results {
-            #expect(errors[0] == ECONNREFUSED, "\(host):\(listener.port) gave \(String(cString: strerror(errors[0])))")
-            #expect(errors[1] == 0, "the control socket at \(host):\(controlPort) gave \(String(cString: strerror(errors[1])))")
-        }
-        listener.close()
     }
 
     // MARK: - Helpers
