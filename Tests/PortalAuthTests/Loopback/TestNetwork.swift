@@ -29,6 +29,7 @@ final class TestNetwork: Sendable {
 
     /// Creates both namespaces and the link; removes what it made when a step fails.
     init() throws {
+        Self.removeAbandoned()
         let serial = Self.counter.add(1, ordering: .relaxed).newValue
         machine = "pa-m-\(getpid())-\(serial)"
         remote = "pa-r-\(getpid())-\(serial)"
@@ -66,6 +67,16 @@ final class TestNetwork: Sendable {
     }
 
     // MARK: - Pieces
+
+    /// Deletes namespaces of earlier test processes that died before removing theirs (`pa-m-<pid>-…`).
+    private static func removeAbandoned() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/var/run/netns")) ?? []
+        for name in names where name.hasPrefix("pa-m-") || name.hasPrefix("pa-r-") {
+            guard let pid = Int32(name.split(separator: "-")[2]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            try? ip("netns", "del", name)
+        }
+    }
 
     private static func run<T: Sendable>(in namespace: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await offPool {
