@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 /// Strict settings applied to every Swift target in one place.
@@ -68,3 +69,26 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// MARK: - Fuzz targets (only with PORTAL_AUTH_FUZZ set; built and run by scripts/fuzz)
+
+/// The libFuzzer executables, one per parser, under `Tests/Fuzz/<Target>/`. They exist only when
+/// `PORTAL_AUTH_FUZZ` is set, so `swift build` and CI's normal builds never see them (they need
+/// `-sanitize=fuzzer`, whose runtime drives them).
+let fuzzTargets = [
+    "FuzzIAPConfiguration", "FuzzHostPattern", "FuzzCallbackRequest", "FuzzTokenResponse", "FuzzStoredCredential",
+]
+if ProcessInfo.processInfo.environment["PORTAL_AUTH_FUZZ"] != nil {
+    package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport", swiftSettings: strictSettings))
+    for name in fuzzTargets {
+        package.products.append(.executable(name: name, targets: [name]))
+        package.targets.append(
+            .executableTarget(
+                name: name,
+                dependencies: ["PortalAuth", "FuzzSupport"],
+                path: "Tests/Fuzz/\(name)",
+                swiftSettings: strictSettings
+            )
+        )
+    }
+}

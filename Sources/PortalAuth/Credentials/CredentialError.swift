@@ -56,7 +56,9 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         case .refreshTokenRejected(let detail):
             return "the stored sign-in to \(target) is no longer accepted (\(detail)); sign in again"
         case .unavailable(let attempts, let last):
-            return "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(last). "
+            // The last error is a sentence of its own, usually ending with a period.
+            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+            return "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(reason). "
                 + "The stored sign-in is kept; try again later"
         case .notStored:
             return "no stored sign-in for \(target)"

@@ -132,7 +132,7 @@ extension StoredCredential {
               let redirectURL = object["redirect_url"]?.stringValue.flatMap(URL.init(string:)),
               let tokenURL = object["token_url"]?.stringValue.flatMap(URL.init(string:)),
               let accessToken = object["access_token"]?.stringValue,
-              let accessTokenExpiresAt = object["access_token_expires_at"]?.doubleValue
+              let accessTokenExpiresAt = Self.date(object["access_token_expires_at"])
         else { return nil }
         // An IAP entry without its logout endpoint cannot be signed out of: treat it as unreadable.
         let logoutURL = object["logout_url"]?.stringValue.flatMap(URL.init(string:))
@@ -141,7 +141,9 @@ extension StoredCredential {
         self.clientID = clientID
         self.portalURL = object["portal_url"]?.stringValue.flatMap(URL.init(string:))
         self.redirectURL = redirectURL
-        self.refreshTokenExpirationMinutes = object["refresh_token_expiration_minutes"]?.integerValue.map { Int($0) }
+        // A lifetime that would overflow when turned into seconds is not read (the default applies).
+        self.refreshTokenExpirationMinutes = object["refresh_token_expiration_minutes"]?.integerValue
+            .flatMap { (1...Int64(Int32.max)).contains($0) ? Int($0) : nil }
         self.refreshTokenExchangeSeconds = object["refresh_token_exchange_seconds"]?.integerValue.map { Int($0) }
         self.configurationFile = object["configuration_file"]?.stringValue
         self.authorizeURL = object["authorize_url"]?.stringValue.flatMap(URL.init(string:))
@@ -151,20 +153,33 @@ extension StoredCredential {
         self.hostsBehindProxy = object["hosts_behind_proxy"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.username = object["username"]?.stringValue
         self.accessToken = accessToken
-        self.accessTokenExpiresAt = Date(timeIntervalSince1970: accessTokenExpiresAt)
+        self.accessTokenExpiresAt = accessTokenExpiresAt
         self.refreshToken = object["refresh_token"]?.stringValue
-        self.refreshTokenExpiresAt = object["refresh_token_expires_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
-        self.refreshTokenIssuedAt = object["refresh_token_issued_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        self.refreshTokenExpiresAt = Self.date(object["refresh_token_expires_at"])
+        self.refreshTokenIssuedAt = Self.date(object["refresh_token_issued_at"])
         self.idToken = object["id_token"]?.stringValue
-        self.idTokenExpiresAt = object["id_token_expires_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
-        self.createdAt = object["created_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:)) ?? Date(timeIntervalSince1970: 0)
-        self.updatedAt = object["updated_at"]?.doubleValue.map(Date.init(timeIntervalSince1970:)) ?? Date(timeIntervalSince1970: 0)
+        self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
+        self.updatedAt = Self.date(object["updated_at"]) ?? Date(timeIntervalSince1970: 0)
     }
 
+    /// The largest timestamp magnitude read or written, in seconds from 1970 (about 31 million years): far beyond
+    /// any lifetime a token endpoint can give (`TokenResponse` takes under 1e12 s), and well inside `Int64`.
+    static let timestampLimit = 1e15
+
+    /// A stored timestamp; `nil` when it is not a number or not finite and within ``timestampLimit``
+    /// (a hand-edited `1e300` once trapped when the entry was written back).
+    private static func date(_ value: JSONValue?) -> Date? {
+        guard let seconds = value?.doubleValue, seconds.isFinite, abs(seconds) <= timestampLimit else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Whole seconds from 1970, clamped to ``timestampLimit`` so that writing never traps and always reads back.
     private static func timestamp(_ date: Date) -> JSONValue {
-        .integer(Int64(date.timeIntervalSince1970.rounded()))
+        let seconds = date.timeIntervalSince1970.rounded()
+        return .integer(Int64(seconds.isNaN ? 0 : min(max(seconds, -timestampLimit), timestampLimit)))
     }
 }

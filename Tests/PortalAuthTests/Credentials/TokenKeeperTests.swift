@@ -24,7 +24,7 @@ struct TokenKeeperTests {
             refreshTokenExchangeSeconds: kind == .oauthUser ? exchangeSeconds : nil,
             configurationFile: kind == .iap ? "/etc/iap.json" : nil,
             authorizeURL: URL(string: "https://idp.example/oauth2/authorize"), tokenURL: ScriptedHTTPClient.tokenURL,
-            revokeURL: nil, logoutURL: kind == .iap ? URL(string: "https://login.example/logout") : nil,
+            revokeURL: nil, logoutURL: kind == .iap ? URL(string: "https://idp.example/oauth2/logout") : nil,
             hostsBehindProxy: kind == .iap ? ["*.contoso.com"] : [],
             username: "alice", accessToken: access, accessTokenExpiresAt: now.addingTimeInterval(accessLeft),
             refreshToken: refresh, refreshTokenExpiresAt: refreshLeft.map { now.addingTimeInterval($0) },

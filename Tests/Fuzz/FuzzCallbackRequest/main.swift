@@ -1,0 +1,5 @@
+@_spi(Fuzzing) import PortalAuth
+import FuzzSupport
+
+// libFuzzer on the loopback listener's request parser and callback evaluator.
+runLibFuzzer(FuzzEntryPoints.callbackRequest)

@@ -1,0 +1,5 @@
+@_spi(Fuzzing) import PortalAuth
+import FuzzSupport
+
+// libFuzzer on the IAP configuration loader.
+runLibFuzzer(FuzzEntryPoints.iapConfiguration)

@@ -1,0 +1,5 @@
+@_spi(Fuzzing) import PortalAuth
+import FuzzSupport
+
+// libFuzzer on the stored-credential reader (store document and entries).
+runLibFuzzer(FuzzEntryPoints.storedCredential)

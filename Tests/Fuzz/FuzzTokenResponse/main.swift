@@ -1,0 +1,5 @@
+@_spi(Fuzzing) import PortalAuth
+import FuzzSupport
+
+// libFuzzer on the token-response parser.
+runLibFuzzer(FuzzEntryPoints.tokenResponse)

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+/// `Tests/Fakes/fault_proxy.py` in front of the test authorization server: forwards everything, and breaks the
+/// next token requests in the way asked (`arm`). It stops with `stop()`, and by itself when this process dies.
+final class FaultProxy: Sendable {
+    /// `http://127.0.0.1:PORT`.
+    let base: String
+    private let process: Process
+    private let stdin: Pipe
+
+    /// Starts the proxy in front of `upstream`, waiting for it off the cooperative pool.
+    static func start(upstream: String) async throws -> FaultProxy {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try FaultProxy(upstream: upstream) }) }
+        }
+    }
+
+    private init(upstream: String) throws {
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fakes/fault_proxy.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "--upstream", upstream, "--lifetime", "600"]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        var output = Data()
+        while !output.contains(UInt8(ascii: "\n")) {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            output.append(chunk)
+        }
+        let line = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
+            process.terminate()
+            throw TestFailure("fault_proxy.py did not start: \(line)")
+        }
+        self.base = "http://127.0.0.1:\(port)"
+        self.process = process
+        self.stdin = stdin
+    }
+
+    /// The proxy's counters: token requests seen and broken.
+    struct State {
+        let tokenRequests: Int
+        let faulted: Int
+    }
+
+    /// Breaks the next `count` token requests (-1: all until `clear()`) in `mode`; `stall` lasts `seconds`.
+    func arm(_ mode: String, count: Int = -1, seconds: Int = 30) async throws {
+        try await control(.post, body: #"{"mode": "\#(mode)", "count": \#(count), "seconds": \#(seconds)}"#)
+    }
+
+    /// Back to forwarding everything; returns the counters.
+    @discardableResult
+    func clear() async throws -> State { try await control(.delete) }
+
+    func state() async throws -> State { try await control(.get) }
+
+    @discardableResult
+    private func control(_ method: HTTPRequest.Method, body: String? = nil) async throws -> State {
+        let request = HTTPRequest(
+            method: method, url: URL(string: "\(base)/__fault__")!, headers: [("Content-Type", "application/json")],
+            body: Data((body ?? "").utf8))
+        let response = try await CurlHTTPClient().send(request)
+        try #require(response.statusCode == 200, "fault proxy control: HTTP \(response.statusCode)")
+        let json = try JSONValue.parse(response.body)
+        return State(
+            tokenRequests: Int(json["token_requests"]?.integerValue ?? -1), faulted: Int(json["faulted"]?.integerValue ?? -1))
+    }
+
+    func stop() {
+        try? stdin.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// A test failure with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension TestServer {
+    /// The same server seen through `proxy`: the portal URL on the proxy's port.
+    func through(_ proxy: FaultProxy) -> TestServer {
+        TestServer(
+            base: proxy.base, portal: portal.replacingOccurrences(of: base, with: proxy.base), clientID: clientID,
+            iapConfig: iapConfig, iapURL: iapURL, browser: browser, issuer: issuer, testControl: testControl)
+    }
+}
