@@ -154,15 +154,23 @@ final class TokenKeeper: Sendable {
     }
 
     /// One request, cut off after the policy's attempt timeout.
+    ///
+    /// A refresh request that has left cannot be taken back: a provider that rotates refresh tokens has
+    /// already replaced the stored one when it answers. So the request is not cancelled with the caller
+    /// (Ctrl-C, SIGTERM): its answer is awaited, within the attempt timeout, and stored, and the cancellation
+    /// takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such a sign-in.
     private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let client = httpClient
         let timeout = policy.attemptTimeout
         let url = RedactedURL(request.url)
-        return try await withDeadline(timeout, onTimeout: {
-            TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
-        }) {
-            try await client.send(request)
+        let shielded = Task {
+            try await withDeadline(timeout, onTimeout: {
+                TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
+            }) {
+                try await client.send(request)
+            }
         }
+        return try await shielded.value
     }
 
     /// Whether trying again later may help: the provider was unreachable, slow or failing (5xx,

@@ -79,7 +79,8 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
     public var category: ErrorCategory {
         switch kind {
         case .refused: return .refused
-        case .invalidResponse: return .invalidContent
+        // An answer that is not a token response (HTML, truncated or malformed JSON) means the provider is
+        // failing: the same exit status as a 5xx (69), not the "invalid input" one (65) of a corrupted store.
         default: return .unavailable
         }
     }

@@ -35,7 +35,10 @@ struct RefreshCommand: AsyncParsableCommand {
             }
             let issued: IssuedToken
             do {
-                issued = try await credential.token(minimumValidity: .zero, force: true, idToken: false)
+                // Signals cancel instead of killing: a refresh already sent is still stored (see TokenCommand).
+                issued = try await Failure.cancellableOnInterrupt {
+                    try await credential.token(minimumValidity: .zero, force: true, idToken: false)
+                }
             } catch let error as CredentialError where error.requiresSignIn {
                 throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
             }

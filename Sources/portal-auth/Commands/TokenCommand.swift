@@ -103,7 +103,12 @@ struct TokenCommand: AsyncParsableCommand {
         if idToken, case .portal = credential {
             throw UsageProblem(description: "--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins")
         }
-        let issued = try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
+        // Ctrl-C and SIGTERM cancel the work instead of killing the process: a refresh already sent is then
+        // still stored (a rotated refresh token is not lost), and the port or lock is released.
+        let (minValid, idToken) = (self.minValid, self.idToken)
+        let issued = try await Failure.cancellableOnInterrupt {
+            try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
+        }
         let left = issued.secondsLeft()
         if left < minValid {
             StandardError.line("portal-auth: warning: the new token for \(issued.target) is valid for \(max(0, left)) s only, "

@@ -2,7 +2,7 @@ import Foundation
 import PortalAuth
 
 /// The stored credential a `CredentialSelection` picked, and what the tool does with it.
-enum SelectedCredential {
+enum SelectedCredential: Sendable {
     case portal(OAuthUserCredential)
     case iap(IAPCredential, configurationFile: String?)
 

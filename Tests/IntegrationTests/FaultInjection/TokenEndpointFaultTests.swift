@@ -118,4 +118,25 @@ struct TokenEndpointFaultTests {
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(30))
         #expect(again.status == 0, "\(again)")
     }
+
+    @Test("`portal-auth token` when the token endpoint answers truncated JSON or an HTML page: exit 69 (provider failing), sign-in kept",
+          arguments: ["truncate", "html-200"])
+    func unusableAnswerThroughTheTool(mode: String) async throws {
+        let server = try TestServer.current()
+        let proxy = try await FaultProxy.start(upstream: server.base)
+        defer { proxy.stop() }
+        let proxied = server.through(proxy)
+        let store = try ScratchStore()
+        try await store.signIn(.portal, server: proxied)
+        let entryBefore = try store.entry(.portal).value
+
+        try await proxy.arm(mode, seconds: 30)
+        let result = try await ToolRunner.run(
+            ["token", "--portal", proxied.portal, "--client-id", server.clientID, "--min-valid", "100000"],
+            environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
+        _ = try await proxy.clear()
+        #expect(result.status == 69, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(try store.entry(.portal).value == entryBefore, "the stored entry changed")
+    }
 }
