@@ -1,0 +1,10 @@
+/// Answers ArcGIS authentication challenges (OAuth, ArcGIS token, Identity-Aware Proxy) for an
+/// `AuthenticationManager`: set it as `arcGISAuthenticationChallengeHandler`, or use `handleChallenges(using:)`.
+///
+/// Challenges are raised one at a time: a handler is never asked twice at once by the same manager.
+public protocol ArcGISAuthenticationChallengeHandler: Sendable {
+    /// Decides how the challenged request goes on; a thrown error fails the request with that error.
+    func handleArcGISAuthenticationChallenge(
+        _ challenge: ArcGISAuthenticationChallenge
+    ) async throws -> ArcGISAuthenticationChallenge.Disposition
+}
