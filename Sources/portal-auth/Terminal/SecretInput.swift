@@ -67,6 +67,31 @@ enum SecretInput {
         }
     }
 
+    /// Asks on the terminal for a line that is not secret (a user name, a file path), echoed as typed; the
+    /// terminal's own line editing applies. Ctrl-D cancels.
+    static func line(_ text: String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    StandardError.write(text)
+                    var bytes: [UInt8] = []
+                    var byte: UInt8 = 0
+                    while true {
+                        let count = read(0, &byte, 1)
+                        if count < 0 && errno == EINTR { continue }
+                        guard count == 1 else { throw InputError.cancelled }
+                        if byte == UInt8(ascii: "\n") { break }
+                        if bytes.count < limit { bytes.append(byte) }
+                    }
+                    if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                    return String(decoding: bytes, as: UTF8.self)
+                })
+            }
+            thread.name = "portal-auth-prompt"
+            thread.start()
+        }
+    }
+
     private static func promptBlocking(_ text: String) throws -> String {
         var saved = termios()
         guard tcgetattr(0, &saved) == 0 else { throw InputError.usage("standard input is not a terminal to ask on") }
@@ -76,8 +101,10 @@ enum SecretInput {
             cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
-        StandardError.write(text)
+        // Echo off before the prompt shows: anything typed ahead is discarded (TCSAFLUSH) and nothing typed after
+        // the prompt appears is ever echoed.
         guard tcsetattr(0, TCSAFLUSH, &quiet) == 0 else { throw InputError.usage("cannot switch the terminal's echo off") }
+        StandardError.write(text)
         defer {
             tcsetattr(0, TCSAFLUSH, &saved)
             StandardError.write("\n")
