@@ -28,8 +28,14 @@ struct AuthenticatedRequest {
     /// The request as sent, and which credentials it carried.
     struct Prepared {
         var request: HTTPRequest
+        /// The ArcGIS token credential whose token was sent.
         var token: (any ArcGISCredential)?
+        /// The IAP credential whose token was sent.
         var iap: IAPCredential?
+        /// The credentials chosen for the request, sent or left out because they need a new sign-in: a challenge
+        /// must not be answered with them again.
+        var consideredToken: (any ArcGISCredential)?
+        var consideredIAP: IAPCredential?
     }
 
     private var url: URL { original.url }
@@ -76,6 +82,7 @@ struct AuthenticatedRequest {
         if !Self.carriesArcGISToken(original) {
             let stored = credentials.first { $0 is any ArcGISTokenSource && $0.canBeUsed(for: url) }
             if let credential = progress.chosenToken ?? stored, let source = credential as? any ArcGISTokenSource {
+                prepared.consideredToken = credential
                 if let info = try await usableToken(of: source, progress: &progress) {
                     guard !info.isSSLRequired || url.scheme?.lowercased() == "https" else {
                         throw CredentialError.insecureTransport(credential.targetDescription, url: RedactedURL(url).description)
@@ -88,6 +95,7 @@ struct AuthenticatedRequest {
         if !original.headers.contains("Authorization") {
             let stored = credentials.lazy.compactMap { $0 as? IAPCredential }.first { $0.canBeUsed(for: self.url) }
             if let credential = progress.chosenIAP ?? stored {
+                prepared.consideredIAP = credential
                 do {
                     let info = try await credential.tokenInfo
                     prepared.request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(info.accessToken)")
@@ -174,7 +182,7 @@ struct AuthenticatedRequest {
         guard !progress.askedArcGIS else { throw error }
         progress.askedArcGIS = true
         let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .oAuthOrToken, error: error, httpClient: httpClient)
-        try await askArcGISHandler(challenge, refused: prepared.token, progress: &progress)
+        try await askArcGISHandler(challenge, refused: prepared.consideredToken, progress: &progress)
     }
 
     private func answerIAPChallenge(detail: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
@@ -193,7 +201,7 @@ struct AuthenticatedRequest {
         guard !progress.askedIAP else { throw error }
         progress.askedIAP = true
         let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .identityAwareProxy, error: error, httpClient: httpClient)
-        try await askArcGISHandler(challenge, refused: prepared.iap, progress: &progress)
+        try await askArcGISHandler(challenge, refused: prepared.consideredIAP, progress: &progress)
     }
 
     /// Asks the ArcGIS handler (one challenge at a time) and stores its credential; returns to retry, throws to fail.
@@ -208,6 +216,8 @@ struct AuthenticatedRequest {
             switch try await handler.handleArcGISAuthenticationChallenge(challenge) {
             case .continueWithCredential(let credential):
                 try await store.add(credential)
+                // The refused credential would be found first again: the new one takes its place.
+                if let refused, refused !== credential, credential.canBeUsed(for: url) { try await store.remove(refused) }
                 return credential
             case .continueWithoutCredential:
                 throw challenge.error

@@ -170,8 +170,12 @@ struct RequestCommand: AsyncParsableCommand {
         let authenticator = Authenticator(
             prompt: interactive ? TerminalAuthenticatorPrompt() : nil, signInSettings: interactive ? settings : nil,
             promptsForUntrustedHosts: promptUntrusted)
-        authenticator.iapConfigurations = configurations
-        if let oauth = oauthConfiguration { authenticator.oAuthUserConfigurations = [oauth] }
+        // The stored sign-ins' own configurations come after the ones given: a sign-in whose refresh token died
+        // is signed in again with the same app registration.
+        let stored = manager.arcGISCredentialStore.credentials
+        authenticator.iapConfigurations = configurations + stored.compactMap { ($0 as? IAPCredential)?.configuration }
+        authenticator.oAuthUserConfigurations = (oauthConfiguration.map { [$0] } ?? [])
+            + stored.compactMap { ($0 as? OAuthUserCredential)?.configuration }
         manager.handleChallenges(using: authenticator)
         return manager
     }

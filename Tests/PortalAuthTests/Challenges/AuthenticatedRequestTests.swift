@@ -135,6 +135,24 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.compactMap(Fakes.token(in:)) == ["OLD", "NEW"])
     }
 
+    @Test("a stored credential that needs a new sign-in is left out, and the challenge goes to the handler, not back to it")
+    func deadCredentialAsksHandler() async throws {
+        let http = Fakes.portal(accepting: ["NEW"])
+        let manager = Self.manager(http)
+        let expired = PregeneratedTokenCredential(
+            url: Fakes.portal, tokenInfo: TokenInfo(accessToken: "EXPIRED", expirationDate: Date().addingTimeInterval(-60), isSSLRequired: false)!)
+        try await manager.arcGISCredentialStore.add(expired)
+        let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(Fakes.pregenerated("NEW")) }
+        manager.arcGISAuthenticationChallengeHandler = handler
+        #expect(try await manager.data(for: .get(Fakes.portalSelf)).statusCode == 200)
+        #expect(handler.challenges.map(\.error.kind) == [.tokenRequired])
+        #expect(handler.challenges.first?.error.description.contains("expired") == true)
+        #expect(http.requests.map { Fakes.token(in: $0) } == [nil, "NEW"])
+        #expect(manager.arcGISCredentialStore.credentials.count == 1, "the new credential replaced the expired one")
+        _ = try await manager.data(for: .get(Fakes.portalSelf))
+        #expect(handler.challenges.count == 1)
+    }
+
     @Test("a token that requires SSL is never sent over http")
     func sslRequired() async throws {
         let http = Fakes.portal(accepting: ["S"])
