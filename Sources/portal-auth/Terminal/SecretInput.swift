@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Reads passwords and secrets from where scripts and people give them — standard input, a file, a prompt on
 /// the terminal with echo off — never from the command line, where other users can see them (`ps`, shell history).
@@ -77,14 +78,27 @@ enum SecretInput {
     }
 
     /// Asks on the terminal for a line that is not secret (a user name, a file path), echoed as typed; the
-    /// terminal's own line editing applies. Ctrl-D cancels.
+    /// terminal's own line editing applies. Ctrl-D cancels; so does Ctrl-C (the task is cancelled, and the wait
+    /// for a whole line is given up within a fifth of a second).
     static func line(_ text: String) async throws -> String {
-        try await onThread {
-            StandardError.write(text)
-            let (bytes, ended) = readLineFromStandardInput(keeping: limit + 1)
-            guard ended || !bytes.isEmpty else { throw InputError.cancelled }
-            guard bytes.count <= limit else { throw InputError.usage("the answer is longer than \(limit) bytes") }
-            return String(decoding: bytes, as: UTF8.self)
+        let cancelled = Mutex(false)
+        return try await withTaskCancellationHandler {
+            try await onThread {
+                StandardError.write(text)
+                // In canonical mode the terminal turns readable once a whole line is typed.
+                var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+                while true {
+                    if cancelled.withLock({ $0 }) { throw InputError.cancelled }
+                    let ready = poll(&descriptor, 1, 200)
+                    if ready > 0 || (ready < 0 && errno != EINTR) { break }  // a line, end of input, or an error read reports
+                }
+                let (bytes, ended) = readLineFromStandardInput(keeping: limit + 1)
+                guard ended || !bytes.isEmpty else { throw InputError.cancelled }
+                guard bytes.count <= limit else { throw InputError.usage("the answer is longer than \(limit) bytes") }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
         }
     }
 

@@ -35,7 +35,12 @@ struct TerminalPromptTests {
 
         /// Types `line` and Enter.
         func type(_ line: String) throws {
-            try keyboard.fileHandleForWriting.write(contentsOf: Data((line + "\r").utf8))
+            try press(line + "\r")
+        }
+
+        /// Types `keys` as they are (e.g. "\u{03}" for Ctrl-C).
+        func press(_ keys: String) throws {
+            try keyboard.fileHandleForWriting.write(contentsOf: Data(keys.utf8))
         }
 
         /// Waits for the end and returns the exit status with everything shown.
@@ -70,6 +75,26 @@ struct TerminalPromptTests {
         #expect(terminal.shown.contains("\"username\": \"alice\""))
         #expect(!terminal.shown.contains(password))
         #expect(!terminal.shown.contains("not-alices-password"))
+    }
+
+    @Test("Ctrl-C at the username prompt ends the command at once with 130", arguments: [false, true])
+    func interrupted(atPassword: Bool) async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let terminal = try Terminal(
+            ["request", "\(server.portal)/rest/services?f=json", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
+        defer { if terminal.process.isRunning { terminal.process.terminate() } }
+        try await offPoolWait {
+            #expect(terminal.waitFor("Username (empty to skip): "))
+            if atPassword {
+                try terminal.type("alice")
+                #expect(terminal.waitFor("Password for alice: "))
+            }
+            try terminal.press("\u{03}")
+        }
+        let status = await offPoolValue { terminal.finish() }
+        #expect(status == 130, "\(terminal.shown)")
+        #expect(terminal.shown.contains("interrupted"))
     }
 
     @Test("declining with an empty username exits 77")
