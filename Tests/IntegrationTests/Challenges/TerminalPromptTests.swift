@@ -25,6 +25,12 @@ struct TerminalPromptTests {
             try process.run()
         }
 
+        /// `portal-auth request --interactive` for `path` on the test portal, with a store of its own.
+        static func request(_ path: String, store: ScratchStore) throws -> Terminal {
+            let server = try TestServer.current()
+            return try Terminal(["request", "\(server.portal)\(path)", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
+        }
+
         /// Waits until the screen shows `text` (after what was already read).
         func waitFor(_ text: String, timeout: Duration = .seconds(20)) -> Bool {
             let start = shown.endIndex
@@ -53,11 +59,9 @@ struct TerminalPromptTests {
 
     @Test("a token challenge asks for username and password; a wrong password is reported and asked again; never echoed")
     func generateToken() async throws {
-        let server = try TestServer.current()
         let store = try ScratchStore()
-        let password = try server.password
-        let terminal = try Terminal(
-            ["request", "\(server.portal)/sharing/rest/portals/self?f=json", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
+        let password = try TestServer.current().password
+        let terminal = try Terminal.request("/sharing/rest/portals/self?f=json", store: store)
         defer { if terminal.process.isRunning { terminal.process.terminate() } }
         try await offPoolWait {
             #expect(terminal.waitFor("Username (empty to skip): "))
@@ -79,10 +83,8 @@ struct TerminalPromptTests {
 
     @Test("Ctrl-C at the username prompt ends the command at once with 130", arguments: [false, true])
     func interrupted(atPassword: Bool) async throws {
-        let server = try TestServer.current()
         let store = try ScratchStore()
-        let terminal = try Terminal(
-            ["request", "\(server.portal)/rest/services?f=json", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
+        let terminal = try Terminal.request("/rest/services?f=json", store: store)
         defer { if terminal.process.isRunning { terminal.process.terminate() } }
         try await offPoolWait {
             #expect(terminal.waitFor("Username (empty to skip): "))
@@ -99,10 +101,8 @@ struct TerminalPromptTests {
 
     @Test("declining with an empty username exits 77")
     func declined() async throws {
-        let server = try TestServer.current()
         let store = try ScratchStore()
-        let terminal = try Terminal(
-            ["request", "\(server.portal)/rest/services?f=json", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
+        let terminal = try Terminal.request("/rest/services?f=json", store: store)
         defer { if terminal.process.isRunning { terminal.process.terminate() } }
         try await offPoolWait {
             #expect(terminal.waitFor("Username (empty to skip): "))
