@@ -56,4 +56,13 @@ static inline CURLcode pa_curl_global_init_default(void) {
 static inline long pa_curlauth_basic(void) { return (long)CURLAUTH_BASIC; }
 /// See pa_curlauth_basic.
 static inline long pa_curlauth_digest(void) { return (long)CURLAUTH_DIGEST; }
+/// Sets CURLOPT_SSL_CTX_FUNCTION and CURLOPT_SSL_CTX_DATA. The callback gets the handle, the OpenSSL SSL_CTX
+/// and `data` as untyped pointers (this module does not import OpenSSL; COpenSSL holds the callbacks), and
+/// returns a CURLcode (0 to go on).
+typedef int (*pa_curl_ssl_ctx_callback)(void *, void *, void *);
+static inline CURLcode pa_curl_setopt_ssl_ctx_function(CURL *handle, pa_curl_ssl_ctx_callback callback, void *data) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, (curl_ssl_ctx_callback)callback);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(handle, CURLOPT_SSL_CTX_DATA, data);
+}
 #endif

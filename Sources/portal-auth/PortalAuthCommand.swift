@@ -15,6 +15,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
         SignOutCommand.self,
         GenerateTokenCommand.self,
         AppTokenCommand.self,
+        RequestCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

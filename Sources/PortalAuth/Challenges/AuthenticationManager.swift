@@ -1,6 +1,13 @@
 import Synchronization
 
-/// Holds an app's ArcGIS credentials and signs the user out of all of them.
+/// Holds an app's ArcGIS and network credentials, sends requests with them while answering the servers'
+/// authentication challenges (`data(for:)`), and signs the user out of all of them.
+///
+/// ```swift
+/// let manager = AuthenticationManager()
+/// manager.handleChallenges(using: authenticator)
+/// let response = try await manager.data(for: .get(URL(string: "https://www.arcgis.com/sharing/rest/portals/self?f=json")!))
+/// ```
 ///
 /// The credential store is in memory unless made persistent, in which case sign-ins survive the process:
 ///
@@ -24,26 +31,48 @@ import Synchronization
 public final class AuthenticationManager: Sendable {
     private struct State: Sendable {
         var arcGISCredentialStore: ArcGISCredentialStore
+        var networkCredentialStore: NetworkCredentialStore
         var settings: SignInSettings
+        var arcGISHandler: (any ArcGISAuthenticationChallengeHandler)?
+        var networkHandler: (any NetworkAuthenticationChallengeHandler)?
+        var tokenPlacement: ArcGISTokenPlacement = .header
     }
 
     private let state: Mutex<State>
+    /// Lets one challenge at a time reach the handlers.
+    let challengeQueue = ChallengeQueue()
 
-    /// A manager with an in-memory store (by default) and default settings.
-    public init(arcGISCredentialStore: ArcGISCredentialStore = ArcGISCredentialStore(), settings: SignInSettings = SignInSettings()) {
-        state = Mutex(State(arcGISCredentialStore: arcGISCredentialStore, settings: settings))
+    /// A manager with in-memory stores (by default) and default settings.
+    public init(
+        arcGISCredentialStore: ArcGISCredentialStore = ArcGISCredentialStore(),
+        networkCredentialStore: NetworkCredentialStore = NetworkCredentialStore(),
+        settings: SignInSettings = SignInSettings()
+    ) {
+        state = Mutex(State(arcGISCredentialStore: arcGISCredentialStore, networkCredentialStore: networkCredentialStore, settings: settings))
     }
 
     // MARK: - Credential stores
 
-    /// The store of ArcGIS credentials (OAuth user and IAP credentials); in memory until replaced.
+    /// The store of ArcGIS credentials (OAuth user, IAP, token, application credentials); in memory until replaced.
     public var arcGISCredentialStore: ArcGISCredentialStore {
         get { state.withLock { $0.arcGISCredentialStore } }
         set { state.withLock { $0.arcGISCredentialStore = newValue } }
     }
 
-    /// The browser, time limit and observer of IAP logouts, and the HTTP client and refresh policy of
-    /// credentials loaded by `setupPersistentCredentialStorage(file:)`.
+    /// The store of network credentials (passwords, client certificates, server trusts), per host and port; in
+    /// memory only (see `NetworkCredentialStore`).
+    public var networkCredentialStore: NetworkCredentialStore {
+        get { state.withLock { $0.networkCredentialStore } }
+        set { state.withLock { $0.networkCredentialStore = newValue } }
+    }
+
+    /// Replaces the network credential store (the SDK's spelling of setting `networkCredentialStore`).
+    public func setNetworkCredentialStore(_ store: NetworkCredentialStore) async {
+        networkCredentialStore = store
+    }
+
+    /// The browser, time limit and observer of IAP logouts, the HTTP client of `data(for:)`, and the HTTP
+    /// client and refresh policy of credentials loaded by `setupPersistentCredentialStorage(file:)`.
     public var settings: SignInSettings {
         get { state.withLock { $0.settings } }
         set { state.withLock { $0.settings = newValue } }
@@ -65,7 +94,36 @@ public final class AuthenticationManager: Sendable {
 
     // MARK: - Challenge handling
 
-    // (Challenge handlers and the network credential store join here.)
+    /// Answers the ArcGIS challenges (OAuth, token, IAP) of `data(for:)`; without one they fail with their error.
+    public var arcGISAuthenticationChallengeHandler: (any ArcGISAuthenticationChallengeHandler)? {
+        get { state.withLock { $0.arcGISHandler } }
+        set { state.withLock { $0.arcGISHandler = newValue } }
+    }
+
+    /// Answers the network challenges (HTTP passwords, client certificates, untrusted servers) of `data(for:)`;
+    /// without one they fail with their error.
+    public var networkAuthenticationChallengeHandler: (any NetworkAuthenticationChallengeHandler)? {
+        get { state.withLock { $0.networkHandler } }
+        set { state.withLock { $0.networkHandler = newValue } }
+    }
+
+    /// Makes `handler` answer both kinds of challenge, as the toolkit's `Authenticator` is installed:
+    ///
+    /// ```swift
+    /// manager.handleChallenges(using: Authenticator(prompt: myPrompt))
+    /// ```
+    public func handleChallenges(using handler: some ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler) {
+        state.withLock {
+            $0.arcGISHandler = handler
+            $0.networkHandler = handler
+        }
+    }
+
+    /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.
+    public var arcGISTokenPlacement: ArcGISTokenPlacement {
+        get { state.withLock { $0.tokenPlacement } }
+        set { state.withLock { $0.tokenPlacement = newValue } }
+    }
 
     // MARK: - Sign-out
 
@@ -90,7 +148,8 @@ public final class AuthenticationManager: Sendable {
         await invalidateEachIAPCredential().allSatisfy(\.outcome.succeeded)
     }
 
-    /// Removes every credential from the store, and every entry from its file when it is persistent.
+    /// Removes every credential from both stores, and every entry from the ArcGIS store's file when it is
+    /// persistent.
     ///
     /// When the file cannot be written the failure is logged, and the credentials are made unusable and left in
     /// the store; use `arcGISCredentialStore.removeAll()` to get the error.
@@ -144,6 +203,7 @@ public final class AuthenticationManager: Sendable {
     }
 
     private func clearReportingError() async -> (any Error)? {
+        await networkCredentialStore.removeAll()
         let store = arcGISCredentialStore
         do {
             try await store.removeAll()

@@ -67,6 +67,12 @@ final class CurlEasyHandle {
         try check(code, name)
     }
 
+    /// Sets `CURLOPT_SSL_CTX_FUNCTION` with its `CURLOPT_SSL_CTX_DATA`; the caller keeps `data` alive for the
+    /// handle's use.
+    func setSSLContextFunction(_ callback: pa_curl_ssl_ctx_callback, data: UnsafeMutableRawPointer?) throws(TransportError) {
+        try check(pa_curl_setopt_ssl_ctx_function(handle, callback, data), "CURLOPT_SSL_CTX_FUNCTION")
+    }
+
     /// Sets the request body (`CURLOPT_POSTFIELDSIZE_LARGE`, then `CURLOPT_COPYPOSTFIELDS`, which copies it).
     func setBody(_ body: Data) throws(TransportError) {
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count), "CURLOPT_POSTFIELDSIZE_LARGE")

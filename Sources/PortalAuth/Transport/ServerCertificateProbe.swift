@@ -1,8 +1,10 @@
 internal import CCurl
+internal import COpenSSL  // the client-certificate request callback
 public import Foundation
 
-/// Reads the certificate a TLS server presents, without trusting it and without sending it anything: a TLS
-/// handshake with verification off (`CURLOPT_CONNECT_ONLY`, `CURLOPT_CERTINFO`), no HTTP request.
+/// Reads the certificate a TLS server presents, and whether it asks for a client certificate, without trusting
+/// it and without sending it anything: a TLS handshake with verification off (`CURLOPT_CONNECT_ONLY`,
+/// `CURLOPT_CERTINFO`), no HTTP request.
 ///
 /// This is how a server-trust challenge learns what the person is asked to trust; the certificate it returns is
 /// then the only one trusted for that host (`NetworkCredential.serverTrust.bound(to:)`), with verification on.
@@ -23,19 +25,12 @@ public struct ServerCertificateProbe: Sendable {
     ///   failures), `NetworkCredentialError.certificateUnreadable` when the server sent no readable certificate.
     public func certificateChain(of url: URL) async throws -> [CertificateInfo] {
         let redacted = RedactedURL(url)
-        let target = try RequestTarget.checked(url)
-        guard target.scheme == "https" else {
-            throw TransportError(.unsupportedURL, url: redacted, detail: "only an https server has a certificate")
-        }
-        let configuration = configuration
-        let pems: [String] = try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { () throws(TransportError) in
-                    try Self.handshake(url: url, target: target, configuration: configuration)
-                })
+        let pems: [String] = try await offThread(url) { handle throws(TransportError) in
+            let (code, message) = handle.perform()
+            guard code == CURLE_OK else {
+                throw TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: nil)
             }
-            thread.name = "portal-auth-certificate-probe"
-            thread.start()
+            return try handle.certificateChainPEM()
         }
         let chain = try pems.map { try CertificateInfo(pem: $0) }
         guard !chain.isEmpty else {
@@ -49,8 +44,54 @@ public struct ServerCertificateProbe: Sendable {
         try await certificateChain(of: url)[0]
     }
 
-    /// Connects, shakes hands without verifying, and reads the chain (on a thread of its own: it blocks).
-    private static func handshake(url: URL, target: RequestTarget, configuration: TransportConfiguration) throws(TransportError) -> [String] {
+    /// Whether the server of `url` (an https URL) asks for a TLS client certificate in its handshake
+    /// (a `CertificateRequest`, over TLS 1.2 or 1.3). No certificate is presented.
+    ///
+    /// This tells a client-certificate challenge from other failures: over TLS 1.3 the server refuses a missing
+    /// certificate only after the client's handshake has finished, and the refusal often arrives as a reset.
+    ///
+    /// - Throws: `TransportError` when the handshake fails before the server could ask.
+    public func asksForClientCertificate(_ url: URL) async throws -> Bool {
+        let redacted = RedactedURL(url)
+        return try await offThread(url) { handle throws(TransportError) -> Bool in
+            let asked = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+            asked.initialize(to: 0)
+            defer { asked.deallocate() }
+            try handle.setSSLContextFunction(pa_ssl_ctx_note_client_certificate_request, data: UnsafeMutableRawPointer(asked))
+            let (code, message) = handle.perform()
+            if asked.pointee != 0 { return true }  // asked, whatever the refusal of the missing certificate gave
+            guard code == CURLE_OK else {
+                throw TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: nil)
+            }
+            return false
+        }
+    }
+
+    /// Runs `body` with a handle prepared for an unverified handshake with the server of `url`, on a thread of
+    /// its own (`curl_easy_perform` blocks).
+    private func offThread<T: Sendable>(
+        _ url: URL, _ body: @escaping @Sendable (CurlEasyHandle) throws(TransportError) -> T
+    ) async throws -> T {
+        let redacted = RedactedURL(url)
+        let target = try RequestTarget.checked(url)
+        guard target.scheme == "https" else {
+            throw TransportError(.unsupportedURL, url: redacted, detail: "only an https server has a certificate")
+        }
+        let configuration = configuration
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { () throws(TransportError) in
+                    let handle = try Self.handshakeHandle(url: url, target: target, configuration: configuration)
+                    return try body(handle)
+                })
+            }
+            thread.name = "portal-auth-certificate-probe"
+            thread.start()
+        }
+    }
+
+    /// A handle that connects and shakes hands without verifying, sending no request.
+    private static func handshakeHandle(url: URL, target: RequestTarget, configuration: TransportConfiguration) throws(TransportError) -> CurlEasyHandle {
         let redacted = RedactedURL(url)
         let handle = try CurlEasyHandle(url: redacted)
         try handle.set(CURLOPT_URL, url.absoluteString, "CURLOPT_URL")
@@ -65,10 +106,6 @@ public struct ServerCertificateProbe: Sendable {
         let milliseconds = max(1, Int(connect.seconds) * 1000 + Int(connect.attoseconds / 1_000_000_000_000_000))
         try handle.set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds, "CURLOPT_CONNECTTIMEOUT_MS")
         try handle.set(CURLOPT_TIMEOUT_MS, milliseconds, "CURLOPT_TIMEOUT_MS")
-        let (code, message) = handle.perform()
-        guard code == CURLE_OK else {
-            throw TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: nil)
-        }
-        return try handle.certificateChainPEM()
+        return handle
     }
 }

@@ -10,11 +10,14 @@ struct SignInNeeded: CategorizedError, CustomStringConvertible {
     let command: String?
     /// Whether to mention that `--interactive` signs in from the same command.
     var offersInteractive = false
+    /// What to do when no command can be told, instead of the general advice.
+    var hint: String? = nil
 
     var category: ErrorCategory { .refused }
 
     var description: String {
         guard let command else {
+            if let hint { return "\(reason). \(hint)" }
             return "\(reason). Sign in with `portal-auth login --portal URL --client-id ID` "
                 + "or `portal-auth iap login --config FILE` first."
         }

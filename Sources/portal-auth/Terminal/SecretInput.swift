@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Reads passwords and secrets from where scripts and people give them — standard input, a file, a prompt on
 /// the terminal with echo off — never from the command line, where other users can see them (`ps`, shell history).
@@ -11,20 +12,33 @@ enum SecretInput {
 
     /// The first line of standard input, without its line end (`--password-stdin`).
     static func firstLineOfStandardInput(naming what: String) throws -> String {
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while bytes.count <= limit {
-            let count = read(0, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 || byte == UInt8(ascii: "\n") { break }
-            bytes.append(byte)
-        }
-        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        let (bytes, _) = readLineFromStandardInput(keeping: limit + 1)
         guard !bytes.isEmpty else {
             throw InputError.usage("no \(what) on standard input: pipe it in, e.g. `printf '%s\\n' \"$PASSWORD\" | portal-auth …`")
         }
         guard bytes.count <= limit else { throw InputError.usage("the \(what) on standard input is longer than \(limit) bytes") }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The bytes of standard input up to a line end or its end, without the line end (and a `\r` before it);
+    /// reading stops after `keeping` bytes. `ended` is false when input ended before a line end.
+    private static func readLineFromStandardInput(keeping: Int) -> (bytes: [UInt8], ended: Bool) {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        var ended = false
+        while true {
+            let count = read(0, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            if byte == UInt8(ascii: "\n") {
+                ended = true
+                break
+            }
+            bytes.append(byte)
+            if bytes.count >= keeping { break }
+        }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return (bytes, ended)
     }
 
     // MARK: - Files
@@ -60,8 +74,38 @@ enum SecretInput {
     /// The terminal is in non-canonical mode without signals while reading, so Ctrl-C and Ctrl-D on an empty
     /// line cancel the prompt and the terminal is always restored; Backspace and Ctrl-U edit the line.
     static func prompt(_ text: String) async throws -> String {
+        try await onThread { try promptBlocking(text) }
+    }
+
+    /// Asks on the terminal for a line that is not secret (a user name, a file path), echoed as typed; the
+    /// terminal's own line editing applies. Ctrl-D cancels; so does Ctrl-C (the task is cancelled, and the wait
+    /// for a whole line is given up within a fifth of a second).
+    static func line(_ text: String) async throws -> String {
+        let cancelled = Mutex(false)
+        return try await withTaskCancellationHandler {
+            try await onThread {
+                StandardError.write(text)
+                // In canonical mode the terminal turns readable once a whole line is typed.
+                var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+                while true {
+                    if cancelled.withLock({ $0 }) { throw InputError.cancelled }
+                    let ready = poll(&descriptor, 1, 200)
+                    if ready > 0 || (ready < 0 && errno != EINTR) { break }  // a line, end of input, or an error read reports
+                }
+                let (bytes, ended) = readLineFromStandardInput(keeping: limit + 1)
+                guard ended || !bytes.isEmpty else { throw InputError.cancelled }
+                guard bytes.count <= limit else { throw InputError.usage("the answer is longer than \(limit) bytes") }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+    }
+
+    /// Runs a blocking read on a thread of its own, off the cooperative pool.
+    private static func onThread(_ body: @escaping @Sendable () throws -> String) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try promptBlocking(text) }) }
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
             thread.name = "portal-auth-prompt"
             thread.start()
         }
@@ -76,8 +120,10 @@ enum SecretInput {
             cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
-        StandardError.write(text)
+        // Echo off before the prompt shows: anything typed ahead is discarded (TCSAFLUSH) and nothing typed after
+        // the prompt appears is ever echoed.
         guard tcsetattr(0, TCSAFLUSH, &quiet) == 0 else { throw InputError.usage("cannot switch the terminal's echo off") }
+        StandardError.write(text)
         defer {
             tcsetattr(0, TCSAFLUSH, &saved)
             StandardError.write("\n")

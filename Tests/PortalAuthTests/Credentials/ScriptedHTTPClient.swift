@@ -38,6 +38,21 @@ final class ScriptedHTTPClient: HTTPClient {
         return try script(index, request)
     }
 
+    /// A client whose `respond` gets each request and how many requests came before it.
+    convenience init(respond: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+        self.init { index, request in try respond(request, index) }
+    }
+
+    /// A client that always gives the same answer.
+    convenience init(status: Int = 200, body: String, contentType: String = "application/json") {
+        self.init { _, request in
+            HTTPResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: request.url)
+        }
+    }
+
+    /// The requests sent, whole, in order.
+    var requests: [HTTPRequest] { sent.withLock { $0.map(\.request) } }
+
     /// How many requests were sent.
     var count: Int { sent.withLock { $0.count } }
 

@@ -13,31 +13,8 @@ enum SignOutFakes {
 
     // MARK: - HTTP
 
-    /// An HTTP client whose answers come from `respond`; it records every request.
-    final class HTTP: HTTPClient {
-        private let recorded = Mutex<[HTTPRequest]>([])
-        private let respond: @Sendable (HTTPRequest, Int) throws -> HTTPResponse
-
-        /// `respond` gets the request and how many requests came before it.
-        init(_ respond: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
-            self.respond = respond
-        }
-
-        /// Always the same answer.
-        convenience init(status: Int = 200, body: String, contentType: String = "application/json") {
-            self.init { request, _ in SignOutFakes.response(status: status, body: body, contentType: contentType, url: request.url) }
-        }
-
-        var requests: [HTTPRequest] { recorded.withLock { $0 } }
-
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            let index = recorded.withLock { list in
-                list.append(request)
-                return list.count - 1
-            }
-            return try respond(request, index)
-        }
-    }
+    /// The scripted HTTP client, which records every request.
+    typealias HTTP = ScriptedHTTPClient
 
     static func response(status: Int = 200, body: String, contentType: String = "application/json", url: URL) -> HTTPResponse {
         HTTPResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: url)

@@ -1,0 +1,60 @@
+public import Foundation
+
+/// An ArcGIS resource asked for a credential: the server answered a request with ArcGIS error 499 (token
+/// required) or 498 (invalid token), or an Identity-Aware Proxy in front of the host asked for a sign-in.
+///
+/// The manager gives it to its `ArcGISAuthenticationChallengeHandler`, which answers with a `Disposition`:
+///
+/// ```swift
+/// func handleArcGISAuthenticationChallenge(
+///     _ challenge: ArcGISAuthenticationChallenge
+/// ) async throws -> ArcGISAuthenticationChallenge.Disposition {
+///     if let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) {
+///         return .continueWithCredential(try await OAuthUserCredential.credential(for: configuration))
+///     }
+///     return .continueWithCredential(
+///         try await TokenCredential.credential(for: challenge, username: "username", password: "password"))
+/// }
+/// ```
+public struct ArcGISAuthenticationChallenge: Sendable, CustomStringConvertible {
+    /// What the server asked for.
+    public enum Kind: Sendable, Hashable {
+        /// ArcGIS token authentication (OAuth or generateToken): ArcGIS error 499 or 498.
+        case oAuthOrToken
+        /// A sign-in to the identity provider of an Identity-Aware Proxy: the proxy answered 401, or redirected to
+        /// its sign-in page.
+        case identityAwareProxy
+    }
+
+    /// How the request that raised the challenge goes on.
+    public enum Disposition: Sendable {
+        /// Continue with this credential: it is added to the ArcGIS credential store and the request is sent again,
+        /// once.
+        case continueWithCredential(any ArcGISCredential)
+        /// The request fails with the challenge's `error`.
+        case continueWithoutCredential
+        /// The request fails with `CancellationError`.
+        case cancel
+    }
+
+    /// The URL of the request that was challenged.
+    public let requestURL: URL
+    /// What the server asked for.
+    public let kind: Kind
+    /// The error the request fails with unless a credential is given.
+    public let error: AuthenticationChallengeError
+    /// The HTTP client of the manager that raised the challenge (so a `TokenCredential` made for the challenge
+    /// reaches the server the same way).
+    let httpClient: any HTTPClient
+
+    init(requestURL: URL, kind: Kind, error: AuthenticationChallengeError, httpClient: any HTTPClient) {
+        self.requestURL = requestURL
+        self.kind = kind
+        self.error = error
+        self.httpClient = httpClient
+    }
+
+    public var description: String {
+        "ArcGISAuthenticationChallenge(\(kind) for \(RedactedURL(requestURL)))"
+    }
+}

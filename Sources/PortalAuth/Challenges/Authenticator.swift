@@ -1,0 +1,170 @@
+public import Foundation
+import Synchronization
+
+/// The default challenge handler, in the role of the ArcGIS Maps SDK toolkit's `Authenticator`, for terminals
+/// and other user interfaces reached through an `AuthenticatorPrompt`.
+///
+/// - IAP challenge: the browser sign-in of the first of `iapConfigurations` that can be used for the URL; with
+///   none, continue without a credential.
+/// - OAuth-or-token challenge: the browser sign-in of the first matching `oAuthUserConfigurations`; else a
+///   username and password asked through the prompt, turned into a `TokenCredential` (asked again, up to
+///   `maximumAttempts` times, when the server refuses them).
+/// - HTTP Basic, Digest, NTLM: a username and password through the prompt. Negotiate: rejected, so the next
+///   scheme the server offers is tried.
+/// - Client certificate: a .p12/.pfx file and its password through the prompt (asked again when it cannot be
+///   opened).
+/// - Untrusted server: not trusted, unless `promptsForUntrustedHosts` is set, then the prompt is asked with the
+///   certificate's subject, issuer, validity and fingerprint.
+///
+/// Without a prompt, or when it cannot prompt (no terminal), nothing is asked: the challenge continues without a
+/// credential. Browser sign-ins happen only when `signInSettings` is set. A person cancelling cancels the challenge.
+///
+/// ```swift
+/// let authenticator = Authenticator(prompt: myPrompt)
+/// authenticator.oAuthUserConfigurations.append(OAuthUserConfiguration(portalURL: portal, clientID: "abc123"))
+/// authenticator.iapConfigurations.append(try await .configuration(from: URL(filePath: "iap.json")))
+/// manager.handleChallenges(using: authenticator)
+/// ```
+public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkAuthenticationChallengeHandler, Sendable {
+    private struct State: Sendable {
+        var oAuthUserConfigurations: [OAuthUserConfiguration] = []
+        var iapConfigurations: [IAPConfiguration] = []
+        var promptsForUntrustedHosts: Bool
+    }
+
+    private let state: Mutex<State>
+    /// Asks the person; nil never asks.
+    public let prompt: (any AuthenticatorPrompt)?
+    /// How browser sign-ins run (browser, time limit, observer, HTTP client); nil never opens a sign-in.
+    public let signInSettings: SignInSettings?
+    /// How many times a refused password or an unusable certificate file is asked for before giving up.
+    public let maximumAttempts: Int
+
+    /// Creates an authenticator.
+    ///
+    /// - Parameters:
+    ///   - prompt: how to ask for passwords, certificates and trust; nil never asks.
+    ///   - signInSettings: how OAuth and IAP browser sign-ins run; nil never starts one.
+    ///   - promptsForUntrustedHosts: whether to ask before trusting a server whose certificate does not verify
+    ///     (otherwise such a server is refused).
+    ///   - maximumAttempts: how many wrong passwords or unusable certificate files are asked for, at least 1.
+    public init(
+        prompt: (any AuthenticatorPrompt)? = nil, signInSettings: SignInSettings? = SignInSettings(),
+        promptsForUntrustedHosts: Bool = false, maximumAttempts: Int = 3
+    ) {
+        self.prompt = prompt
+        self.signInSettings = signInSettings
+        self.maximumAttempts = max(1, maximumAttempts)
+        state = Mutex(State(promptsForUntrustedHosts: promptsForUntrustedHosts))
+    }
+
+    /// The portals whose OAuth challenges are answered with a browser sign-in, first match first.
+    public var oAuthUserConfigurations: [OAuthUserConfiguration] {
+        get { state.withLock { $0.oAuthUserConfigurations } }
+        set { state.withLock { $0.oAuthUserConfigurations = newValue } }
+    }
+
+    /// The Identity-Aware Proxies whose challenges are answered with a browser sign-in, first match first. The
+    /// manager also recognises their hosts' redirects to the identity provider as challenges.
+    public var iapConfigurations: [IAPConfiguration] {
+        get { state.withLock { $0.iapConfigurations } }
+        set { state.withLock { $0.iapConfigurations = newValue } }
+    }
+
+    /// Whether to ask before trusting a server whose certificate does not verify; off by default.
+    public var promptsForUntrustedHosts: Bool {
+        get { state.withLock { $0.promptsForUntrustedHosts } }
+        set { state.withLock { $0.promptsForUntrustedHosts = newValue } }
+    }
+
+    /// The prompt when a person can be asked now.
+    private var activePrompt: (any AuthenticatorPrompt)? {
+        guard let prompt, prompt.canPrompt else { return nil }
+        return prompt
+    }
+
+    // MARK: - ArcGIS challenges
+
+    public func handleArcGISAuthenticationChallenge(
+        _ challenge: ArcGISAuthenticationChallenge
+    ) async throws -> ArcGISAuthenticationChallenge.Disposition {
+        do {
+            switch challenge.kind {
+            case .identityAwareProxy:
+                guard let settings = signInSettings,
+                      let configuration = iapConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) })
+                else { return .continueWithoutCredential }
+                return .continueWithCredential(try await IAPCredential.credential(for: configuration, settings: settings))
+            case .oAuthOrToken:
+                if let settings = signInSettings,
+                   let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) {
+                    return .continueWithCredential(try await OAuthUserCredential.credential(for: configuration, settings: settings))
+                }
+                return try await tokenCredential(for: challenge)
+            }
+        } catch is CancellationError {
+            return .cancel
+        }
+    }
+
+    /// Username and password through the prompt → generateToken, asked again while the server refuses them.
+    private func tokenCredential(for challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
+        guard let prompt = activePrompt else { return .continueWithoutCredential }
+        var failure: String?
+        for attempt in 1...maximumAttempts {
+            let request = LoginRequest(purpose: .arcGISToken, url: challenge.requestURL, previousFailure: failure)
+            guard let answer = try await prompt.login(request) else { return .continueWithoutCredential }
+            do {
+                return .continueWithCredential(
+                    try await TokenCredential.credential(for: challenge, username: answer.username, password: answer.password))
+            } catch let error as TokenServiceError where error.kind == .credentialsRefused && attempt < maximumAttempts {
+                failure = error.description
+            }
+        }
+        return .continueWithoutCredential  // not reached: the last refusal is thrown above
+    }
+
+    // MARK: - Network challenges
+
+    public func handleNetworkAuthenticationChallenge(
+        _ challenge: NetworkAuthenticationChallenge
+    ) async -> NetworkAuthenticationChallenge.Disposition {
+        do {
+            switch challenge.kind {
+            case .basic, .digest, .ntlm:
+                guard let prompt = activePrompt else { return .continueWithoutCredential }
+                let request = LoginRequest(purpose: .http(challenge.kind), url: challenge.requestURL, realm: challenge.realm)
+                guard let answer = try await prompt.login(request) else { return .continueWithoutCredential }
+                return .continueWithCredential(.password(username: answer.username, password: answer.password))
+            case .negotiate:
+                return .rejectProtectionSpace
+            case .clientCertificate:
+                return try await certificateCredential(for: challenge)
+            case .serverTrust:
+                guard promptsForUntrustedHosts, let prompt = activePrompt, let certificate = challenge.serverCertificate,
+                      try await prompt.shouldTrust(certificate, for: challenge.protectionSpace)
+                else { return .continueWithoutCredential }
+                return .continueWithCredential(.serverTrust)
+            }
+        } catch {
+            return .cancel
+        }
+    }
+
+    /// A .p12/.pfx file and password through the prompt, asked again while it cannot be opened.
+    private func certificateCredential(for challenge: NetworkAuthenticationChallenge) async throws -> NetworkAuthenticationChallenge.Disposition {
+        guard let prompt = activePrompt else { return .continueWithoutCredential }
+        var failure: String?
+        for _ in 1...maximumAttempts {
+            guard let answer = try await prompt.clientCertificate(for: challenge.protectionSpace, previousFailure: failure) else {
+                return .continueWithoutCredential
+            }
+            do {
+                return .continueWithCredential(try .certificate(at: answer.file, password: answer.password))
+            } catch let error as NetworkCredentialError {
+                failure = error.description
+            }
+        }
+        return .continueWithoutCredential
+    }
+}

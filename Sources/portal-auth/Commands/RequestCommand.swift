@@ -1,0 +1,221 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// `portal-auth request`: a curl for protected ArcGIS and IAP resources — sends one request with the stored
+/// credentials and answers the server's authentication challenges.
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send a request to a protected ArcGIS or IAP resource, with the stored sign-ins.",
+        discussion: """
+            Sends the request with the credentials held for its URL: the stored portal or IAP sign-in (refreshed \
+            when needed; an ArcGIS token goes as X-Esri-Authorization, an IAP token as Authorization), and answers \
+            the server's challenges: ArcGIS errors 499/498, an Identity-Aware Proxy asking for a sign-in, HTTP \
+            Basic/Digest, a TLS client certificate, an untrusted certificate. Each challenge is answered once; an \
+            expired token is refreshed once first.
+
+            Without --interactive nothing is asked and no browser opens: when a sign-in or a password would be \
+            needed, the exit status is 77 and the command to run is printed on standard error. With \
+            --interactive an OAuth challenge opens the browser sign-in of a matching --portal/--client-id, an IAP \
+            challenge that of a matching --config file, and other challenges ask on the terminal (username and \
+            password for an ArcGIS token or HTTP authentication, a .p12/.pfx file for a client certificate). An \
+            untrusted server is refused unless --prompt-untrusted lets you inspect and trust its certificate for \
+            this run. Portal and IAP sign-ins are kept in the credential store; passwords, certificates and \
+            trust decisions never are.
+
+            Standard output gets the response body (--format body) or one JSON object with status, headers and \
+            body (--format json; Authorization-like headers and cookies are left out). Any HTTP status is a \
+            success (exit 0); a status of 400 or more is also noted on standard error with --format body.
+
+            Examples:
+              portal-auth request "https://gis.example.com/portal/sharing/rest/portals/self?f=json"
+              portal-auth request https://maps.contoso.com/portal/sharing/rest/portals/self?f=json \\
+                  --config contoso-iap.json --interactive --format json
+              portal-auth request https://gis.example.com/server/rest/services/Roads/FeatureServer/0/query \\
+                  --data 'where=1=1&outFields=*&f=json' --portal https://gis.example.com/portal \\
+                  --client-id abc123 --interactive
+
+            Exit status: 0 a response was received; 64 wrong usage; 66 an input file is unreadable; 69 the server \
+            is unreachable or its certificate is not trusted; 77 a sign-in or credential is needed (or was \
+            refused); 130 interrupted.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The URL to request (https, or http to a loopback host).", valueName: "url"))
+    var url: String
+
+    @Option(name: [.customShort("X"), .long], help: ArgumentHelp("HTTP method (default GET, or POST with --data/--data-file).", valueName: "method"))
+    var method: String?
+
+    @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
+        "Request body, sent as application/x-www-form-urlencoded unless a Content-Type header is given.", valueName: "data"))
+    var data: String?
+
+    @Option(name: .customLong("data-file"), help: ArgumentHelp("Read the request body from a file (- for standard input).", valueName: "file"))
+    var dataFile: String?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A header field, 'Name: value' (repeatable).", valueName: "header"))
+    var headers: [String] = []
+
+    @Option(help: ArgumentHelp("Output: body (the response body) or json (status, headers, body).", valueName: "format"))
+    var format: ResponseFormat = .body
+
+    @Option(name: .customLong("config"), help: ArgumentHelp(
+        "An IAP configuration file: its hosts are recognised as behind the proxy, and --interactive signs in with it (repeatable).",
+        valueName: "file"))
+    var iapConfigurations: [String] = []
+
+    @Option(help: ArgumentHelp("With --client-id: a portal whose OAuth challenges --interactive answers with a browser sign-in.", valueName: "url"))
+    var portal: String?
+
+    @Option(name: .customLong("client-id"), help: ArgumentHelp("With --portal: the app's client ID registered in the portal.", valueName: "id"))
+    var clientID: String?
+
+    @Flag(help: "Answer challenges: browser sign-ins and questions on the terminal. Without it, exit 77 when one would be needed.")
+    var interactive = false
+
+    @Flag(name: .customLong("prompt-untrusted"), help: "With --interactive: show an untrusted server's certificate and ask whether to trust it for this run.")
+    var promptUntrusted = false
+
+    @OptionGroup var session: SessionOptions
+
+    func validate() throws {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              parsed.host?.isEmpty == false
+        else { throw ValidationError("\"\(url)\" is not an absolute http or https URL; write it like https://gis.example.com/portal/sharing/rest/portals/self?f=json") }
+        if data != nil && dataFile != nil { throw ValidationError("give --data or --data-file, not both") }
+        if let method, method.isEmpty || method.contains(where: { !$0.isLetter }) {
+            throw ValidationError("--method \"\(method)\" is not an HTTP method such as GET or POST")
+        }
+        for header in headers where Self.headerField(header) == nil {
+            throw ValidationError("--header \"\(header.prefix(40))\" is not 'Name: value'")
+        }
+        if (portal == nil) != (clientID == nil) {
+            throw ValidationError("--portal and --client-id go together: they name the OAuth app to sign in with")
+        }
+        if let portal, URL(string: portal)?.host == nil {
+            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
+        }
+        if promptUntrusted && !interactive { throw ValidationError("--prompt-untrusted goes with --interactive") }
+    }
+
+    /// `Name: value` split at the first colon; nil when there is no name.
+    static func headerField(_ text: String) -> (name: String, value: String)? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, !name.contains(where: \.isWhitespace) else { return nil }
+        return (name, text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+
+    // MARK: - Running
+
+    func run() async throws {
+        var configurations: [(file: String, configuration: IAPConfiguration)] = []
+        let response: HTTPResponse
+        do {
+            for file in iapConfigurations {
+                configurations.append((file, try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file))))
+            }
+            let request = try buildRequest()
+            let manager = try makeManager(iapConfigurations: configurations.map(\.configuration))
+            response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+        } catch {
+            throw Failure.report(advice(for: error, configurations: configurations))
+        }
+        switch format {
+        case .body:
+            FileHandle.standardOutput.write(response.body)
+            if response.statusCode >= 400 {
+                StandardError.line("portal-auth: note: HTTP \(response.statusCode) from \(RedactedURL(response.url))")
+            }
+        case .json:
+            Output.json(PrintedResponse.json(response))
+        }
+    }
+
+    private func buildRequest() throws -> HTTPRequest {
+        var request = HTTPRequest(url: URL(string: url)!)
+        var body: Data?
+        if let data { body = Data(data.utf8) }
+        if let dataFile {
+            if dataFile == "-" {
+                body = FileHandle.standardInput.readDataToEndOfFile()
+            } else {
+                do {
+                    body = try Data(contentsOf: URL(fileURLWithPath: dataFile))
+                } catch {
+                    throw InputError.unreadable("cannot read the --data-file \(dataFile): "
+                        + (FileManager.default.fileExists(atPath: dataFile) ? "permission denied" : "no such file"))
+                }
+            }
+        }
+        request.method = method.map { HTTPRequest.Method(rawValue: $0.uppercased()) } ?? (body == nil ? .get : .post)
+        request.body = body
+        for header in headers {
+            if let field = Self.headerField(header) { request.headers.add(name: field.name, value: field.value) }
+        }
+        if body != nil && !request.headers.contains("Content-Type") {
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        }
+        return request
+    }
+
+    private func makeManager(iapConfigurations configurations: [IAPConfiguration]) throws -> AuthenticationManager {
+        let host = URL(string: url)?.host ?? url
+        let settings = session.signInSettings(target: host)
+        let manager = AuthenticationManager(settings: settings)
+        manager.arcGISCredentialStore = try session.credentialStore(forSignIn: interactive)
+        // Non-interactive: the authenticator asks nothing and signs nothing in, but still knows the IAP hosts.
+        let authenticator = Authenticator(
+            prompt: interactive ? TerminalAuthenticatorPrompt() : nil, signInSettings: interactive ? settings : nil,
+            promptsForUntrustedHosts: promptUntrusted)
+        // The stored sign-ins' own configurations come after the ones given: a sign-in whose refresh token died
+        // is signed in again with the same app registration.
+        let stored = manager.arcGISCredentialStore.credentials
+        authenticator.iapConfigurations = configurations + stored.compactMap { ($0 as? IAPCredential)?.configuration }
+        authenticator.oAuthUserConfigurations = (oauthConfiguration.map { [$0] } ?? [])
+            + stored.compactMap { ($0 as? OAuthUserCredential)?.configuration }
+        manager.handleChallenges(using: authenticator)
+        return manager
+    }
+
+    private var oauthConfiguration: OAuthUserConfiguration? {
+        guard let portal, let clientID, let portalURL = URL(string: portal) else { return nil }
+        return OAuthUserConfiguration(portalURL: portalURL, clientID: clientID)
+    }
+
+    // MARK: - What to do next
+
+    /// The error with what to run next: the sign-in command for a challenge nothing answered.
+    private func advice(for error: any Error, configurations: [(file: String, configuration: IAPConfiguration)]) -> any Error {
+        let target = URL(string: url)!
+        let storeWords = session.store.map { ["--store", $0] } ?? []
+        if let challenge = error as? AuthenticationChallengeError {
+            guard !challenge.credentialWasRefused else { return error }
+            switch challenge.kind {
+            case .tokenRequired, .invalidToken:
+                if let oauth = oauthConfiguration, oauth.canBeUsed(for: target), !interactive {
+                    let command = ShellWord.command(
+                        ["portal-auth", "login", "--portal", oauth.portalURL.absoluteString, "--client-id", oauth.clientID] + storeWords)
+                    return SignInNeeded(reason: "\(challenge)", command: command, offersInteractive: true)
+                }
+                return SignInNeeded(reason: "\(challenge)", command: nil, hint: interactive
+                    ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
+                    : "Run again with --interactive (with --portal URL --client-id ID for a browser sign-in, else you are asked for a username and password).")
+            case .identityAwareProxy:
+                if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file {
+                    let command = ShellWord.command(["portal-auth", "iap", "login", "--config", file] + storeWords)
+                    return SignInNeeded(reason: "\(challenge)", command: command, offersInteractive: !interactive)
+                }
+                return SignInNeeded(reason: "\(challenge)", command: nil, hint: "Give the proxy's IAP configuration with --config FILE" + (interactive ? "." : " and --interactive."))
+            default:
+                return interactive ? error : SignInNeeded(reason: "\(challenge)", command: nil, hint: "Run again with --interactive to answer it.")
+            }
+        }
+        if let transport = error as? TransportError, transport.kind == .tlsVerificationFailed, !promptUntrusted {
+            return Advised(error: transport, advice: "If you trust this server, run again with --interactive --prompt-untrusted to inspect its certificate.")
+        }
+        return error
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+/// `portal-auth request` end to end against the bundled server and the real browser.
+@Suite("request command", .serialized, .enabled(if: TestServer.isConfigured))
+struct RequestCommandTests {
+    static func environment(_ store: ScratchStore) -> [String: String] {
+        ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
+    }
+
+    @Test("portal: exit 77 with the login command when nothing is stored; --interactive signs in; then the stored sign-in serves scripts")
+    func portal() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let url = "\(server.portal)/sharing/rest/portals/self?f=json"
+        let oauth = ["--portal", server.portal, "--client-id", server.clientID]
+
+        let refused = try await ToolRunner.run(["request", url] + oauth, environment: Self.environment(store))
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("Token Required"))
+        #expect(refused.stderr.contains("portal-auth login --portal \(server.portal) --client-id \(server.clientID)"))
+        #expect(refused.stderr.contains("--interactive"))
+
+        let signedIn = try await ToolRunner.run(
+            ["request", url, "--interactive", "--browser-command", server.browser, "--timeout", "90"] + oauth,
+            environment: Self.environment(store), timeout: .seconds(120))
+        #expect(signedIn.status == 0, "\(signedIn)")
+        #expect(try JSONValue.parse(Data(signedIn.stdout.utf8))["user"]?["username"]?.stringValue == "alice")
+        let access = try store.field("access_token", of: .portal)
+        let refresh = try store.field("refresh_token", of: .portal)
+
+        // No options, no browser: the stored sign-in covers the URL.
+        let stored = try await ToolRunner.run(["request", url, "--format", "json"], environment: Self.environment(store))
+        #expect(stored.status == 0, "\(stored)")
+        let json = try JSONValue.parse(Data(stored.stdout.utf8))
+        #expect(json["status"]?.integerValue == 200)
+        #expect(json["url"]?.stringValue == "\(server.portal)/sharing/rest/portals/self")
+        #expect(json["body"]?["user"]?["username"]?.stringValue == "alice")
+        #expect(stored.leaksNone(of: [access, refresh]))
+        #expect(signedIn.leaksNone(of: [access, refresh]))
+    }
+
+    @Test("IAP host: exit 77 with the iap login command; --config with --interactive signs in through the browser")
+    func iap() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let refused = try await ToolRunner.run(["request", server.iapURL, "--config", server.iapConfig], environment: Self.environment(store))
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.stderr.contains("Identity-Aware Proxy"))
+        #expect(refused.stderr.contains("portal-auth iap login --config \(server.iapConfig)"))
+
+        let signedIn = try await ToolRunner.run(
+            ["request", server.iapURL, "--config", server.iapConfig, "--interactive", "--browser-command", server.browser, "--timeout", "90",
+             "-H", "Accept: application/json"],
+            environment: Self.environment(store), timeout: .seconds(120))
+        #expect(signedIn.status == 0, "\(signedIn)")
+        #expect(try JSONValue.parse(Data(signedIn.stdout.utf8))["user"]?.stringValue == "alice")
+
+        // Stored: found by the URL alone; a redirect (no JSON Accept) is answered with the stored token at once.
+        let stored = try await ToolRunner.run(["request", server.iapURL], environment: Self.environment(store))
+        #expect(stored.status == 0, "\(stored)")
+        #expect(stored.stdout.contains("alice"))
+        #expect(stored.leaksNone(of: [try store.field("access_token", of: .iap), try store.field("id_token", of: .iap)]))
+    }
+
+    @Test("without any way to sign in, exit 77 says to run with --interactive; usage errors exit 64", arguments: [
+        (["--data", "a", "--data-file", "f"], Int32(64), "give --data or --data-file, not both"),
+        (["--portal", "https://x.example"], 64, "--portal and --client-id go together"),
+        (["-H", "NoColon"], 64, "is not 'Name: value'"),
+        (["--prompt-untrusted"], 64, "--prompt-untrusted goes with --interactive"),
+        ([], 77, "Run again with --interactive"),
+    ])
+    func failures(extra: [String], status: Int32, message: String) async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let result = try await ToolRunner.run(["request", "\(server.portal)/rest/services?f=json"] + extra, environment: Self.environment(store))
+        #expect(result.status == status, "\(result)")
+        #expect(result.stderr.contains(message), "\(result)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("a POST with --data is sent as a form, with the stored token")
+    func post() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        try await store.signIn(.portal, server: server)
+        let result = try await ToolRunner.run(
+            ["request", "\(server.portal)/sharing/rest/portals/self", "--data", "f=json"], environment: Self.environment(store))
+        #expect(result.status == 0, "\(result)")
+        #expect(try JSONValue.parse(Data(result.stdout.utf8))["user"]?["username"]?.stringValue == "alice")
+    }
+}
