@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PortalAuth
 
@@ -6,16 +7,28 @@ import Testing
 /// (`script` from util-linux): the username is echoed, the password never.
 @Suite("request --interactive on a terminal", .serialized, .enabled(if: TestServer.isConfigured))
 struct TerminalPromptTests {
-    /// The tool running under `script`, its terminal's output readable and its keyboard writable. Used by one
-    /// thread at a time (the test hands it from step to step), hence the unchecked conformance.
+    /// The tool running under `script`, its terminal's output read by a thread of its own and its keyboard
+    /// writable. Waits never block on the terminal: they poll what was read, with a time limit. The process and
+    /// pipes are used by one test thread at a time; what the reader shares is behind a lock.
     final class Terminal: @unchecked Sendable {
-        let process = Process()
+        /// Everything shown so far, and how far `waitFor` has matched.
+        final class Screen: Sendable {
+            struct State {
+                var shown = ""
+                var cursor: String.Index?
+                var closed = false
+            }
+            let state = Mutex(State())
+        }
+
+        private let process: Process
         private let keyboard = Pipe()
         private let screen = Pipe()
-        private(set) var shown = ""
+        private let display = Screen()
 
         init(_ arguments: [String], environment: [String: String]) throws {
             let command = ([BinaryLocator.toolPath] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+            let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             process.arguments = ["-qefc", command, "/dev/null"]
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -23,6 +36,14 @@ struct TerminalPromptTests {
             process.standardOutput = screen
             process.standardError = FileHandle.nullDevice
             try process.run()
+            self.process = process
+            let (handle, display) = (screen.fileHandleForReading, self.display)
+            Thread {
+                while case let chunk = handle.availableData, !chunk.isEmpty {
+                    display.state.withLock { $0.shown += String(decoding: chunk, as: UTF8.self) }
+                }
+                display.state.withLock { $0.closed = true }
+            }.start()
         }
 
         /// `portal-auth request --interactive` for `path` on the test portal, with a store of its own.
@@ -31,12 +52,23 @@ struct TerminalPromptTests {
             return try Terminal(["request", "\(server.portal)\(path)", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
         }
 
-        /// Waits until the screen shows `text` (after what was already read).
+        /// Everything the terminal showed so far.
+        var shown: String { display.state.withLock { $0.shown } }
+
+        /// Waits until the terminal shows `text` after the previous match; false after `timeout`.
         func waitFor(_ text: String, timeout: Duration = .seconds(20)) -> Bool {
-            let start = shown.endIndex
-            let seen = readOutput(of: screen, until: text, timeout: timeout)
-            shown += seen
-            return shown[start...].contains(text)
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                let found = display.state.withLock { state -> Bool in
+                    let from = state.cursor ?? state.shown.startIndex
+                    guard let range = state.shown.range(of: text, range: from..<state.shown.endIndex) else { return false }
+                    state.cursor = range.upperBound
+                    return true
+                }
+                if found { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
         }
 
         /// Types `line` and Enter.
@@ -49,11 +81,20 @@ struct TerminalPromptTests {
             try keyboard.fileHandleForWriting.write(contentsOf: Data(keys.utf8))
         }
 
-        /// Waits for the end and returns the exit status with everything shown.
-        func finish() -> Int32 {
-            shown += String(decoding: screen.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        /// The exit status, once the tool has ended (killed after `timeout`, then 128 + the signal).
+        func finish(timeout: Duration = .seconds(30)) -> Int32 {
+            let deadline = ContinuousClock.now + timeout
+            while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if process.isRunning { process.terminate() }
             process.waitUntilExit()
-            return process.terminationStatus
+            let drained = ContinuousClock.now + .seconds(5)  // the reader takes the last output
+            while !display.state.withLock(\.closed) && ContinuousClock.now < drained { Thread.sleep(forTimeInterval: 0.05) }
+            return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        }
+
+        /// Ends the tool if it still runs.
+        func stop() {
+            if process.isRunning { process.terminate() }
         }
     }
 
@@ -62,7 +103,7 @@ struct TerminalPromptTests {
         let store = try ScratchStore()
         let password = try TestServer.current().password
         let terminal = try Terminal.request("/sharing/rest/portals/self?f=json", store: store)
-        defer { if terminal.process.isRunning { terminal.process.terminate() } }
+        defer { terminal.stop() }
         try await offPoolWait {
             #expect(terminal.waitFor("Username (empty to skip): "))
             try terminal.type("alice")
@@ -85,7 +126,7 @@ struct TerminalPromptTests {
     func interrupted(atPassword: Bool) async throws {
         let store = try ScratchStore()
         let terminal = try Terminal.request("/rest/services?f=json", store: store)
-        defer { if terminal.process.isRunning { terminal.process.terminate() } }
+        defer { terminal.stop() }
         try await offPoolWait {
             #expect(terminal.waitFor("Username (empty to skip): "))
             if atPassword {
@@ -103,7 +144,7 @@ struct TerminalPromptTests {
     func declined() async throws {
         let store = try ScratchStore()
         let terminal = try Terminal.request("/rest/services?f=json", store: store)
-        defer { if terminal.process.isRunning { terminal.process.terminate() } }
+        defer { terminal.stop() }
         try await offPoolWait {
             #expect(terminal.waitFor("Username (empty to skip): "))
             try terminal.type("")
