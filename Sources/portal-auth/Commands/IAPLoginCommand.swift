@@ -42,7 +42,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             let credential = try await Failure.cancellableOnInterrupt { [configuration] in
                 try await IAPCredential.credential(for: configuration, settings: settings)
             }
-            if let recovery = try await store.add(credential) { StandardError.line("warning: \(recovery.description)") }
+            try await store.keepSignIn(credential)
             let who = credential.username.map { " as \($0)" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
             StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")

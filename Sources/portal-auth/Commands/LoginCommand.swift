@@ -70,7 +70,7 @@ struct LoginCommand: AsyncParsableCommand {
             let credential = try await Failure.cancellableOnInterrupt {
                 try await OAuthUserCredential.credential(for: configuration, settings: settings)
             }
-            if let recovery = try await store.add(credential) { StandardError.line("warning: \(recovery.description)") }
+            try await store.keepSignIn(credential)
             let who = credential.username.map { " as \($0)" } ?? ""
             let expiry = try await credential.tokenInfo.expirationDate
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")

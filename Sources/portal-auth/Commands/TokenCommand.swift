@@ -175,7 +175,7 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     private func add(_ credential: any ArcGISCredential, to store: ArcGISCredentialStore) async throws {
-        if let recovery = try await store.add(credential) { StandardError.line("warning: \(recovery.description)") }
+        try await store.keepSignIn(credential)
         StandardError.line("Signed in\(credential.username.map { " as \($0)" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
     }
 

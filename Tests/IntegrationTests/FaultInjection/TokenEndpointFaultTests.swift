@@ -32,14 +32,26 @@ struct TokenEndpointFaultTests {
     /// Two attempts of at most 2 s each: a 30 s stall must end in about 4 s.
     static let policy = RefreshPolicy(attempts: 2, initialBackoff: .milliseconds(50), attemptTimeout: .seconds(2))
 
-    @Test("500s, resets, empty replies, 30 s stalls, cut transfers, garbage, truncated JSON, HTML: typed errors, store kept")
-    func everyFault() async throws {
+    /// A real portal sign-in, stored in a scratch store, made through a fault proxy in front of the test server
+    /// (so that later token requests can be faulted). The caller stops the proxy.
+    static func portalSignInThroughProxy() async throws -> (server: TestServer, proxy: FaultProxy, proxied: TestServer, store: ScratchStore) {
         let server = try TestServer.current()
         let proxy = try await FaultProxy.start(upstream: server.base)
+        do {
+            let proxied = server.through(proxy)
+            let store = try ScratchStore()
+            try await store.signIn(.portal, server: proxied)
+            return (server, proxy, proxied, store)
+        } catch {
+            proxy.stop()
+            throw error
+        }
+    }
+
+    @Test("500s, resets, empty replies, 30 s stalls, cut transfers, garbage, truncated JSON, HTML: typed errors, store kept")
+    func everyFault() async throws {
+        let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
-        let proxied = server.through(proxy)
-        let store = try ScratchStore()
-        try await store.signIn(.portal, server: proxied)
         let refreshToken = try #require(try store.field("refresh_token", of: .portal))
         let portal = try #require(URL(string: proxied.portal))
 
@@ -86,12 +98,8 @@ struct TokenEndpointFaultTests {
 
     @Test("`portal-auth token` against a token endpoint that stalls for 30 s: three 9 s attempts, exit 69, sign-in kept")
     func stalledEndpointThroughTheTool() async throws {
-        let server = try TestServer.current()
-        let proxy = try await FaultProxy.start(upstream: server.base)
+        let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
-        let proxied = server.through(proxy)
-        let store = try ScratchStore()
-        try await store.signIn(.portal, server: proxied)
         let entryBefore = try store.entry(.portal).value
 
         try await proxy.arm("stall", seconds: 30)
@@ -122,12 +130,8 @@ struct TokenEndpointFaultTests {
     @Test("`portal-auth token` when the token endpoint answers truncated JSON or an HTML page: exit 69 (provider failing), sign-in kept",
           arguments: ["truncate", "html-200"])
     func unusableAnswerThroughTheTool(mode: String) async throws {
-        let server = try TestServer.current()
-        let proxy = try await FaultProxy.start(upstream: server.base)
+        let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
-        let proxied = server.through(proxy)
-        let store = try ScratchStore()
-        try await store.signIn(.portal, server: proxied)
         let entryBefore = try store.entry(.portal).value
 
         try await proxy.arm(mode, seconds: 30)
