@@ -20,8 +20,15 @@ public final class IAPCredential: TokenKeepingCredential {
 
     /// Signs the user in through the browser and returns the credential.
     ///
-    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
-    public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
+    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
+    /// the scopes, a token response without an ID token is refused (`SignInError`).
+    ///
+    /// - Parameters:
+    ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
+    ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
+    public static func credential(
+        for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
+    ) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
@@ -37,7 +44,8 @@ public final class IAPCredential: TokenKeepingCredential {
             wantsNonce: configuration.scopes.contains("openid"),
             expectedIssuer: issuer?.identifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
-            successMessage: "You are signed in. You can close this tab and return to your terminal."
+            successMessage: "You are signed in. You can close this tab and return to your terminal.",
+            idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings)
         let now = result.receivedAt
@@ -61,8 +69,9 @@ public final class IAPCredential: TokenKeepingCredential {
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) },
             refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
-            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, scopes: configuration.scopes,
-            tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now
+            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, scopes: tokens.scopes ?? configuration.scopes,
+            tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now,
+            requestedScopes: configuration.scopes
         )
         return IAPCredential(record: record, configuration: configuration, persistence: nil, settings: settings)
     }
@@ -72,7 +81,7 @@ public final class IAPCredential: TokenKeepingCredential {
         let configuration = configuration ?? IAPConfiguration(
             authorizeURL: record.authorizeURL ?? record.tokenURL, tokenURL: record.tokenURL,
             logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
-            scopes: record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
+            scopes: record.requestedScopes ?? record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
         let target = "the IAP " + (record.configurationFile.map { "configuration \($0)" } ?? configuration.authorizeURL.absoluteString)

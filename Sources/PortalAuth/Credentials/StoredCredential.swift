@@ -43,11 +43,15 @@ struct StoredCredential: Sendable, Equatable {
     var refreshTokenIssuedAt: Date? = nil
     var idToken: String?
     var idTokenExpiresAt: Date?
+    /// The granted scopes: the token response's `scope`, or what was asked for when it had none (RFC 6749 §5.1).
     var scopes: [String]
     var tokenType: String
     var isSSLRequired: Bool
     var createdAt: Date
     var updatedAt: Date
+    /// The scopes asked for at sign-in (IAP credentials), when they differ from the granted ones or were
+    /// recorded; nil in entries written before it was recorded.
+    var requestedScopes: [String]? = nil
 }
 
 // MARK: - Keys
@@ -116,6 +120,7 @@ extension StoredCredential {
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
         object["scopes"] = .array(scopes.map { .string($0) })
+        object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -160,6 +165,7 @@ extension StoredCredential {
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)

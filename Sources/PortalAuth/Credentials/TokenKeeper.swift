@@ -131,7 +131,7 @@ final class TokenKeeper: Sendable {
             ("refresh_token", refreshToken),
         ]
         if exchange { fields.append(("redirect_uri", credential.redirectURL.absoluteString)) }
-        if credential.kind == .iap, !credential.scopes.isEmpty { fields.append(("scope", credential.scopes.joined(separator: " "))) }
+        if let scope = Self.refreshScope(credential) { fields.append(("scope", scope)) }
         let request = HTTPRequest.form(credential.tokenURL, fields: fields)
 
         let pauses = policy.backoffs
@@ -151,6 +151,19 @@ final class TokenKeeper: Sendable {
             }
         }
         throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
+    }
+
+    /// The `scope` of a refresh request, or nil to send none.
+    ///
+    /// RFC 6749 §6: an omitted `scope` means the scope originally granted, and a `scope` sent must not exceed it;
+    /// so none is sent. Microsoft Entra ID is the exception: its v2.0 token endpoint requires `scope` on a refresh,
+    /// with the names asked for at sign-in (its `.default` comes back expanded into other names in the response).
+    static func refreshScope(_ credential: StoredCredential) -> String? {
+        guard credential.kind == .iap, let authorizeURL = credential.authorizeURL,
+              URLRules.normalisedHost(of: authorizeURL) == "login.microsoftonline.com"
+        else { return nil }
+        let asked = credential.requestedScopes ?? credential.scopes
+        return asked.isEmpty ? nil : asked.joined(separator: " ")
     }
 
     /// One request, cut off after the policy's attempt timeout.

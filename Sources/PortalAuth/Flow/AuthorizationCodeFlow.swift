@@ -25,6 +25,9 @@ struct AuthorizationCodeFlow: Sendable {
     var requiresIssuerInResponse = false
     /// Text of the success page in the browser.
     var successMessage: String
+    /// An ID token sent as `id_token_hint` (OIDC Core 3.1.2.1, with `prompt=none`): to the browser only, through
+    /// the listener's one-time launch address, never to the observer or the browser command's arguments.
+    var idTokenHint: String? = nil
 
     /// What the sign-in produced.
     struct Result: Sendable {
@@ -43,9 +46,12 @@ struct AuthorizationCodeFlow: Sendable {
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
+        let opened = try idTokenHint.map {
+            try listener.launchURL(redirectingTo: request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]))
+        } ?? url
 
         settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-        settings.openBrowser(at: url)
+        settings.openBrowser(at: opened)
 
         let callback = try await withDeadline(
             settings.timeout,
@@ -63,6 +69,9 @@ struct AuthorizationCodeFlow: Sendable {
         settings.observer.exchangingCode()
         let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))
         let tokens = try TokenResponse.parse(response, endpoint: tokenURL)
+        // OIDC Core 3.1.3.3: with `openid` asked for, the ID token is what proves who signed in (nonce, audience,
+        // issuer); an answer without one cannot be checked, so it is not accepted.
+        if wantsNonce, tokens.idToken?.isEmpty ?? true { throw SignInError.missingIDToken(tokenURL: tokenURL) }
         return Result(tokens: tokens, request: request, redirectURI: request.redirectURI, receivedAt: Date())
     }
 

@@ -13,6 +13,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case inputClosed
         case notLoopbackRedirect(String)
         case missingIssuer(String)
+        case missingIDToken(String)
     }
 
     private let code: Code
@@ -27,6 +28,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func inputClosed() -> SignInError { SignInError(.inputClosed) }
     static func notLoopbackRedirect(_ url: URL) -> SignInError { SignInError(.notLoopbackRedirect(url.absoluteString)) }
     static func missingIssuer(expected: String) -> SignInError { SignInError(.missingIssuer(expected)) }
+    static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
 
     /// Whether the sign-in gave up waiting for the browser.
     public var isTimeout: Bool {
@@ -39,6 +41,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .timedOut: return .timedOut
         case .missingCode, .pastedURLRejected: return .invalidContent
         case .missingIssuer: return .refused
+        case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .notLoopbackRedirect: return .usage
         }
@@ -59,6 +62,10 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingIssuer(let expected):
             return "the sign-in response has no iss parameter although \(expected) announces one (RFC 9207); "
                 + "it may come from another server, so it was refused. Sign in again."
+        case .missingIDToken(let tokenURL):
+            return "the token endpoint \(tokenURL) answered without an id_token although the scope openid was asked for "
+                + "(OpenID Connect Core 3.1.3.3), so the sign-in cannot be checked (nonce, audience, issuer) and was refused. "
+                + "Check that token_url belongs to an OpenID Connect provider, or remove openid from the configuration's scope."
         case .notLoopbackRedirect(let url):
             return "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
                 + "so this computer cannot receive the sign-in; register and use a loopback redirect URL."

@@ -57,8 +57,8 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// - Success: HTTP 2xx, a JSON object (content type JSON, `text/plain` as older ArcGIS servers send, or none)
     ///   with a non-empty `access_token`. `expires_in` and `refresh_token_expires_in` may be numbers or numeric
     ///   strings.
-    /// - Refusal: an OAuth error object (`error`, `error_description`, `error_uri`) with any status, or the ArcGIS
-    ///   envelope `{"error":{"code":…}}`, usually with HTTP 200.
+    /// - Refusal: an OAuth error object (`error`, `error_description`, `error_uri`) with any status, the ArcGIS
+    ///   envelope `{"error":{"code":…}}`, usually with HTTP 200, or HTTP 400/401 whatever the body.
     /// - Anything else: a server failure (5xx), an unexpected status, or an invalid response.
     ///
     /// - Parameter endpoint: the URL the request went to, named (without query) in errors.
@@ -70,7 +70,9 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
             throw refusal
         }
         guard (200..<300).contains(status) else {
-            let kind: TokenEndpointError.Kind = status >= 500 ? .serverFailure : .unexpectedStatus
+            // RFC 6749 §5.2 puts refusals on 400 (and 401 for client authentication); some providers (Glewlwyd
+            // for a rotated-out refresh token) send them with an empty or non-JSON body: still a refusal.
+            let kind: TokenEndpointError.Kind = status >= 500 ? .serverFailure : (status == 400 || status == 401) ? .refused : .unexpectedStatus
             var problem = bodySummary(response, parsed)
             if (300..<400).contains(status), let location = response.headers["Location"],
                 let target = URL(string: location, relativeTo: response.url)?.absoluteURL {

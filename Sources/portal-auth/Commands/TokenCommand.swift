@@ -139,14 +139,15 @@ struct TokenCommand: AsyncParsableCommand {
             // Reload the file when there is one: the stored copy lacks the prompt type.
             var configuration = old.configuration
             if let file { configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file)) }
-            signedIn = try await signInToIAP(configuration)
+            signedIn = try await signInToIAP(configuration, replacing: old)
         case (nil, .portal(let url, let clientID)):
             guard let clientID else {
                 throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString); add --client-id ID to sign in")
             }
             signedIn = try await signInToPortal(OAuthUserConfiguration(portalURL: url, clientID: clientID))
         case (nil, .iap(let file)):
-            signedIn = try await signInToIAP(try await IAPConfiguration.configuration(from: file))
+            let configuration = try await IAPConfiguration.configuration(from: file)
+            signedIn = try await signInToIAP(configuration, replacing: store.iapCredential(for: configuration))
         case (nil, .url):
             throw SignInNeeded(reason: Self.nothingStored(for: target), command: nil)
         }
@@ -166,10 +167,10 @@ struct TokenCommand: AsyncParsableCommand {
         return .portal(credential)
     }
 
-    private func signInToIAP(_ configuration: IAPConfiguration) async throws -> SelectedCredential {
+    private func signInToIAP(_ configuration: IAPConfiguration, replacing previous: IAPCredential?) async throws -> SelectedCredential {
         let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?")")
         let credential = try await Failure.cancellableOnInterrupt {
-            try await IAPCredential.credential(for: configuration, settings: settings)
+            try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
         }
         return .iap(credential, configurationFile: configuration.sourceFile?.path)
     }

@@ -90,7 +90,7 @@ struct TokenKeeperTests {
         #expect(keeper.current.refreshToken == "refresh-3")
         #expect(client.forms.map { $0["refresh_token"] } == ["refresh-1", "refresh-2"])
         #expect(client.forms.allSatisfy { $0["grant_type"] == "refresh_token" && $0["client_id"] == "client-1" })
-        #expect(client.forms.first?["scope"] == "openid offline_access", "IAP refreshes ask for the configured scopes")
+        #expect(client.forms.first?["scope"] == nil, "RFC 6749 §6: no scope, so never more than was granted")
     }
 
     @Test("an answer without a refresh token keeps the old one, its expiry and its age")
@@ -161,6 +161,8 @@ struct TokenKeeperTests {
         ("OIDC invalid_grant", ScriptedHTTPClient.json(#"{"error":"invalid_grant"}"#, status: 400), "invalid_grant"),
         ("portal 498", ScriptedHTTPClient.json(#"{"error":{"code":498,"error":"invalid_grant","error_description":"refresh_token expired","message":"refresh_token expired","details":[]}}"#), "refresh_token expired"),
         ("portal 400", ScriptedHTTPClient.json(#"{"error":{"code":400,"error":"invalid_grant","message":"Invalid refresh_token","details":[]}}"#), "Invalid refresh_token"),
+        ("Glewlwyd 400 with an empty body", ScriptedHTTPClient.json("", status: 400), "HTTP 400"),
+        ("401 with an HTML page", ScriptedHTTPClient.json("<html><title>Unauthorized</title></html>", status: 401), "HTTP 401"),
     ] as [(String, Result<HTTPResponse, any Error>, String)])
     func deadRefreshToken(name: String, answer: Result<HTTPResponse, any Error>, mentions: String) async throws {
         let client = ScriptedHTTPClient([answer])
