@@ -138,14 +138,15 @@ public final class AuthenticationManager: Sendable {
     }
 
     /// Logs every IAP credential in the store out of its identity provider, concurrently (each in a browser tab,
-    /// confirmed on its own loopback port), with the manager's `settings`.
+    /// confirmed on its own loopback port; those sharing a fixed port one after another), with the manager's `settings`.
     ///
     /// The credentials are unusable afterwards but stay in the store: clear it with `clearCredentialStores()`.
     ///
-    /// - Returns: `true` when every identity provider confirmed its logout (also when there was none).
+    /// - Returns: `true` when every identity provider confirmed its logout and no advertised revocation failed
+    ///   (also when there was none).
     @discardableResult
     public func invalidateIAPCredentials() async -> Bool {
-        await invalidateEachIAPCredential().allSatisfy(\.outcome.succeeded)
+        await invalidateEachIAPCredential().allSatisfy(\.succeeded)
     }
 
     /// Removes every credential from both stores, and every entry from the ArcGIS store's file when it is
@@ -190,15 +191,45 @@ public final class AuthenticationManager: Sendable {
         }
     }
 
+    /// Logs the IAP credentials out; those whose redirect URL has the same fixed port one after another (each
+    /// logout listens on that port), the others at once.
     private func invalidateEachIAPCredential() async -> [SignOutReport.Entry] {
         let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? IAPCredential }
         let settings = self.settings
-        return await Self.concurrently(credentials) { credential in
-            do {
-                return try await credential.invalidate(settings: settings) ? .loggedOut : .logoutNotConfirmed
-            } catch {
-                return .logoutFailed(error)
+        var lanes: [[Int]] = []
+        var laneOfPort: [Int: Int] = [:]
+        for (index, credential) in credentials.enumerated() {
+            let port = credential.keeper.current.redirectURL.port ?? 0
+            if port != 0, let lane = laneOfPort[port] {
+                lanes[lane].append(index)
+            } else {
+                if port != 0 { laneOfPort[port] = lanes.count }
+                lanes.append([index])
             }
+        }
+        return await withTaskGroup(of: [(Int, SignOutReport.Entry)].self) { group in
+            for lane in lanes {
+                group.addTask {
+                    var done: [(Int, SignOutReport.Entry)] = []
+                    for index in lane {
+                        let credential = credentials[index]
+                        do {
+                            let result = try await credential.logOut(settings: settings)
+                            var entry = SignOutReport.Entry(credential: credential, outcome: result.isSessionEndConfirmed ? .loggedOut : .logoutNotConfirmed)
+                            entry.tokenRevocation = result.revocation
+                            done.append((index, entry))
+                        } catch {
+                            done.append((index, SignOutReport.Entry(credential: credential, outcome: .logoutFailed(error))))
+                        }
+                    }
+                    return done
+                }
+            }
+            var entries = [SignOutReport.Entry?](repeating: nil, count: credentials.count)
+            for await finished in group {
+                for (index, entry) in finished { entries[index] = entry }
+            }
+            return entries.map { $0! }
         }
     }
 

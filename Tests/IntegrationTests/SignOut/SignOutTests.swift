@@ -83,7 +83,7 @@ struct SignOutTests {
             ["iap", "logout", "--config", server.iapConfig, "--browser-command", server.browser, "--timeout", "60"],
             environment: browser.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }, timeout: .seconds(90))
         #expect(result.status == 0, "\(result)")
-        #expect(result.stderr.contains("The identity provider confirmed the sign-out (alice)"), "\(result)")
+        #expect(result.stderr.contains("The identity provider confirmed the end of the browser session (alice)"), "\(result)")
         #expect(result.stderr.contains("\(server.base)/o/logout/?client_id=\(server.clientID)&post_logout_redirect_uri=http%3A%2F%2F127.0.0.1%3A"))
         #expect(try store.entries().isEmpty)
         #expect(try await Self.iapStatus(server, token: tokens.access) == 401)
