@@ -51,6 +51,11 @@ struct AuthorizationCodeFlow: Sendable {
         } ?? url
 
         settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
+        // The provider's answer to the same URL, looked at while the browser starts: a rejected request (an
+        // unregistered redirect URL, an unknown client) ends the sign-in now rather than after the timeout.
+        let probe = AuthorizationRequestProbe(url: url, redirectURI: listener.redirectURL)
+        let probing = Task { await probe.check(httpClient: settings.httpClient, logger: settings.logger) }
+        defer { probing.cancel() }
         settings.openBrowser(at: opened)
 
         let callback = try await withDeadline(
@@ -58,7 +63,22 @@ struct AuthorizationCodeFlow: Sendable {
             tick: { settings.observer.waitingForBrowser(remaining: $0) },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
         ) {
-            try await waitForRedirect(listener: listener, request: request, settings: settings)
+            try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
+                group.addTask { try await waitForRedirect(listener: listener, request: request, settings: settings) }
+                group.addTask {
+                    switch await probing.value {
+                    case .rejected(let error): throw error
+                    case .errorPage(let said): settings.observer.signInRequestProblem(said)
+                    case .nothing: break
+                    }
+                    return nil
+                }
+                defer { group.cancelAll() }
+                while let next = try await group.next() {
+                    if let callback = next { return callback }
+                }
+                throw CancellationError()
+            }
         }
         listener.close()
         guard let code = callback.code, !code.isEmpty else { throw SignInError.missingCode() }

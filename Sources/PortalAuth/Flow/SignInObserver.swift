@@ -15,6 +15,9 @@ public protocol SignInObserver: Sendable {
     func pastedRedirectRejected(_ message: String)
     /// The callback arrived; the code is being exchanged for tokens.
     func exchangingCode()
+    /// The identity provider answered the authorization URL with an error page (seen without a browser, so the
+    /// browser may still fare better); `message` says what it answered, cleaned of control characters.
+    func signInRequestProblem(_ message: String)
 }
 
 extension SignInObserver {
@@ -23,6 +26,7 @@ extension SignInObserver {
     public func waitingForBrowser(remaining: Duration) {}
     public func pastedRedirectRejected(_ message: String) {}
     public func exchangingCode() {}
+    public func signInRequestProblem(_ message: String) {}
 }
 
 /// An observer that ignores every event.

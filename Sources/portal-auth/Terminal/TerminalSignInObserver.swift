@@ -23,6 +23,9 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("    \(url.absoluteString)")
         StandardError.line("")
         StandardError.line("Waiting for the redirect on \(redirectURL.absoluteString)")
+        StandardError.line("If the browser shows an error page from the identity provider instead of a sign-in form, press Ctrl-C "
+            + "and check the client ID and that \(redirectURL.absoluteString) is a registered redirect URL (some providers "
+            + "need its exact port registered).")
         if pasteHint {
             StandardError.line("If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter.")
         }
@@ -36,6 +39,12 @@ final class TerminalSignInObserver: SignInObserver {
     func pastedRedirectRejected(_ message: String) {
         clearStatus()
         StandardError.line("That address cannot finish this sign-in: \(message). Paste the address the browser shows after signing in.")
+    }
+
+    func signInRequestProblem(_ message: String) {
+        clearStatus()
+        StandardError.line("warning: the identity provider seems to reject this sign-in request: \(message). If the browser "
+            + "shows an error page too, press Ctrl-C and check the client ID and the registered redirect URL.")
     }
 
     func waitingForBrowser(remaining: Duration) {

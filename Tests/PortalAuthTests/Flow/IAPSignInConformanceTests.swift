@@ -24,9 +24,15 @@ struct IAPSignInConformanceTests {
 
         var authorizationURLs: [URL] { seen.urls.withLock { $0 } }
 
-        init(tokens: @escaping @Sendable (_ nonce: String?) -> String) {
+        /// - Parameter authorize: the answer to a request for the authorization URL without a browser (the
+        ///   pre-browser check); by default a sign-in page.
+        init(authorize: (@Sendable (URL) -> HTTPResponse)? = nil, tokens: @escaping @Sendable (_ nonce: String?) -> String) {
             let seen = self.seen
             http = ScriptedHTTPClient { _, request in
+                if request.url.path.hasSuffix("/authorize") {
+                    return authorize?(request.url) ?? HTTPResponse(
+                        statusCode: 200, headers: [("Content-Type", "text/html")], body: Data("<title>Sign in</title>".utf8), url: request.url)
+                }
                 if request.url.path.hasSuffix("openid-configuration") {
                     return HTTPResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
                 }
@@ -68,8 +74,8 @@ struct IAPSignInConformanceTests {
     }
 
     /// A provider giving an ID token with the request's nonce, and `scope` when given.
-    static func goodProvider(scope: String? = nil) -> Provider {
-        Provider { nonce in
+    static func goodProvider(scope: String? = nil, authorize: (@Sendable (URL) -> HTTPResponse)? = nil) -> Provider {
+        Provider(authorize: authorize) { nonce in
             var object: JSONObject = ["access_token": .string("ACCESS-1"), "token_type": .string("Bearer"), "expires_in": .integer(3600),
                                       "refresh_token": .string("REFRESH-1"), "id_token": .string(idToken(nonce: nonce))]
             if let scope { object["scope"] = .string(scope) }
