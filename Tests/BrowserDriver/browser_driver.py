@@ -254,6 +254,59 @@ class Driver:
             """
         )
 
+    @staticmethod
+    def glewlwyd_login(url):
+        """The callback_url when `url` is Glewlwyd's login page (its own single-page application), else None."""
+        from urllib.parse import parse_qs
+
+        parts = urlsplit(url)
+        if not parts.path.endswith("/login.html"):
+            return None
+        return (parse_qs(parts.query).get("callback_url") or [None])[0]
+
+    def act_glewlwyd(self, url, callback):
+        """Glewlwyd's login page: signs in and grants the scopes through the same API its page uses (from the page,
+        so the browser holds the session cookie), then continues to the authorization endpoint as its page does."""
+        from urllib.parse import parse_qs
+
+        query = parse_qs(urlsplit(url).query)
+        client_id = (query.get("client_id") or [""])[0]
+        scope = (query.get("scope") or [""])[0]
+        where = without_query(url)
+        if self.action == "deny":
+            self.log(f"glewlwyd: cancel at {where}")
+            self.mark_acted()
+            self.script("window.location = arguments[0];", callback.split("?")[0] + "?error=access_denied")
+            return None
+        if not self.username or not self.password:
+            self.log("no credentials: set PORTAL_AUTH_TEST_USERNAME and PORTAL_AUTH_TEST_PASSWORD_FILE")
+            return EXIT_LOGIN_FAILED
+        self.mark_acted()
+        result = self.driver.execute_async_script(
+            """
+            const [username, password, clientID, scope, done] = arguments;
+            const json = {"Content-Type": "application/json"};
+            (async () => {
+              let r = await fetch("api/auth/", {method: "POST", headers: json, credentials: "include",
+                                                body: JSON.stringify({username, password})});
+              if (!r.ok) return done("login " + r.status);
+              if (scope) {
+                r = await fetch("api/auth/grant/" + encodeURIComponent(clientID), {method: "PUT", headers: json,
+                                credentials: "include", body: JSON.stringify({scope})});
+                if (!r.ok) return done("grant " + r.status);
+              }
+              done("ok");
+            })().catch(e => done("error " + e));
+            """,
+            self.username, self.password, client_id, scope,
+        )
+        if result != "ok":
+            self.log(f"glewlwyd: sign-in failed at {where}: {result}")
+            return EXIT_LOGIN_FAILED
+        self.log(f"signed in as {self.username} at {where} (glewlwyd)")
+        self.script("window.location = arguments[0];", callback + ("&" if "?" in callback else "?") + "g_continue")
+        return None
+
     def mark_acted(self):
         self.script("window.__portalAuthActed = true;")
 
@@ -345,6 +398,11 @@ class Driver:
                 kind, ready, acted = self.page_state()
                 if kind and not acted and ready in ("interactive", "complete"):
                     status = self.act(kind, url)
+                    if status is not None:
+                        return status
+                callback = None if kind else self.glewlwyd_login(url)
+                if callback and not acted and ready == "complete" and self.action != "none":
+                    status = self.act_glewlwyd(url, callback)
                     if status is not None:
                         return status
             except Exception as error:  # noqa: BLE001 - navigation in progress, retry
