@@ -175,6 +175,9 @@ class Driver:
         self.server_origins = set() if self.is_launch_address(url) else {origin(url)}
         if server:
             self.server_origins.add(origin(server))
+        glewlwyd = os.environ.get("PORTAL_AUTH_GLEWLWYD_BASE")
+        if glewlwyd:
+            self.server_origins.add(origin(glewlwyd))
         self.driver = None
         self.profile = None
         self.keep_profile = False
@@ -273,6 +276,8 @@ class Driver:
         client_id = (query.get("client_id") or [""])[0]
         scope = (query.get("scope") or [""])[0]
         where = without_query(url)
+        if (query.get("prompt") or [""])[0] == "end_session":
+            return self.glewlwyd_end_session(query, callback, where)
         if self.action == "deny":
             self.log(f"glewlwyd: cancel at {where}")
             self.mark_acted()
@@ -305,6 +310,33 @@ class Driver:
             return EXIT_LOGIN_FAILED
         self.log(f"signed in as {self.username} at {where} (glewlwyd)")
         self.script("window.location = arguments[0];", callback + ("&" if "?" in callback else "?") + "g_continue")
+        return None
+
+    def glewlwyd_end_session(self, query, callback, where):
+        """Glewlwyd's sign-out page: ends the OpenID session and the Glewlwyd session as its page does, then goes to
+        the callback (the client's post_logout_redirect_uri); with action=deny it stays."""
+        self.mark_acted()
+        if self.action == "deny":
+            self.log(f"glewlwyd: sign-out declined at {where}")
+            return None
+        sid = (query.get("sid") or [""])[0]
+        plugin = (query.get("plugin") or ["oidc"])[0]
+        result = self.driver.execute_async_script(
+            """
+            const [plugin, sid, done] = arguments;
+            (async () => {
+              let r = await fetch("api/" + plugin + "/session/" + encodeURIComponent(sid), {method: "DELETE", credentials: "include"});
+              if (!r.ok) return done("session " + r.status);
+              r = await fetch("api/auth/", {method: "DELETE", credentials: "include"});
+              done(r.ok ? "ok" : "auth " + r.status);
+            })().catch(e => done("error " + e));
+            """,
+            plugin, sid,
+        )
+        self.log(f"logout: glewlwyd end_session at {where}: {result}")
+        if result != "ok":
+            return EXIT_ERROR_PAGE
+        self.script("window.location = arguments[0];", callback)
         return None
 
     def mark_acted(self):

@@ -136,12 +136,22 @@ def main():
         "password": password, "scope": ["openid", "g_profile"],
     })
 
+    # The client back end keeps only the properties its data format names; the OIDC plugin matches
+    # post_logout_redirect_uri against the client's `post_logout_redirect_uris`.
+    _, module = api.call("GET", "/api/mod/client/database")
+    formats = module["parameters"].setdefault("data-format", {})
+    if "post_logout_redirect_uris" not in formats:
+        formats["post_logout_redirect_uris"] = {"multiple": True, "read": True, "write": True}
+        api.call("PUT", "/api/mod/client/database", module)
+        api.call("PUT", "/api/mod/client/database/disable", ok=(200, 400, 404))
+        api.call("PUT", "/api/mod/client/database/enable", ok=(200, 400, 404))
+
     redirect_port = free_port()
     redirect = f"http://127.0.0.1:{redirect_port}/callback"
     api.upsert("/api/client/", CLIENT_ID, {
         "client_id": CLIENT_ID, "name": "portal-auth tests", "description": "", "confidential": False,
         "enabled": True, "redirect_uri": [redirect], "authorization_type": ["code", "refresh_token"],
-        "scope": [], "post_logout_redirect_uri": redirect, "token_endpoint_auth_method": ["none"],
+        "scope": [], "post_logout_redirect_uris": [redirect], "token_endpoint_auth_method": ["none"],
     })
 
     iap_config = os.path.join(args.dir, "glewlwyd-iap.json")

@@ -39,7 +39,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
             let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
             let store = try session.credentialStore(settings: settings, forSignIn: true)
-            let previous = store.iapCredential(for: configuration)
+            let previous = store.previousIAPSignIn(for: configuration)
             let credential = try await Failure.cancellableOnInterrupt { [configuration] in
                 try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
             }

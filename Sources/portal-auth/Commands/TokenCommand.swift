@@ -147,7 +147,7 @@ struct TokenCommand: AsyncParsableCommand {
             signedIn = try await signInToPortal(OAuthUserConfiguration(portalURL: url, clientID: clientID))
         case (nil, .iap(let file)):
             let configuration = try await IAPConfiguration.configuration(from: file)
-            signedIn = try await signInToIAP(configuration, replacing: store.iapCredential(for: configuration))
+            signedIn = try await signInToIAP(configuration, replacing: store.previousIAPSignIn(for: configuration))
         case (nil, .url):
             throw SignInNeeded(reason: Self.nothingStored(for: target), command: nil)
         }
