@@ -163,7 +163,7 @@ struct SignOutTests {
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("2 stored sign-ins:"))
         #expect(result.stdout.contains("the portal \(server.portal) (alice): tokens revoked"), "\(result)")
-        #expect(result.stdout.contains("the IAP configuration \(server.iapConfig) (alice): signed out; the identity provider confirmed it"), "\(result)")
+        #expect(result.stdout.contains("the IAP configuration \(server.iapConfig) (alice): the identity provider confirmed the end of the browser session"), "\(result)")
         #expect(result.stdout.contains("The credential store \(store.path) is empty."))
         #expect(try store.entries().isEmpty)
         #expect(try await Self.revocationCount(server) - revocationsBefore == 1, "the portal revocation reached the server")
