@@ -11,7 +11,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
             Loads the IAP configuration file (see `portal-auth iap check`), opens the identity provider's \
             sign-in page (OpenID Connect authorization code with PKCE) and waits for the redirect on the \
             file's loopback redirect_url (or --redirect-url). The ID token's audience, nonce, expiry and \
-            issuer are checked before the tokens are stored.
+            issuer are checked before the tokens are stored; with openid among the scopes, an answer without an \
+            ID token is refused. The scopes the provider grants are stored; refreshes send no scope (Microsoft \
+            Entra ID, which requires one, gets the scopes asked for at sign-in). With \
+            authorization_prompt_type "none", the ID token of the stored sign-in for the same provider and client \
+            is sent as id_token_hint (to the browser only, never printed).
 
             Example:
               portal-auth iap login --config contoso-iap.json
