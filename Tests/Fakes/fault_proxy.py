@@ -8,7 +8,8 @@ upstream unchanged (Host header included, so the server's own redirects and URLs
 It exits when stdin closes (the test that started it ended, however it ended; --ignore-stdin for scripts), on
 SIGTERM, or after --lifetime.
 
-Faults hit token requests only (POST to a path ending in /oauth2/token or /o/token/), the next `count` of them
+Faults hit token requests only (POST to a path ending in /oauth2/token, /o/token/ or Glewlwyd's /oidc/token), the
+next `count` of them
 (-1: all until cleared). Arm one with
 
     POST /__fault__   {"mode": MODE, "count": 1, "seconds": 30}
@@ -25,6 +26,7 @@ Modes:
   wrong-type    forwards; the answer's Content-Type replaced by text/html
   html-200      200 text/html sign-in page (a captive portal), upstream not asked
   garbage       bytes that are not HTTP, then closed
+  drop-id-token forwards; the answer's JSON without its id_token (an OpenID provider that forgot it)
 """
 import argparse
 import http.client
@@ -39,7 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 STOP = threading.Event()
-MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage"}
+MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "drop-id-token"}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "content-length"}
 
@@ -93,7 +95,8 @@ class Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path == "/__fault__":
             return self.control(body)
-        is_token = self.command == "POST" and (path.endswith("/oauth2/token") or path.endswith("/o/token/"))
+        is_token = self.command == "POST" and (
+            path.endswith("/oauth2/token") or path.endswith("/o/token/") or path.endswith("/oidc/token"))
         mode = FAULT.take() if is_token else None
         if mode == "status-500":
             page = b"<html><head><title>500 Internal Server Error</title></head><body>Oops</body></html>"
@@ -119,6 +122,13 @@ class Handler(BaseHTTPRequestHandler):
         status, headers, answer = self.forward(body)
         if mode == "truncate":
             answer = answer[: len(answer) // 2]
+        elif mode == "drop-id-token":
+            try:
+                tokens = json.loads(answer)
+                tokens.pop("id_token", None)
+                answer = json.dumps(tokens).encode()
+            except ValueError:
+                pass
         elif mode == "wrong-type":
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"] + [("Content-Type", "text/html")]
         elif mode == "cut":

@@ -41,6 +41,37 @@ struct GlewlwydConformanceTests {
         #expect(!again.stderr.contains("id_token_hint"), "the ID token is never printed")
     }
 
+    @Test("a token response without id_token (a proxy drops it) is refused although openid was asked for: exit 65, nothing stored")
+    func missingIDToken() async throws {
+        let server = try GlewlwydServer.current()
+        let store = try ScratchStore()
+        let proxy = try await FaultProxy.start(upstream: server.base)
+        defer { proxy.stop() }
+        try await proxy.arm("drop-id-token")
+        let config = try server.configuration(in: store) { $0["token_url"] = .string("\(proxy.base)/api/oidc/token") }
+        let result = try await server.login(config, store)
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderr.contains("without an id_token although the scope openid was asked for"), "\(result)")
+        #expect(try await proxy.state().faulted == 1)
+        #expect((try? store.entries())?.isEmpty ?? true, "nothing stored")
+    }
+
+    @Test("a scope the user may not have is left out of the grant: the granted scope is stored, and refreshes go on")
+    func narrowedGrant() async throws {
+        let server = try GlewlwydServer.current()
+        let store = try ScratchStore()
+        let config = try server.configuration(in: store) { $0["scope"] = .array([.string("openid"), .string("g_admin")]) }
+        let result = try await server.login(config, store)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("scope=openid%20g_admin"))
+        let entry = try #require(try store.entries().values.first)
+        #expect(entry["scopes"]?.arrayValue?.compactMap(\.stringValue) == ["openid"], "what Glewlwyd granted")
+        #expect(entry["requested_scopes"]?.arrayValue?.compactMap(\.stringValue) == ["openid", "g_admin"])
+        let refreshed = try await ToolRunner.run(["refresh", "--iap", config], environment: server.environment(store))
+        #expect(refreshed.status == 0, "\(refreshed)")
+        #expect(try store.entries().values.first?["scopes"]?.arrayValue?.compactMap(\.stringValue) == ["openid"])
+    }
+
     // MARK: - Refresh
 
     @Test("rotation: each refresh gets a new refresh token; the old one is refused with HTTP 400 and an empty body, which is a sign-in needed (77), not a failing provider")
