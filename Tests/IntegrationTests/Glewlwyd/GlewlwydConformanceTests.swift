@@ -139,6 +139,17 @@ struct GlewlwydConformanceTests {
         #expect(result.stderr.contains("press Ctrl-C and check the client ID"))
     }
 
+    @Test("request over plain http to a *.localhost name (loopback, RFC 6761 §6.3) is sent like one to localhost")
+    func localhostSubdomain() async throws {
+        let server = try GlewlwydServer.current()
+        let store = try ScratchStore()
+        let port = try #require(URL(string: server.base)?.port)
+        let result = try await ToolRunner.run(
+            ["request", "http://idp.localhost:\(port)/api/oidc/.well-known/openid-configuration"], environment: ["PORTAL_AUTH_STORE": store.path])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("\"issuer\":\"\(server.issuer)\""), "\(result)")
+    }
+
     // MARK: - Logout
 
     @Test("iap logout: Glewlwyd confirms the end of the session but refuses the public client's revocation (401): both are said, exit 69")
