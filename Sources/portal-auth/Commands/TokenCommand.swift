@@ -174,7 +174,7 @@ struct TokenCommand: AsyncParsableCommand {
         return .iap(credential, configurationFile: configuration.sourceFile?.path)
     }
 
-    private func add(_ credential: any ArcGISCredential, to store: ArcGISCredentialStore) async throws {
+    private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
         try await store.keepSignIn(credential)
         StandardError.line("Signed in\(credential.username.map { " as \($0)" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
     }
