@@ -35,11 +35,11 @@ enum SelectedCredential: Sendable {
         }
     }
 
-    /// `oauth-user` or `iap`, as `status` names them.
+    /// `oauth-user` or `iap`, as `status` names them (the library's name of the kind).
     var kind: String {
         switch self {
-        case .portal: return "oauth-user"
-        case .iap: return "iap"
+        case .portal(let credential): return credential.kind.name
+        case .iap(let credential, _): return credential.kind.name
         }
     }
 
