@@ -47,7 +47,7 @@ struct GlewlwydConformanceTests {
         let store = try ScratchStore()
         let proxy = try await FaultProxy.start(upstream: server.base)
         defer { proxy.stop() }
-        try await proxy.arm("drop-id-token")
+        try await proxy.arm("no-id-token")
         let config = try server.configuration(in: store) { $0["token_url"] = .string("\(proxy.base)/api/oidc/token") }
         let result = try await server.login(config, store)
         #expect(result.status == 65, "\(result)")

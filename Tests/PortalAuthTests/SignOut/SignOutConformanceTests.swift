@@ -23,7 +23,7 @@ struct SignOutConformanceTests {
         let http = IAPLogoutTests.plainDiscovery
         let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         for clientID in ["client-a", "client-b", "client-c"] {
-            try await manager.arcGISCredentialStore.add(Self.iapCredential(clientID: clientID, redirect: redirect, http: http))
+            try await manager.arcGISCredentialStore.addAndPersist(Self.iapCredential(clientID: clientID, redirect: redirect, http: http))
         }
         let report = await manager.signOut()
         #expect(report.invalidations.count == 3)
@@ -60,7 +60,7 @@ struct SignOutConformanceTests {
         #expect(!result.isComplete)
 
         let manager = AuthenticationManager(settings: Fakes.settings(http: refusing, browser: Fakes.Browser.redirectingBack()))
-        try await manager.arcGISCredentialStore.add(Fakes.iapCredential(http: refusing))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: refusing))
         let report = await manager.signOut()
         let entry = try #require(report.invalidations.first)
         #expect(entry.outcome.succeeded, "the session end itself was confirmed")
