@@ -76,7 +76,7 @@ public final class IAPCredential: TokenKeepingCredential {
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
         let target = "the IAP " + (record.configurationFile.map { "configuration \($0)" } ?? configuration.authorizeURL.absoluteString)
-        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target)
+        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }
 

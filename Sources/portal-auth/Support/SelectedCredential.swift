@@ -104,9 +104,17 @@ enum SelectedCredential: Sendable {
                 info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: true)
             }
             let type = info.tokenType.lowercased() == "bearer" ? "Bearer" : info.tokenType
+            if let refusal = credential.idTokenRefusal {
+                // The refresh kept the access and refresh tokens; only the new ID token was refused.
+                StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
+                    + "the ID token is still the one accepted before.")
+            }
             if idToken {
                 guard let value = info.idToken, let expiry = info.idTokenExpirationDate else {
                     throw NoIDToken(target: target)
+                }
+                if let refusal = credential.idTokenRefusal, expiry.timeIntervalSinceNow < minimumValidity.seconds {
+                    throw RefusedIDToken(target: target, refusal: refusal)
                 }
                 return IssuedToken(
                     kind: kind, target: target, username: credential.username, value: value, type: "ID",
