@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+import Testing
+@testable import PortalAuth
+
+/// The built tool against the real server, whose OIDC face rotates refresh tokens with no grace period (the
+/// old one fails at once with `invalid_grant`): faults in the middle of a refresh must not cost the sign-in.
+/// The server's `token_delay_ms` holds each token request before it is processed, so that a slow answer and a
+/// signal during the request happen in a known order; no test measures time.
+@Suite("Sign-ins kept through faults mid-refresh", .serialized, .enabled(if: TestServer.isConfigured), .timeLimit(.minutes(5)))
+struct MidRefreshSignInTests {
+    let control: TestControl
+    var server: TestServer { control.server }
+
+    init() async throws { control = try await .prepared() }
+
+    @Test("a token endpoint answering after 11 s (past the old 9 s cut): one request, the rotated token stored, the sign-in alive")
+    func slowAnswerWaitedFor() async throws {
+        let store = try ScratchStore()
+        try await store.signIn(.iap, server: server)
+        try await store.expireAccessToken(.iap, control: control)
+        let before = try store.field("refresh_token", of: .iap)
+        try await control.resetStats()
+        try await control.configure(["token_delay_ms": .integer(11_000)])
+
+        let result = try await ToolRunner.run(
+            ["token"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
+        let stats = try await control.stats()
+        try await control.resetConfiguration()
+
+        #expect(result.status == 0, "\(result)")
+        #expect(stats.refreshes == 1, "the refresh token was sent again: \(stats.byGrant), errors \(stats.errors)")
+        #expect(try store.field("refresh_token", of: .iap) != before, "the rotated refresh token was not stored")
+        let next = try await ToolRunner.run(
+            ["refresh"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
+        #expect(next.status == 0, "the sign-in did not survive: \(next)")
+    }
+
+    @Test("the terminal closing (SIGHUP), SIGQUIT or SIGUSR1 while a refresh request is out: the rotated token is stored, the sign-in alive")
+    func signalMidRefresh() async throws {
+        let store = try ScratchStore()
+        try await store.signIn(.iap, server: server)
+        for (name, number) in [("SIGHUP", SIGHUP), ("SIGQUIT", SIGQUIT), ("SIGUSR1", SIGUSR1)] {
+            try await store.expireAccessToken(.iap, control: control)
+            let before = try store.field("refresh_token", of: .iap)
+            try await control.resetStats()
+            try await control.configure(["token_delay_ms": .integer(3000)])
+
+            let tool = try BackgroundTool.start(["token"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+            defer { if tool.process.isRunning { kill(tool.process.processIdentifier, SIGKILL) } }
+            // The server counts the request before holding it: the signal comes while the answer is awaited.
+            try await waitUntil("the refresh request reached the server") { try await control.stats().refreshes >= 1 }
+            kill(tool.process.processIdentifier, number)
+            try await waitUntil("the tool exited") { !tool.process.isRunning }
+            try await control.resetConfiguration()
+
+            #expect(tool.process.terminationReason == .exit, "\(name) killed the tool mid-refresh")
+            #expect(try store.field("refresh_token", of: .iap) != before, "\(name): the rotated refresh token was lost")
+            #expect(try await control.stats().refreshes == 1, "\(name)")
+            let next = try await ToolRunner.run(
+                ["refresh"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
+            #expect(next.status == 0, "\(name): the sign-in did not survive: \(next)")
+        }
+    }
+
+    /// Polls `condition` until it holds (a hang guard of 60 s, not a measurement).
+    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(what): not within 60 s")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
