@@ -157,10 +157,12 @@ final class TokenKeeper: Sendable {
         }
     }
 
-    /// One refresh (or exchange) against the token endpoint, retrying transient failures with backoff.
+    /// One refresh (or exchange) against the token endpoint, retrying with backoff the failures that certainly
+    /// left the refresh token unused (see ``wasNotProcessed(_:)``).
     ///
     /// - Throws: `CredentialError.refreshTokenRejected` at once when the provider refuses the refresh token;
-    ///   `CredentialError.unavailable` after the policy's attempts at a failing or unreachable provider;
+    ///   `CredentialError.outcomeUnknown` at once when a request that may have reached the provider failed;
+    ///   `CredentialError.unavailable` after the policy's attempts at an unreachable or busy provider;
     ///   other errors (TLS verification, an invalid answer) at once, as they are.
     private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
         guard let refreshToken = credential.refreshToken else {
