@@ -63,6 +63,83 @@ struct MidRefreshSignInTests {
         }
     }
 
+    @Test("the lock file deleted while one `token` refreshes: a second `token` waits instead of reusing the refresh token")
+    func lockFileDeletedMidRefresh() async throws {
+        let store = try ScratchStore()
+        try await store.signIn(.iap, server: server)
+        try await store.expireAccessToken(.iap, control: control)
+        try await control.resetStats()
+        try await control.configure(["token_delay_ms": .integer(3000)])
+
+        let first = try BackgroundTool.start(["token"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
+        // The first process holds the lock and its request is out; then the lock file goes.
+        try await waitUntil("the first refresh reached the server") { try await control.stats().refreshes >= 1 }
+        #expect(unlink(store.path + ".lock") == 0)
+        let second = try await ToolRunner.run(
+            ["token"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(90))
+        try await waitUntil("the first tool exited") { !first.process.isRunning }
+        let stats = try await control.stats()
+        try await control.resetConfiguration()
+
+        #expect(first.process.terminationStatus == 0)
+        #expect(second.status == 0, "\(second)")
+        #expect(stats.refreshes == 1, "a second refresh ran beside the first: \(stats.byGrant), errors \(stats.errors)")
+        #expect(second.stdout.trimmingCharacters(in: .newlines) == (try store.field("access_token", of: .iap)))
+        let next = try await ToolRunner.run(
+            ["refresh"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
+        #expect(next.status == 0, "the sign-in did not survive: \(next)")
+    }
+
+    @Test("a full disk: `token` sends nothing and exits 70 saying so; once there is room the stored sign-in refreshes",
+          .enabled(if: geteuid() == 0, "needs root to mount a small tmpfs (run the integration tests as root to include it)"))
+    func diskFull() async throws {
+        let signedIn = try ScratchStore()
+        try await signedIn.signIn(.iap, server: server)
+        try await signedIn.expireAccessToken(.iap, control: control)
+        let mountPoint = signedIn.directory.appendingPathComponent("small").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+        #expect(try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", mountPoint]) == 0)
+        defer {
+            _ = try? Self.run("/bin/umount", ["-l", mountPoint])
+            withExtendedLifetime(signedIn) {}
+        }
+        // The signed-in store, copied onto the small file system (0700 folder, 0600 file).
+        let path = mountPoint + "/state/credentials.json"
+        try FileManager.default.createDirectory(atPath: mountPoint + "/state", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.copyItem(atPath: signedIn.path, toPath: path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Full: a file grown until nothing more fits.
+        let filler = mountPoint + "/filler"
+        let descriptor = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let page = [UInt8](repeating: 0, count: 4096)
+        while page.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+        while page.withUnsafeBytes({ write(descriptor, $0.baseAddress, 1) }) > 0 {}
+        close(descriptor)
+        try await control.resetStats()
+
+        let full = try await ToolRunner.run(["token"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": path])
+        #expect(full.status == 70, "\(full)")
+        #expect(full.stderr.contains("No space left") && full.stderr.contains("nothing was sent"), "\(full.stderr)")
+        #expect(try await control.stats().refreshes == 0, "the refresh token was spent although its successor could not be stored")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        unlink(filler)
+        let roomy = try await ToolRunner.run(["token"] + SignInKind.iap.selector(server), environment: ["PORTAL_AUTH_STORE": path])
+        #expect(roomy.status == 0, "the sign-in did not survive: \(roomy)")
+        #expect(try await control.stats().refreshes == 1)
+    }
+
+    /// Runs a system tool; its exit status.
+    private static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// Polls `condition` until it holds (a hang guard of 60 s, not a measurement).
     private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
