@@ -66,7 +66,6 @@ struct TokenEndpointFaultTests {
         for (mode, expected, says) in Self.faults {
             let before = try await proxy.state()
             try await proxy.arm(mode, seconds: 30)
-            let started = ContinuousClock.now
             do {
                 _ = try await credential().tokenInfo(minimumValidity: .zero, forceRefresh: true)
                 Issue.record("\(mode): the refresh succeeded through the fault")
@@ -84,8 +83,6 @@ struct TokenEndpointFaultTests {
                 #expect(message.contains("/sharing/rest/oauth2/token"), "\(mode): the endpoint is not named: \(message)")
                 #expect(!message.contains(refreshToken), "\(mode): the message shows the refresh token")
             }
-            let elapsed = ContinuousClock.now - started
-            #expect(elapsed < .seconds(8), "\(mode): took \(elapsed)")
             let after = try await proxy.clear()
             // Never sent again with the same refresh token: the request may have reached the provider.
             #expect(after.faulted - before.faulted == 1, "\(mode)")
