@@ -25,6 +25,7 @@ Modes:
   wrong-type    forwards; the answer's Content-Type replaced by text/html
   html-200      200 text/html sign-in page (a captive portal), upstream not asked
   garbage       bytes that are not HTTP, then closed
+  bad-id-token  forwards; an `id_token` in the JSON answer replaced by text that is not a JWT (the rest kept)
 """
 import argparse
 import http.client
@@ -39,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 STOP = threading.Event()
-MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage"}
+MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "bad-id-token"}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "content-length"}
 
@@ -119,6 +120,14 @@ class Handler(BaseHTTPRequestHandler):
         status, headers, answer = self.forward(body)
         if mode == "truncate":
             answer = answer[: len(answer) // 2]
+        elif mode == "bad-id-token":
+            try:
+                document = json.loads(answer)
+                if isinstance(document, dict) and "id_token" in document:
+                    document["id_token"] = "not-a-jwt"
+                    answer = json.dumps(document).encode()
+            except ValueError:
+                pass
         elif mode == "wrong-type":
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"] + [("Content-Type", "text/html")]
         elif mode == "cut":

@@ -130,6 +130,42 @@ struct MidRefreshSignInTests {
         #expect(try await control.stats().refreshes == 1)
     }
 
+    @Test("a refreshed ID token that is not a JWT: `token` keeps the rotated tokens and warns; the next refresh brings a good one")
+    func badIDToken() async throws {
+        let proxy = try await FaultProxy.start(upstream: server.base)
+        defer { proxy.stop() }
+        let store = try ScratchStore()
+        // The IAP configuration with its endpoints on the proxy, so that the refresh answer can be spoilt.
+        let config = store.directory.appendingPathComponent("iap-through-proxy.json").path
+        let text = try String(contentsOfFile: server.iapConfig, encoding: .utf8).replacingOccurrences(of: server.base, with: proxy.base)
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        let proxied = TestServer(
+            base: proxy.base, portal: server.portal, clientID: server.clientID, iapConfig: config, iapURL: server.iapURL,
+            browser: server.browser, issuer: server.issuer, testControl: server.testControl)
+        try await store.signIn(.iap, server: proxied)
+        let refreshBefore = try store.field("refresh_token", of: .iap)
+        let idBefore = try #require(try store.field("id_token", of: .iap))
+
+        try await proxy.arm("bad-id-token", count: 1)
+        let spoilt = try await ToolRunner.run(
+            ["token", "--iap", config, "--min-valid", "100000"], environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
+        #expect(try await proxy.state().faulted == 1)
+        #expect(spoilt.status == 0, "\(spoilt)")
+        #expect(spoilt.stderr.contains("warning") && spoilt.stderr.contains("was refused") && spoilt.stderr.contains("kept"), "\(spoilt.stderr)")
+        #expect(try store.field("refresh_token", of: .iap) != refreshBefore, "the rotated refresh token was dropped")
+        #expect(try store.field("id_token", of: .iap) == idBefore, "the ID token accepted before stays")
+        #expect(try store.entry(.iap).value["id_token_refused"]?.stringValue != nil)
+        #expect(spoilt.leaksNone(of: [try store.field("refresh_token", of: .iap), idBefore]))
+
+        _ = try await proxy.clear()
+        let next = try await ToolRunner.run(
+            ["token", "--iap", config, "--id-token", "--min-valid", "100000"], environment: ["PORTAL_AUTH_STORE": store.path],
+            timeout: .seconds(60))
+        #expect(next.status == 0, "the sign-in did not survive: \(next)")
+        #expect(try store.field("id_token", of: .iap) != idBefore)
+        #expect(try store.entry(.iap).value["id_token_refused"] == nil, "a good ID token clears the refusal")
+    }
+
     /// Runs a system tool; its exit status.
     private static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
         let process = Process()
