@@ -16,6 +16,9 @@ struct PortalAuthCommand: AsyncParsableCommand {
         GenerateTokenCommand.self,
         AppTokenCommand.self,
         RequestCommand.self,
+        RegisterSchemeCommand.self,
+        UnregisterSchemeCommand.self,
+        HandleRedirectCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

@@ -22,7 +22,7 @@ public final class IAPCredential: TokenKeepingCredential {
     ///
     /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
     public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
-        guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {

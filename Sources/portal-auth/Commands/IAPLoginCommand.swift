@@ -37,9 +37,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
         do {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
-            let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
+            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)"
+            var settings = session.signInSettings(target: target)
+            try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
-            let credential = try await Failure.cancellableOnInterrupt { [configuration] in
+            let credential = try await Failure.cancellableOnInterrupt { [configuration, settings] in
                 try await IAPCredential.credential(for: configuration, settings: settings)
             }
             try await store.keepSignIn(credential)

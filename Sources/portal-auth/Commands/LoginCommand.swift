@@ -64,10 +64,12 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = self.configuration
-        let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
+        let target = "the portal \(configuration.portalURL.absoluteString)"
+        var settings = session.signInSettings(target: target)
         do {
+            try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
-            let credential = try await Failure.cancellableOnInterrupt {
+            let credential = try await Failure.cancellableOnInterrupt { [settings] in
                 try await OAuthUserCredential.credential(for: configuration, settings: settings)
             }
             try await store.keepSignIn(credential)
