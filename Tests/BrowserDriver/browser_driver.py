@@ -26,6 +26,10 @@ Environment:
   PORTAL_AUTH_TEST_BROWSER_PROFILE  a Chromium profile directory kept between runs (the
                                     server session survives: single sign-on, logout
                                     confirmation); default a fresh temporary profile
+  PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE  a custom-scheme redirect is written to this file (0600)
+                                    instead of going to xdg-open: what a person on another
+                                    machine copies from the address bar to paste back
+  PORTAL_AUTH_TEST_BROWSER_HEADED=1  with DISPLAY set, run Chromium with a window (under Xvfb)
   PORTAL_AUTH_TEST_USERNAME, PORTAL_AUTH_TEST_PASSWORD_FILE  credentials (else read from
                                     the run directory's authserver.env)
 Exit status (foreground): 0 reached the loopback redirect, 1 sign-in failed, 2 the server
@@ -200,8 +204,10 @@ class Driver:
             self.profile = tempfile.mkdtemp(prefix="portal-auth-test-browser-")
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        headed = os.environ.get("PORTAL_AUTH_TEST_BROWSER_HEADED") == "1" and os.environ.get("DISPLAY")
+        if not headed:
+            options.add_argument("--headless=new")
         for argument in (
-            "--headless=new",
             "--no-sandbox",
             "--disable-dev-shm-usage",
             f"--user-data-dir={self.profile}",
@@ -288,6 +294,15 @@ class Driver:
     def hand_off(self, address):
         """Does what a desktop browser does with a custom-scheme address: xdg-open it."""
         scheme = self.custom_scheme_of(address)
+        copy_to = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE")
+        if copy_to:
+            temporary = f"{copy_to}.tmp{os.getpid()}"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(address + "\n")
+            os.replace(temporary, copy_to)
+            self.log(f"redirect to {scheme}: copied for pasting")
+            return EXIT_OK
         self.log(f"redirect to {scheme}: handed to xdg-open")
         try:
             completed = subprocess.run(

@@ -132,9 +132,10 @@ public struct SchemeRegistration: Sendable {
         }
         try DesktopTool.require("update-desktop-database", [applicationsDirectory], environment: environment)
         try DesktopTool.require("xdg-mime", ["default", desktopFileID, mimeType], environment: environment)
-        guard try status() == .registered else {
+        let now = try status()
+        guard now == .registered else {
             throw SchemeRedirectError(.registrationFailed,
-                "xdg-mime did not make \(desktopFileID) the handler of \(mimeType); check \(configDirectory)/mimeapps.list.")
+                "xdg-mime did not make \(desktopFileID) the handler of \(mimeType) (it reports \(now)); check \(configDirectory)/mimeapps.list.")
         }
     }
 
@@ -179,7 +180,7 @@ public struct SchemeRegistration: Sendable {
     /// One `Exec` argument: quoted when needed (`"`, `` ` ``, `$` and `\` escaped inside quotes), `%` doubled, and
     /// backslashes doubled once more for the key file's own escaping (Desktop Entry Specification, "The Exec key").
     static func execArgument(_ argument: String) -> String {
-        let plain = argument.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+,=:@".contains($0)) }
+        let plain = argument.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+,=:@%".contains($0)) }
         var text = argument.replacingOccurrences(of: "%", with: "%%")
         if !plain || argument.isEmpty {
             var quoted = ""
