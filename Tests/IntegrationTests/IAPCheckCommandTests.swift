@@ -209,7 +209,7 @@ struct IAPCheckCommandTests {
         let configuration = try #require(json["configuration"]?.objectValue)
         #expect(configuration.keys == [
             "authorize_url", "token_url", "logout_url", "client_id", "redirect_url", "scope", "hosts_behind_proxy",
-            "authorization_prompt_type", "loopback_redirect",
+            "authorization_prompt_type", "loopback_redirect", "custom_scheme_redirect",
         ])
         #expect(configuration["client_id"] == .string("6731de76-14a6-49ae-97bc-6eba6914391e"))
         #expect(configuration["scope"]?.arrayValue?.count == 4)
