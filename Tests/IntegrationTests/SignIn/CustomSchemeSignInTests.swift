@@ -89,6 +89,35 @@ struct CustomSchemeSignInTests {
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("xdg-open my-maps-app: exit 0"))
     }
 
+    @Test("on a terminal an unregistered scheme is offered once; yes registers it and the sign-in completes")
+    func askedOnTerminal() async throws {
+        let server = try TestServer.current()
+        let desktop = try VirtualDesktop()
+        let store = try ScratchStore()
+        let command = [BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
+                       "--timeout", "90"].map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", command, "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(desktop.environment) { $1 }
+            .merging(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb", "PORTAL_AUTH_TEST_BROWSER_LOG": desktop.path("browser.log")]) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        var text = readOutput(of: output, until: "[y/N]", timeout: .seconds(60))
+        #expect(text.contains("portal-auth is not registered as this desktop's handler of my-maps-app: links"))
+        input.fileHandleForWriting.write(Data("y\n".utf8))
+        process.waitUntilExit()
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("portal-auth now handles my-maps-app: links"))
+        #expect(text.components(separatedBy: "[y/N]").count == 2, "asked once")
+        #expect(FileManager.default.fileExists(atPath: desktop.path("data/applications/portal-auth-my-maps-app.desktop")))
+        #expect(try store.entries().values.first?["redirect_url"]?.stringValue == Self.redirect)
+    }
+
     // MARK: - Refusals
 
     @Test("an address that matches no waiting sign-in is rejected and says so; the waiting sign-in goes on")
