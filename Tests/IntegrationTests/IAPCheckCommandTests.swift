@@ -316,10 +316,8 @@ struct IAPCheckCommandTests {
         // Opening a FIFO that no one writes to blocks until the runner gives up.
         let fifo = directory.appendingPathComponent("never.json")
         #expect(mkfifo(fifo.path, 0o600) == 0)
-        let started = ContinuousClock.now
         let result = try await ToolRunner.run(["iap", "check", "--config", fifo.path], timeout: .milliseconds(500))
         #expect(result.timedOut)
         #expect(result.status == 128 + SIGTERM)
-        #expect(ContinuousClock.now - started < .seconds(10))
     }
 }
