@@ -7,14 +7,19 @@ enum RedirectReceiver: Sendable {
     case loopback(LoopbackListener)
     case scheme(SchemeRedirectReceiver)
 
+    /// The environment read for `DISPLAY`, `WAYLAND_DISPLAY` and `XDG_RUNTIME_DIR` instead of the process's own;
+    /// bound by tests that sign in inside the test process against a desktop of their own.
+    @TaskLocal static var environmentOverride: [String: String]?
+
     /// The receiver for `redirectURL`.
     ///
     /// A custom scheme on a desktop session listens on a socket in `$XDG_RUNTIME_DIR/portal-auth`; without a
     /// desktop session it relies on the address pasted back, and fails when pasting is not allowed.
     static func make(
         redirectURL: URL, configuration: LoopbackListener.Configuration, settings: SignInSettings,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String]? = nil
     ) throws -> RedirectReceiver {
+        let environment = environment ?? environmentOverride ?? ProcessInfo.processInfo.environment
         guard let redirect = CustomSchemeRedirect(redirectURL) else {
             return .loopback(try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger))
         }

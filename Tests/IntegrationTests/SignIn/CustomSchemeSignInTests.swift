@@ -89,6 +89,29 @@ struct CustomSchemeSignInTests {
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("xdg-open my-maps-app: exit 0"))
     }
 
+    @Test("the library: OAuthUserCredential.credential(for:) with redirectURL my-maps-app://auth completes through the handler")
+    func libraryCredential() async throws {
+        let server = try TestServer.current()
+        let desktop = try VirtualDesktop()
+        try await register(desktop, ["--scheme", Self.scheme])
+        let log = desktop.path("browser.log")
+        // The browser (and the xdg-open it runs) sees the desktop's variables; the sign-in in this process reads them
+        // through the receiver's task-local environment.
+        let variables = desktop.environment.merging(["PORTAL_AUTH_TEST_BROWSER_LOG": log]) { $1 }
+            .sorted { $0.key < $1.key }.map { "'\($0.key)=\($0.value)'" }.joined(separator: " ")
+        let settings = SignInSettings(browser: CommandBrowserOpener(command: "env \(variables) '\(server.browser)'"), timeout: .seconds(90))
+        let configuration = OAuthUserConfiguration(
+            portalURL: URL(string: server.portal)!, clientID: server.clientID, redirectURL: URL(string: Self.redirect)!)
+        let credential = try await RedirectReceiver.$environmentOverride.withValue(desktop.environment) {
+            try await OAuthUserCredential.credential(for: configuration, settings: settings)
+        }
+        #expect(credential.username == "alice")
+        let token = try await credential.tokenInfo.accessToken
+        let accepted = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
+        #expect(try JSONValue.parse(accepted.body)["user"]?["username"]?.stringValue == "alice")
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("xdg-open my-maps-app: exit 0"))
+    }
+
     @Test("on a terminal an unregistered scheme is offered once; yes registers it and the sign-in completes")
     func askedOnTerminal() async throws {
         let server = try TestServer.current()
