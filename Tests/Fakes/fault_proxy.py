@@ -27,6 +27,7 @@ Modes:
   html-200      200 text/html sign-in page (a captive portal), upstream not asked
   garbage       bytes that are not HTTP, then closed
   no-id-token   forwards; the answer's JSON without its "id_token" (a refresh answered as OIDC Core 12.2 allows)
+  bad-id-token  forwards; an `id_token` in the JSON answer replaced by text that is not a JWT (the rest kept)
 """
 import argparse
 import http.client
@@ -41,7 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 STOP = threading.Event()
-MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "no-id-token"}
+MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "no-id-token",
+         "bad-id-token"}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "content-length"}
 
@@ -136,6 +138,14 @@ class Handler(BaseHTTPRequestHandler):
             answer = answer[: len(answer) // 2]
         elif mode == "no-id-token":
             answer = without_id_token(answer)
+        elif mode == "bad-id-token":
+            try:
+                document = json.loads(answer)
+                if isinstance(document, dict) and "id_token" in document:
+                    document["id_token"] = "not-a-jwt"
+                    answer = json.dumps(document).encode()
+            except ValueError:
+                pass
         elif mode == "wrong-type":
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"] + [("Content-Type", "text/html")]
         elif mode == "cut":

@@ -32,7 +32,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public static func credential(
         for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
-        guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
@@ -88,7 +88,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
         let target = "the IAP " + (record.configurationFile.map { "configuration \($0)" } ?? configuration.authorizeURL.absoluteString)
-        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target)
+        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }
 

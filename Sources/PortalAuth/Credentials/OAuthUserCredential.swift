@@ -69,7 +69,7 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             refreshTokenExchangeInterval: .seconds(record.refreshTokenExchangeSeconds ?? 86400)
         )
         let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient,
-                                 policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)")
+                                 policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)", logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }
 

@@ -43,6 +43,9 @@ struct StoredCredential: Sendable, Equatable {
     var refreshTokenIssuedAt: Date? = nil
     var idToken: String?
     var idTokenExpiresAt: Date?
+    /// Why the last ID token a refresh brought was refused (it failed a check); nil once one is accepted.
+    /// The refresh's other tokens were kept, and `idToken` is the one accepted before. Never holds a token.
+    var idTokenRefusal: String? = nil
     /// The granted scopes: the token response's `scope`, or what was asked for when it had none (RFC 6749 §5.1).
     var scopes: [String]
     var tokenType: String
@@ -116,6 +119,7 @@ extension StoredCredential {
         object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
+        object["id_token_refused"] = idTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
         object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
         object["token_type"] = .string(tokenType)
@@ -161,6 +165,7 @@ extension StoredCredential {
         self.refreshTokenIssuedAt = Self.date(object["refresh_token_issued_at"])
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
+        self.idTokenRefusal = object["id_token_refused"]?.stringValue
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"

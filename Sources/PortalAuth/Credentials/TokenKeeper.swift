@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Keeps one credential's tokens valid: refreshes them when they are about to expire, keeps the
@@ -16,17 +17,26 @@ final class TokenKeeper: Sendable {
     private let inFlight = Mutex<Task<StoredCredential, any Error>?>(nil)
     private let invalidated = Mutex(false)
     private let persistenceState: Mutex<Persistence?>
+    /// Tokens refreshed by this process that could not be written to the store (disk full, I/O error), and
+    /// the refresh token they replaced: written at the next refresh if the store still holds that token.
+    private let unsaved = Mutex<(spent: String, credential: StoredCredential)?>(nil)
     let httpClient: any HTTPClient
     let policy: RefreshPolicy
     /// What the credential is for, in messages.
     let target: String
+    /// Where refreshes report what the caller should know but that does not fail them (a refused ID token).
+    let logger: Logger
 
-    init(_ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String) {
+    init(
+        _ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String,
+        logger: Logger = Logger(label: "PortalAuth.refresh", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.state = Mutex(credential)
         self.persistenceState = Mutex(persistence)
         self.httpClient = httpClient
         self.policy = policy
         self.target = target
+        self.logger = logger
     }
 
     /// Where the credential is persisted, if anywhere.
@@ -60,7 +70,9 @@ final class TokenKeeper: Sendable {
         if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
         let margin = minimumValidity ?? policy.margin
         let snapshot = current
-        if !force && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
+        // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
+        let pendingWrite = persistence != nil && unsaved.withLock { $0 != nil }
+        if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
 
         let task: Task<StoredCredential, any Error> = inFlight.withLock { running in
             if let running, !force { return running }
@@ -92,9 +104,10 @@ final class TokenKeeper: Sendable {
         else { return }
         let left = Int(expiry.timeIntervalSince(now).rounded(.down))
         let state = left <= 0 ? "expired at \(expiry.ISO8601Format())" : "is valid for \(left) s only"
+        // A new ID token that failed a check was refused: say so rather than that none came.
+        let why = credential.idTokenRefusal.map { "and \($0)" } ?? "and the identity provider sent no new one with the refreshed tokens"
         throw CredentialError.signInRequired(
-            target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, and the identity "
-                + "provider sent no new one with the refreshed tokens")
+            target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, \(why)")
     }
 
     /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
@@ -128,9 +141,35 @@ final class TokenKeeper: Sendable {
         }
         let started = now()
         let seen = current.accessToken
-        return try await persistence.store.withExclusiveAccess { snapshot in
-            guard let entry = snapshot.entry(for: persistence.key), let stored = StoredCredential(json: .object(entry)) else {
+        let unsaved = self.unsaved.withLock { $0 }
+        let result: StoredCredential
+        do {
+            result = try await refreshLocked(
+                persistence, margin: margin, force: force, keeping: token, started: started, seen: seen, unsaved: unsaved, now: now)
+        } catch let error as CredentialStoreError where error.kind == .fileSystem {
+            // Space was reserved before the request, so this is rare (an I/O error, a file system that
+            // cannot reserve): the rotated tokens are still in memory, and the error says what to do.
+            guard self.unsaved.withLock({ $0 }) != nil else { throw error }
+            throw CredentialError.refreshedButNotStored(target, store: persistence.store.path, reason: "\(error)")
+        }
+        self.unsaved.withLock { $0 = nil }
+        return result
+    }
+
+    /// The refresh under the store's lock, space for the new entry reserved before anything is sent.
+    private func refreshLocked(
+        _ persistence: Persistence, margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
+        unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
+    ) async throws -> StoredCredential {
+        try await persistence.store.withExclusiveAccess(reservingSpace: true) { snapshot in
+            guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry)) else {
                 throw CredentialError.notStored(self.target)
+            }
+            // Tokens this process refreshed earlier but could not store: the store still holds the refresh token
+            // they replaced (spent, dead with a rotating provider), so they are the ones to keep and use.
+            if let unsaved, stored.refreshToken == unsaved.spent {
+                stored = unsaved.credential
+                if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
             }
             // Another process may have refreshed while this one waited for the lock: its token is as new
             // as a refresh from here would give, even when the server's tokens are shorter than the margin
@@ -142,15 +181,22 @@ final class TokenKeeper: Sendable {
             }
             let refreshed = try await self.refresh(stored, now: now)
             if case .object(let object) = refreshed.json { snapshot.set(object, for: persistence.key) }
+            // Kept in memory before the store is written: should the write fail, this process still has the
+            // rotated refresh token (see `unsaved`), and says so.
             self.state.withLock { $0 = refreshed }
+            if let spent = stored.refreshToken, refreshed.refreshToken != spent {
+                self.unsaved.withLock { $0 = (spent, refreshed) }
+            }
             return refreshed
         }
     }
 
-    /// One refresh (or exchange) against the token endpoint, retrying transient failures with backoff.
+    /// One refresh (or exchange) against the token endpoint, retrying with backoff the failures that certainly
+    /// left the refresh token unused (see ``wasNotProcessed(_:)``).
     ///
     /// - Throws: `CredentialError.refreshTokenRejected` at once when the provider refuses the refresh token;
-    ///   `CredentialError.unavailable` after the policy's attempts at a failing or unreachable provider;
+    ///   `CredentialError.outcomeUnknown` at once when a request that may have reached the provider failed;
+    ///   `CredentialError.unavailable` after the policy's attempts at an unreachable or busy provider;
     ///   other errors (TLS verification, an invalid answer) at once, as they are.
     private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
         guard let refreshToken = credential.refreshToken else {
@@ -174,11 +220,23 @@ final class TokenKeeper: Sendable {
             do {
                 let response = try await send(request)
                 let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
-                return try credential.updated(with: tokens, now: sentAt)
+                let refreshed = try credential.updated(with: tokens, now: sentAt)
+                if let refusal = refreshed.idTokenRefusal, refusal != credential.idTokenRefusal {
+                    logger.warning("kept the refreshed access and refresh tokens but refused the new ID token", metadata: [
+                        "target": "\(target)", "reason": "\(refusal)",
+                    ])
+                }
+                return refreshed
             } catch let error as TokenEndpointError where error.kind == .refused {
                 throw CredentialError.refreshTokenRejected(target, detail: Self.rejection(error))
             } catch where Self.isTransient(error) {
                 lastError = "\(error)"
+                // A request that may have reached the provider is never sent again with the same refresh token:
+                // a provider that rotates has already replaced it, and would take a second use for a stolen
+                // token and end the sign-in. The stored sign-in stays as it was, and the error says so.
+                guard Self.wasNotProcessed(error) else {
+                    throw CredentialError.outcomeUnknown(target, reason: lastError)
+                }
                 if attempt < pauses.count { try await Task.sleep(for: pauses[attempt]) }
             }
         }
@@ -198,12 +256,14 @@ final class TokenKeeper: Sendable {
         return asked.isEmpty ? nil : asked.joined(separator: " ")
     }
 
-    /// One request, cut off after the policy's attempt timeout.
+    /// One request, cut off after the policy's attempt timeout (by default as long as the transport's own limit:
+    /// a slow answer is waited for rather than given up and asked again).
     ///
     /// A refresh request that has left cannot be taken back: a provider that rotates refresh tokens has
     /// already replaced the stored one when it answers. So the request is not cancelled with the caller
-    /// (Ctrl-C, SIGTERM): its answer is awaited, within the attempt timeout, and stored, and the cancellation
-    /// takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such a sign-in.
+    /// (Ctrl-C, SIGTERM, SIGHUP): its answer is awaited, within the attempt timeout, and stored, and the
+    /// cancellation takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such
+    /// a sign-in.
     private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let client = httpClient
         let timeout = policy.attemptTimeout
@@ -227,6 +287,22 @@ final class TokenKeeper: Sendable {
         }
         if let error = error as? TokenEndpointError {
             return error.kind == .serverFailure || [408, 429].contains(error.statusCode)
+        }
+        return false
+    }
+
+    /// Whether a failed request certainly did not use up the refresh token, so that sending it again is safe:
+    /// nothing left this machine (the host did not resolve, the connection was refused or not made), or the
+    /// provider said it did not process the request (408, 429, 503, `temporarily_unavailable`).
+    ///
+    /// Everything else may have reached the token endpoint: a time-out or broken connection after the request
+    /// left, an answer that is not HTTP or cut short, a 500, or a gateway's 502/504.
+    static func wasNotProcessed(_ error: any Error) -> Bool {
+        if let error = error as? TransportError {
+            return [.cannotResolveHost, .cannotConnect].contains(error.kind)
+        }
+        if let error = error as? TokenEndpointError {
+            return [408, 429, 503].contains(error.statusCode) || error.errorCode == "temporarily_unavailable"
         }
         return false
     }
@@ -262,10 +338,22 @@ extension StoredCredential {
             copy.refreshTokenExpiresAt = now.addingTimeInterval(lifetime.timeInterval)
         }
         if let idToken = tokens.idToken {
-            let decoded = try IDToken(compact: idToken)
-            try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
-            copy.idToken = idToken
-            copy.idTokenExpiresAt = decoded.expirationDate
+            // A refreshed ID token that fails a check is refused alone: the answer's access and refresh tokens
+            // are kept (with a rotating provider the old refresh token is already dead), the previous ID token
+            // stays as it was, and the refusal is recorded for the caller to see.
+            do {
+                let decoded = try IDToken(compact: idToken)
+                try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
+                copy.idToken = idToken
+                copy.idTokenExpiresAt = decoded.expirationDate
+                copy.idTokenRefusal = nil
+            } catch {
+                // The check's message may quote the provider's claims: no control characters, bounded length.
+                let reason = String(String.UnicodeScalarView("\(error)".unicodeScalars.prefix(300).map {
+                    $0.properties.generalCategory == .control ? "?" : $0
+                }))
+                copy.idTokenRefusal = "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
+            }
         }
         if let scopes = tokens.scopes { copy.scopes = scopes }
         if let ssl = tokens.isSSLRequired { copy.isSSLRequired = ssl }

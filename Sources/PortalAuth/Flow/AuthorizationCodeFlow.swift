@@ -1,7 +1,8 @@
 import Foundation
 
 /// One interactive authorization-code sign-in with PKCE through the system browser and a loopback
-/// redirect (RFC 8252), shared by the ArcGIS portal and the IAP credentials.
+/// redirect (RFC 8252) — or a custom-scheme redirect through the desktop's scheme handler — shared by the ArcGIS
+/// portal and the IAP credentials.
 ///
 /// Steps: bind the loopback listener (its real port goes into `redirect_uri`), open the browser on the
 /// authorization URL, wait for the matching redirect (or a pasted one) within the timeout, then
@@ -13,7 +14,7 @@ struct AuthorizationCodeFlow: Sendable {
     var tokenURL: URL
     /// The public client.
     var clientID: String
-    /// The registered loopback redirect URL (port 0 or none: an ephemeral port).
+    /// The registered loopback redirect URL (port 0 or none: an ephemeral port), or a custom-scheme one.
     var redirectURL: URL
     /// Parameters added to the authorization URL (`scope`, `prompt`, `expiration`, …).
     var extraParameters: [(String, String)]
@@ -42,13 +43,16 @@ struct AuthorizationCodeFlow: Sendable {
     func run(settings: SignInSettings) async throws -> Result {
         var configuration = LoopbackListener.Configuration()
         configuration.successMessage = successMessage
-        let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
+        let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
-        let opened = try idTokenHint.map {
-            try listener.launchURL(redirectingTo: request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]))
-        } ?? url
+        // The ID token goes only through the loopback listener's one-time launch address; a custom-scheme sign-in
+        // has no such address, so it goes without the hint rather than put a token into the browser's arguments.
+        var opened = url
+        if let idTokenHint, case .loopback(let loopback) = listener {
+            opened = try loopback.launchURL(redirectingTo: request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", idTokenHint)]))
+        }
 
         settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
         // The provider's answer to the same URL, looked at while the browser starts: a rejected request (an
@@ -96,7 +100,7 @@ struct AuthorizationCodeFlow: Sendable {
     }
 
     /// The listener's callback, or a pasted redirect URL when that is allowed — whichever comes first.
-    private func waitForRedirect(listener: LoopbackListener, request: AuthorizationRequest, settings: SignInSettings) async throws -> LoopbackCallback {
+    private func waitForRedirect(listener: RedirectReceiver, request: AuthorizationRequest, settings: SignInSettings) async throws -> LoopbackCallback {
         let state = request.state
         let issuer = expectedIssuer
         guard settings.acceptsPastedRedirect else {

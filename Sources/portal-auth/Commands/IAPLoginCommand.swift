@@ -10,10 +10,12 @@ struct IAPLoginCommand: AsyncParsableCommand {
         discussion: """
             Loads the IAP configuration file (see `portal-auth iap check`), opens the identity provider's \
             sign-in page (OpenID Connect authorization code with PKCE) and waits for the redirect on the \
-            file's loopback redirect_url (or --redirect-url). The ID token's audience, nonce, expiry and \
-            issuer are checked before the tokens are stored; with openid among the scopes, an answer without an \
-            ID token is refused. The scopes the provider grants are stored; refreshes send no scope (Microsoft \
-            Entra ID, which requires one, gets the scopes asked for at sign-in). With \
+            file's loopback redirect_url (or --redirect-url). A custom-scheme redirect_url such as \
+            my-maps-app://auth is received through the desktop's scheme handler (`portal-auth register-scheme`; \
+            asked once on a terminal), or pasted back when there is no desktop session. The ID token's audience, \
+            nonce, expiry and issuer are checked before the tokens are stored; with openid among the scopes, an \
+            answer without an ID token is refused. The scopes the provider grants are stored; refreshes send no \
+            scope (Microsoft Entra ID, which requires one, gets the scopes asked for at sign-in). With \
             authorization_prompt_type "none", the ID token of the stored sign-in for the same provider and client \
             is sent as id_token_hint (to the browser only, never printed).
 
@@ -26,7 +28,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
     var config: String
 
     @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
-        "Loopback redirect URL to use instead of the file's redirect_url.", valueName: "url"))
+        "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
     var redirectURL: String?
 
     @OptionGroup var session: SessionOptions
@@ -41,10 +43,12 @@ struct IAPLoginCommand: AsyncParsableCommand {
         do {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
-            let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
+            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)"
+            var settings = session.signInSettings(target: target)
+            try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
             let previous = store.previousIAPSignIn(for: configuration)
-            let credential = try await Failure.cancellableOnInterrupt { [configuration] in
+            let credential = try await Failure.cancellableOnInterrupt { [configuration, settings] in
                 try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
             }
             try await store.keepSignIn(credential)

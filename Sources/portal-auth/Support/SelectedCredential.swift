@@ -103,6 +103,11 @@ enum SelectedCredential: Sendable {
             let info = try await credential.tokenInfo(
                 minimumValidity: minimumValidity, forceRefresh: force, keeping: idToken ? .idToken : .accessToken)
             let type = info.tokenType.lowercased() == "bearer" ? "Bearer" : info.tokenType
+            if let refusal = credential.idTokenRefusal {
+                // The refresh kept the access and refresh tokens; only the new ID token was refused.
+                StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
+                    + "the ID token is still the one accepted before.")
+            }
             if idToken {
                 guard let value = info.idToken, let expiry = info.idTokenExpirationDate else {
                     throw NoIDToken(target: target)
