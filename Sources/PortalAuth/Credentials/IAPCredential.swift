@@ -50,6 +50,10 @@ public final class IAPCredential: TokenKeepingCredential {
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
         }
+        if let username, let problem = TokenCharacters.problem(inUserName: username) {
+            throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
+                                     problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
+        }
         let record = StoredCredential(
             kind: .iap, clientID: configuration.clientID, portalURL: nil, redirectURL: configuration.redirectURL,
             refreshTokenExpirationMinutes: nil, refreshTokenExchangeSeconds: nil,
