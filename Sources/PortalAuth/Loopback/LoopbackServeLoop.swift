@@ -19,8 +19,6 @@ final class LoopbackServeLoop {
         /// The wait's own limit, if any, and when it runs out.
         let timeout: Duration?
         let deadline: ContinuousClock.Instant?
-        /// A one-time launch address (path) and where it sends the browser, if any.
-        var launch: (path: String, location: URL)? = nil
     }
 
     typealias Outcome = LoopbackControl.Outcome
@@ -41,7 +39,6 @@ final class LoopbackServeLoop {
     private var accepting = true
     private var acceptResumesAt: ContinuousClock.Instant?
     private var decided: Outcome?
-    private var launchServed = false
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
     private(set) var statistics = LoopbackStatistics()
 
@@ -242,13 +239,6 @@ final class LoopbackServeLoop {
         }
         guard request.method == "GET" || headOnly else {
             respond(index, page: .methodNotAllowed, headOnly: false, final: nil, now: now)
-            return
-        }
-        if let launch = settings.launch, !launchServed, CallbackEvaluator.splitTarget(Substring(request.target)).path == launch.path {
-            // Served once: a second request (another local process that read the browser's arguments) gets 404.
-            launchServed = true
-            logger.debug("loopback launch address served")
-            respond(index, page: .launch(launch.location), headOnly: headOnly, final: nil, now: now)
             return
         }
         // The query holds secrets: only the kind of outcome is logged.
