@@ -169,9 +169,8 @@ class Driver:
         self.timeout = float(os.environ.get("PORTAL_AUTH_TEST_BROWSER_TIMEOUT") or 60)
         self.screenshot = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCREENSHOT")
         self.username, self.password, server = credentials()
-        # The tool may start the browser on its own one-time loopback launch address (which redirects to the
-        # identity provider, keeping tokens out of the browser's arguments): that origin is then the tool's,
-        # not the server's.
+        # The tool starts the browser on its private launch page (a file:// page that forwards to the identity
+        # provider, keeping the URL out of the browser's arguments): that is not the server's origin.
         self.server_origins = set() if self.is_launch_address(url) else {origin(url)}
         if server:
             self.server_origins.add(origin(server))
@@ -233,7 +232,9 @@ class Driver:
 
     @staticmethod
     def is_launch_address(url):
-        return urlsplit(url).path.startswith("/launch-")
+        # The tool's private launch page (a file that forwards to the identity provider).
+        parts = urlsplit(url)
+        return parts.scheme == "file" or parts.path.startswith("/launch-")
 
     def is_redirect_target(self, url):
         parts = urlsplit(url)

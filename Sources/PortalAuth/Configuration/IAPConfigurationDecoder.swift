@@ -44,6 +44,12 @@ struct IAPConfigurationDecoder {
                 message: "`redirect_url` \"\(redirect.absoluteString)\" is not a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
                 key: IAPConfigurationKey.redirectURL.rawValue))
         }
+        for case let (index, pattern?) in (fields.hostsBehindProxy ?? []).enumerated() {
+            let key = "\(IAPConfigurationKey.hostsBehindProxy.rawValue)[\(index)]"
+            if let warning = IAPConfigurationRules.hostPatternBreadthWarning(pattern) {
+                warnings.append(ConfigurationIssue(message: "`\(key)` \(warning)", key: key))
+            }
+        }
         if errors.isEmpty { configuration = fields.configuration(sourceFile: sourceFile) }
     }
 

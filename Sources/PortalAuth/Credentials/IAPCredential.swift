@@ -23,6 +23,7 @@ public final class IAPCredential: TokenKeepingCredential {
     /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
     public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
