@@ -37,7 +37,7 @@ public struct CommandBrowserOpener: BrowserOpener {
     /// Starts the browser through a launch page that is removed when the process exits (use
     /// ``launch(_:onExit:)`` to remove it as soon as the sign-in ends).
     public func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) {
-        _ = try start(url, onExit: onExit)
+        LingeringPages.shared.keep(try start(url, onExit: onExit))
     }
 
     /// Starts the browser through a launch page; the caller removes the page when the sign-in ends.

@@ -8,6 +8,8 @@ final class LingeringPages: Sendable {
     static let shared = LingeringPages()
 
     private let paths = Mutex<Set<String>>([])
+    /// Pages nobody holds (opened with `open`, which returns none): kept until the process exits.
+    private let kept = Mutex<[BrowserLaunchPage]>([])
 
     private init() {
         atexit { LingeringPages.shared.removeAll() }
@@ -15,6 +17,11 @@ final class LingeringPages: Sendable {
 
     func add(_ path: String) {
         paths.withLock { _ = $0.insert(path) }
+    }
+
+    /// Keeps `page` (and so its file) until the process exits.
+    func keep(_ page: BrowserLaunchPage) {
+        kept.withLock { $0.append(page) }
     }
 
     func remove(_ path: String) {
