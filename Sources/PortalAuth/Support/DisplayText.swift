@@ -8,7 +8,7 @@ public enum DisplayText {
     /// `text` on one line with nothing a terminal obeys: line breaks, tabs and other whitespace controls become one
     /// space (runs folded, ends trimmed); other C0 and C1 controls, DEL and the invisible direction and width
     /// marks (U+200B–U+200F, U+202A–U+202E, U+2066–U+2069, U+061C, U+FEFF) become a visible escape such as `\u{1B}`.
-    /// Longer than `limit` characters: cut, with "…" added.
+    /// Longer than `limit` characters (escapes counted as shown): cut, with "…" added.
     public static func neutralised(_ text: String, limit: Int? = nil) -> String {
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
@@ -24,16 +24,14 @@ public enum DisplayText {
                 count += 1
                 pendingSpace = false
             }
-            if count >= limit {
+            let shown = isHidden(scalar)
+                ? Array("\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars) : [scalar]
+            if count + shown.count > limit {
                 scalars.append("…")
                 return String(scalars)
             }
-            if isHidden(scalar) {
-                scalars.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
-            } else {
-                scalars.append(scalar)
-            }
-            count += 1
+            scalars.append(contentsOf: shown)
+            count += shown.count
         }
         return String(scalars)
     }
