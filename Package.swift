@@ -68,6 +68,12 @@ let package = Package(
             dependencies: ["PortalAuth"],
             swiftSettings: strictSettings
         ),
+        // Code written for the ArcGIS Maps SDK for Swift, compiled against the public API only.
+        .testTarget(
+            name: "SDKStyleTests",
+            dependencies: ["PortalAuth"],
+            swiftSettings: strictSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

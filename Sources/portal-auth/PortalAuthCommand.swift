@@ -17,6 +17,9 @@ struct PortalAuthCommand: AsyncParsableCommand {
         GenerateTokenCommand.self,
         AppTokenCommand.self,
         RequestCommand.self,
+        RegisterSchemeCommand.self,
+        UnregisterSchemeCommand.self,
+        HandleRedirectCommand.self,
     ]
 
     static let configuration = CommandConfiguration(
@@ -26,7 +29,9 @@ struct PortalAuthCommand: AsyncParsableCommand {
             portal-auth opens the system browser for the sign-in page and catches the OAuth redirect on a \
             loopback port (http://127.0.0.1 or http://localhost), so people and scripts on Linux can get \
             tokens for ArcGIS Online, ArcGIS Enterprise, and services published through an Identity-Aware \
-            Proxy such as the Microsoft Entra application proxy.
+            Proxy such as the Microsoft Entra application proxy. A custom-scheme redirect URL such as \
+            my-maps-app://auth (the SDK's IAP files use them) is received through the desktop's scheme \
+            handler: see `portal-auth help register-scheme`.
 
             Start by checking an IAP configuration file:
 

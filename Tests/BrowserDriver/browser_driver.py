@@ -11,6 +11,12 @@ page, and stops once the browser has reached a loopback redirect (127.0.0.1, loc
 and the final page's title and text, in the browser log (no query strings, no secrets),
 then quits Chromium and leaves no process behind.
 
+A redirect to a custom scheme (my-maps-app://auth?…, the SDK's native-app redirect): a real
+desktop browser hands such a navigation to xdg-open, which headless Chromium cannot be made
+to do; the driver reads the redirect's Location from Chromium's network log and passes it to
+`xdg-open` itself (as the browser would). From there on everything is the desktop's real
+chain: the desktop database, the scheme's handler, its channel to the waiting sign-in.
+
 Environment:
   PORTAL_AUTH_TEST_BROWSER_ACTION   allow (default) | deny | none (open the URL and wait)
   PORTAL_AUTH_TEST_BROWSER_TIMEOUT  seconds before giving up (default 60)
@@ -20,16 +26,22 @@ Environment:
   PORTAL_AUTH_TEST_BROWSER_PROFILE  a Chromium profile directory kept between runs (the
                                     server session survives: single sign-on, logout
                                     confirmation); default a fresh temporary profile
+  PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE  a custom-scheme redirect is written to this file (0600)
+                                    instead of going to xdg-open: what a person on another
+                                    machine copies from the address bar to paste back
+  PORTAL_AUTH_TEST_BROWSER_HEADED=1  with DISPLAY set, run Chromium with a window (under Xvfb)
   PORTAL_AUTH_TEST_USERNAME, PORTAL_AUTH_TEST_PASSWORD_FILE  credentials (else read from
                                     the run directory's authserver.env)
 Exit status (foreground): 0 reached the loopback redirect, 1 sign-in failed, 2 the server
 showed an error page, 3 timed out, 4 browser failure, 64 usage.
 """
 import html
+import json
 import os
 import re
 import shlex
 import shutil
+import subprocess
 import signal
 import sys
 import tempfile
@@ -208,8 +220,10 @@ class Driver:
             self.profile = tempfile.mkdtemp(prefix="portal-auth-test-browser-")
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        headed = os.environ.get("PORTAL_AUTH_TEST_BROWSER_HEADED") == "1" and os.environ.get("DISPLAY")
+        if not headed:
+            options.add_argument("--headless=new")
         for argument in (
-            "--headless=new",
             "--no-sandbox",
             "--disable-dev-shm-usage",
             f"--user-data-dir={self.profile}",
@@ -226,6 +240,8 @@ class Driver:
         ):
             options.add_argument(argument)
         options.page_load_strategy = "none"  # poll instead of blocking on slow loopback pages
+        # The network log shows a redirect's Location even when Chromium cannot follow it (a custom scheme).
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
         service = Service(CHROMEDRIVER, log_output=os.devnull)
         self.driver = webdriver.Chrome(service=service, options=options)
 
@@ -259,6 +275,63 @@ class Driver:
             return False
         host = (parts.hostname or "").lower()
         return host in LOOPBACK_HOSTS and origin(url) not in self.server_origins
+
+    @staticmethod
+    def custom_scheme_of(url):
+        scheme = urlsplit(url).scheme.lower() if "://" in url or ":" in url else ""
+        if not scheme or scheme in ("http", "https", "about", "data", "blob", "chrome", "file", "javascript"):
+            return None
+        return scheme
+
+    def custom_scheme_redirect(self):
+        """The custom-scheme address a response of this page redirected to, from the network log; or None."""
+        try:
+            entries = self.driver.get_log("performance")
+        except Exception:  # noqa: BLE001 - logging unavailable: no hand-off
+            return None
+        for entry in entries:
+            try:
+                message = json.loads(entry["message"])["message"]
+            except (KeyError, ValueError, TypeError):
+                continue
+            params = message.get("params", {})
+            candidates = []
+            if message.get("method") == "Network.responseReceivedExtraInfo":
+                candidates.append(params.get("headers", {}))
+            elif message.get("method") == "Network.requestWillBeSent":
+                candidates.append((params.get("redirectResponse") or {}).get("headers", {}))
+                url = params.get("request", {}).get("url", "")
+                if self.custom_scheme_of(url):
+                    return url
+            for headers in candidates:
+                for name, value in (headers or {}).items():
+                    if name.lower() == "location" and self.custom_scheme_of(value):
+                        return value
+        return None
+
+    def hand_off(self, address):
+        """Does what a desktop browser does with a custom-scheme address: xdg-open it."""
+        scheme = self.custom_scheme_of(address)
+        copy_to = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE")
+        if copy_to:
+            temporary = f"{copy_to}.tmp{os.getpid()}"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(address + "\n")
+            os.replace(temporary, copy_to)
+            self.log(f"redirect to {scheme}: copied for pasting")
+            return EXIT_OK
+        self.log(f"redirect to {scheme}: handed to xdg-open")
+        try:
+            completed = subprocess.run(
+                ["xdg-open", address], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, timeout=60, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            self.log(f"xdg-open failed: {type(error).__name__}")
+            return EXIT_BROWSER
+        self.log(f"xdg-open {scheme}: exit {completed.returncode}")
+        return EXIT_OK if completed.returncode == 0 else EXIT_ERROR_PAGE
 
     def script(self, source, *args):
         return self.driver.execute_script(source, *args)
@@ -358,6 +431,11 @@ class Driver:
                     last_where = url
                 if self.is_redirect_target(url):
                     status = self.finish(url)
+                    self.log(f"done in {time.monotonic() - started:.1f}s")
+                    return status
+                address = self.custom_scheme_redirect()
+                if address:
+                    status = self.hand_off(address)
                     self.log(f"done in {time.monotonic() - started:.1f}s")
                     return status
                 kind, ready, acted = self.page_state()

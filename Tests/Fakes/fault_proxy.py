@@ -25,6 +25,7 @@ Modes:
   wrong-type    forwards; the answer's Content-Type replaced by text/html
   html-200      200 text/html sign-in page (a captive portal), upstream not asked
   garbage       bytes that are not HTTP, then closed
+  no-id-token   forwards; the answer's JSON without its "id_token" (a refresh answered as OIDC Core 12.2 allows)
 """
 import argparse
 import http.client
@@ -39,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 STOP = threading.Event()
-MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage"}
+MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "no-id-token"}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "content-length"}
 
@@ -70,6 +71,18 @@ class Fault:
         with self.lock:
             return {"mode": self.mode, "remaining": self.remaining, "token_requests": self.token_requests,
                     "faulted": self.faulted}
+
+
+def without_id_token(answer):
+    """The JSON token response without its id_token; any other body unchanged."""
+    try:
+        tokens = json.loads(answer)
+    except ValueError:
+        return answer
+    if not isinstance(tokens, dict):
+        return answer
+    tokens.pop("id_token", None)
+    return json.dumps(tokens).encode()
 
 
 FAULT = Fault()
@@ -119,6 +132,8 @@ class Handler(BaseHTTPRequestHandler):
         status, headers, answer = self.forward(body)
         if mode == "truncate":
             answer = answer[: len(answer) // 2]
+        elif mode == "no-id-token":
+            answer = without_id_token(answer)
         elif mode == "wrong-type":
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"] + [("Content-Type", "text/html")]
         elif mode == "cut":

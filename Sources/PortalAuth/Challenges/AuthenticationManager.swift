@@ -92,6 +92,20 @@ public final class AuthenticationManager: Sendable {
         arcGISCredentialStore = store
     }
 
+    /// The toolkit's form: persistent credential stores, with the ArcGIS Maps SDK's labels.
+    ///
+    /// The ArcGIS credentials go to the store file, as with `setupPersistentCredentialStorage(file:)` (`access` and
+    /// `synchronizesWithiCloud` have no Linux meaning; see `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    /// The network credential store is replaced by a new one that keeps its credentials in memory only (see
+    /// `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    ///
+    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; both stores are
+    ///   then left as they were.
+    public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws {
+        try await setupPersistentCredentialStorage()
+        await setNetworkCredentialStore(try await .makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud))
+    }
+
     // MARK: - Challenge handling
 
     /// Answers the ArcGIS challenges (OAuth, token, IAP) of `data(for:)`; without one they fail with their error.
@@ -107,12 +121,14 @@ public final class AuthenticationManager: Sendable {
         set { state.withLock { $0.networkHandler = newValue } }
     }
 
-    /// Makes `handler` answer both kinds of challenge, as the toolkit's `Authenticator` is installed:
+    /// Makes `handler` answer both kinds of challenge, as the toolkit's `Authenticator` is installed; `nil` removes
+    /// both handlers (as the samples do when they end):
     ///
     /// ```swift
-    /// manager.handleChallenges(using: Authenticator(prompt: myPrompt))
+    /// ArcGISEnvironment.authenticationManager.handleChallenges(using: Authenticator(prompt: myPrompt))
+    /// ArcGISEnvironment.authenticationManager.handleChallenges(using: nil)
     /// ```
-    public func handleChallenges(using handler: some ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler) {
+    public func handleChallenges(using handler: (any ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler)?) {
         state.withLock {
             $0.arcGISHandler = handler
             $0.networkHandler = handler
@@ -152,7 +168,7 @@ public final class AuthenticationManager: Sendable {
     /// persistent.
     ///
     /// When the file cannot be written the failure is logged, and the credentials are made unusable and left in
-    /// the store; use `arcGISCredentialStore.removeAll()` to get the error.
+    /// the store; use `arcGISCredentialStore.removeAllAndPersist()` to get the error.
     public func clearCredentialStores() async {
         _ = await clearReportingError()
     }
@@ -179,7 +195,7 @@ public final class AuthenticationManager: Sendable {
     // MARK: - Steps
 
     private func revokeEachOAuthCredential() async -> [SignOutReport.Entry] {
-        let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? OAuthUserCredential }
+        let credentials = arcGISCredentialStore.credentials.compactMap(\.kind.oAuthUser)
         return await Self.concurrently(credentials) { credential in
             do {
                 try await credential.revokeToken()
@@ -191,7 +207,7 @@ public final class AuthenticationManager: Sendable {
     }
 
     private func invalidateEachIAPCredential() async -> [SignOutReport.Entry] {
-        let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? IAPCredential }
+        let credentials = arcGISCredentialStore.credentials.compactMap(\.kind.iap)
         let settings = self.settings
         return await Self.concurrently(credentials) { credential in
             do {
@@ -206,12 +222,12 @@ public final class AuthenticationManager: Sendable {
         await networkCredentialStore.removeAll()
         let store = arcGISCredentialStore
         do {
-            try await store.removeAll()
+            try await store.removeAllAndPersist()
             return nil
         } catch {
             settings.logger.error("the credential store could not be cleared", metadata: ["error": "\(error)"])
             for credential in store.credentials {
-                (credential as? any TokenKeepingCredential)?.keeper.invalidate()
+                credential.kind.tokenKeeping?.keeper.invalidate()
             }
             return error
         }

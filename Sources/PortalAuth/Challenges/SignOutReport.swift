@@ -25,7 +25,7 @@ public struct SignOutReport: Sendable {
     /// One credential and its outcome.
     public struct Entry: Sendable {
         /// The credential (no longer usable).
-        public let credential: any ArcGISCredential
+        public let credential: ArcGISCredential
         /// What became of it.
         public let outcome: Outcome
     }

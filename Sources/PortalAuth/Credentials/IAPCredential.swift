@@ -8,7 +8,7 @@ public import Foundation
 /// let credential = try await IAPCredential.credential(for: configuration)
 /// let info = try await credential.tokenInfo
 /// ```
-public final class IAPCredential: TokenKeepingCredential {
+public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unchecked Sendable {
     /// The configuration the credential was made with.
     public let configuration: IAPConfiguration
     let keeper: TokenKeeper
@@ -16,13 +16,16 @@ public final class IAPCredential: TokenKeepingCredential {
     init(configuration: IAPConfiguration, keeper: TokenKeeper) {
         self.configuration = configuration
         self.keeper = keeper
+        super.init()
     }
+
+    public override var kind: Kind { .iap(self) }
 
     /// Signs the user in through the browser and returns the credential.
     ///
     /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
     public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
-        guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
@@ -92,9 +95,13 @@ public final class IAPCredential: TokenKeepingCredential {
         get async throws { try await tokenInfo(minimumValidity: nil) }
     }
 
-    /// Tokens whose access token is valid for at least `minimumValidity`.
-    public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false) async throws -> IAPTokenInfo {
-        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh)
+    /// Tokens whose access token — or, with `keeping: .idToken`, whose ID token — is valid for at least
+    /// `minimumValidity` (the refresh policy's margin when nil), refreshed first when needed.
+    ///
+    /// - Throws: `CredentialError` with `requiresSignIn` when the ID token was asked for and the provider sent no new
+    ///   one on refresh (an expired ID token is never returned), or the refresh token was refused.
+    public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken) async throws -> IAPTokenInfo {
+        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh, keeping: token)
         return IAPTokenInfo(
             accessToken: record.accessToken, accessTokenExpirationDate: record.accessTokenExpiresAt,
             idToken: record.idToken, idTokenExpirationDate: record.idTokenExpiresAt, refreshToken: record.refreshToken,
@@ -103,13 +110,25 @@ public final class IAPCredential: TokenKeepingCredential {
     }
 
     /// The signed-in user (from the ID token), when known.
-    public var username: String? { keeper.current.username }
+    public override var username: String? { keeper.current.username }
 
-    public var targetDescription: String { keeper.target }
+    public override var targetDescription: String { keeper.target }
 
-    public func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
+    public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
     var storeKey: String {
-        StoredCredential.iapKey(configurationFile: keeper.current.configurationFile, authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+        Self.storeKey(configurationFile: keeper.current.configurationFile, authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+    }
+
+    /// The store key of an IAP credential: its configuration file's real path (or, for a configuration built in
+    /// code, its authorize URL) and client ID.
+    static func storeKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
+        "iap|\(configurationFile ?? StoredCredential.normalized(authorizeURL))|\(clientID)"
+    }
+
+    /// The store key a credential signed in with `configuration` gets.
+    static func storeKey(for configuration: IAPConfiguration) -> String {
+        storeKey(configurationFile: configuration.sourceFile.map { $0.resolvingSymlinksInPath().path },
+                 authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
     }
 }

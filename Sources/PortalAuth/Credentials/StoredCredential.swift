@@ -53,24 +53,21 @@ struct StoredCredential: Sendable, Equatable {
 // MARK: - Keys
 
 extension StoredCredential {
-    /// The store key of an OAuth user credential: portal URL (normalised) and client ID.
-    static func oauthUserKey(portalURL: URL, clientID: String) -> String {
-        "oauth-user|\(normalized(portalURL))|\(clientID)"
-    }
-
-    /// The store key of an IAP credential: its configuration file's real path (or, for a
-    /// configuration built in code, its authorize URL) and client ID.
-    static func iapKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
-        "iap|\(configurationFile ?? normalized(authorizeURL))|\(clientID)"
-    }
-
-    /// This credential's key.
+    /// This credential's key, as the credential kind that owns the record makes it.
     var key: String {
         switch kind {
         case .oauthUser:
-            return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
+            return OAuthUserCredential.storeKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
         case .iap:
-            return Self.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+            return IAPCredential.storeKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+        }
+    }
+
+    /// The credential of the kind that wrote this record, rebuilt from it.
+    func credential(persistence: TokenKeeper.Persistence?, settings: SignInSettings) -> ArcGISCredential {
+        switch kind {
+        case .oauthUser: return OAuthUserCredential(record: self, persistence: persistence, settings: settings)
+        case .iap: return IAPCredential(record: self, persistence: persistence, settings: settings)
         }
     }
 

@@ -44,27 +44,57 @@ final class TokenKeeper: Sendable {
     /// Marks the credential unusable (after sign-out).
     func invalidate() { invalidated.withLock { $0 = true } }
 
-    /// A credential whose access token is valid for at least `minimumValidity` (the policy's margin
-    /// when nil), refreshing first when needed or when `force` is set.
-    func validCredential(minimumValidity: Duration? = nil, force: Bool = false, now: @escaping @Sendable () -> Date = Date.init) async throws -> StoredCredential {
+    /// A credential whose `token` (the access token unless told otherwise) is valid for at least
+    /// `minimumValidity` (the policy's margin when nil), refreshing first when needed or when `force` is set.
+    ///
+    /// This is the library's one refresh rule: callers ask for the token they need and how long it must last,
+    /// and never decide themselves whether to refresh.
+    ///
+    /// - Throws: `CredentialError.signInRequired` when the ID token was asked for and, even after a refresh, is not
+    ///   valid for `minimumValidity` (a provider may answer a refresh without a new ID token, OIDC Core 12.2): only a
+    ///   new sign-in gives one. An expired ID token is never handed out.
+    func validCredential(
+        minimumValidity: Duration? = nil, force: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) async throws -> StoredCredential {
         if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
         let margin = minimumValidity ?? policy.margin
         let snapshot = current
-        if !force && !Self.needsRefresh(snapshot, margin: margin, now: now()) { return snapshot }
+        if !force && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
 
         let task: Task<StoredCredential, any Error> = inFlight.withLock { running in
             if let running, !force { return running }
-            let task = Task { try await self.refreshOnce(margin: margin, force: force, now: now) }
+            let task = Task { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) }
             running = task
             return task
         }
         defer { inFlight.withLock { if $0 == task { $0 = nil } } }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        try requireValidIDToken(refreshed, keeping: token, margin: margin, now: now())
+        return refreshed
     }
 
-    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own.
-    static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date) -> Bool {
-        credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now)
+    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own, or — when the ID
+    /// token is the one asked for — the ID token to its expiry.
+    static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
+        if credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now) {
+            return true
+        }
+        guard token == .idToken, let expiry = credential.idTokenExpiresAt else { return false }
+        return expiry.timeIntervalSince(now) <= margin.timeInterval
+    }
+
+    /// Throws when the ID token was asked for and is held but is not valid for `margin` (after the refresh that
+    /// tried to renew it).
+    private func requireValidIDToken(_ credential: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date) throws {
+        guard token == .idToken, credential.idToken != nil, let expiry = credential.idTokenExpiresAt,
+              expiry.timeIntervalSince(now) <= margin.timeInterval
+        else { return }
+        let left = Int(expiry.timeIntervalSince(now).rounded(.down))
+        let state = left <= 0 ? "expired at \(expiry.ISO8601Format())" : "is valid for \(left) s only"
+        throw CredentialError.signInRequired(
+            target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, and the identity "
+                + "provider sent no new one with the refreshed tokens")
     }
 
     /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
@@ -88,7 +118,9 @@ final class TokenKeeper: Sendable {
 
     // MARK: - Refreshing
 
-    private func refreshOnce(margin: Duration, force: Bool, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
+    private func refreshOnce(
+        margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token = .accessToken, now: @escaping @Sendable () -> Date
+    ) async throws -> StoredCredential {
         guard let persistence else {
             let refreshed = try await refresh(current, now: now)
             state.withLock { $0 = refreshed }
@@ -104,7 +136,7 @@ final class TokenKeeper: Sendable {
             // as a refresh from here would give, even when the server's tokens are shorter than the margin
             // (stored times are whole seconds, hence the second of slack).
             let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
-            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now())) {
+            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token)) {
                 self.state.withLock { $0 = stored }
                 return stored
             }

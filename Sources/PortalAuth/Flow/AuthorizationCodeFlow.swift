@@ -1,7 +1,8 @@
 import Foundation
 
 /// One interactive authorization-code sign-in with PKCE through the system browser and a loopback
-/// redirect (RFC 8252), shared by the ArcGIS portal and the IAP credentials.
+/// redirect (RFC 8252) — or a custom-scheme redirect through the desktop's scheme handler — shared by the ArcGIS
+/// portal and the IAP credentials.
 ///
 /// Steps: bind the loopback listener (its real port goes into `redirect_uri`), open the browser on the
 /// authorization URL, wait for the matching redirect (or a pasted one) within the timeout, then
@@ -13,7 +14,7 @@ struct AuthorizationCodeFlow: Sendable {
     var tokenURL: URL
     /// The public client.
     var clientID: String
-    /// The registered loopback redirect URL (port 0 or none: an ephemeral port).
+    /// The registered loopback redirect URL (port 0 or none: an ephemeral port), or a custom-scheme one.
     var redirectURL: URL
     /// Parameters added to the authorization URL (`scope`, `prompt`, `expiration`, …).
     var extraParameters: [(String, String)]
@@ -39,7 +40,7 @@ struct AuthorizationCodeFlow: Sendable {
     func run(settings: SignInSettings) async throws -> Result {
         var configuration = LoopbackListener.Configuration()
         configuration.successMessage = successMessage
-        let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
+        let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
@@ -68,7 +69,7 @@ struct AuthorizationCodeFlow: Sendable {
     }
 
     /// The listener's callback, or a pasted redirect URL when that is allowed — whichever comes first.
-    private func waitForRedirect(listener: LoopbackListener, request: AuthorizationRequest, settings: SignInSettings) async throws -> LoopbackCallback {
+    private func waitForRedirect(listener: RedirectReceiver, request: AuthorizationRequest, settings: SignInSettings) async throws -> LoopbackCallback {
         let state = request.state
         let issuer = expectedIssuer
         guard settings.acceptsPastedRedirect else {

@@ -10,8 +10,10 @@ struct IAPLoginCommand: AsyncParsableCommand {
         discussion: """
             Loads the IAP configuration file (see `portal-auth iap check`), opens the identity provider's \
             sign-in page (OpenID Connect authorization code with PKCE) and waits for the redirect on the \
-            file's loopback redirect_url (or --redirect-url). The ID token's audience, nonce, expiry and \
-            issuer are checked before the tokens are stored.
+            file's loopback redirect_url (or --redirect-url). A custom-scheme redirect_url such as \
+            my-maps-app://auth is received through the desktop's scheme handler (`portal-auth register-scheme`; \
+            asked once on a terminal), or pasted back when there is no desktop session. The ID token's audience, \
+            nonce, expiry and issuer are checked before the tokens are stored.
 
             Example:
               portal-auth iap login --config contoso-iap.json
@@ -22,7 +24,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
     var config: String
 
     @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
-        "Loopback redirect URL to use instead of the file's redirect_url.", valueName: "url"))
+        "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
     var redirectURL: String?
 
     @OptionGroup var session: SessionOptions
@@ -37,9 +39,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
         do {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
-            let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
+            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)"
+            var settings = session.signInSettings(target: target)
+            try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
-            let credential = try await Failure.cancellableOnInterrupt { [configuration] in
+            let credential = try await Failure.cancellableOnInterrupt { [configuration, settings] in
                 try await IAPCredential.credential(for: configuration, settings: settings)
             }
             try await store.keepSignIn(credential)

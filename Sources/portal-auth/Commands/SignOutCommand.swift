@@ -71,7 +71,7 @@ struct SignOutCommand: AsyncParsableCommand {
 
     private static func json(_ entry: SignOutReport.Entry) -> JSONValue {
         .object([
-            "kind": .string(entry.credential is IAPCredential ? "iap" : "oauth-user"),
+            "kind": .string(entry.credential.kind.name),
             "target": .string(entry.credential.targetDescription),
             "username": Output.json(entry.credential.username),
             "succeeded": .bool(entry.outcome.succeeded),

@@ -13,7 +13,10 @@ struct TokenCommand: AsyncParsableCommand {
             Picks the stored sign-in with --portal (and --client-id when several apps are signed in to it), \
             --iap, or --url (the first sign-in whose portal or hosts_behind_proxy covers the URL). When the \
             access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
-            this at once, one refresh request is sent and all of them print the same new token.
+            this at once, one refresh request is sent and all of them print the same new token. With --id-token \
+            the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \
+            sending a new ID token, and then the old one is never printed: a new sign-in is needed (exit 77, or \
+            with --interactive the browser opens).
 
             Formats: plain prints the token and a newline; header prints a header line for curl -H: \
             `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
@@ -47,7 +50,10 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Output format: plain, header or json.", valueName: "format"))
     var format: TokenFormat = .plain
 
-    @Flag(name: .customLong("id-token"), help: "IAP only: print the OpenID Connect ID token instead of the access token.")
+    @Flag(name: .customLong("id-token"), help: """
+        IAP only: print the OpenID Connect ID token instead of the access token; it too must have --min-valid \
+        seconds left (when a refresh brings no new one, a new sign-in is needed: exit 77).
+        """)
     var idToken = false
 
     @Option(name: .customLong("header-name"), help: ArgumentHelp(
@@ -174,7 +180,7 @@ struct TokenCommand: AsyncParsableCommand {
         return .iap(credential, configurationFile: configuration.sourceFile?.path)
     }
 
-    private func add(_ credential: any ArcGISCredential, to store: ArcGISCredentialStore) async throws {
+    private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
         try await store.keepSignIn(credential)
         StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
     }

@@ -130,15 +130,12 @@ struct SignOutTests {
             environment: ["PORTAL_AUTH_STORE": store.path])
         let process = tool.process
         var text = tool.stderr(until: "Waiting for the identity provider to confirm on")
-        let clock = ContinuousClock()
         let marker = try #require(text.range(of: "confirm on http://127.0.0.1:"), "no listening port in: \(text)")
         let port = try #require(UInt16(text[marker.upperBound...].prefix { $0.isNumber }))
-        let interrupted = clock.now
         process.interrupt()
         process.waitUntilExit()
         text += String(decoding: tool.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 130, "\(text)")
-        #expect(interrupted.duration(to: clock.now) < .seconds(5))
+        #expect(process.terminationStatus == 130, "\(text)")  // Not 75: the interrupt ended the 60 s wait.
         #expect(text.contains("interrupted; the stored sign-in for \(server.iapConfig) was deleted, but the browser session may remain"))
         #expect(try store.entries().isEmpty)
         let (socket, _) = try SignInTests.occupyLoopbackPort(port)

@@ -222,12 +222,10 @@ struct TokenKeeperTests {
     func attemptTimeout() async throws {
         let client = ScriptedHTTPClient(delay: .seconds(30), [ScriptedHTTPClient.tokens("access-2")])
         let policy = RefreshPolicy(attempts: 2, initialBackoff: .milliseconds(10), attemptTimeout: .milliseconds(200))
-        let clock = ContinuousClock()
-        let start = clock.now
+        // Each scripted answer would succeed after 30 s: only the per-attempt cut-off makes this fail.
         let error = try await #require(throws: CredentialError.self) { try await Self.keeper(Self.record(), client, policy: policy).validCredential() }
         #expect(error.category == .unavailable)
         #expect(client.count == 2)
-        #expect(start.duration(to: clock.now) < .seconds(20), "not the 60 s the two answers would take")
     }
 
     @Test("failures that retrying cannot fix are not retried", arguments: [
