@@ -26,6 +26,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
     public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
@@ -52,6 +53,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             try decoded.validate(clientID: configuration.clientID, nonce: result.request.nonce, expectedIssuer: issuer?.identifier, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
+        }
+        if let username, let problem = TokenCharacters.problem(inUserName: username) {
+            throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
+                                     problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
         }
         let record = StoredCredential(
             kind: .iap, clientID: configuration.clientID, portalURL: nil, redirectURL: configuration.redirectURL,

@@ -46,7 +46,8 @@ struct AuthorizationCodeFlow: Sendable {
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
 
         settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-        settings.openBrowser(at: url)
+        let page = settings.openBrowser(at: url)
+        defer { page?.remove() }
 
         let callback = try await withDeadline(
             settings.timeout,

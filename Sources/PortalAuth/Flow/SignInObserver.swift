@@ -15,6 +15,9 @@ public protocol SignInObserver: Sendable {
     func pastedRedirectRejected(_ message: String)
     /// The callback arrived; the code is being exchanged for tokens.
     func exchangingCode()
+    /// Something about the configuration the user should know before signing in, such as a host pattern that
+    /// sends the token to every host; show it prominently. The sign-in goes on.
+    func configurationWarning(_ message: String)
 }
 
 extension SignInObserver {
@@ -23,6 +26,7 @@ extension SignInObserver {
     public func waitingForBrowser(remaining: Duration) {}
     public func pastedRedirectRejected(_ message: String) {}
     public func exchangingCode() {}
+    public func configurationWarning(_ message: String) {}
 }
 
 /// An observer that ignores every event.
