@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PortalAuth
 
 /// The `portal-auth` tool: the root command that holds every subcommand.
@@ -46,4 +47,25 @@ struct PortalAuthCommand: AsyncParsableCommand {
         version: PortalAuthVersion.string,
         subcommands: subcommands
     )
+
+    /// Runs the tool: core dumps are disabled before any token or password is in memory, and every command's
+    /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs.
+    static func main() async {
+        do {
+            try CoreDumpProtection.disable()
+        } catch {
+            StandardError.line("portal-auth: warning: \(error)")
+        }
+        _ = CommandClock.start
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

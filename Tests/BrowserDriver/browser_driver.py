@@ -35,6 +35,7 @@ Environment:
 Exit status (foreground): 0 reached the loopback redirect, 1 sign-in failed, 2 the server
 showed an error page, 3 timed out, 4 browser failure, 64 usage.
 """
+import html
 import json
 import os
 import re
@@ -48,7 +49,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -173,6 +174,19 @@ def sweep(log):
         log(f"warning: processes left after cleanup: {sorted(left)}")
 
 
+def launch_page_target(url):
+    """The URL the tool's private launch page (file://) forwards to, or None."""
+    parts = urlsplit(url)
+    if parts.scheme != "file":
+        return None
+    try:
+        with open(unquote(parts.path), encoding="utf-8") as page:
+            match = re.search(r'id="continue" rel="noreferrer" href="([^"]*)"', page.read())
+    except OSError:
+        return None
+    return html.unescape(match.group(1)) if match else None
+
+
 class Driver:
     def __init__(self, url, log):
         self.url = url
@@ -181,10 +195,12 @@ class Driver:
         self.timeout = float(os.environ.get("PORTAL_AUTH_TEST_BROWSER_TIMEOUT") or 60)
         self.screenshot = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCREENSHOT")
         self.username, self.password, server = credentials()
-        # The tool may start the browser on its own one-time loopback launch address (which redirects to the
-        # identity provider, keeping tokens out of the browser's arguments): that origin is then the tool's,
-        # not the server's.
+        # The tool starts the browser on its private launch page (a file:// page that forwards to the identity
+        # provider, keeping the URL out of the browser's arguments): that is not the server's origin.
         self.server_origins = set() if self.is_launch_address(url) else {origin(url)}
+        target = launch_page_target(url)
+        if target:
+            self.server_origins.add(origin(target))  # the identity provider (or a proxy in front of it)
         if server:
             self.server_origins.add(origin(server))
         glewlwyd = os.environ.get("PORTAL_AUTH_GLEWLWYD_BASE")
@@ -252,7 +268,9 @@ class Driver:
 
     @staticmethod
     def is_launch_address(url):
-        return urlsplit(url).path.startswith("/launch-")
+        # The tool's private launch page (a file that forwards to the identity provider).
+        parts = urlsplit(url)
+        return parts.scheme == "file" or parts.path.startswith("/launch-")
 
     def is_redirect_target(self, url):
         parts = urlsplit(url)

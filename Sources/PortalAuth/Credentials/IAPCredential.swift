@@ -33,6 +33,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
@@ -60,6 +61,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             try decoded.validate(clientID: configuration.clientID, nonce: result.request.nonce, expectedIssuer: issuer?.identifier, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
+        }
+        if let username, let problem = TokenCharacters.problem(inUserName: username) {
+            throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
+                                     problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
         }
         let record = StoredCredential(
             kind: .iap, clientID: configuration.clientID, portalURL: nil, redirectURL: configuration.redirectURL,

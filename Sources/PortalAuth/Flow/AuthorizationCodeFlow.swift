@@ -27,7 +27,7 @@ struct AuthorizationCodeFlow: Sendable {
     /// Text of the success page in the browser.
     var successMessage: String
     /// An ID token sent as `id_token_hint` (OIDC Core 3.1.2.1, with `prompt=none`): to the browser only, through
-    /// the listener's one-time launch address, never to the observer or the browser command's arguments.
+    /// the opener's private launch page, never to the observer or the browser command's arguments.
     var idTokenHint: String? = nil
 
     /// What the sign-in produced.
@@ -47,12 +47,9 @@ struct AuthorizationCodeFlow: Sendable {
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
-        // The ID token goes only through the loopback listener's one-time launch address; a custom-scheme sign-in
-        // has no such address, so it goes without the hint rather than put a token into the browser's arguments.
-        var opened = url
-        if let idTokenHint, case .loopback(let loopback) = listener {
-            opened = try loopback.launchURL(redirectingTo: request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", idTokenHint)]))
-        }
+        // The ID token goes to the browser only: the observer shows `url`, and the opener hides what it opens (a
+        // command gets the address of a private launch page, see `BrowserLaunchPage`).
+        let opened = idTokenHint.map { request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]) } ?? url
 
         settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
         // The provider's answer to the same URL, looked at while the browser starts: a rejected request (an
@@ -60,7 +57,8 @@ struct AuthorizationCodeFlow: Sendable {
         let probe = AuthorizationRequestProbe(url: url, redirectURI: listener.redirectURL)
         let probing = Task { await probe.check(httpClient: settings.httpClient, logger: settings.logger) }
         defer { probing.cancel() }
-        settings.openBrowser(at: opened)
+        let page = settings.openBrowser(at: opened)
+        defer { page?.remove() }
 
         let callback = try await withDeadline(
             settings.timeout,

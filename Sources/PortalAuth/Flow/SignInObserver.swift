@@ -18,6 +18,9 @@ public protocol SignInObserver: Sendable {
     /// The identity provider answered the authorization URL with an error page (seen without a browser, so the
     /// browser may still fare better); `message` says what it answered, cleaned of control characters.
     func signInRequestProblem(_ message: String)
+    /// Something about the configuration the user should know before signing in, such as a host pattern that
+    /// sends the token to every host; show it prominently. The sign-in goes on.
+    func configurationWarning(_ message: String)
 }
 
 extension SignInObserver {
@@ -27,6 +30,7 @@ extension SignInObserver {
     public func pastedRedirectRejected(_ message: String) {}
     public func exchangingCode() {}
     public func signInRequestProblem(_ message: String) {}
+    public func configurationWarning(_ message: String) {}
 }
 
 /// An observer that ignores every event.

@@ -147,22 +147,8 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
         }
     }
 
-    /// Removes control characters (no terminal escapes from a server), folds whitespace, shortens to `limit`.
+    /// A server's text made safe to show (no terminal escapes, one line; see `DisplayText`), shortened to `limit`.
     static func clean(_ text: String, limit: Int) -> String {
-        var scalars = String.UnicodeScalarView()
-        var lastWasSpace = false
-        for scalar in text.unicodeScalars {
-            let isSpace = scalar.properties.isWhitespace
-            if isSpace || scalar.properties.generalCategory == .control {
-                if !lastWasSpace && !scalars.isEmpty { scalars.append(" ") }
-                lastWasSpace = true
-            } else {
-                scalars.append(scalar)
-                lastWasSpace = false
-            }
-        }
-        var cleaned = String(scalars).trimmingCharacters(in: .whitespaces)
-        if cleaned.count > limit { cleaned = String(cleaned.prefix(limit)) + "…" }
-        return cleaned
+        DisplayText.neutralised(text, limit: limit)
     }
 }

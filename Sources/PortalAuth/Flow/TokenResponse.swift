@@ -156,19 +156,37 @@ private struct TokenFields {
     let invalid: (String) -> TokenEndpointError
 
     func response() throws(TokenEndpointError) -> TokenResponse {
-        guard let accessToken = try string("access_token"), !accessToken.isEmpty else {
+        guard let accessToken = try token("access_token"), !accessToken.isEmpty else {
             throw invalid("no access_token")
         }
         return TokenResponse(
             accessToken: accessToken,
-            tokenType: try string("token_type") ?? "Bearer",
+            tokenType: try token("token_type") ?? "Bearer",
             expiresIn: try duration("expires_in"),
-            refreshToken: try string("refresh_token"),
+            refreshToken: try token("refresh_token"),
             refreshTokenExpiresIn: try duration("refresh_token_expires_in"),
-            idToken: try string("id_token"),
+            idToken: try token("id_token"),
             scopes: try scopes(),
-            username: try string("username"),
+            username: try userName("username"),
             isSSLRequired: try bool("ssl"))
+    }
+
+    /// A token-like string, refused when it holds what a header line or a terminal must not get (CR LF, ESC, …).
+    private func token(_ key: String) throws(TokenEndpointError) -> String? {
+        guard let text = try string(key) else { return nil }
+        if let problem = TokenCharacters.problem(inToken: text) {
+            throw invalid("\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
+        }
+        return text
+    }
+
+    /// The user name, refused when it holds control characters.
+    private func userName(_ key: String) throws(TokenEndpointError) -> String? {
+        guard let text = try string(key) else { return nil }
+        if let problem = TokenCharacters.problem(inUserName: text) {
+            throw invalid("\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
+        }
+        return text
     }
 
     private func string(_ key: String) throws(TokenEndpointError) -> String? {

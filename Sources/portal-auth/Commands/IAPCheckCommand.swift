@@ -125,7 +125,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
         Output.result("\(config): valid IAP configuration" + (warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"))
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows {
-            Output.result("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value)
+            // Values come from the file: shown without control characters.
+            Output.result("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + DisplayText.neutralised(value))
         }
         for check in checks {
             let verdict = check.canBeUsed ? "can be used" : "cannot be used (its host matches no entry of hosts_behind_proxy)"

@@ -52,7 +52,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
                 try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
             }
             try await store.keepSignIn(credential)
-            let who = credential.username.map { " as \($0)" } ?? ""
+            let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
             StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")

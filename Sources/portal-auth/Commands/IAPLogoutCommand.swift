@@ -67,7 +67,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             outcome = .failure(error)
         }
         observer.clearStatus()
-        let who = credential.username.map { " (\($0))" } ?? ""
+        let who = credential.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
         do {
             try await store.remove(credential)
         } catch {

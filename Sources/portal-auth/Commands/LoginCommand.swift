@@ -75,7 +75,7 @@ struct LoginCommand: AsyncParsableCommand {
                 try await OAuthUserCredential.credential(for: configuration, settings: settings)
             }
             try await store.keepSignIn(credential)
-            let who = credential.username.map { " as \($0)" } ?? ""
+            let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.expirationDate
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")

@@ -69,7 +69,7 @@ struct SignOutCommand: AsyncParsableCommand {
 
     /// "the portal https://… (alice): tokens revoked".
     private static func describe(_ entry: SignOutReport.Entry) -> String {
-        let who = entry.credential.username.map { " (\($0))" } ?? ""
+        let who = entry.credential.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
         return "\(entry.credential.targetDescription)\(who): \(entry.text)"
     }
 

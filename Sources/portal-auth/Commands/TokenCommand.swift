@@ -76,7 +76,7 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             let issued = try await obtain()
-            print(issued)
+            try print(issued)
         } catch {
             throw Failure.report(error)
         }
@@ -183,12 +183,16 @@ struct TokenCommand: AsyncParsableCommand {
 
     private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
         try await store.keepSignIn(credential)
-        StandardError.line("Signed in\(credential.username.map { " as \($0)" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
+        StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
     }
 
     // MARK: - Printing
 
-    private func print(_ issued: IssuedToken) {
+    private func print(_ issued: IssuedToken) throws {
+        // A stored token from before tokens were checked on entry: a CR LF would print a second header line.
+        if let problem = TokenCharacters.problem(inToken: issued.value) {
+            throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be printed: \(problem). Sign in again.")
+        }
         switch format {
         case .plain:
             Output.result(issued.value)

@@ -12,7 +12,7 @@ struct SessionOptions: ParsableArguments {
     @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the URL (and, on a terminal, accept the final redirect URL pasted back).")
     var noBrowser = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the browser sign-in.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds the command may take: the wait for the browser sign-in, and every request and retry after the start.", valueName: "seconds"))
     var timeout: Int = 300
 
     @Option(help: ArgumentHelp(
@@ -29,8 +29,13 @@ struct SessionOptions: ParsableArguments {
         }
     }
 
-    /// The HTTP client with the CA bundle setting.
-    var httpClient: CurlHTTPClient { transport.httpClient }
+    /// The HTTP client with the CA bundle setting; no request runs past `--timeout` from the start of the command,
+    /// whatever the retries (revocation, refresh, discovery).
+    var httpClient: CurlHTTPClient {
+        var client = transport.httpClient
+        client.configuration.deadline = CommandClock.deadline(seconds: timeout)
+        return client
+    }
 
     /// Sign-in settings for an interactive sign-in to `target`.
     func signInSettings(target: String) -> SignInSettings {

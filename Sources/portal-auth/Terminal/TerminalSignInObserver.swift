@@ -36,6 +36,11 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("warning: \(message); open the URL above by hand.")
     }
 
+    func configurationWarning(_ message: String) {
+        clearStatus()
+        StandardError.line("portal-auth: WARNING: \(message).")
+    }
+
     func pastedRedirectRejected(_ message: String) {
         clearStatus()
         StandardError.line("That address cannot finish this sign-in: \(message). Paste the address the browser shows after signing in.")

@@ -94,7 +94,7 @@ struct SignOutTests {
         try await Self.waitForBrowsers(log, count: 2)
         let logText = try String(contentsOfFile: log, encoding: .utf8)
         #expect(logText.contains("/callback title='Signed out'"), "the browser reached the loopback confirmation page")
-        #expect(logText.contains("/launch-"), "the browser command got the one-time launch address, not a URL with the ID token")
+        #expect(logText.contains("open file://"), "the browser command got the private launch page, not a URL with the ID token")
         #expect(!tokens.all.contains { logText.contains($0) }, "no token in the browser's arguments")
         _ = try await Self.iapLogin(server, store, environment: browser)
         try await Self.waitForBrowsers(log, count: 3)

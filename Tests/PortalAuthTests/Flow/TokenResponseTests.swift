@@ -174,7 +174,7 @@ struct TokenResponseTests {
         } catch {
             let text = try #require(error.errorDescription)
             #expect(!text.unicodeScalars.contains { $0.properties.generalCategory == .control })
-            #expect(text.hasPrefix("bad [31m red line"))
+            #expect(text.hasPrefix("bad\\u{1B}[31m red line"))
             #expect(text.count <= 301)
         }
     }
