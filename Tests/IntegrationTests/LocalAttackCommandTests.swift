@@ -33,7 +33,7 @@ struct LocalAttackCommandTests {
                 "format": .string("portal-auth-credentials"), "version": .integer(1),
                 "entries": .object(JSONObject([(key: OAuthUserCredential.storeKey(portalURL: portalURL, clientID: "c"), value: entry)])),
             ])
-            FileManager.default.createFile(atPath: store, contents: Data(document.serialized(indent: 2).utf8), attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: store, contents: Data(document.serialized(indent: 2).utf8), attributes: [.posixPermissions: 0o600])
         }
     }
 

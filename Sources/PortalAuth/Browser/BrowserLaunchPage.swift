@@ -111,7 +111,7 @@ public final class BrowserLaunchPage: Sendable {
     /// The HTML: a refresh to `target`, a script doing the same, and a link for a browser that does neither.
     /// Nothing is loaded from elsewhere and no `Referer` is sent.
     static func page(forwardingTo target: URL) -> String {
-        let attribute = escapeHTML(target.absoluteString)
+        let attribute = HTMLText.escaped(target.absoluteString)
         let script = JSONValue.string(target.absoluteString).serialized()
             .replacingOccurrences(of: "<", with: "\\u003c").replacingOccurrences(of: ">", with: "\\u003e")
         return """
@@ -123,21 +123,6 @@ public final class BrowserLaunchPage: Sendable {
             <script>window.location.replace(\(script));</script></body></html>
 
             """
-    }
-
-    static func escapeHTML(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 
     // MARK: - The folder

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A request was challenged and no credential answered it: no handler, a handler that continued without a
 /// credential, or a credential the server refused again after the one retry.

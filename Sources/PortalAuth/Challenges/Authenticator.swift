@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// The default challenge handler, in the role of the ArcGIS Maps SDK toolkit's `Authenticator`, for terminals

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension AuthenticationManager {
     /// Sends `request` with the credentials held for its URL, answering the server's authentication challenges.

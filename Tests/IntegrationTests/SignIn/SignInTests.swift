@@ -104,7 +104,7 @@ struct SignInTests {
         try FileManager.default.createDirectory(atPath: (store.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let garbage = Data("{\"format\": \"portal-auth-credentials\", \"version\": 1, \"entries\": {\"x\": ".utf8)
-        FileManager.default.createFile(atPath: store.path, contents: garbage, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: store.path, contents: garbage, attributes: [.posixPermissions: 0o600])
 
         let status = try await ToolRunner.run(["status"], environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(status.status == 65, "\(status)")
