@@ -51,7 +51,7 @@ struct CustomSchemeSignInTests {
         #expect(result.stderr.contains("redirect_uri=my-maps-app%3A%2F%2Fauth"))
         #expect(result.stderr.contains("Waiting for the redirect on my-maps-app://auth"))
 
-        let browserLog = try String(contentsOfFile: log, encoding: .utf8)
+        let browserLog = try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0")
         #expect(browserLog.contains("redirect to my-maps-app: handed to xdg-open"))
         #expect(browserLog.contains("xdg-open my-maps-app: exit 0"), "the handler took the address: \(browserLog)")
 
@@ -86,7 +86,21 @@ struct CustomSchemeSignInTests {
         let token = try #require(entry["access_token"]?.stringValue)
         let accepted = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
         #expect(try JSONValue.parse(accepted.body)["user"]?["username"]?.stringValue == "alice")
-        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("xdg-open my-maps-app: exit 0"))
+        #expect(try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0").contains("xdg-open my-maps-app: exit 0"))
+    }
+
+    /// The browser driver's log once it holds `line`: the sign-in can complete (the handler forwarded the address)
+    /// before the driver has written what `xdg-open` returned. Waits at most 40 s, then returns what is there.
+    static func browserLog(_ log: String, once line: String) async throws -> String {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(40))
+        var text = ""
+        while clock.now < deadline {
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if text.contains(line) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return text
     }
 
     @Test("the library: OAuthUserCredential.credential(for:) with redirectURL my-maps-app://auth completes through the handler")
@@ -109,7 +123,7 @@ struct CustomSchemeSignInTests {
         let token = try await credential.tokenInfo.accessToken
         let accepted = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
         #expect(try JSONValue.parse(accepted.body)["user"]?["username"]?.stringValue == "alice")
-        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("xdg-open my-maps-app: exit 0"))
+        #expect(try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0").contains("xdg-open my-maps-app: exit 0"))
     }
 
     @Test("on a terminal an unregistered scheme is offered once; yes registers it and the sign-in completes")
