@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PortalAuth
 
 /// Runs the built `portal-auth` binary and captures what it printed and how it exited.
 ///
@@ -69,7 +70,7 @@ enum ToolRunner {
         // Writing to a tool that has already exited must fail with EPIPE, not kill the test runner.
         signal(SIGPIPE, SIG_IGN)
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -15,7 +15,7 @@ enum DesktopTool {
             throw SchemeRedirectError(.registrationFailed,
                 "\(name) is not installed (or not on PATH); install the Debian packages xdg-utils and desktop-file-utils.")
         }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment

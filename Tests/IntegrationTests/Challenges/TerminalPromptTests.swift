@@ -21,14 +21,14 @@ struct TerminalPromptTests {
             let state = Mutex(State())
         }
 
-        private let process: Process
+        private let process: ChildProcess
         private let keyboard = Pipe()
         private let screen = Pipe()
         private let display = Screen()
 
         init(_ arguments: [String], environment: [String: String]) throws {
             let command = ([BinaryLocator.toolPath] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             process.arguments = ["-qefc", command, "/dev/null"]
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -7,7 +7,7 @@ import Testing
 final class FaultProxy: Sendable {
     /// `http://127.0.0.1:PORT`.
     let base: String
-    private let process: Process
+    private let process: ChildProcess
     private let stdin: Pipe
 
     /// Starts the proxy in front of `upstream`, waiting for it off the cooperative pool.
@@ -21,7 +21,7 @@ final class FaultProxy: Sendable {
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fakes/fault_proxy.py")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path, "--upstream", upstream, "--lifetime", "600"]
         let stdin = Pipe()

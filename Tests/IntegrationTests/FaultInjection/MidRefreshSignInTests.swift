@@ -172,7 +172,7 @@ struct MidRefreshSignInTests {
 
     /// Runs a system tool; its exit status.
     private static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         try process.run()

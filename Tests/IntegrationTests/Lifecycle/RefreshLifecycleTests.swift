@@ -199,7 +199,7 @@ struct RefreshLifecycleTests {
         let before = try store.entries()
         try await control.configure(["token_delay_ms": .integer(5000)])
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
         process.arguments = ["token"] + SignInKind.portal.selector(server)
         process.environment = ProcessInfo.processInfo.environment.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }
@@ -311,12 +311,12 @@ enum ParallelRuns {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-par-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var processes: [(Process, URL, URL)] = []
+        var processes: [(ChildProcess, URL, URL)] = []
         for index in 0..<count {
             let out = directory.appendingPathComponent("\(index).out"), err = directory.appendingPathComponent("\(index).err")
             _ = FileManager.default.createFile(atPath: out.path, contents: nil)
             _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
             process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -344,7 +344,7 @@ enum ParallelRuns {
 
     /// The started processes, handed to the one thread that waits for them.
     private final class Started: @unchecked Sendable {
-        let items: [(Process, URL, URL)]
-        init(_ items: [(Process, URL, URL)]) { self.items = items }
+        let items: [(ChildProcess, URL, URL)]
+        init(_ items: [(ChildProcess, URL, URL)]) { self.items = items }
     }
 }

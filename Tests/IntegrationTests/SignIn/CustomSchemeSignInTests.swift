@@ -133,7 +133,7 @@ struct CustomSchemeSignInTests {
         let store = try ScratchStore()
         let command = [BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
                        "--timeout", "90"].map { "'\($0)'" }.joined(separator: " ")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
         process.environment = ProcessInfo.processInfo.environment.merging(desktop.environment) { $1 }
@@ -231,7 +231,7 @@ struct CustomSchemeSignInTests {
         let copied = store.directory.appendingPathComponent("address").path
         let command = [BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
                        "--timeout", "90"].map { "'\($0)'" }.joined(separator: " ")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
         process.environment = ProcessInfo.processInfo.environment.merging([
@@ -267,7 +267,7 @@ struct CustomSchemeSignInTests {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    let process = Process()
+                    let process = ChildProcess()
                     process.executableURL = URL(fileURLWithPath: program)
                     process.arguments = arguments
                     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

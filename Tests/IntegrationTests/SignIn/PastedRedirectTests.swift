@@ -14,7 +14,7 @@ struct PastedRedirectTests {
         let store = try ScratchStore()
         let command = [BinaryLocator.toolPath, "login", "--portal", server.portal, "--client-id", server.clientID,
                        "--no-browser", "--timeout", "30"].map { "'\($0)'" }.joined(separator: " ")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
         process.environment = ProcessInfo.processInfo.environment.merging(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb"]) { $1 }

@@ -1,13 +1,14 @@
 import Foundation
+import PortalAuth
 
 /// The built tool started in the background, for tests that act while it waits (Ctrl-C, pasting).
 struct BackgroundTool {
-    let process: Process
+    let process: ChildProcess
     let errors: Pipe
 
     /// Starts `portal-auth` with `arguments` and extra environment variables; stdout is discarded.
     static func start(_ arguments: [String], environment: [String: String]) throws -> BackgroundTool {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

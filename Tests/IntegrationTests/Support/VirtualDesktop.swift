@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuth
 import Glibc
 
 /// A desktop session for the custom-scheme tests: an Xvfb display and private `XDG_DATA_HOME`, `XDG_CONFIG_HOME`
@@ -8,7 +9,7 @@ final class VirtualDesktop: @unchecked Sendable {
     let folder: URL
     /// The variables that make the tool, the browser driver and xdg-open use this desktop.
     let environment: [String: String]
-    private let xvfb: Process
+    private let xvfb: ChildProcess
 
     init() throws {
         var template = Array("\(NSTemporaryDirectory())/pa-desktop-XXXXXX".utf8CString)
@@ -18,7 +19,7 @@ final class VirtualDesktop: @unchecked Sendable {
             try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         }
-        xvfb = Process()
+        xvfb = ChildProcess()
         xvfb.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
         xvfb.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x800x24"]
         let output = Pipe()

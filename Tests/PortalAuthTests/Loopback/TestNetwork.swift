@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuth
 import Glibc
 import Synchronization
 
@@ -103,7 +104,7 @@ final class TestNetwork: Sendable {
     /// Runs `ip` with `arguments`; throws with its standard error when it fails.
     private static func ip(_ arguments: String...) throws {
         guard let ipCommand else { throw TestFailure("iproute2's ip is not installed") }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: ipCommand)
         process.arguments = arguments
         let errors = Pipe()

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuth
 import Glibc
 
 /// A tmpfs of a few hundred kilobytes mounted on a new temporary directory (root only), to run out of space.
@@ -45,7 +46,7 @@ final class SmallFileSystem {
     }
 
     private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         do { try process.run() } catch { return -1 }

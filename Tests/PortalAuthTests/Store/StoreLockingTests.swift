@@ -111,7 +111,7 @@ struct StoreLockingTests {
 
     /// Kills `holder` (which holds the lock; the store's counter is 1) with SIGKILL, then checks that an update
     /// gets the lock at once and that the killed holder's unwritten change left the store as it was.
-    private func expectSIGKILLReleasesLock(_ holder: Process, store: CredentialStoreFile) async throws {
+    private func expectSIGKILLReleasesLock(_ holder: ChildProcess, store: CredentialStoreFile) async throws {
         #expect(kill(holder.processIdentifier, SIGKILL) == 0)
         try await waitForExit(holder)
         #expect(holder.terminationReason == .uncaughtSignal)
@@ -209,17 +209,17 @@ struct StoreChildProcess {
     }
 
     /// Starts this test binary running ``incrementCounter()`` against `store`.
-    static func start(store: String, increments: Int, log: String) throws -> Process {
+    static func start(store: String, increments: Int, log: String) throws -> ChildProcess {
         try start(test: "incrementCounter", variables: [storeVariable: store, incrementsVariable: String(increments)], log: log)
     }
 
     /// Starts this test binary running ``holdLock()`` against `store`; `ready` appears once it holds the lock.
-    static func start(store: String, holdingLockUntilKilled ready: String, log: String) throws -> Process {
+    static func start(store: String, holdingLockUntilKilled ready: String, log: String) throws -> ChildProcess {
         try start(test: "holdLock", variables: [storeVariable: store, holdVariable: ready], log: log)
     }
 
-    private static func start(test: String, variables: [String: String], log: String) throws -> Process {
-        let process = Process()
+    private static func start(test: String, variables: [String: String], log: String) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         process.arguments = ["--testing-library", "swift-testing", "--filter", "StoreChildProcess.\(test)"]
         process.environment = ProcessInfo.processInfo.environment.merging(variables) { $1 }

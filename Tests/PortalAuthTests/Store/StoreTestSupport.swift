@@ -67,8 +67,8 @@ func increment(_ snapshot: inout StoreSnapshot, key: String = "counter") {
 // MARK: - Processes
 
 /// Starts `/bin/sh -c script` with `arguments` as `$1…`.
-func startShell(_ script: String, _ arguments: String...) throws -> Process {
-    let process = Process()
+func startShell(_ script: String, _ arguments: String...) throws -> ChildProcess {
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", script, "sh"] + arguments
     try process.run()
@@ -94,7 +94,7 @@ func waitForFile(_ path: String, timeout: Duration = .seconds(10)) async throws 
 }
 
 /// Waits for `process` to exit without blocking a cooperative thread for long.
-func waitForExit(_ process: Process, timeout: Duration = .seconds(60)) async throws {
+func waitForExit(_ process: ChildProcess, timeout: Duration = .seconds(60)) async throws {
     let deadline = ContinuousClock.now + timeout
     while process.isRunning {
         guard ContinuousClock.now < deadline else {

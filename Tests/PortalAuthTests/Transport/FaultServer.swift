@@ -1,17 +1,18 @@
 import Foundation
+import PortalAuth
 import Testing
 
 /// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port.
 ///
 /// It stops when `stop()` closes its stdin, and by itself if this test process dies (stdin closes) or after
-/// its lifetime. Its state is set once in `init` and only read afterwards; `Process` is not `Sendable`, hence the
-/// unchecked conformance, which lets it be started off the cooperative pool.
+/// its lifetime. Its state is set once in `init` and only read afterwards, hence the unchecked conformance, which lets
+/// it be started off the cooperative pool.
 final class FaultServer: @unchecked Sendable {
     /// The port it listens on.
     let port: Int
     /// `http` or `https`.
     let scheme: String
-    private let process: Process
+    private let process: ChildProcess
     private let stdin: Pipe
 
     /// Starts a server; `tls` serves https with that certificate, `clientCA` then requires client certificates.
@@ -22,7 +23,7 @@ final class FaultServer: @unchecked Sendable {
         var arguments = [script.path, "--lifetime", "120"]
         if let tls { arguments += ["--tls-cert", tls.certificate.path, "--tls-key", tls.key.path] }
         if let clientCA { arguments += ["--client-ca", clientCA.path] }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
         let stdin = Pipe()
@@ -122,7 +123,7 @@ struct TestCertificate: Sendable {
 
 /// Runs a tool from PATH and fails when it exits non-zero.
 func runTool(_ tool: String, _ arguments: [String]) throws {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [tool] + arguments
     process.standardOutput = FileHandle.nullDevice
