@@ -18,10 +18,10 @@ public final class IAPCredential: TokenKeepingCredential {
         self.keeper = keeper
     }
 
-    /// Signs the user in through the browser and returns the credential.
-    ///
-    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
-    public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
+    /// The authorization-code sign-in (browser or paste-back).
+    static func authorizationCodeCredential(
+        for configuration: IAPConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings
+    ) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
@@ -39,14 +39,29 @@ public final class IAPCredential: TokenKeepingCredential {
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
             successMessage: "You are signed in. You can close this tab and return to your terminal."
         )
-        let result = try await flow.run(settings: settings)
-        let now = result.receivedAt
-        let tokens = result.tokens
+        let result = try await flow.run(settings: settings, presentation: presentation)
+        return try signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer?.identifier,
+                            receivedAt: result.receivedAt, settings: settings)
+    }
+
+    /// Signs the user in through the browser and returns the credential.
+    ///
+    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
+    public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
+        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings)
+    }
+
+    /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iss` when
+    /// known, `nonce` when one was sent).
+    static func signedIn(
+        _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer: String?, receivedAt now: Date,
+        settings: SignInSettings
+    ) throws -> IAPCredential {
         var idTokenExpiry: Date?
         var username = tokens.username
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
-            try decoded.validate(clientID: configuration.clientID, nonce: result.request.nonce, expectedIssuer: issuer?.identifier, now: now)
+            try decoded.validate(clientID: configuration.clientID, nonce: nonce, expectedIssuer: issuer, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
         }

@@ -35,8 +35,19 @@ struct AuthorizationCodeFlow: Sendable {
         let receivedAt: Date
     }
 
-    /// Runs the sign-in.
-    func run(settings: SignInSettings) async throws -> Result {
+    /// How the person reaches the authorization URL.
+    enum Presentation: Sendable, Equatable {
+        /// The browser opens here; with `failsOver`, a browser command that fails ends the flow at once
+        /// (`SignInError.browserFailed`) so that the caller can take a remote path instead of waiting.
+        case browser(failsOver: Bool)
+        /// No browser: the person signs in anywhere and pastes the final address (no countdown is drawn).
+        case pasteBack
+    }
+
+    /// Runs the sign-in. Without a `presentation`: paste-back when the settings have no browser and accept pasting,
+    /// else the browser.
+    func run(settings: SignInSettings, presentation: Presentation? = nil) async throws -> Result {
+        let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser(failsOver: false))
         var configuration = LoopbackListener.Configuration()
         configuration.successMessage = successMessage
         let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
@@ -44,15 +55,22 @@ struct AuthorizationCodeFlow: Sendable {
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
 
-        settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-        settings.openBrowser(at: url)
-
+        var browserFailures: AsyncStream<String>?
+        if case .browser(let failsOver) = presentation {
+            settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
+            let failures = settings.openBrowserReportingFailures(at: url)
+            if failsOver { browserFailures = failures }
+        }
+        let pastes = presentation == .pasteBack || settings.acceptsPastedRedirect
         let callback = try await withDeadline(
             settings.timeout,
-            tick: { settings.observer.waitingForBrowser(remaining: $0) },
+            // Nothing is redrawn while the person may be typing or pasting.
+            tick: { remaining in if !pastes { settings.observer.waitingForBrowser(remaining: remaining) } },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
-        ) {
-            try await waitForRedirect(listener: listener, request: request, settings: settings)
+        ) { [browserFailures] in
+            try await waitForRedirect(
+                listener: listener, authorizationURL: url, request: request, settings: settings,
+                acceptsPaste: pastes, opensBrowser: presentation != .pasteBack, browserFailures: browserFailures)
         }
         listener.close()
         guard let code = callback.code, !code.isEmpty else { throw SignInError.missingCode() }
@@ -66,24 +84,34 @@ struct AuthorizationCodeFlow: Sendable {
         return Result(tokens: tokens, request: request, redirectURI: request.redirectURI, receivedAt: Date())
     }
 
-    /// The listener's callback, or a pasted redirect URL when that is allowed — whichever comes first.
-    private func waitForRedirect(listener: LoopbackListener, request: AuthorizationRequest, settings: SignInSettings) async throws -> LoopbackCallback {
+    /// The listener's callback, a pasted redirect URL when that is allowed, or a browser failure when one ends the
+    /// flow — whichever comes first.
+    private func waitForRedirect(
+        listener: LoopbackListener, authorizationURL: URL, request: AuthorizationRequest, settings: SignInSettings,
+        acceptsPaste: Bool, opensBrowser: Bool, browserFailures: AsyncStream<String>?
+    ) async throws -> LoopbackCallback {
         let state = request.state
         let issuer = expectedIssuer
-        guard settings.acceptsPastedRedirect else {
+        guard acceptsPaste || browserFailures != nil else {
             return try await listener.waitForCallback(state: state, issuer: issuer)
         }
         return try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
             group.addTask { try await listener.waitForCallback(state: state, issuer: issuer) }
-            group.addTask {
-                for await line in StandardInputLines.stream() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            if acceptsPaste {
+                group.addTask {
                     do {
-                        return try listener.callback(fromPastedURL: line, state: state, issuer: issuer)
-                    } catch let error as LoopbackError where error.kind == .notAwaitedResponse {
-                        settings.observer.pastedRedirectRejected(error.description)
+                        return try await PastedRedirectReader(settings: settings, announces: !opensBrowser).callback(
+                            authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer)
+                    } catch is SignInError {
+                        return nil  // end of input: keep waiting for the browser
                     }
                 }
-                return nil  // end of input: keep waiting for the browser
+            }
+            if let browserFailures {
+                group.addTask {
+                    for await message in browserFailures { throw SignInError.browserFailed(message) }
+                    return nil  // the browser command succeeded: keep waiting
+                }
             }
             defer { group.cancelAll() }
             while let next = try await group.next() {

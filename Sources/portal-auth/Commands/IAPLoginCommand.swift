@@ -13,8 +13,15 @@ struct IAPLoginCommand: AsyncParsableCommand {
             file's loopback redirect_url (or --redirect-url). The ID token's audience, nonce, expiry and \
             issuer are checked before the tokens are stored.
 
+            Without a display (an SSH session, a container) or when the browser command fails, the tool signs \
+            in with a device code instead when the identity provider offers one (RFC 8628: its discovery \
+            document names a device_authorization_endpoint; Microsoft Entra always does; or give \
+            --device-authorization-url): open the printed page on any device and enter the code. Otherwise, on \
+            a terminal, it prints the URL and reads back the address the browser ends on.
+
             Example:
               portal-auth iap login --config contoso-iap.json
+              portal-auth iap login --config contoso-iap.json --device-code
             """
     )
 
@@ -25,9 +32,17 @@ struct IAPLoginCommand: AsyncParsableCommand {
         "Loopback redirect URL to use instead of the file's redirect_url.", valueName: "url"))
     var redirectURL: String?
 
+    @Option(name: .customLong("device-authorization-url"), help: ArgumentHelp(
+        "The identity provider's device authorization endpoint, when its discovery document does not name one.", valueName: "url"))
+    var deviceAuthorizationURL: String?
+
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
+        if let deviceAuthorizationURL, URL(string: deviceAuthorizationURL)?.host == nil
+            || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "") {
+            throw ValidationError("--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode")
+        }
         if let redirectURL, URL(string: redirectURL)?.host == nil {
             throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
@@ -39,8 +54,10 @@ struct IAPLoginCommand: AsyncParsableCommand {
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
             let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
             let store = try session.credentialStore(settings: settings, forSignIn: true)
+            let method = session.signInMethod
+            let endpoint = deviceAuthorizationURL.flatMap(URL.init(string:))
             let credential = try await Failure.cancellableOnInterrupt { [configuration] in
-                try await IAPCredential.credential(for: configuration, settings: settings)
+                try await IAPCredential.credential(for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings)
             }
             try await store.keepSignIn(credential)
             let who = credential.username.map { " as \($0)" } ?? ""
@@ -48,7 +65,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")
         } catch {
-            throw Failure.report(error)
+            throw Failure.report(session.terminalNeeded(error))
         }
     }
 }

@@ -13,6 +13,11 @@ struct LoginCommand: AsyncParsableCommand {
             names another. Register that redirect URL for the app in the portal. The tokens go to the credential \
             store (see `portal-auth status`); `portal-auth token` hands them to scripts.
 
+            Without a display (an SSH session, a container) or when the browser command fails, the tool prints \
+            the URL at once instead: sign in on any machine and paste the address the browser ends on. With \
+            --redirect-url urn:ietf:wg:oauth:2.0:oob (where the app's registration lists it) the portal's page \
+            shows a code to paste instead.
+
             Example:
               portal-auth login --portal https://www.arcgis.com --client-id abc123XYZ
             """
@@ -43,7 +48,10 @@ struct LoginCommand: AsyncParsableCommand {
         guard URL(string: portal)?.host != nil else {
             throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
         }
-        guard URL(string: redirectURL)?.host != nil else {
+        if session.deviceCode {
+            throw ValidationError("ArcGIS portals have no device code; over SSH use --no-browser (paste the final address) or --redirect-url \(OutOfBandRedirect.uri)")
+        }
+        guard isOutOfBand || URL(string: redirectURL)?.host != nil else {
             throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
         guard refreshTokenExpiration > 0 else { throw ValidationError("--refresh-token-expiration must be a positive number of minutes") }
@@ -54,9 +62,13 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 
+    /// Whether the out-of-band redirect is asked for (the portal's page shows a code to paste).
+    private var isOutOfBand: Bool { redirectURL == OutOfBandRedirect.uri }
+
     private var configuration: OAuthUserConfiguration {
         OAuthUserConfiguration(
-            portalURL: URL(string: portal)!, clientID: clientID, redirectURL: URL(string: redirectURL)!,
+            portalURL: URL(string: portal)!, clientID: clientID,
+            redirectURL: isOutOfBand ? OAuthUserConfiguration.defaultRedirectURL : URL(string: redirectURL)!,
             refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60),
             refreshTokenExchangeInterval: .seconds(refreshTokenExchangeInterval.map { $0 * 60 } ?? min(24 * 3600, refreshTokenExpiration * 30))
         )
@@ -67,8 +79,9 @@ struct LoginCommand: AsyncParsableCommand {
         let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
         do {
             let store = try session.credentialStore(settings: settings, forSignIn: true)
+            let method = isOutOfBand ? SignInMethod.outOfBand : session.signInMethod
             let credential = try await Failure.cancellableOnInterrupt {
-                try await OAuthUserCredential.credential(for: configuration, settings: settings)
+                try await OAuthUserCredential.credential(for: configuration, using: method, settings: settings)
             }
             try await store.keepSignIn(credential)
             let who = credential.username.map { " as \($0)" } ?? ""
@@ -76,7 +89,7 @@ struct LoginCommand: AsyncParsableCommand {
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")
         } catch {
-            throw Failure.report(error)
+            throw Failure.report(session.terminalNeeded(error))
         }
     }
 }
