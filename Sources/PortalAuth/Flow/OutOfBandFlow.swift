@@ -21,25 +21,41 @@ struct OutOfBandFlow: Sendable {
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: Self.redirectURI, wantsNonce: false)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
         settings.observer.outOfBandCodeRequested(authorizationURL: url)
-        let code = try await withDeadline(
-            settings.timeout,
-            onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: URL(string: Self.redirectURI)!) }
-        ) {
-            for await line in settings.pastedLines() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                try Task.checkCancellation()
-                do {
-                    return try Self.code(fromPasted: line, state: request.state)
-                } catch let error as LoopbackError where error.kind == .notAwaitedResponse {
-                    settings.observer.pastedRedirectRejected(error.description)
-                }
-            }
-            try Task.checkCancellation()
-            throw SignInError.inputClosed()
+        let state = request.state
+        let timeoutError = SignInError.timedOut(after: settings.timeout, redirect: URL(string: Self.redirectURI)!)
+        let code = try await withDeadline(settings.timeout, onTimeout: { timeoutError }) {
+            try await Self.readCode(settings: settings, state: state)
         }
         settings.observer.exchangingCode()
         let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))
         let tokens = try TokenResponse.parse(response, endpoint: tokenURL)
         return AuthorizationCodeFlow.Result(tokens: tokens, request: request, redirectURI: Self.redirectURI, receivedAt: Date())
+    }
+
+    /// Reads pasted lines until one holds this sign-in's code; a line that does not is explained and the next read.
+    private static func readCode(settings: SignInSettings, state: String) async throws -> String {
+        for await line in settings.pastedLines() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            try Task.checkCancellation()
+            switch outcome(of: line, state: state) {
+            case .success(let code):
+                return code
+            case .failure(let error) where error.kind == .notAwaitedResponse:
+                settings.observer.pastedRedirectRejected(error.description)
+            case .failure(let error):
+                throw error
+            }
+        }
+        try Task.checkCancellation()
+        throw SignInError.inputClosed()
+    }
+
+    /// ``code(fromPasted:state:)`` as a value.
+    static func outcome(of line: String, state: String) -> Result<String, LoopbackError> {
+        do {
+            return .success(try code(fromPasted: line, state: state))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// The code in a pasted line: the code alone, or the address of the portal's approval page (`…?code=…`), whose

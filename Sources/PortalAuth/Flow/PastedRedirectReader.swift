@@ -42,14 +42,26 @@ public struct PastedRedirectReader: Sendable {
         if announces { observer.pastedAddressRequested(authorizationURL: authorizationURL, expectedRedirect: expectedRedirect) }
         for await line in lines() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             try Task.checkCancellation()
-            do {
-                return try Self.callback(fromPasted: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer)
-            } catch let error as LoopbackError where error.kind == .notAwaitedResponse {
+            switch Self.outcome(of: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer) {
+            case .success(let callback):
+                return callback
+            case .failure(let error) where error.kind == .notAwaitedResponse:
                 observer.pastedRedirectRejected(error.description)
+            case .failure(let error):
+                throw error
             }
         }
         try Task.checkCancellation()
         throw SignInError.inputClosed()
+    }
+
+    /// ``callback(fromPasted:expectedRedirect:state:issuer:)`` as a value.
+    static func outcome(of line: String, expectedRedirect: URL, state: String, issuer: String?) -> Result<LoopbackCallback, LoopbackError> {
+        do {
+            return .success(try callback(fromPasted: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Checks one pasted line against the expected redirect and state.
