@@ -7,7 +7,16 @@ import Synchronization
 final class HeadlessTool: @unchecked Sendable {
     private let process = Process()
     private let errors = Pipe()
-    private let collected = Mutex((text: "", closed: false))
+    private let collected = Collected()
+
+    /// What the reader thread shares with the test.
+    private final class Collected: Sendable {
+        struct State {
+            var text = ""
+            var closed = false
+        }
+        let state = Mutex(State())
+    }
 
     init(_ arguments: [String], environment extra: [String: String]) throws {
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
@@ -20,14 +29,14 @@ final class HeadlessTool: @unchecked Sendable {
         let (handle, collected) = (errors.fileHandleForReading, self.collected)
         Thread {
             while case let chunk = handle.availableData, !chunk.isEmpty {
-                collected.withLock { $0.text += String(decoding: chunk, as: UTF8.self) }
+                collected.state.withLock { $0.text += String(decoding: chunk, as: UTF8.self) }
             }
-            collected.withLock { $0.closed = true }
+            collected.state.withLock { $0.closed = true }
         }.start()
     }
 
     /// What the tool wrote to stderr so far.
-    var stderr: String { collected.withLock { $0.text } }
+    var stderr: String { collected.state.withLock { $0.text } }
 
     /// Waits until stderr contains `marker`; false after `timeout`.
     func waitFor(_ marker: String, timeout: Duration = .seconds(30)) -> Bool {
@@ -51,7 +60,7 @@ final class HeadlessTool: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         let drained = ContinuousClock.now + .seconds(5)
-        while !collected.withLock(\.closed) && ContinuousClock.now < drained { Thread.sleep(forTimeInterval: 0.05) }
+        while !collected.state.withLock({ $0.closed }) && ContinuousClock.now < drained { Thread.sleep(forTimeInterval: 0.05) }
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
 

@@ -61,7 +61,7 @@ struct RemoteSignInChoiceTests {
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = false
         let browser = RecordingBrowserOpener(.succeeds)
-        let settings = SignInSettings(browser: browser, httpClient: provider.client(), acceptsPastedRedirect: false,
+        let settings = SignInSettings(browser: browser, acceptsPastedRedirect: false, httpClient: provider.client(),
                                       environment: SignInEnvironment(hasDisplay: false, isSSHSession: true, hasForwardedDisplay: false))
         let thrown = await #expect(throws: SignInError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
