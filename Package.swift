@@ -35,12 +35,14 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // prctl (variadic in C) for keeping secrets out of core dumps; glibc only, nothing to link.
+        .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
 
         // MARK: - Library and tool
         .target(
             name: "PortalAuth",
             dependencies: [
-                "CCurl", "COpenSSL", "CJansson",
+                "CCurl", "COpenSSL", "CJansson", "CSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -63,6 +65,12 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
+            dependencies: ["PortalAuth"],
+            swiftSettings: strictSettings
+        ),
+        // Code written for the ArcGIS Maps SDK for Swift, compiled against the public API only.
+        .testTarget(
+            name: "SDKStyleTests",
             dependencies: ["PortalAuth"],
             swiftSettings: strictSettings
         ),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PortalAuth
 
 /// The `portal-auth` tool: the root command that holds every subcommand.
@@ -16,6 +17,9 @@ struct PortalAuthCommand: AsyncParsableCommand {
         GenerateTokenCommand.self,
         AppTokenCommand.self,
         RequestCommand.self,
+        RegisterSchemeCommand.self,
+        UnregisterSchemeCommand.self,
+        HandleRedirectCommand.self,
     ]
 
     static let configuration = CommandConfiguration(
@@ -25,7 +29,9 @@ struct PortalAuthCommand: AsyncParsableCommand {
             portal-auth opens the system browser for the sign-in page and catches the OAuth redirect on a \
             loopback port (http://127.0.0.1 or http://localhost), so people and scripts on Linux can get \
             tokens for ArcGIS Online, ArcGIS Enterprise, and services published through an Identity-Aware \
-            Proxy such as the Microsoft Entra application proxy.
+            Proxy such as the Microsoft Entra application proxy. A custom-scheme redirect URL such as \
+            my-maps-app://auth (the SDK's IAP files use them) is received through the desktop's scheme \
+            handler: see `portal-auth help register-scheme`.
 
             Start by checking an IAP configuration file:
 
@@ -41,4 +47,25 @@ struct PortalAuthCommand: AsyncParsableCommand {
         version: PortalAuthVersion.string,
         subcommands: subcommands
     )
+
+    /// Runs the tool: core dumps are disabled before any token or password is in memory, and every command's
+    /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs.
+    static func main() async {
+        do {
+            try CoreDumpProtection.disable()
+        } catch {
+            StandardError.line("portal-auth: warning: \(error)")
+        }
+        _ = CommandClock.start
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -13,6 +13,12 @@ PORTAL_AUTH_TEST_BROWSER_USER_CODE), authorizes (or denies), and stops on the st
 and the final page's title and text, in the browser log (no query strings, no secrets),
 then quits Chromium and leaves no process behind.
 
+A redirect to a custom scheme (my-maps-app://auth?…, the SDK's native-app redirect): a real
+desktop browser hands such a navigation to xdg-open, which headless Chromium cannot be made
+to do; the driver reads the redirect's Location from Chromium's network log and passes it to
+`xdg-open` itself (as the browser would). From there on everything is the desktop's real
+chain: the desktop database, the scheme's handler, its channel to the waiting sign-in.
+
 Environment:
   PORTAL_AUTH_TEST_BROWSER_ACTION   allow (default) | deny | none (open the URL and wait)
   PORTAL_AUTH_TEST_BROWSER_TIMEOUT  seconds before giving up (default 60)
@@ -27,15 +33,22 @@ Environment:
                                     the final redirect never reaches the tool and must be pasted
   PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE  write the address the browser ended on there (0600; it
                                     holds the authorization code: tests only)
+  PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE  a custom-scheme redirect is written to this file (0600)
+                                    instead of going to xdg-open: what a person on another
+                                    machine copies from the address bar to paste back
+  PORTAL_AUTH_TEST_BROWSER_HEADED=1  with DISPLAY set, run Chromium with a window (under Xvfb)
   PORTAL_AUTH_TEST_USERNAME, PORTAL_AUTH_TEST_PASSWORD_FILE  credentials (else read from
                                     the run directory's authserver.env)
 Exit status (foreground): 0 reached the loopback redirect, 1 sign-in failed, 2 the server
 showed an error page, 3 timed out, 4 browser failure, 64 usage.
 """
+import html
+import json
 import os
 import re
 import shlex
 import shutil
+import subprocess
 import signal
 import sys
 import tempfile
@@ -43,7 +56,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -168,6 +181,19 @@ def sweep(log):
         log(f"warning: processes left after cleanup: {sorted(left)}")
 
 
+def launch_page_target(url):
+    """The URL the tool's private launch page (file://) forwards to, or None."""
+    parts = urlsplit(url)
+    if parts.scheme != "file":
+        return None
+    try:
+        with open(unquote(parts.path), encoding="utf-8") as page:
+            match = re.search(r'id="continue" rel="noreferrer" href="([^"]*)"', page.read())
+    except OSError:
+        return None
+    return html.unescape(match.group(1)) if match else None
+
+
 class Driver:
     def __init__(self, url, log):
         self.url = url
@@ -176,12 +202,17 @@ class Driver:
         self.timeout = float(os.environ.get("PORTAL_AUTH_TEST_BROWSER_TIMEOUT") or 60)
         self.screenshot = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCREENSHOT")
         self.username, self.password, server = credentials()
-        # The tool may start the browser on its own one-time loopback launch address (which redirects to the
-        # identity provider, keeping tokens out of the browser's arguments): that origin is then the tool's,
-        # not the server's.
+        # The tool starts the browser on its private launch page (a file:// page that forwards to the identity
+        # provider, keeping the URL out of the browser's arguments): that is not the server's origin.
         self.server_origins = set() if self.is_launch_address(url) else {origin(url)}
+        target = launch_page_target(url)
+        if target:
+            self.server_origins.add(origin(target))  # the identity provider (or a proxy in front of it)
         if server:
             self.server_origins.add(origin(server))
+        glewlwyd = os.environ.get("PORTAL_AUTH_GLEWLWYD_BASE")
+        if glewlwyd:
+            self.server_origins.add(origin(glewlwyd))
         self.driver = None
         self.profile = None
         self.keep_profile = False
@@ -199,8 +230,10 @@ class Driver:
             self.profile = tempfile.mkdtemp(prefix="portal-auth-test-browser-")
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        headed = os.environ.get("PORTAL_AUTH_TEST_BROWSER_HEADED") == "1" and os.environ.get("DISPLAY")
+        if not headed:
+            options.add_argument("--headless=new")
         for argument in (
-            "--headless=new",
             "--no-sandbox",
             "--disable-dev-shm-usage",
             f"--user-data-dir={self.profile}",
@@ -222,6 +255,8 @@ class Driver:
             options.add_argument("--proxy-server=http://127.0.0.1:9")
             options.add_argument(f"--proxy-bypass-list=<-loopback>;{direct}")
         options.page_load_strategy = "none"  # poll instead of blocking on slow loopback pages
+        # The network log shows a redirect's Location even when Chromium cannot follow it (a custom scheme).
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
         service = Service(CHROMEDRIVER, log_output=os.devnull)
         self.driver = webdriver.Chrome(service=service, options=options)
 
@@ -245,7 +280,9 @@ class Driver:
 
     @staticmethod
     def is_launch_address(url):
-        return urlsplit(url).path.startswith("/launch-")
+        # The tool's private launch page (a file that forwards to the identity provider).
+        parts = urlsplit(url)
+        return parts.scheme == "file" or parts.path.startswith("/launch-")
 
     def is_redirect_target(self, url):
         parts = urlsplit(url)
@@ -253,6 +290,63 @@ class Driver:
             return False
         host = (parts.hostname or "").lower()
         return host in LOOPBACK_HOSTS and origin(url) not in self.server_origins
+
+    @staticmethod
+    def custom_scheme_of(url):
+        scheme = urlsplit(url).scheme.lower() if "://" in url or ":" in url else ""
+        if not scheme or scheme in ("http", "https", "about", "data", "blob", "chrome", "file", "javascript"):
+            return None
+        return scheme
+
+    def custom_scheme_redirect(self):
+        """The custom-scheme address a response of this page redirected to, from the network log; or None."""
+        try:
+            entries = self.driver.get_log("performance")
+        except Exception:  # noqa: BLE001 - logging unavailable: no hand-off
+            return None
+        for entry in entries:
+            try:
+                message = json.loads(entry["message"])["message"]
+            except (KeyError, ValueError, TypeError):
+                continue
+            params = message.get("params", {})
+            candidates = []
+            if message.get("method") == "Network.responseReceivedExtraInfo":
+                candidates.append(params.get("headers", {}))
+            elif message.get("method") == "Network.requestWillBeSent":
+                candidates.append((params.get("redirectResponse") or {}).get("headers", {}))
+                url = params.get("request", {}).get("url", "")
+                if self.custom_scheme_of(url):
+                    return url
+            for headers in candidates:
+                for name, value in (headers or {}).items():
+                    if name.lower() == "location" and self.custom_scheme_of(value):
+                        return value
+        return None
+
+    def hand_off(self, address):
+        """Does what a desktop browser does with a custom-scheme address: xdg-open it."""
+        scheme = self.custom_scheme_of(address)
+        copy_to = os.environ.get("PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE")
+        if copy_to:
+            temporary = f"{copy_to}.tmp{os.getpid()}"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(address + "\n")
+            os.replace(temporary, copy_to)
+            self.log(f"redirect to {scheme}: copied for pasting")
+            return EXIT_OK
+        self.log(f"redirect to {scheme}: handed to xdg-open")
+        try:
+            completed = subprocess.run(
+                ["xdg-open", address], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, timeout=60, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            self.log(f"xdg-open failed: {type(error).__name__}")
+            return EXIT_BROWSER
+        self.log(f"xdg-open {scheme}: exit {completed.returncode}")
+        return EXIT_OK if completed.returncode == 0 else EXIT_ERROR_PAGE
 
     def script(self, source, *args):
         return self.driver.execute_script(source, *args)
@@ -265,6 +359,88 @@ class Driver:
             return [meta ? meta.content : null, document.readyState, window.__portalAuthActed === true];
             """
         )
+
+    @staticmethod
+    def glewlwyd_login(url):
+        """The callback_url when `url` is Glewlwyd's login page (its own single-page application), else None."""
+        from urllib.parse import parse_qs
+
+        parts = urlsplit(url)
+        if not parts.path.endswith("/login.html"):
+            return None
+        return (parse_qs(parts.query).get("callback_url") or [None])[0]
+
+    def act_glewlwyd(self, url, callback):
+        """Glewlwyd's login page: signs in and grants the scopes through the same API its page uses (from the page,
+        so the browser holds the session cookie), then continues to the authorization endpoint as its page does."""
+        from urllib.parse import parse_qs
+
+        query = parse_qs(urlsplit(url).query)
+        client_id = (query.get("client_id") or [""])[0]
+        scope = (query.get("scope") or [""])[0]
+        where = without_query(url)
+        if (query.get("prompt") or [""])[0] == "end_session":
+            return self.glewlwyd_end_session(query, callback, where)
+        if self.action == "deny":
+            self.log(f"glewlwyd: cancel at {where}")
+            self.mark_acted()
+            self.script("window.location = arguments[0];", callback.split("?")[0] + "?error=access_denied")
+            return None
+        if not self.username or not self.password:
+            self.log("no credentials: set PORTAL_AUTH_TEST_USERNAME and PORTAL_AUTH_TEST_PASSWORD_FILE")
+            return EXIT_LOGIN_FAILED
+        self.mark_acted()
+        result = self.driver.execute_async_script(
+            """
+            const [username, password, clientID, scope, done] = arguments;
+            const json = {"Content-Type": "application/json"};
+            (async () => {
+              let r = await fetch("api/auth/", {method: "POST", headers: json, credentials: "include",
+                                                body: JSON.stringify({username, password})});
+              if (!r.ok) return done("login " + r.status);
+              if (scope) {
+                r = await fetch("api/auth/grant/" + encodeURIComponent(clientID), {method: "PUT", headers: json,
+                                credentials: "include", body: JSON.stringify({scope})});
+                if (!r.ok) return done("grant " + r.status);
+              }
+              done("ok");
+            })().catch(e => done("error " + e));
+            """,
+            self.username, self.password, client_id, scope,
+        )
+        if result != "ok":
+            self.log(f"glewlwyd: sign-in failed at {where}: {result}")
+            return EXIT_LOGIN_FAILED
+        self.log(f"signed in as {self.username} at {where} (glewlwyd)")
+        self.script("window.location = arguments[0];", callback + ("&" if "?" in callback else "?") + "g_continue")
+        return None
+
+    def glewlwyd_end_session(self, query, callback, where):
+        """Glewlwyd's sign-out page: ends the OpenID session and the Glewlwyd session as its page does, then goes to
+        the callback (the client's post_logout_redirect_uri); with action=deny it stays."""
+        self.mark_acted()
+        if self.action == "deny":
+            self.log(f"glewlwyd: sign-out declined at {where}")
+            return None
+        sid = (query.get("sid") or [""])[0]
+        plugin = (query.get("plugin") or ["oidc"])[0]
+        result = self.driver.execute_async_script(
+            """
+            const [plugin, sid, done] = arguments;
+            (async () => {
+              let r = await fetch("api/" + plugin + "/session/" + encodeURIComponent(sid), {method: "DELETE", credentials: "include"});
+              if (!r.ok) return done("session " + r.status);
+              r = await fetch("api/auth/", {method: "DELETE", credentials: "include"});
+              done(r.ok ? "ok" : "auth " + r.status);
+            })().catch(e => done("error " + e));
+            """,
+            plugin, sid,
+        )
+        self.log(f"logout: glewlwyd end_session at {where}: {result}")
+        if result != "ok":
+            return EXIT_ERROR_PAGE
+        self.script("window.location = arguments[0];", callback)
+        return None
 
     def mark_acted(self):
         self.script("window.__portalAuthActed = true;")
@@ -380,9 +556,19 @@ class Driver:
                     status = self.finish(url)
                     self.log(f"done in {time.monotonic() - started:.1f}s")
                     return status
+                address = self.custom_scheme_redirect()
+                if address:
+                    status = self.hand_off(address)
+                    self.log(f"done in {time.monotonic() - started:.1f}s")
+                    return status
                 kind, ready, acted = self.page_state()
                 if kind and not acted and ready in ("interactive", "complete"):
                     status = self.act(kind, url)
+                    if status is not None:
+                        return status
+                callback = None if kind else self.glewlwyd_login(url)
+                if callback and not acted and ready == "complete" and self.action != "none":
+                    status = self.act_glewlwyd(url, callback)
                     if status is not None:
                         return status
             except Exception as error:  # noqa: BLE001 - navigation in progress, retry

@@ -8,7 +8,8 @@ upstream unchanged (Host header included, so the server's own redirects and URLs
 It exits when stdin closes (the test that started it ended, however it ended; --ignore-stdin for scripts), on
 SIGTERM, or after --lifetime.
 
-Faults hit token requests only (POST to a path ending in /oauth2/token or /o/token/), the next `count` of them
+Faults hit token requests only (POST to a path ending in /oauth2/token, /o/token/ or Glewlwyd's /oidc/token), the
+next `count` of them
 (-1: all until cleared). Arm one with
 
     POST /__fault__   {"mode": MODE, "count": 1, "seconds": 30}
@@ -25,6 +26,8 @@ Modes:
   wrong-type    forwards; the answer's Content-Type replaced by text/html
   html-200      200 text/html sign-in page (a captive portal), upstream not asked
   garbage       bytes that are not HTTP, then closed
+  no-id-token   forwards; the answer's JSON without its "id_token" (a refresh answered as OIDC Core 12.2 allows)
+  bad-id-token  forwards; an `id_token` in the JSON answer replaced by text that is not a JWT (the rest kept)
 """
 import argparse
 import http.client
@@ -39,7 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 STOP = threading.Event()
-MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage"}
+MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "no-id-token",
+         "bad-id-token"}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "content-length"}
 
@@ -72,6 +76,18 @@ class Fault:
                     "faulted": self.faulted}
 
 
+def without_id_token(answer):
+    """The JSON token response without its id_token; any other body unchanged."""
+    try:
+        tokens = json.loads(answer)
+    except ValueError:
+        return answer
+    if not isinstance(tokens, dict):
+        return answer
+    tokens.pop("id_token", None)
+    return json.dumps(tokens).encode()
+
+
 FAULT = Fault()
 UPSTREAM = None  # (host, port)
 
@@ -93,7 +109,8 @@ class Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path == "/__fault__":
             return self.control(body)
-        is_token = self.command == "POST" and (path.endswith("/oauth2/token") or path.endswith("/o/token/"))
+        is_token = self.command == "POST" and (
+            path.endswith("/oauth2/token") or path.endswith("/o/token/") or path.endswith("/oidc/token"))
         mode = FAULT.take() if is_token else None
         if mode == "status-500":
             page = b"<html><head><title>500 Internal Server Error</title></head><body>Oops</body></html>"
@@ -119,6 +136,16 @@ class Handler(BaseHTTPRequestHandler):
         status, headers, answer = self.forward(body)
         if mode == "truncate":
             answer = answer[: len(answer) // 2]
+        elif mode == "no-id-token":
+            answer = without_id_token(answer)
+        elif mode == "bad-id-token":
+            try:
+                document = json.loads(answer)
+                if isinstance(document, dict) and "id_token" in document:
+                    document["id_token"] = "not-a-jwt"
+                    answer = json.dumps(document).encode()
+            except ValueError:
+                pass
         elif mode == "wrong-type":
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"] + [("Content-Type", "text/html")]
         elif mode == "cut":

@@ -4,12 +4,17 @@ import Glibc
 /// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else `xdg-open`.
 ///
 /// The command is split into words like a shell would (quotes, no expansion). A `%s` word is
-/// replaced by the URL; otherwise the URL is appended as the last argument. The process runs in
+/// replaced by the address; otherwise the address is appended as the last argument. The process runs in
 /// its own session, with standard input from `/dev/null`, so Ctrl-C in the terminal does not close
 /// the browser, and nothing is run through a shell.
+///
+/// The URL itself never goes into the command's arguments, which every local user can read: the command gets the
+/// `file:` address of a private ``BrowserLaunchPage`` that forwards the browser to the URL.
 public struct CommandBrowserOpener: BrowserOpener {
     /// The commands to try in order (`$BROWSER` may list several, separated by `:`).
     public let commands: [String]
+    /// The folder for launch pages; `nil`: ``BrowserLaunchPage/directory(forCommand:environment:)`` for the command.
+    public var launchDirectory: URL?
 
     /// An opener for one command.
     public init(command: String) {
@@ -29,12 +34,31 @@ public struct CommandBrowserOpener: BrowserOpener {
         self.commands = commands
     }
 
+    /// Starts the browser through a launch page that is removed when the process exits (use
+    /// ``launch(_:onExit:)`` to remove it as soon as the sign-in ends).
     public func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) {
+        LingeringPages.shared.keep(try start(url, onExit: onExit))
+    }
+
+    /// Starts the browser through a launch page; the caller removes the page when the sign-in ends.
+    public func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
+        try start(url, onExit: onExit)
+    }
+
+    private func start(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage {
         var lastError: BrowserError?
         for command in commands {
             let words = Self.splitWords(command)
             guard !words.isEmpty else { continue }
-            let arguments = words.contains("%s") ? words.map { $0 == "%s" ? url.absoluteString : $0 } : words + [url.absoluteString]
+            let page: BrowserLaunchPage
+            do {
+                page = try BrowserLaunchPage(forwardingTo: url, in: launchDirectory ?? BrowserLaunchPage.directory(forCommand: command))
+            } catch {
+                lastError = error
+                continue
+            }
+            let address = page.fileURL.absoluteString
+            let arguments = words.contains("%s") ? words.map { $0 == "%s" ? address : $0 } : words + [address]
             do {
                 let pid = try Self.spawn(arguments, command: command)
                 let reaper = Thread {
@@ -44,8 +68,9 @@ public struct CommandBrowserOpener: BrowserOpener {
                     onExit(exited ? (status >> 8) & 0xff : 128 + (status & 0x7f))
                 }
                 reaper.start()
-                return
+                return page
             } catch {
+                page.remove()
                 lastError = error
             }
         }

@@ -30,7 +30,7 @@ public struct ArcGISAuthenticationChallenge: Sendable, CustomStringConvertible {
     public enum Disposition: Sendable {
         /// Continue with this credential: it is added to the ArcGIS credential store and the request is sent again,
         /// once.
-        case continueWithCredential(any ArcGISCredential)
+        case continueWithCredential(ArcGISCredential)
         /// The request fails with the challenge's `error`.
         case continueWithoutCredential
         /// The request fails with `CancellationError`.

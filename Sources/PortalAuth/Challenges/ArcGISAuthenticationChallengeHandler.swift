@@ -9,4 +9,13 @@ public protocol ArcGISAuthenticationChallengeHandler: Sendable {
     func handleArcGISAuthenticationChallenge(
         _ challenge: ArcGISAuthenticationChallenge
     ) async throws -> ArcGISAuthenticationChallenge.Disposition
+
+    /// The IAP configurations the handler signs in with: the manager treats their hosts' redirects to the
+    /// identity provider as IAP challenges. None by default (the `Authenticator` gives its `iapConfigurations`).
+    var iapConfigurations: [IAPConfiguration] { get }
+}
+
+extension ArcGISAuthenticationChallengeHandler {
+    /// None: a handler that signs in to IAPs of its own says which by implementing this.
+    public var iapConfigurations: [IAPConfiguration] { [] }
 }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A request was challenged and no credential answered it: no handler, a handler that continued without a
 /// credential, or a credential the server refused again after the one retry.
@@ -30,7 +30,8 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
     public let url: RedactedURL
     /// The HTTP status of the answer (200 for ArcGIS errors in an envelope).
     public let statusCode: Int?
-    /// What the server said: the ArcGIS message, the `WWW-Authenticate` schemes, the redirect target host.
+    /// What the server said: the ArcGIS message, the `WWW-Authenticate` schemes, the redirect target host (one line,
+    /// control characters neutralised, see `DisplayText`).
     public let detail: String
     /// Whether a credential was sent and refused (as opposed to none being held).
     public let credentialWasRefused: Bool
@@ -39,7 +40,7 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
         self.kind = kind
         self.url = RedactedURL(url)
         self.statusCode = statusCode
-        self.detail = detail
+        self.detail = DisplayText.neutralised(detail, limit: 500)  // the server's words: no terminal controls
         self.credentialWasRefused = credentialWasRefused
     }
 

@@ -92,6 +92,20 @@ public final class AuthenticationManager: Sendable {
         arcGISCredentialStore = store
     }
 
+    /// The toolkit's form: persistent credential stores, with the ArcGIS Maps SDK's labels.
+    ///
+    /// The ArcGIS credentials go to the store file, as with `setupPersistentCredentialStorage(file:)` (`access` and
+    /// `synchronizesWithiCloud` have no Linux meaning; see `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    /// The network credential store is replaced by a new one that keeps its credentials in memory only (see
+    /// `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    ///
+    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; both stores are
+    ///   then left as they were.
+    public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws {
+        try await setupPersistentCredentialStorage()
+        await setNetworkCredentialStore(try await .makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud))
+    }
+
     // MARK: - Challenge handling
 
     /// Answers the ArcGIS challenges (OAuth, token, IAP) of `data(for:)`; without one they fail with their error.
@@ -107,12 +121,14 @@ public final class AuthenticationManager: Sendable {
         set { state.withLock { $0.networkHandler = newValue } }
     }
 
-    /// Makes `handler` answer both kinds of challenge, as the toolkit's `Authenticator` is installed:
+    /// Makes `handler` answer both kinds of challenge, as the toolkit's `Authenticator` is installed; `nil` removes
+    /// both handlers (as the samples do when they end):
     ///
     /// ```swift
-    /// manager.handleChallenges(using: Authenticator(prompt: myPrompt))
+    /// ArcGISEnvironment.authenticationManager.handleChallenges(using: Authenticator(prompt: myPrompt))
+    /// ArcGISEnvironment.authenticationManager.handleChallenges(using: nil)
     /// ```
-    public func handleChallenges(using handler: some ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler) {
+    public func handleChallenges(using handler: (any ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler)?) {
         state.withLock {
             $0.arcGISHandler = handler
             $0.networkHandler = handler
@@ -138,21 +154,22 @@ public final class AuthenticationManager: Sendable {
     }
 
     /// Logs every IAP credential in the store out of its identity provider, concurrently (each in a browser tab,
-    /// confirmed on its own loopback port), with the manager's `settings`.
+    /// confirmed on its own loopback port; those sharing a fixed port one after another), with the manager's `settings`.
     ///
     /// The credentials are unusable afterwards but stay in the store: clear it with `clearCredentialStores()`.
     ///
-    /// - Returns: `true` when every identity provider confirmed its logout (also when there was none).
+    /// - Returns: `true` when every identity provider confirmed its logout and no advertised revocation failed
+    ///   (also when there was none).
     @discardableResult
     public func invalidateIAPCredentials() async -> Bool {
-        await invalidateEachIAPCredential().allSatisfy(\.outcome.succeeded)
+        await invalidateEachIAPCredential().allSatisfy(\.succeeded)
     }
 
     /// Removes every credential from both stores, and every entry from the ArcGIS store's file when it is
     /// persistent.
     ///
     /// When the file cannot be written the failure is logged, and the credentials are made unusable and left in
-    /// the store; use `arcGISCredentialStore.removeAll()` to get the error.
+    /// the store; use `arcGISCredentialStore.removeAllAndPersist()` to get the error.
     public func clearCredentialStores() async {
         _ = await clearReportingError()
     }
@@ -179,7 +196,7 @@ public final class AuthenticationManager: Sendable {
     // MARK: - Steps
 
     private func revokeEachOAuthCredential() async -> [SignOutReport.Entry] {
-        let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? OAuthUserCredential }
+        let credentials = arcGISCredentialStore.credentials.compactMap(\.kind.oAuthUser)
         return await Self.concurrently(credentials) { credential in
             do {
                 try await credential.revokeToken()
@@ -190,15 +207,45 @@ public final class AuthenticationManager: Sendable {
         }
     }
 
+    /// Logs the IAP credentials out; those whose redirect URL has the same fixed port one after another (each
+    /// logout listens on that port), the others at once.
     private func invalidateEachIAPCredential() async -> [SignOutReport.Entry] {
-        let credentials = arcGISCredentialStore.credentials.compactMap { $0 as? IAPCredential }
+        let credentials = arcGISCredentialStore.credentials.compactMap(\.kind.iap)
         let settings = self.settings
-        return await Self.concurrently(credentials) { credential in
-            do {
-                return try await credential.invalidate(settings: settings) ? .loggedOut : .logoutNotConfirmed
-            } catch {
-                return .logoutFailed(error)
+        var lanes: [[Int]] = []
+        var laneOfPort: [Int: Int] = [:]
+        for (index, credential) in credentials.enumerated() {
+            let port = credential.keeper.current.redirectURL.port ?? 0
+            if port != 0, let lane = laneOfPort[port] {
+                lanes[lane].append(index)
+            } else {
+                if port != 0 { laneOfPort[port] = lanes.count }
+                lanes.append([index])
             }
+        }
+        return await withTaskGroup(of: [(Int, SignOutReport.Entry)].self) { group in
+            for lane in lanes {
+                group.addTask {
+                    var done: [(Int, SignOutReport.Entry)] = []
+                    for index in lane {
+                        let credential = credentials[index]
+                        do {
+                            let result = try await credential.logOut(settings: settings)
+                            var entry = SignOutReport.Entry(credential: credential, outcome: result.isSessionEndConfirmed ? .loggedOut : .logoutNotConfirmed)
+                            entry.tokenRevocation = result.revocation
+                            done.append((index, entry))
+                        } catch {
+                            done.append((index, SignOutReport.Entry(credential: credential, outcome: .logoutFailed(error))))
+                        }
+                    }
+                    return done
+                }
+            }
+            var entries = [SignOutReport.Entry?](repeating: nil, count: credentials.count)
+            for await finished in group {
+                for (index, entry) in finished { entries[index] = entry }
+            }
+            return entries.map { $0! }
         }
     }
 
@@ -206,12 +253,12 @@ public final class AuthenticationManager: Sendable {
         await networkCredentialStore.removeAll()
         let store = arcGISCredentialStore
         do {
-            try await store.removeAll()
+            try await store.removeAllAndPersist()
             return nil
         } catch {
             settings.logger.error("the credential store could not be cleared", metadata: ["error": "\(error)"])
             for credential in store.credentials {
-                (credential as? any TokenKeepingCredential)?.keeper.invalidate()
+                credential.kind.tokenKeeping?.keeper.invalidate()
             }
             return error
         }

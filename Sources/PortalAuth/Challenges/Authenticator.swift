@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// The default challenge handler, in the role of the ArcGIS Maps SDK toolkit's `Authenticator`, for terminals
@@ -13,11 +13,20 @@ import Synchronization
 ///   scheme the server offers is tried.
 /// - Client certificate: a .p12/.pfx file and its password through the prompt (asked again when it cannot be
 ///   opened).
-/// - Untrusted server: not trusted, unless `promptsForUntrustedHosts` is set, then the prompt is asked with the
+/// - Untrusted server: not trusted, unless `promptForUntrustedHosts` is set, then the prompt is asked with the
 ///   certificate's subject, issuer, validity and fingerprint.
 ///
 /// Without a prompt, or when it cannot prompt (no terminal), nothing is asked: the challenge continues without a
 /// credential. Browser sign-ins happen only when `signInSettings` is set. A person cancelling cancels the challenge.
+///
+/// As the toolkit's, with the SDK's labels (no prompt: the configured browser sign-ins only):
+///
+/// ```swift
+/// let authenticator = Authenticator(promptForUntrustedHosts: false, oAuthUserConfigurations: [configuration])
+/// ArcGISEnvironment.authenticationManager.handleChallenges(using: authenticator)
+/// ```
+///
+/// With a prompt (the Linux addition that stands in for the toolkit's SwiftUI views):
 ///
 /// ```swift
 /// let authenticator = Authenticator(prompt: myPrompt)
@@ -29,7 +38,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     private struct State: Sendable {
         var oAuthUserConfigurations: [OAuthUserConfiguration] = []
         var iapConfigurations: [IAPConfiguration] = []
-        var promptsForUntrustedHosts: Bool
+        var promptForUntrustedHosts: Bool
     }
 
     private let state: Mutex<State>
@@ -40,22 +49,28 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     /// How many times a refused password or an unusable certificate file is asked for before giving up.
     public let maximumAttempts: Int
 
-    /// Creates an authenticator.
+    /// Creates an authenticator; `Authenticator(promptForUntrustedHosts:oAuthUserConfigurations:iapConfigurations:)`
+    /// and `Authenticator(oAuthUserConfigurations:)` are the toolkit's forms.
     ///
     /// - Parameters:
-    ///   - prompt: how to ask for passwords, certificates and trust; nil never asks.
+    ///   - prompt: how to ask for passwords, certificates and trust; nil (the default) never asks.
     ///   - signInSettings: how OAuth and IAP browser sign-ins run; nil never starts one.
-    ///   - promptsForUntrustedHosts: whether to ask before trusting a server whose certificate does not verify
+    ///   - promptForUntrustedHosts: whether to ask before trusting a server whose certificate does not verify
     ///     (otherwise such a server is refused).
+    ///   - oAuthUserConfigurations: the portals whose OAuth challenges are answered with a browser sign-in.
+    ///   - iapConfigurations: the Identity-Aware Proxies whose challenges are answered with a browser sign-in.
     ///   - maximumAttempts: how many wrong passwords or unusable certificate files are asked for, at least 1.
     public init(
         prompt: (any AuthenticatorPrompt)? = nil, signInSettings: SignInSettings? = SignInSettings(),
-        promptsForUntrustedHosts: Bool = false, maximumAttempts: Int = 3
+        promptForUntrustedHosts: Bool = false, oAuthUserConfigurations: [OAuthUserConfiguration] = [],
+        iapConfigurations: [IAPConfiguration] = [], maximumAttempts: Int = 3
     ) {
         self.prompt = prompt
         self.signInSettings = signInSettings
         self.maximumAttempts = max(1, maximumAttempts)
-        state = Mutex(State(promptsForUntrustedHosts: promptsForUntrustedHosts))
+        state = Mutex(State(
+            oAuthUserConfigurations: oAuthUserConfigurations, iapConfigurations: iapConfigurations,
+            promptForUntrustedHosts: promptForUntrustedHosts))
     }
 
     /// The portals whose OAuth challenges are answered with a browser sign-in, first match first.
@@ -72,9 +87,9 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     }
 
     /// Whether to ask before trusting a server whose certificate does not verify; off by default.
-    public var promptsForUntrustedHosts: Bool {
-        get { state.withLock { $0.promptsForUntrustedHosts } }
-        set { state.withLock { $0.promptsForUntrustedHosts = newValue } }
+    public var promptForUntrustedHosts: Bool {
+        get { state.withLock { $0.promptForUntrustedHosts } }
+        set { state.withLock { $0.promptForUntrustedHosts = newValue } }
     }
 
     /// The prompt when a person can be asked now.
@@ -141,7 +156,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
             case .clientCertificate:
                 return try await certificateCredential(for: challenge)
             case .serverTrust:
-                guard promptsForUntrustedHosts, let prompt = activePrompt, let certificate = challenge.serverCertificate,
+                guard promptForUntrustedHosts, let prompt = activePrompt, let certificate = challenge.serverCertificate,
                       try await prompt.shouldTrust(certificate, for: challenge.protectionSpace)
                 else { return .continueWithoutCredential }
                 return .continueWithCredential(.serverTrust)
@@ -161,7 +176,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
             }
             do {
                 return .continueWithCredential(try .certificate(at: answer.file, password: answer.password))
-            } catch let error as NetworkCredentialError {
+            } catch let error as CertificateImportError {
                 failure = error.description
             }
         }

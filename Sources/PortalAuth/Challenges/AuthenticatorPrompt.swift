@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How an `Authenticator` asks a person for what a challenge needs: the seam between the library, which never
 /// prints, and a user interface (the command-line tool's terminal prompt, a test's scripted answers).

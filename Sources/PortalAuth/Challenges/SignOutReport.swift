@@ -25,9 +25,18 @@ public struct SignOutReport: Sendable {
     /// One credential and its outcome.
     public struct Entry: Sendable {
         /// The credential (no longer usable).
-        public let credential: any ArcGISCredential
+        public let credential: ArcGISCredential
         /// What became of it.
         public let outcome: Outcome
+        /// For an IAP credential: what the provider's revocation endpoint did with its tokens (`nil` when the
+        /// logout did not get that far). A logout can be confirmed while the revocation failed.
+        public var tokenRevocation: IAPLogoutResult.Revocation? = nil
+
+        /// Whether the server confirmed the outcome and no revocation failed.
+        public var succeeded: Bool {
+            if case .failed? = tokenRevocation { return false }
+            return outcome.succeeded
+        }
     }
 
     /// The OAuth user credentials, revoked or not.
@@ -39,6 +48,6 @@ public struct SignOutReport: Sendable {
 
     /// Whether every revocation and logout was confirmed and the stores are empty.
     public var succeeded: Bool {
-        clearingError == nil && (revocations + invalidations).allSatisfy(\.outcome.succeeded)
+        clearingError == nil && (revocations + invalidations).allSatisfy(\.succeeded)
     }
 }

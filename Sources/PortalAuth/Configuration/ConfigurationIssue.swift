@@ -13,9 +13,10 @@ public struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
     /// The 1-based column of the issue in the file (counted in characters), when known.
     public let column: Int?
 
-    /// Creates an issue.
+    /// Creates an issue; the message is made safe to show (its key names and values come from the file: no
+    /// control characters reach a terminal, see `DisplayText`).
     public init(message: String, key: String? = nil, line: Int? = nil, column: Int? = nil) {
-        self.message = message
+        self.message = DisplayText.neutralised(message)
         self.key = key
         self.line = line
         self.column = column

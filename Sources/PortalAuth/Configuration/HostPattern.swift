@@ -141,6 +141,19 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Why the pattern covers far more than one organisation's hosts, or `nil`: `*` (every host) and `*.com` (a
+    /// whole top-level domain). Such a pattern is valid, but the IAP token then goes to every server it covers.
+    var breadthProblem: String? {
+        switch hosts {
+        case .any:
+            return "matches every host"
+        case .domain(let domain) where !domain.contains("."):
+            return "matches every host in the top-level domain .\(domain)"
+        default:
+            return nil
+        }
+    }
+
     /// The pattern as written.
     var description: String { text }
 }

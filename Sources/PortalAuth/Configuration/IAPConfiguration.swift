@@ -62,6 +62,12 @@ public struct IAPConfiguration: Sendable, Hashable {
         URLRules.isLoopbackRedirect(redirectURL)
     }
 
+    /// Whether the redirect URL has an application's own scheme (`my-maps-app://auth`), received on a desktop
+    /// through the scheme's handler (see ``SchemeRegistration``).
+    public var isCustomSchemeRedirect: Bool {
+        CustomSchemeRedirect(redirectURL) != nil
+    }
+
     /// Whether this configuration applies to `url`: an `http` or `https` URL whose host (and port, where a
     /// pattern names one) matches one of ``hostsBehindProxy``.
     ///

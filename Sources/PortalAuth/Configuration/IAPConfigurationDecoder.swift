@@ -39,10 +39,17 @@ struct IAPConfigurationDecoder {
             }
         }
         errors += fields.issues(naming: \.rawValue)
-        if let redirect = fields.redirectURL, URLRules.absoluteURLProblem(redirect) == nil, !URLRules.isLoopbackRedirect(redirect) {
+        if let redirect = fields.redirectURL, URLRules.absoluteURLProblem(redirect) == nil, !URLRules.isLoopbackRedirect(redirect),
+           CustomSchemeRedirect(redirect) == nil {
             warnings.append(ConfigurationIssue(
-                message: "`redirect_url` \"\(redirect.absoluteString)\" is not a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
+                message: "`redirect_url` \"\(redirect.absoluteString)\" is neither a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
                 key: IAPConfigurationKey.redirectURL.rawValue))
+        }
+        for case let (index, pattern?) in (fields.hostsBehindProxy ?? []).enumerated() {
+            let key = "\(IAPConfigurationKey.hostsBehindProxy.rawValue)[\(index)]"
+            if let warning = IAPConfigurationRules.hostPatternBreadthWarning(pattern) {
+                warnings.append(ConfigurationIssue(message: "`\(key)` \(warning)", key: key))
+            }
         }
         if errors.isEmpty { configuration = fields.configuration(sourceFile: sourceFile) }
     }
@@ -53,7 +60,10 @@ struct IAPConfigurationDecoder {
     private mutating func checkUnknownKeys(_ object: JSONObject) -> [String: String] {
         let known = IAPConfigurationKey.allCases.map(\.rawValue)
         var meant: [String: String] = [:]
+        var unknownCount = 0
         for key in object.keys where !known.contains(key) {
+            unknownCount += 1
+            guard unknownCount <= Self.maximumUnknownKeyWarnings else { continue }
             if let suggestion = KeySuggester.nearest(to: key, among: known) {
                 if object[suggestion] == nil, meant[suggestion] == nil { meant[suggestion] = key }
                 warnings.append(ConfigurationIssue(message: "unknown key `\(key)` is ignored; did you mean `\(suggestion)`?", key: key))
@@ -62,8 +72,16 @@ struct IAPConfigurationDecoder {
                     message: "unknown key `\(key)` is ignored; the known keys are \(known.joined(separator: ", "))", key: key))
             }
         }
+        if unknownCount > Self.maximumUnknownKeyWarnings {
+            warnings.append(ConfigurationIssue(
+                message: "\(unknownCount - Self.maximumUnknownKeyWarnings) more unknown keys are ignored (only the first \(Self.maximumUnknownKeyWarnings) are named)",
+                key: nil))
+        }
         return meant
     }
+
+    /// How many unknown keys are named one by one; the rest are counted in one warning.
+    static let maximumUnknownKeyWarnings = 20
 
     private mutating func reportMissing(_ key: IAPConfigurationKey, misspelling: String?) {
         var message = "missing required key `\(key.rawValue)` (\(key.summary))"

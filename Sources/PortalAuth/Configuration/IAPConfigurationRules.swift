@@ -39,6 +39,15 @@ enum IAPConfigurationRules {
         }
     }
 
+    /// A valid host pattern that covers every host or a whole top-level domain (`*`, `*.com`): the warning, as the
+    /// end of a sentence that starts with the key, or `nil`.
+    static func hostPatternBreadthWarning(_ pattern: String) -> String? {
+        guard let breadth = (try? HostPattern(pattern))?.breadthProblem else { return nil }
+        return "\"\(DisplayText.neutralised(pattern, limit: 100))\" \(breadth): the IAP access token would be sent to "
+            + "every such server a request goes to. List the hosts of the proxied applications instead, such as "
+            + "\"maps.contoso.com\" or \"*.contoso.com\""
+    }
+
     /// The issue for `problem` about `key`, when there is a problem.
     static func issue(_ problem: String?, key: String) -> ConfigurationIssue? {
         problem.map { ConfigurationIssue(message: "`\(key)` \($0)", key: key) }

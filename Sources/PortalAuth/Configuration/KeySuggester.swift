@@ -5,7 +5,11 @@ enum KeySuggester {
     static func nearest(to key: String, among known: [String]) -> String? {
         let candidate = key.lowercased()
         var best: (key: String, distance: Int)?
+        let length = candidate.count
         for knownKey in known {
+            // The distance is at least the difference in length: a key far longer or shorter than every known key
+            // is never near, and is not measured (the cost stays linear in the size of the file).
+            guard abs(length - knownKey.count) <= max(1, max(length, knownKey.count) / 3) else { continue }
             let distance = editDistance(candidate, knownKey.lowercased())
             if distance < (best?.distance ?? Int.max) { best = (knownKey, distance) }
         }

@@ -71,6 +71,12 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         URLRules.isLoopbackRedirect(redirectURL)
     }
 
+    /// Whether the redirect URL has an application's own scheme (`my-maps-app://auth`), received on a desktop
+    /// through the scheme's handler (see ``SchemeRegistration``).
+    public var isCustomSchemeRedirect: Bool {
+        CustomSchemeRedirect(redirectURL) != nil
+    }
+
     /// The portal URL without query, fragment, trailing slashes, or a trailing `/sharing/rest`,
     /// `/sharing` or `/home` that a pasted portal address often carries.
     var portalRoot: URL {
@@ -151,7 +157,7 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// Checks the configuration and reports every problem at once.
     ///
     /// The portal and redirect URLs must be absolute `http`/`https` URLs with a host, `https` unless the host
-    /// is loopback; the client ID must not be empty; the refresh-token lifetime must be from 1 minute to
+    /// is loopback (the redirect URL may also have a custom scheme such as `my-maps-app://auth`); the client ID must not be empty; the refresh-token lifetime must be from 1 minute to
     /// 90 days, and the exchange interval more than zero and shorter than that lifetime.
     ///
     /// - Throws: ``ConfigurationError`` of kind ``ConfigurationError/Kind/invalidConfiguration`` whose issues
@@ -162,7 +168,7 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
             if let problem { issues.append(ConfigurationIssue(message: "`\(key)` \(problem)", key: key)) }
         }
         add(URLRules.endpointProblem(portalURL), "portalURL")
-        add(URLRules.endpointProblem(redirectURL), "redirectURL")
+        add(isCustomSchemeRedirect ? nil : URLRules.endpointProblem(redirectURL), "redirectURL")
         add(clientID.allSatisfy(\.isWhitespace) ? "must not be empty; use the client ID of the application registered in the portal" : nil, "clientID")
         let maximum = Self.maximumRefreshTokenInterval
         let expirationIsValid = refreshTokenExpirationInterval >= .seconds(60) && refreshTokenExpirationInterval <= maximum

@@ -1,20 +1,43 @@
 public import Foundation
 
-/// A credential for ArcGIS resources, as the `ArcGISCredentialStore` holds them.
-public protocol ArcGISCredential: AnyObject, Sendable {
+/// A credential for ArcGIS resources, as the `ArcGISCredentialStore` holds them: the base class of
+/// `OAuthUserCredential`, `IAPCredential`, `TokenCredential`, `OAuthApplicationCredential` and
+/// `PregeneratedTokenCredential`, as in the ArcGIS Maps SDK for Swift.
+///
+/// Being a class, it takes extensions with static members, as the SDK's samples write them:
+///
+/// ```swift
+/// extension ArcGISCredential {
+///     static var publicSample: ArcGISCredential {
+///         get async throws { try await TokenCredential.credential(for: portalURL, username: "viewer01", password: password) }
+///     }
+/// }
+/// store.add(try await .publicSample)
+/// ```
+///
+/// Only this library makes subclasses (the initializer is internal); `kind` says which one a credential is.
+public class ArcGISCredential: @unchecked Sendable {
+    // Every subclass is final and keeps only constants and locked state, so sharing one across tasks is safe.
+
+    init() {}
+
+    /// Which kind of credential this is, with the credential as its concrete type: switch over it instead
+    /// of casting.
+    public var kind: Kind {
+        preconditionFailure("every ArcGISCredential subclass of this library names its kind")
+    }
+
     /// What the credential is for, in messages ("the portal https://…").
-    var targetDescription: String { get }
+    public var targetDescription: String { "an ArcGIS credential" }
+
     /// The signed-in user, when known.
-    var username: String? { get }
+    public var username: String? { nil }
+
     /// Whether this credential can be used for a request to `url`.
-    func canBeUsed(for url: URL) -> Bool
+    public func canBeUsed(for url: URL) -> Bool { false }
+
     /// The referer the token was generated for; requests that carry the token send it as `Referer`.
     /// Empty when the token is not bound to a referer (OAuth tokens).
-    var referer: String { get }
-}
-
-extension ArcGISCredential {
-    /// No referer: OAuth tokens are not bound to one.
     public var referer: String { "" }
 }
 

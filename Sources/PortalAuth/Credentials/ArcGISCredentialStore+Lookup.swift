@@ -4,7 +4,7 @@ extension ArcGISCredentialStore {
     /// Every OAuth user credential for a portal (every client ID when `clientID` is nil), in store order.
     public func oauthUserCredentials(portalURL: URL, clientID: String? = nil) -> [OAuthUserCredential] {
         let wanted = StoredCredential.normalized(portalURL)
-        return credentials.compactMap { $0 as? OAuthUserCredential }.filter {
+        return credentials.compactMap(\.kind.oAuthUser).filter {
             StoredCredential.normalized($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
         }
     }
@@ -13,6 +13,6 @@ extension ArcGISCredentialStore {
     /// its client ID: found also when the file itself is gone or no longer loads.
     public func iapCredentials(configurationFile path: String) -> [IAPCredential] {
         let wanted = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        return credentials.compactMap { $0 as? IAPCredential }.filter { $0.keeper.current.configurationFile == wanted }
+        return credentials.compactMap(\.kind.iap).filter { $0.keeper.current.configurationFile == wanted }
     }
 }

@@ -7,9 +7,17 @@ import Synchronization
 /// ```swift
 /// let store = try ArcGISCredentialStore.makePersistent()
 /// if let credential = store.credential(for: URL(string: "https://www.arcgis.com/sharing/rest/portals/self")!) { … }
+/// store.add(credential)                       // in memory now, in the file a moment later
+/// try await store.waitForPersistence()        // the file written, or the write's error
 /// ```
+///
+/// As in the ArcGIS Maps SDK, `add(_:)` and `removeAll()` are synchronous and do not throw: the credentials in
+/// memory change at once and the file follows, one write after another in order. A write that fails is logged
+/// (`error` level, on the settings' `Logger`) and thrown by the next `waitForPersistence()`. `addAndPersist(_:)`
+/// and `removeAllAndPersist()` are the forms that wait for the file and throw.
 public final class ArcGISCredentialStore: Sendable {
-    private let held: Mutex<[any ArcGISCredential]>
+    private let held: Mutex<[ArcGISCredential]>
+    private let persistence = StorePersistenceQueue()
     /// The file behind a persistent store; `nil` for an in-memory one.
     public let file: CredentialStoreFile?
     /// Store keys of entries that could not be read back (shown by `status`; never their content).
@@ -24,7 +32,7 @@ public final class ArcGISCredentialStore: Sendable {
         self.settings = SignInSettings()
     }
 
-    private init(file: CredentialStoreFile, credentials: [any ArcGISCredential], unreadable: [String], settings: SignInSettings) {
+    private init(file: CredentialStoreFile, credentials: [ArcGISCredential], unreadable: [String], settings: SignInSettings) {
         self.held = Mutex(credentials)
         self.file = file
         self.unreadableEntries = unreadable
@@ -44,20 +52,28 @@ public final class ArcGISCredentialStore: Sendable {
     ) throws -> ArcGISCredentialStore {
         let file = try file ?? CredentialStoreFile(location: StoreLocation.resolve(environment: ProcessInfo.processInfo.environment))
         let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
-        var credentials: [any ArcGISCredential] = []
+        var credentials: [ArcGISCredential] = []
         var unreadable: [String] = []
         for key in snapshot.keys {
             guard let entry = snapshot.entry(for: key), let record = StoredCredential(json: .object(entry)) else {
                 unreadable.append(key)
                 continue
             }
-            let persistence = TokenKeeper.Persistence(store: file, key: key)
-            switch record.kind {
-            case .oauthUser: credentials.append(OAuthUserCredential(record: record, persistence: persistence, settings: settings))
-            case .iap: credentials.append(IAPCredential(record: record, persistence: persistence, settings: settings))
-            }
+            credentials.append(record.credential(persistence: TokenKeeper.Persistence(store: file, key: key), settings: settings))
         }
         return ArcGISCredentialStore(file: file, credentials: credentials, unreadable: unreadable, settings: settings)
+    }
+
+    /// A persistent store, with the ArcGIS Maps SDK's labels.
+    ///
+    /// On Linux the credentials go to the store file (`$PORTAL_AUTH_STORE`, else
+    /// `$XDG_STATE_HOME/portal-auth/credentials.json`), 0600 in a 0700 folder: `access` has no other meaning there
+    /// (see `KeychainAccess`), and `synchronizesWithiCloud` is ignored — nothing is synchronised anywhere; copy the
+    /// file yourself if you want it elsewhere.
+    ///
+    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file.
+    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> ArcGISCredentialStore {
+        try makePersistent()
     }
 
     /// The file's contents; an empty snapshot for a corrupted file when starting over is allowed.
@@ -73,83 +89,129 @@ public final class ArcGISCredentialStore: Sendable {
     // MARK: - Contents
 
     /// Every credential held.
-    public var credentials: [any ArcGISCredential] { held.withLock { $0 } }
+    public var credentials: [ArcGISCredential] { held.withLock { $0 } }
 
     /// The first credential that can be used for `url`.
-    public func credential(for url: URL) -> (any ArcGISCredential)? {
+    public func credential(for url: URL) -> ArcGISCredential? {
         credentials.first { $0.canBeUsed(for: url) }
     }
 
     /// The OAuth user credential for a portal and client ID, if held.
     public func oauthUserCredential(portalURL: URL, clientID: String? = nil) -> OAuthUserCredential? {
-        let wanted = StoredCredential.normalized(portalURL)
-        return credentials.lazy.compactMap { $0 as? OAuthUserCredential }.first {
-            StoredCredential.normalized($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
-        }
+        oauthUserCredentials(portalURL: portalURL, clientID: clientID).first
     }
 
     /// The IAP credential for a configuration (same file, or same authorize URL, and client ID), if held.
     public func iapCredential(for configuration: IAPConfiguration) -> IAPCredential? {
-        let key = StoredCredential.iapKey(
-            configurationFile: configuration.sourceFile.map { $0.resolvingSymlinksInPath().path },
-            authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
-        return credentials.lazy.compactMap { $0 as? IAPCredential }.first { $0.storeKey == key }
+        let key = IAPCredential.storeKey(for: configuration)
+        return credentials.lazy.compactMap(\.kind.iap).first { $0.storeKey == key }
     }
 
     /// The IAP credentials signed in with the configuration file at `file` (compared by real path), without
     /// reading the file: one per client ID that was used with it.
     public func iapCredentials(configurationFile file: URL) -> [IAPCredential] {
-        let path = file.resolvingSymlinksInPath().path
-        return credentials.compactMap { $0 as? IAPCredential }.filter { $0.keeper.current.configurationFile == path }
+        iapCredentials(configurationFile: file.path)
     }
 
     /// What `status` shows of each stored credential: no token.
     public var summaries: [CredentialSummary] {
-        credentials.compactMap { ($0 as? any TokenKeepingCredential).map { CredentialSummary($0.record) } }
+        credentials.compactMap { $0.kind.tokenKeeping.map { CredentialSummary($0.record) } }
     }
 
-    // MARK: - Changes
+    // MARK: - Changes (the ArcGIS Maps SDK's shape)
 
-    /// Adds a credential, replacing one for the same portal/IAP and client; a persistent store writes it
-    /// to its file at once and the credential refreshes under the file's lock from then on.
+    /// Adds a credential, replacing one for the same portal/IAP and client, at once; a persistent store then
+    /// writes it to its file (in order with the other changes), and from then on the credential refreshes under
+    /// the file's lock. A write that fails is logged and thrown by the next `waitForPersistence()`.
+    public func add(_ credential: ArcGISCredential) {
+        hold(credential)
+        guard let file, let keeping = credential.kind.tokenKeeping else { return }
+        persistence.runInBackground(logger: settings.logger, storePath: file.path) {
+            try await Self.write(keeping, to: file)
+        }
+    }
+
+    /// Removes every credential at once; a persistent store then empties its file (a failure is logged and thrown
+    /// by the next `waitForPersistence()`).
+    public func removeAll() {
+        held.withLock { $0.removeAll() }
+        guard let file else { return }
+        persistence.runInBackground(logger: settings.logger, storePath: file.path) {
+            try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
+                snapshot.removeAll()
+                return snapshot.recovery
+            }
+        }
+    }
+
+    /// Waits until every change made so far has reached the file.
+    ///
+    /// - Returns: when a write found the file corrupted, where the unreadable copy was kept (since the last wait).
+    /// - Throws: the first write failure since the last wait (`CredentialStoreError`, `CancellationError`); the
+    ///   credentials in memory are unaffected by it.
+    @discardableResult
+    public func waitForPersistence() async throws -> CorruptedStoreRecovery? {
+        try await persistence.waitForAll()
+    }
+
+    // MARK: - Changes that wait for the file
+
+    /// Adds a credential as `add(_:)` does, but writes it to the file first and throws when that fails (the
+    /// credential is then not added).
     ///
     /// - Returns: when the file was corrupted, where the unreadable copy was kept.
     @discardableResult
-    public func add(_ credential: any ArcGISCredential) async throws -> CorruptedStoreRecovery? {
-        var recovery: CorruptedStoreRecovery?
-        if let file, let keeping = credential as? any TokenKeepingCredential {
-            let key = keeping.storeKey
-            guard case .object(let entry) = keeping.record.json else { return nil }
-            recovery = try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
-                snapshot.set(entry, for: key)
-                return snapshot.recovery
-            }
-            keeping.keeper.attach(TokenKeeper.Persistence(store: file, key: key))
+    public func addAndPersist(_ credential: ArcGISCredential) async throws -> CorruptedStoreRecovery? {
+        guard let file, let keeping = credential.kind.tokenKeeping else {
+            hold(credential)
+            return nil
         }
-        let newKey = (credential as? any TokenKeepingCredential)?.storeKey
-        held.withLock { list in
-            list.removeAll { existing in
-                existing === credential || (newKey != nil && (existing as? any TokenKeepingCredential)?.storeKey == newKey)
-            }
-            list.append(credential)
+        return try await persistence.run {
+            let recovery = try await Self.write(keeping, to: file)
+            self.hold(credential)
+            return recovery
         }
-        return recovery
     }
 
     /// Removes a credential (and its entry in the file).
-    public func remove(_ credential: any ArcGISCredential) async throws {
-        if let file, let keeping = credential as? any TokenKeepingCredential {
-            let key = keeping.storeKey
-            try await file.update { snapshot in _ = snapshot.remove(key) }
+    public func remove(_ credential: ArcGISCredential) async throws {
+        if let file, let key = credential.kind.tokenKeeping?.storeKey {
+            try await persistence.run { try await file.update { snapshot in _ = snapshot.remove(key) } }
         }
         held.withLock { $0.removeAll { $0 === credential } }
     }
 
-    /// Removes every credential (and empties the file).
-    public func removeAll() async throws {
+    /// Removes every credential and empties the file, throwing when the file cannot be written (the credentials
+    /// are then kept).
+    public func removeAllAndPersist() async throws {
         if let file {
-            try await file.update(onCorruption: .keepAsideAndStartEmpty) { $0.removeAll() }
+            try await persistence.run { try await file.update(onCorruption: .keepAsideAndStartEmpty) { $0.removeAll() } }
         }
         held.withLock { $0.removeAll() }
+    }
+
+    // MARK: - Helpers
+
+    /// Holds `credential` in memory, in place of one with the same store key.
+    private func hold(_ credential: ArcGISCredential) {
+        let newKey = credential.kind.tokenKeeping?.storeKey
+        held.withLock { list in
+            list.removeAll { existing in
+                existing === credential || (newKey != nil && existing.kind.tokenKeeping?.storeKey == newKey)
+            }
+            list.append(credential)
+        }
+    }
+
+    /// Writes the credential's entry and attaches the credential to the file.
+    private static func write(_ keeping: any TokenKeepingCredential, to file: CredentialStoreFile) async throws -> CorruptedStoreRecovery? {
+        let key = keeping.storeKey
+        guard case .object(let entry) = keeping.record.json else { return nil }
+        let recovery = try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
+            snapshot.set(entry, for: key)
+            return snapshot.recovery
+        }
+        keeping.keeper.attach(TokenKeeper.Persistence(store: file, key: key))
+        return recovery
     }
 }

@@ -4,6 +4,8 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         case signInRequired(String)
         case refreshTokenRejected(String)
         case unavailable(attempts: Int, String)
+        case outcomeUnknown(String)
+        case refreshedButNotStored(store: String, String)
         case notStored
         case invalidated
         case insecureTransport(String)
@@ -27,6 +29,14 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
     static func unavailable(_ target: String, attempts: Int, lastError: String) -> CredentialError {
         CredentialError(.unavailable(attempts: attempts, lastError), target: target)
     }
+    /// A refresh request that may have reached the provider got no usable answer; it was not sent again.
+    static func outcomeUnknown(_ target: String, reason: String) -> CredentialError {
+        CredentialError(.outcomeUnknown(reason), target: target)
+    }
+    /// The provider answered a refresh, but the store could not be written; the tokens are in memory only.
+    static func refreshedButNotStored(_ target: String, store: String, reason: String) -> CredentialError {
+        CredentialError(.refreshedButNotStored(store: store, reason), target: target)
+    }
     static func notStored(_ target: String) -> CredentialError { CredentialError(.notStored, target: target) }
     static func invalidated(_ target: String) -> CredentialError { CredentialError(.invalidated, target: target) }
     static func insecureTransport(_ target: String, url: String) -> CredentialError {
@@ -37,14 +47,15 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
     public var requiresSignIn: Bool {
         switch code {
         case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return true
-        case .unavailable, .insecureTransport: return false
+        case .unavailable, .outcomeUnknown, .refreshedButNotStored, .insecureTransport: return false
         }
     }
 
     public var category: ErrorCategory {
         switch code {
         case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return .refused
-        case .unavailable: return .unavailable
+        case .unavailable, .outcomeUnknown: return .unavailable
+        case .refreshedButNotStored: return .local
         case .insecureTransport: return .usage
         }
     }
@@ -60,6 +71,18 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
             let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
             return "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(reason). "
                 + "The stored sign-in is kept; try again later"
+        case .outcomeUnknown(let last):
+            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+            return "the refresh request for \(target) may have reached the identity provider, but no usable answer came: \(reason). "
+                + "It was not sent again, because a provider that rotates refresh tokens takes a second use of one for theft "
+                + "and ends the sign-in. The stored sign-in is kept as it was; try again later, and if the provider then "
+                + "refuses the refresh token, sign in again"
+        case .refreshedButNotStored(let store, let last):
+            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+            return "the tokens for \(target) were refreshed, but could not be written to \(store): \(reason). "
+                + "The new refresh token is held by this process only, and the stored one may already be spent. "
+                + "Free space or fix the file system; a program still running writes the new tokens at its next use, "
+                + "otherwise try again and, if the refresh token is refused, sign in again"
         case .notStored:
             return "no stored sign-in for \(target)"
         case .invalidated:

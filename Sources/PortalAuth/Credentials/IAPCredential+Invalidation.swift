@@ -25,30 +25,45 @@ extension IAPCredential {
     ///   came within `settings.timeout` (the browser session may remain).
     /// - Throws: `LoopbackError` (the redirect URL cannot be listened on, or the provider redirected back with an
     ///   `error`), `CancellationError` when the task is cancelled.
+    ///
+    /// `logOut(settings:)` does the same and also tells whether the tokens were revoked.
     @discardableResult
     public func invalidate(settings: SignInSettings = SignInSettings()) async throws -> Bool {
+        try await logOut(settings: settings).isSessionEndConfirmed
+    }
+
+    /// Signs the user out as ``invalidate(settings:)`` does, and reports each step on its own: whether the
+    /// provider confirmed the end of the browser session, and whether it revoked the tokens (a provider may confirm
+    /// the one and refuse the other, leaving the tokens usable until they expire).
+    ///
+    /// - Throws: as ``invalidate(settings:)``.
+    public func logOut(settings: SignInSettings = SignInSettings()) async throws -> IAPLogoutResult {
         keeper.invalidate()
         let record = latestRecord()
-        await revokeAdvertised(record, settings: settings)
+        let revocation = await revokeAdvertised(record, settings: settings)
         let logout = RPInitiatedLogout(
             logoutURL: record.logoutURL ?? configuration.logoutURL, clientID: record.clientID, redirectURL: record.redirectURL,
             idTokenHint: record.idToken,
             successMessage: "You are signed out\(record.username.map { " (\($0))" } ?? ""). You can close this tab and return to the terminal."
         )
-        return try await logout.run(settings: settings)
+        return IAPLogoutResult(isSessionEndConfirmed: try await logout.run(settings: settings), revocation: revocation)
     }
 
-    /// RFC 7009 revocation of the refresh token at the endpoint the provider advertises, if any; never fails.
-    private func revokeAdvertised(_ record: StoredCredential, settings: SignInSettings) async {
+    /// RFC 7009 revocation of the refresh token at the endpoint the provider advertises, if any; never throws.
+    private func revokeAdvertised(_ record: StoredCredential, settings: SignInSettings) async -> IAPLogoutResult.Revocation {
         guard let authorizeURL = record.authorizeURL,
               let endpoint = await RevocationEndpointDiscovery.endpoint(forAuthorizeURL: authorizeURL, httpClient: keeper.httpClient)
-        else { return }
+        else { return .notOffered }
         let revocation = TokenRevocation(style: .rfc7009, endpoint: endpoint, record: record, target: targetDescription)
         do {
             try await revocation.send(with: keeper.httpClient, policy: RefreshPolicy(attempts: 1))
             settings.logger.debug("refresh token revoked", metadata: ["endpoint": "\(RedactedURL(endpoint))"])
+            return .revoked
+        } catch is CancellationError {
+            return .failed("interrupted before the revocation endpoint \(RedactedURL(endpoint)) answered")
         } catch {
             settings.logger.debug("revocation before logout failed", metadata: ["error": "\(error)"])
+            return .failed("\(error)")
         }
     }
 }

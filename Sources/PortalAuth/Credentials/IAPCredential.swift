@@ -8,7 +8,7 @@ public import Foundation
 /// let credential = try await IAPCredential.credential(for: configuration)
 /// let info = try await credential.tokenInfo
 /// ```
-public final class IAPCredential: TokenKeepingCredential {
+public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unchecked Sendable {
     /// The configuration the credential was made with.
     public let configuration: IAPConfiguration
     let keeper: TokenKeeper
@@ -16,13 +16,22 @@ public final class IAPCredential: TokenKeepingCredential {
     init(configuration: IAPConfiguration, keeper: TokenKeeper) {
         self.configuration = configuration
         self.keeper = keeper
+        super.init()
     }
 
+    public override var kind: Kind { .iap(self) }
+
     /// The authorization-code sign-in (browser or paste-back).
+    ///
+    /// - Parameters:
+    ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
+    ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
     static func authorizationCodeCredential(
-        for configuration: IAPConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings
+        for configuration: IAPConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings,
+        replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
-        guard configuration.isLoopbackRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
@@ -37,7 +46,8 @@ public final class IAPCredential: TokenKeepingCredential {
             wantsNonce: configuration.scopes.contains("openid"),
             expectedIssuer: issuer?.identifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
-            successMessage: "You are signed in. You can close this tab and return to your terminal."
+            successMessage: "You are signed in. You can close this tab and return to your terminal.",
+            idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
         return try signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer?.identifier,
@@ -46,9 +56,16 @@ public final class IAPCredential: TokenKeepingCredential {
 
     /// Signs the user in through the browser and returns the credential.
     ///
-    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked.
-    public static func credential(for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings()) async throws -> IAPCredential {
-        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings)
+    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
+    /// the scopes, a token response without an ID token is refused (`SignInError`).
+    ///
+    /// - Parameters:
+    ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
+    ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
+    public static func credential(
+        for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
+    ) async throws -> IAPCredential {
+        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings, replacing: previous)
     }
 
     /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iss` when
@@ -65,6 +82,10 @@ public final class IAPCredential: TokenKeepingCredential {
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
         }
+        if let username, let problem = TokenCharacters.problem(inUserName: username) {
+            throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
+                                     problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
+        }
         let record = StoredCredential(
             kind: .iap, clientID: configuration.clientID, portalURL: nil, redirectURL: configuration.redirectURL,
             refreshTokenExpirationMinutes: nil, refreshTokenExchangeSeconds: nil,
@@ -76,8 +97,9 @@ public final class IAPCredential: TokenKeepingCredential {
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) },
             refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
-            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, scopes: configuration.scopes,
-            tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now
+            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, scopes: tokens.scopes ?? configuration.scopes,
+            tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now,
+            requestedScopes: configuration.scopes
         )
         return IAPCredential(record: record, configuration: configuration, persistence: nil, settings: settings)
     }
@@ -87,11 +109,11 @@ public final class IAPCredential: TokenKeepingCredential {
         let configuration = configuration ?? IAPConfiguration(
             authorizeURL: record.authorizeURL ?? record.tokenURL, tokenURL: record.tokenURL,
             logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
-            scopes: record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
+            scopes: record.requestedScopes ?? record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
         let target = "the IAP " + (record.configurationFile.map { "configuration \($0)" } ?? configuration.authorizeURL.absoluteString)
-        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target)
+        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }
 
@@ -102,9 +124,13 @@ public final class IAPCredential: TokenKeepingCredential {
         get async throws { try await tokenInfo(minimumValidity: nil) }
     }
 
-    /// Tokens whose access token is valid for at least `minimumValidity`.
-    public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false) async throws -> IAPTokenInfo {
-        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh)
+    /// Tokens whose access token — or, with `keeping: .idToken`, whose ID token — is valid for at least
+    /// `minimumValidity` (the refresh policy's margin when nil), refreshed first when needed.
+    ///
+    /// - Throws: `CredentialError` with `requiresSignIn` when the ID token was asked for and the provider sent no new
+    ///   one on refresh (an expired ID token is never returned), or the refresh token was refused.
+    public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken) async throws -> IAPTokenInfo {
+        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh, keeping: token)
         return IAPTokenInfo(
             accessToken: record.accessToken, accessTokenExpirationDate: record.accessTokenExpiresAt,
             idToken: record.idToken, idTokenExpirationDate: record.idTokenExpiresAt, refreshToken: record.refreshToken,
@@ -113,13 +139,25 @@ public final class IAPCredential: TokenKeepingCredential {
     }
 
     /// The signed-in user (from the ID token), when known.
-    public var username: String? { keeper.current.username }
+    public override var username: String? { keeper.current.username }
 
-    public var targetDescription: String { keeper.target }
+    public override var targetDescription: String { keeper.target }
 
-    public func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
+    public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
     var storeKey: String {
-        StoredCredential.iapKey(configurationFile: keeper.current.configurationFile, authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+        Self.storeKey(configurationFile: keeper.current.configurationFile, authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+    }
+
+    /// The store key of an IAP credential: its configuration file's real path (or, for a configuration built in
+    /// code, its authorize URL) and client ID.
+    static func storeKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
+        "iap|\(configurationFile ?? StoredCredential.normalized(authorizeURL))|\(clientID)"
+    }
+
+    /// The store key a credential signed in with `configuration` gets.
+    static func storeKey(for configuration: IAPConfiguration) -> String {
+        storeKey(configurationFile: configuration.sourceFile.map { $0.resolvingSymlinksInPath().path },
+                 authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
     }
 }

@@ -4,6 +4,14 @@ public import Foundation
 ///
 /// `description` never shows a token.
 public struct IAPTokenInfo: Sendable, Hashable, CustomStringConvertible {
+    /// Which of the tokens must stay valid: the one the caller will send.
+    public enum Token: Sendable, Hashable {
+        /// The access token (sent to the hosts behind the proxy).
+        case accessToken
+        /// The OpenID Connect ID token (for services that take it instead).
+        case idToken
+    }
+
     /// The access token sent to hosts behind the proxy.
     public let accessToken: String
     /// When the access token expires.

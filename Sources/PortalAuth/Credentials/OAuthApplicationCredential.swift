@@ -11,7 +11,7 @@ public import Foundation
 ///     for: URL(string: "https://www.arcgis.com")!, clientID: "abc123", clientSecret: secret, tokenExpirationMinutes: 120)
 /// let token = try await credential.tokenInfo.accessToken
 /// ```
-public final class OAuthApplicationCredential: ArcGISCredential, CustomStringConvertible {
+public final class OAuthApplicationCredential: ArcGISCredential, CustomStringConvertible, @unchecked Sendable {
     /// The token lifetime a portal gives an application token when none is asked for: two hours.
     public static let defaultTokenExpirationMinutes = 120
 
@@ -32,7 +32,10 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
         self.configuration = configuration
         self.tokenExpirationMinutes = tokenExpirationMinutes
         self.token = token
+        super.init()
     }
+
+    public override var kind: Kind { .oAuthApplication(self) }
 
     // MARK: - Creating
 
@@ -122,12 +125,12 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     // MARK: - ArcGISCredential
 
     /// Never a user name: the token is the application's.
-    public var username: String? { nil }
+    public override var username: String? { nil }
 
-    public var targetDescription: String { "the portal \(portalURL.absoluteString) (application \(clientID))" }
+    public override var targetDescription: String { "the portal \(portalURL.absoluteString) (application \(clientID))" }
 
     /// Whether `url` is on the portal (ArcGIS Online: any https `arcgis.com` host).
-    public func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
+    public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
     public var description: String {
         "OAuthApplicationCredential(\(RedactedURL(portalURL)), client ID \(clientID), secret: <redacted>)"

@@ -8,7 +8,7 @@ public import Foundation
 /// let credential = try await OAuthUserCredential.credential(for: configuration)
 /// let token = try await credential.tokenInfo.accessToken
 /// ```
-public final class OAuthUserCredential: TokenKeepingCredential {
+public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential, @unchecked Sendable {
     /// The configuration the credential was made with.
     public let configuration: OAuthUserConfiguration
     let keeper: TokenKeeper
@@ -16,7 +16,10 @@ public final class OAuthUserCredential: TokenKeepingCredential {
     init(configuration: OAuthUserConfiguration, keeper: TokenKeeper) {
         self.configuration = configuration
         self.keeper = keeper
+        super.init()
     }
+
+    public override var kind: Kind { .oAuthUser(self) }
 
     /// Signs the user in through the browser and returns the credential.
     ///
@@ -80,7 +83,7 @@ public final class OAuthUserCredential: TokenKeepingCredential {
             refreshTokenExchangeInterval: .seconds(record.refreshTokenExchangeSeconds ?? 86400)
         )
         let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient,
-                                 policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)")
+                                 policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)", logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }
 
@@ -101,14 +104,19 @@ public final class OAuthUserCredential: TokenKeepingCredential {
     }
 
     /// The portal user name the token belongs to.
-    public var username: String? { keeper.current.username }
+    public override var username: String? { keeper.current.username }
 
     /// When the refresh token expires, when known.
     public var refreshTokenExpirationDate: Date? { keeper.current.refreshTokenExpiresAt }
 
-    public var targetDescription: String { "the portal \(configuration.portalURL.absoluteString)" }
+    public override var targetDescription: String { "the portal \(configuration.portalURL.absoluteString)" }
 
-    public func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
+    public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
-    var storeKey: String { StoredCredential.oauthUserKey(portalURL: configuration.portalURL, clientID: configuration.clientID) }
+    var storeKey: String { Self.storeKey(portalURL: configuration.portalURL, clientID: configuration.clientID) }
+
+    /// The store key of an OAuth user credential: portal URL (normalised) and client ID.
+    static func storeKey(portalURL: URL, clientID: String) -> String {
+        "oauth-user|\(StoredCredential.normalized(portalURL))|\(clientID)"
+    }
 }

@@ -10,11 +10,12 @@ public import Foundation
 /// let credential = PregeneratedTokenCredential(url: URL(string: "https://gis.example.com/server/rest/services")!,
 ///                                              tokenInfo: info, referer: "https://app.example.com")
 /// ```
-public final class PregeneratedTokenCredential: ArcGISCredential, CustomStringConvertible {
+public final class PregeneratedTokenCredential: ArcGISCredential, CustomStringConvertible, @unchecked Sendable {
     /// The portal, server or service URL the token was generated for.
     public let url: URL
     /// The referer used when the token was generated (`client=referer`), or empty when none was used.
-    public let referer: String
+    public override var referer: String { boundReferer }
+    private let boundReferer: String
     private let info: TokenInfo
     private let root: URL
 
@@ -27,9 +28,12 @@ public final class PregeneratedTokenCredential: ArcGISCredential, CustomStringCo
     public init(url: URL, tokenInfo: TokenInfo, referer: String? = nil) {
         self.url = url
         self.info = tokenInfo
-        self.referer = referer ?? ""
+        self.boundReferer = referer ?? ""
         self.root = TokenService.root(of: url).root
+        super.init()
     }
+
+    public override var kind: Kind { .pregeneratedToken(self) }
 
     /// The token, while it has not expired.
     ///
@@ -46,12 +50,12 @@ public final class PregeneratedTokenCredential: ArcGISCredential, CustomStringCo
     }
 
     /// Never a user name: the token was made elsewhere.
-    public var username: String? { nil }
+    public override var username: String? { nil }
 
-    public var targetDescription: String { RedactedURL(root).description }
+    public override var targetDescription: String { RedactedURL(root).description }
 
     /// Whether `url` is on the portal or server the token was generated for.
-    public func canBeUsed(for url: URL) -> Bool {
+    public override func canBeUsed(for url: URL) -> Bool {
         OAuthUserConfiguration.url(url, isWithin: root)
     }
 

@@ -6,23 +6,26 @@
 public struct RefreshPolicy: Sendable, Equatable {
     /// Refresh when the access token has less than this left (default 5 minutes).
     public var margin: Duration
-    /// How many times a transient failure (network, timeout, HTTP 5xx) is tried in all before giving up.
+    /// How many times a failure that certainly did not use up the refresh token (the host unresolved, the
+    /// connection refused, HTTP 408, 429 or 503) is tried in all before giving up. A request that may have reached
+    /// the provider (a time-out or broken connection after sending, a 500, a gateway's 502 or 504) is never
+    /// sent again: with rotating refresh tokens the provider would take the second use for theft.
     public var attempts: Int
     /// The first pause between attempts; it doubles each time, up to `maximumBackoff`.
     public var initialBackoff: Duration
     /// The longest pause between two attempts.
     public var maximumBackoff: Duration
-    /// How long one attempt may take before it counts as timed out (and is retried).
+    /// How long one attempt waits for its answer before giving up (default 60 s, the transport's own limit).
     ///
-    /// The default (9 s) keeps a whole refresh with the default attempts and pauses (about 29 s) within the
-    /// store's default 30-second lock timeout, so that processes waiting for the lock while the identity
-    /// provider hangs get the lock, rather than a lock timeout.
+    /// A slow answer is waited for rather than cut short: the request has reached the provider, so it cannot be
+    /// asked again with the same refresh token. The store's default lock timeout (90 s) outlasts this wait, so
+    /// processes waiting for the lock meanwhile get the new tokens.
     public var attemptTimeout: Duration
 
     /// Creates a policy.
     public init(
         margin: Duration = .seconds(300), attempts: Int = 3, initialBackoff: Duration = .milliseconds(500),
-        maximumBackoff: Duration = .seconds(4), attemptTimeout: Duration = .seconds(9)
+        maximumBackoff: Duration = .seconds(4), attemptTimeout: Duration = .seconds(60)
     ) {
         self.margin = max(.zero, margin)
         self.attempts = max(1, attempts)

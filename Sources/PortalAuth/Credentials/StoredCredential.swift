@@ -43,34 +43,38 @@ struct StoredCredential: Sendable, Equatable {
     var refreshTokenIssuedAt: Date? = nil
     var idToken: String?
     var idTokenExpiresAt: Date?
+    /// Why the last ID token a refresh brought was refused (it failed a check); nil once one is accepted.
+    /// The refresh's other tokens were kept, and `idToken` is the one accepted before. Never holds a token.
+    var idTokenRefusal: String? = nil
+    /// The granted scopes: the token response's `scope`, or what was asked for when it had none (RFC 6749 §5.1).
     var scopes: [String]
     var tokenType: String
     var isSSLRequired: Bool
     var createdAt: Date
     var updatedAt: Date
+    /// The scopes asked for at sign-in (IAP credentials), when they differ from the granted ones or were
+    /// recorded; nil in entries written before it was recorded.
+    var requestedScopes: [String]? = nil
 }
 
 // MARK: - Keys
 
 extension StoredCredential {
-    /// The store key of an OAuth user credential: portal URL (normalised) and client ID.
-    static func oauthUserKey(portalURL: URL, clientID: String) -> String {
-        "oauth-user|\(normalized(portalURL))|\(clientID)"
-    }
-
-    /// The store key of an IAP credential: its configuration file's real path (or, for a
-    /// configuration built in code, its authorize URL) and client ID.
-    static func iapKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
-        "iap|\(configurationFile ?? normalized(authorizeURL))|\(clientID)"
-    }
-
-    /// This credential's key.
+    /// This credential's key, as the credential kind that owns the record makes it.
     var key: String {
         switch kind {
         case .oauthUser:
-            return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
+            return OAuthUserCredential.storeKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
         case .iap:
-            return Self.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+            return IAPCredential.storeKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+        }
+    }
+
+    /// The credential of the kind that wrote this record, rebuilt from it.
+    func credential(persistence: TokenKeeper.Persistence?, settings: SignInSettings) -> ArcGISCredential {
+        switch kind {
+        case .oauthUser: return OAuthUserCredential(record: self, persistence: persistence, settings: settings)
+        case .iap: return IAPCredential(record: self, persistence: persistence, settings: settings)
         }
     }
 
@@ -115,7 +119,9 @@ extension StoredCredential {
         object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
+        object["id_token_refused"] = idTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
+        object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -159,7 +165,9 @@ extension StoredCredential {
         self.refreshTokenIssuedAt = Self.date(object["refresh_token_issued_at"])
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
+        self.idTokenRefusal = object["id_token_refused"]?.stringValue
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)

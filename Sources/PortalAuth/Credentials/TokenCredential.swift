@@ -13,16 +13,18 @@ public import Foundation
 ///     tokenExpirationMinutes: 60)
 /// let token = try await credential.tokenInfo.accessToken
 /// ```
-public final class TokenCredential: ArcGISCredential, CustomStringConvertible {
+public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @unchecked Sendable {
     /// The referer sent with `client=referer` unless another is given; requests carrying the token must send it.
     public static let defaultReferer = "app://portal-auth"
 
     /// The URL the credential was made for (a portal, a server or one of their resources).
     public let url: URL
     /// The user the token is for.
-    public let username: String?
+    public override var username: String? { user }
+    private let user: String
     /// The referer the token is bound to.
-    public let referer: String
+    public override var referer: String { boundReferer }
+    private let boundReferer: String
     /// The token lifetime asked for, in minutes; `nil` for the server's default (60 minutes on a portal).
     public let tokenExpirationMinutes: Int?
     /// The `generateToken` endpoint used.
@@ -33,12 +35,15 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible {
 
     private init(url: URL, username: String, referer: String, tokenExpirationMinutes: Int?, service: TokenService, token: RegeneratingToken) {
         self.url = url
-        self.username = username
-        self.referer = referer
+        self.user = username
+        self.boundReferer = referer
         self.tokenExpirationMinutes = tokenExpirationMinutes
         self.service = service
         self.token = token
+        super.init()
     }
+
+    public override var kind: Kind { .token(self) }
 
     // MARK: - Creating
 
@@ -94,15 +99,15 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible {
 
     // MARK: - ArcGISCredential
 
-    public var targetDescription: String { "the token service \(RedactedURL(service.generateTokenURL))" }
+    public override var targetDescription: String { "the token service \(RedactedURL(service.generateTokenURL))" }
 
     /// Whether `url` is on the portal or server the token was generated for (its root, as `rest/info` or the
     /// portal URL gives it).
-    public func canBeUsed(for url: URL) -> Bool {
+    public override func canBeUsed(for url: URL) -> Bool {
         OAuthUserConfiguration.url(url, isWithin: service.root)
     }
 
     public var description: String {
-        "TokenCredential(\(username ?? "?") at \(RedactedURL(service.root)), password: <redacted>)"
+        "TokenCredential(\(user) at \(RedactedURL(service.root)), password: <redacted>)"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Keeps one credential's tokens valid: refreshes them when they are about to expire, keeps the
@@ -16,17 +17,26 @@ final class TokenKeeper: Sendable {
     private let inFlight = Mutex<Task<StoredCredential, any Error>?>(nil)
     private let invalidated = Mutex(false)
     private let persistenceState: Mutex<Persistence?>
+    /// Tokens refreshed by this process that could not be written to the store (disk full, I/O error), and
+    /// the refresh token they replaced: written at the next refresh if the store still holds that token.
+    private let unsaved = Mutex<(spent: String, credential: StoredCredential)?>(nil)
     let httpClient: any HTTPClient
     let policy: RefreshPolicy
     /// What the credential is for, in messages.
     let target: String
+    /// Where refreshes report what the caller should know but that does not fail them (a refused ID token).
+    let logger: Logger
 
-    init(_ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String) {
+    init(
+        _ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String,
+        logger: Logger = Logger(label: "PortalAuth.refresh", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.state = Mutex(credential)
         self.persistenceState = Mutex(persistence)
         self.httpClient = httpClient
         self.policy = policy
         self.target = target
+        self.logger = logger
     }
 
     /// Where the credential is persisted, if anywhere.
@@ -44,27 +54,60 @@ final class TokenKeeper: Sendable {
     /// Marks the credential unusable (after sign-out).
     func invalidate() { invalidated.withLock { $0 = true } }
 
-    /// A credential whose access token is valid for at least `minimumValidity` (the policy's margin
-    /// when nil), refreshing first when needed or when `force` is set.
-    func validCredential(minimumValidity: Duration? = nil, force: Bool = false, now: @escaping @Sendable () -> Date = Date.init) async throws -> StoredCredential {
+    /// A credential whose `token` (the access token unless told otherwise) is valid for at least
+    /// `minimumValidity` (the policy's margin when nil), refreshing first when needed or when `force` is set.
+    ///
+    /// This is the library's one refresh rule: callers ask for the token they need and how long it must last,
+    /// and never decide themselves whether to refresh.
+    ///
+    /// - Throws: `CredentialError.signInRequired` when the ID token was asked for and, even after a refresh, is not
+    ///   valid for `minimumValidity` (a provider may answer a refresh without a new ID token, OIDC Core 12.2): only a
+    ///   new sign-in gives one. An expired ID token is never handed out.
+    func validCredential(
+        minimumValidity: Duration? = nil, force: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) async throws -> StoredCredential {
         if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
         let margin = minimumValidity ?? policy.margin
         let snapshot = current
-        if !force && !Self.needsRefresh(snapshot, margin: margin, now: now()) { return snapshot }
+        // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
+        let pendingWrite = persistence != nil && unsaved.withLock { $0 != nil }
+        if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
 
         let task: Task<StoredCredential, any Error> = inFlight.withLock { running in
             if let running, !force { return running }
-            let task = Task { try await self.refreshOnce(margin: margin, force: force, now: now) }
+            let task = Task { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) }
             running = task
             return task
         }
         defer { inFlight.withLock { if $0 == task { $0 = nil } } }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        try requireValidIDToken(refreshed, keeping: token, margin: margin, now: now())
+        return refreshed
     }
 
-    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own.
-    static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date) -> Bool {
-        credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now)
+    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own, or — when the ID
+    /// token is the one asked for — the ID token to its expiry.
+    static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
+        if credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now) {
+            return true
+        }
+        guard token == .idToken, let expiry = credential.idTokenExpiresAt else { return false }
+        return expiry.timeIntervalSince(now) <= margin.timeInterval
+    }
+
+    /// Throws when the ID token was asked for and is held but is not valid for `margin` (after the refresh that
+    /// tried to renew it).
+    private func requireValidIDToken(_ credential: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date) throws {
+        guard token == .idToken, credential.idToken != nil, let expiry = credential.idTokenExpiresAt,
+              expiry.timeIntervalSince(now) <= margin.timeInterval
+        else { return }
+        let left = Int(expiry.timeIntervalSince(now).rounded(.down))
+        let state = left <= 0 ? "expired at \(expiry.ISO8601Format())" : "is valid for \(left) s only"
+        // A new ID token that failed a check was refused: say so rather than that none came.
+        let why = credential.idTokenRefusal.map { "and \($0)" } ?? "and the identity provider sent no new one with the refreshed tokens"
+        throw CredentialError.signInRequired(
+            target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, \(why)")
     }
 
     /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
@@ -88,7 +131,9 @@ final class TokenKeeper: Sendable {
 
     // MARK: - Refreshing
 
-    private func refreshOnce(margin: Duration, force: Bool, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
+    private func refreshOnce(
+        margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token = .accessToken, now: @escaping @Sendable () -> Date
+    ) async throws -> StoredCredential {
         guard let persistence else {
             let refreshed = try await refresh(current, now: now)
             state.withLock { $0 = refreshed }
@@ -96,29 +141,62 @@ final class TokenKeeper: Sendable {
         }
         let started = now()
         let seen = current.accessToken
-        return try await persistence.store.withExclusiveAccess { snapshot in
-            guard let entry = snapshot.entry(for: persistence.key), let stored = StoredCredential(json: .object(entry)) else {
+        let unsaved = self.unsaved.withLock { $0 }
+        let result: StoredCredential
+        do {
+            result = try await refreshLocked(
+                persistence, margin: margin, force: force, keeping: token, started: started, seen: seen, unsaved: unsaved, now: now)
+        } catch let error as CredentialStoreError where error.kind == .fileSystem {
+            // Space was reserved before the request, so this is rare (an I/O error, a file system that
+            // cannot reserve): the rotated tokens are still in memory, and the error says what to do.
+            guard self.unsaved.withLock({ $0 }) != nil else { throw error }
+            throw CredentialError.refreshedButNotStored(target, store: persistence.store.path, reason: "\(error)")
+        }
+        self.unsaved.withLock { $0 = nil }
+        return result
+    }
+
+    /// The refresh under the store's lock, space for the new entry reserved before anything is sent.
+    private func refreshLocked(
+        _ persistence: Persistence, margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
+        unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
+    ) async throws -> StoredCredential {
+        try await persistence.store.withExclusiveAccess(reservingSpace: true) { snapshot in
+            guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry)) else {
                 throw CredentialError.notStored(self.target)
+            }
+            // Tokens this process refreshed earlier but could not store: the store still holds the refresh token
+            // they replaced (spent, dead with a rotating provider), so they are the ones to keep and use.
+            if let unsaved, stored.refreshToken == unsaved.spent {
+                stored = unsaved.credential
+                if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
             }
             // Another process may have refreshed while this one waited for the lock: its token is as new
             // as a refresh from here would give, even when the server's tokens are shorter than the margin
             // (stored times are whole seconds, hence the second of slack).
             let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
-            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now())) {
+            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token)) {
                 self.state.withLock { $0 = stored }
                 return stored
             }
             let refreshed = try await self.refresh(stored, now: now)
             if case .object(let object) = refreshed.json { snapshot.set(object, for: persistence.key) }
+            // Kept in memory before the store is written: should the write fail, this process still has the
+            // rotated refresh token (see `unsaved`), and says so.
             self.state.withLock { $0 = refreshed }
+            if let spent = stored.refreshToken, refreshed.refreshToken != spent {
+                self.unsaved.withLock { $0 = (spent, refreshed) }
+            }
             return refreshed
         }
     }
 
-    /// One refresh (or exchange) against the token endpoint, retrying transient failures with backoff.
+    /// One refresh (or exchange) against the token endpoint, retrying with backoff the failures that certainly
+    /// left the refresh token unused (see ``wasNotProcessed(_:)``).
     ///
     /// - Throws: `CredentialError.refreshTokenRejected` at once when the provider refuses the refresh token;
-    ///   `CredentialError.unavailable` after the policy's attempts at a failing or unreachable provider;
+    ///   `CredentialError.outcomeUnknown` at once when a request that may have reached the provider failed;
+    ///   `CredentialError.unavailable` after the policy's attempts at an unreachable or busy provider;
     ///   other errors (TLS verification, an invalid answer) at once, as they are.
     private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
         guard let refreshToken = credential.refreshToken else {
@@ -131,7 +209,7 @@ final class TokenKeeper: Sendable {
             ("refresh_token", refreshToken),
         ]
         if exchange { fields.append(("redirect_uri", credential.redirectURL.absoluteString)) }
-        if credential.kind == .iap, !credential.scopes.isEmpty { fields.append(("scope", credential.scopes.joined(separator: " "))) }
+        if let scope = Self.refreshScope(credential) { fields.append(("scope", scope)) }
         let request = HTTPRequest.form(credential.tokenURL, fields: fields)
 
         let pauses = policy.backoffs
@@ -142,23 +220,50 @@ final class TokenKeeper: Sendable {
             do {
                 let response = try await send(request)
                 let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
-                return try credential.updated(with: tokens, now: sentAt)
+                let refreshed = try credential.updated(with: tokens, now: sentAt)
+                if let refusal = refreshed.idTokenRefusal, refusal != credential.idTokenRefusal {
+                    logger.warning("kept the refreshed access and refresh tokens but refused the new ID token", metadata: [
+                        "target": "\(target)", "reason": "\(refusal)",
+                    ])
+                }
+                return refreshed
             } catch let error as TokenEndpointError where error.kind == .refused {
                 throw CredentialError.refreshTokenRejected(target, detail: Self.rejection(error))
             } catch where Self.isTransient(error) {
                 lastError = "\(error)"
+                // A request that may have reached the provider is never sent again with the same refresh token:
+                // a provider that rotates has already replaced it, and would take a second use for a stolen
+                // token and end the sign-in. The stored sign-in stays as it was, and the error says so.
+                guard Self.wasNotProcessed(error) else {
+                    throw CredentialError.outcomeUnknown(target, reason: lastError)
+                }
                 if attempt < pauses.count { try await Task.sleep(for: pauses[attempt]) }
             }
         }
         throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
     }
 
-    /// One request, cut off after the policy's attempt timeout.
+    /// The `scope` of a refresh request, or nil to send none.
+    ///
+    /// RFC 6749 §6: an omitted `scope` means the scope originally granted, and a `scope` sent must not exceed it;
+    /// so none is sent. Microsoft Entra ID is the exception: its v2.0 token endpoint requires `scope` on a refresh,
+    /// with the names asked for at sign-in (its `.default` comes back expanded into other names in the response).
+    static func refreshScope(_ credential: StoredCredential) -> String? {
+        guard credential.kind == .iap, let authorizeURL = credential.authorizeURL,
+              URLRules.normalisedHost(of: authorizeURL) == "login.microsoftonline.com"
+        else { return nil }
+        let asked = credential.requestedScopes ?? credential.scopes
+        return asked.isEmpty ? nil : asked.joined(separator: " ")
+    }
+
+    /// One request, cut off after the policy's attempt timeout (by default as long as the transport's own limit:
+    /// a slow answer is waited for rather than given up and asked again).
     ///
     /// A refresh request that has left cannot be taken back: a provider that rotates refresh tokens has
     /// already replaced the stored one when it answers. So the request is not cancelled with the caller
-    /// (Ctrl-C, SIGTERM): its answer is awaited, within the attempt timeout, and stored, and the cancellation
-    /// takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such a sign-in.
+    /// (Ctrl-C, SIGTERM, SIGHUP): its answer is awaited, within the attempt timeout, and stored, and the
+    /// cancellation takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such
+    /// a sign-in.
     private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let client = httpClient
         let timeout = policy.attemptTimeout
@@ -182,6 +287,22 @@ final class TokenKeeper: Sendable {
         }
         if let error = error as? TokenEndpointError {
             return error.kind == .serverFailure || [408, 429].contains(error.statusCode)
+        }
+        return false
+    }
+
+    /// Whether a failed request certainly did not use up the refresh token, so that sending it again is safe:
+    /// nothing left this machine (the host did not resolve, the connection was refused or not made), or the
+    /// provider said it did not process the request (408, 429, 503, `temporarily_unavailable`).
+    ///
+    /// Everything else may have reached the token endpoint: a time-out or broken connection after the request
+    /// left, an answer that is not HTTP or cut short, a 500, or a gateway's 502/504.
+    static func wasNotProcessed(_ error: any Error) -> Bool {
+        if let error = error as? TransportError {
+            return [.cannotResolveHost, .cannotConnect].contains(error.kind)
+        }
+        if let error = error as? TokenEndpointError {
+            return [408, 429, 503].contains(error.statusCode) || error.errorCode == "temporarily_unavailable"
         }
         return false
     }
@@ -217,10 +338,22 @@ extension StoredCredential {
             copy.refreshTokenExpiresAt = now.addingTimeInterval(lifetime.timeInterval)
         }
         if let idToken = tokens.idToken {
-            let decoded = try IDToken(compact: idToken)
-            try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
-            copy.idToken = idToken
-            copy.idTokenExpiresAt = decoded.expirationDate
+            // A refreshed ID token that fails a check is refused alone: the answer's access and refresh tokens
+            // are kept (with a rotating provider the old refresh token is already dead), the previous ID token
+            // stays as it was, and the refusal is recorded for the caller to see.
+            do {
+                let decoded = try IDToken(compact: idToken)
+                try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
+                copy.idToken = idToken
+                copy.idTokenExpiresAt = decoded.expirationDate
+                copy.idTokenRefusal = nil
+            } catch {
+                // The check's message may quote the provider's claims: no control characters, bounded length.
+                let reason = String(String.UnicodeScalarView("\(error)".unicodeScalars.prefix(300).map {
+                    $0.properties.generalCategory == .control ? "?" : $0
+                }))
+                copy.idTokenRefusal = "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
+            }
         }
         if let scopes = tokens.scopes { copy.scopes = scopes }
         if let ssl = tokens.isSSLRequired { copy.isSSLRequired = ssl }

@@ -53,6 +53,10 @@ extension TokenService {
         guard let token = object["token"]?.stringValue, !token.isEmpty else {
             throw TokenEndpointError(.invalidResponse, endpoint: endpoint, statusCode: status, problem: "no token")
         }
+        if let problem = TokenCharacters.problem(inToken: token) {
+            throw TokenEndpointError(.invalidResponse, endpoint: endpoint, statusCode: status,
+                                     problem: "the token cannot be used: \(problem); nothing was stored")
+        }
         let expires: Date
         if let value = object["expires"], value != .null {
             guard let milliseconds = value.doubleValue ?? value.stringValue.flatMap(Double.init), milliseconds.isFinite, milliseconds > 0 else {

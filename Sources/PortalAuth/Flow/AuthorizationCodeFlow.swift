@@ -1,7 +1,8 @@
 import Foundation
 
 /// One interactive authorization-code sign-in with PKCE through the system browser and a loopback
-/// redirect (RFC 8252), shared by the ArcGIS portal and the IAP credentials.
+/// redirect (RFC 8252) — or a custom-scheme redirect through the desktop's scheme handler — shared by the ArcGIS
+/// portal and the IAP credentials.
 ///
 /// Steps: bind the loopback listener (its real port goes into `redirect_uri`), open the browser on the
 /// authorization URL, wait for the matching redirect (or a pasted one) within the timeout, then
@@ -13,7 +14,7 @@ struct AuthorizationCodeFlow: Sendable {
     var tokenURL: URL
     /// The public client.
     var clientID: String
-    /// The registered loopback redirect URL (port 0 or none: an ephemeral port).
+    /// The registered loopback redirect URL (port 0 or none: an ephemeral port), or a custom-scheme one.
     var redirectURL: URL
     /// Parameters added to the authorization URL (`scope`, `prompt`, `expiration`, …).
     var extraParameters: [(String, String)]
@@ -25,6 +26,9 @@ struct AuthorizationCodeFlow: Sendable {
     var requiresIssuerInResponse = false
     /// Text of the success page in the browser.
     var successMessage: String
+    /// An ID token sent as `id_token_hint` (OIDC Core 3.1.2.1, with `prompt=none`): to the browser only, through
+    /// the opener's private launch page, never to the observer or the browser command's arguments.
+    var idTokenHint: String? = nil
 
     /// What the sign-in produced.
     struct Result: Sendable {
@@ -50,27 +54,59 @@ struct AuthorizationCodeFlow: Sendable {
         let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser(failsOver: false))
         var configuration = LoopbackListener.Configuration()
         configuration.successMessage = successMessage
-        let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
+        let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
+        // The ID token goes to the browser only: the observer shows `url`, and the opener hides what it opens (a
+        // command gets the address of a private launch page, see `BrowserLaunchPage`).
+        let opened = idTokenHint.map { request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]) } ?? url
 
         var browserFailures: AsyncStream<String>?
-        if case .browser(let failsOver) = presentation {
+        var page: BrowserLaunchPage?
+        if case .browser = presentation {
             settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-            let failures = settings.openBrowserReportingFailures(at: url)
-            if failsOver { browserFailures = failures }
         }
+        // The provider's answer to the same URL, looked at while the browser starts (or the person signs in
+        // elsewhere): a rejected request (an unregistered redirect URL, an unknown client) ends the sign-in now
+        // rather than after the timeout.
+        let probe = AuthorizationRequestProbe(url: url, redirectURI: listener.redirectURL)
+        let probing = Task { await probe.check(httpClient: settings.httpClient, logger: settings.logger) }
+        defer { probing.cancel() }
+        if case .browser(let failsOver) = presentation {
+            let launched = settings.openBrowserReportingFailures(at: opened)
+            page = launched.page
+            if failsOver { browserFailures = launched.failures }
+        }
+        defer { page?.remove() }
         let pastes = presentation == .pasteBack || settings.acceptsPastedRedirect
+
         let callback = try await withDeadline(
             settings.timeout,
             // Nothing is redrawn while the person may be typing or pasting.
             tick: { remaining in if !pastes { settings.observer.waitingForBrowser(remaining: remaining) } },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
         ) { [browserFailures] in
-            try await waitForRedirect(
-                listener: listener, authorizationURL: url, request: request, settings: settings,
-                acceptsPaste: pastes, opensBrowser: presentation != .pasteBack, browserFailures: browserFailures)
+            try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
+                group.addTask {
+                    try await waitForRedirect(
+                        listener: listener, authorizationURL: url, request: request, settings: settings,
+                        acceptsPaste: pastes, opensBrowser: presentation != .pasteBack, browserFailures: browserFailures)
+                }
+                group.addTask {
+                    switch await probing.value {
+                    case .rejected(let error): throw error
+                    case .errorPage(let said): settings.observer.signInRequestProblem(said)
+                    case .nothing: break
+                    }
+                    return nil
+                }
+                defer { group.cancelAll() }
+                while let next = try await group.next() {
+                    if let callback = next { return callback }
+                }
+                throw CancellationError()
+            }
         }
         listener.close()
         guard let code = callback.code, !code.isEmpty else { throw SignInError.missingCode() }
@@ -81,13 +117,16 @@ struct AuthorizationCodeFlow: Sendable {
         settings.observer.exchangingCode()
         let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))
         let tokens = try TokenResponse.parse(response, endpoint: tokenURL)
+        // OIDC Core 3.1.3.3: with `openid` asked for, the ID token is what proves who signed in (nonce, audience,
+        // issuer); an answer without one cannot be checked, so it is not accepted.
+        if wantsNonce, tokens.idToken?.isEmpty ?? true { throw SignInError.missingIDToken(tokenURL: tokenURL) }
         return Result(tokens: tokens, request: request, redirectURI: request.redirectURI, receivedAt: Date())
     }
 
-    /// The listener's callback, a pasted redirect URL when that is allowed, or a browser failure when one ends the
+    /// The receiver's callback, a pasted redirect URL when that is allowed, or a browser failure when one ends the
     /// flow — whichever comes first.
     private func waitForRedirect(
-        listener: LoopbackListener, authorizationURL: URL, request: AuthorizationRequest, settings: SignInSettings,
+        listener: RedirectReceiver, authorizationURL: URL, request: AuthorizationRequest, settings: SignInSettings,
         acceptsPaste: Bool, opensBrowser: Bool, browserFailures: AsyncStream<String>?
     ) async throws -> LoopbackCallback {
         let state = request.state
@@ -100,8 +139,10 @@ struct AuthorizationCodeFlow: Sendable {
             if acceptsPaste {
                 group.addTask {
                     do {
+                        // A custom-scheme address is read by the scheme receiver's own rules.
                         return try await PastedRedirectReader(settings: settings, announces: !opensBrowser).callback(
-                            authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer)
+                            authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer,
+                            reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
                     } catch is SignInError {
                         return nil  // end of input: keep waiting for the browser
                     }

@@ -20,16 +20,16 @@ extension IAPCredential {
     ///   `CancellationError` at once when the task is cancelled, polling included.
     public static func credential(
         for configuration: IAPConfiguration, using method: SignInMethod, deviceAuthorizationURL: URL? = nil,
-        settings: SignInSettings = SignInSettings()
+        settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
         switch method {
         case .browser:
-            return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings)
+            return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings, replacing: previous)
         case .pasteBack:
             guard settings.acceptsPastedRedirect else {
                 throw SignInError.noRemotePath("paste-back was asked for")
             }
-            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
+            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
         case .deviceCode:
             guard let endpoint = await DeviceAuthorizationEndpoint.resolve(
                 explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
@@ -42,7 +42,7 @@ extension IAPCredential {
             let reason: String
             if settings.browser != nil, settings.environment.canShowBrowser {
                 do {
-                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: true), settings: settings)
+                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: true), settings: settings, replacing: previous)
                 } catch let error as SignInError where error.isBrowserFailure {
                     reason = error.description
                 }
@@ -55,7 +55,7 @@ extension IAPCredential {
                 return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
             }
             guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath(reason) }
-            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
+            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
         }
     }
 

@@ -39,10 +39,20 @@ public struct PastedRedirectReader: Sendable {
     /// - Throws: `LoopbackError` with the identity provider's error, `SignInError` when input ends first,
     ///   `CancellationError`.
     public func callback(authorizationURL: URL, expectedRedirect: URL, state: String, issuer: String? = nil) async throws -> LoopbackCallback {
+        try await callback(authorizationURL: authorizationURL, expectedRedirect: expectedRedirect, state: state, issuer: issuer, reading: nil)
+    }
+
+    /// ``callback(authorizationURL:expectedRedirect:state:issuer:)`` with `reading` checking each pasted line instead
+    /// of this reader's own rules, when given (a receiver with rules of its own, such as a custom scheme's).
+    func callback(
+        authorizationURL: URL, expectedRedirect: URL, state: String, issuer: String?,
+        reading: (@Sendable (String) -> Result<LoopbackCallback, LoopbackError>?)?
+    ) async throws -> LoopbackCallback {
         if announces { observer.pastedAddressRequested(authorizationURL: authorizationURL, expectedRedirect: expectedRedirect) }
         for await line in lines() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             try Task.checkCancellation()
-            switch Self.outcome(of: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer) {
+            let outcome = reading?(line) ?? Self.outcome(of: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer)
+            switch outcome {
             case .success(let callback):
                 return callback
             case .failure(let error) where error.kind == .notAwaitedResponse:

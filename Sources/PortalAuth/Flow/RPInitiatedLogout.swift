@@ -35,14 +35,13 @@ struct RPInitiatedLogout: Sendable {
         // The observer shows its URL on the terminal: without the ID token, which still ends the session
         // (the identity provider may then ask which account to sign out).
         let shown = URLQuery.appending(parameters, to: logoutURL)
-        // The ID token never goes into the browser command's arguments: the browser opens a one-time loopback
-        // address that redirects it to the logout URL with the hint.
-        let opened = try idTokenHint.map {
-            try listener.launchURL(redirectingTo: URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL))
-        } ?? shown
+        // The ID token never goes into the browser command's arguments: the opener hides the URL (a command gets
+        // the address of a private launch page, see `BrowserLaunchPage`), and nothing on loopback hands it out.
+        let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? shown
 
         settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
-        settings.openBrowser(at: opened)
+        let page = settings.openBrowser(at: opened)
+        defer { page?.remove() }
 
         struct NoConfirmation: Error {}
         do {

@@ -16,6 +16,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case browserFailed(String)
         case noRemotePath(String)
         case methodUnsupported(String)
+        case missingIDToken(String)
     }
 
     private let code: Code
@@ -33,6 +34,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func browserFailed(_ message: String) -> SignInError { SignInError(.browserFailed(message)) }
     static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
+    static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
 
     /// Whether the browser command could not start or failed, so the sign-in cannot go on through it.
     public var isBrowserFailure: Bool {
@@ -57,6 +59,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .timedOut: return .timedOut
         case .missingCode, .pastedURLRejected: return .invalidContent
         case .missingIssuer: return .refused
+        case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .browserFailed: return .unavailable
         case .noRemotePath, .methodUnsupported: return .usage
@@ -86,6 +89,10 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
                 + "Run the command on a terminal (over SSH: ssh -t), or with --device-code where the identity provider offers it."
         case .methodUnsupported(let why):
             return why
+        case .missingIDToken(let tokenURL):
+            return "the token endpoint \(tokenURL) answered without an id_token although the scope openid was asked for "
+                + "(OpenID Connect Core 3.1.3.3), so the sign-in cannot be checked (nonce, audience, issuer) and was refused. "
+                + "Check that token_url belongs to an OpenID Connect provider, or remove openid from the configuration's scope."
         case .notLoopbackRedirect(let url):
             return "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
                 + "so this computer cannot receive the sign-in; register and use a loopback redirect URL."

@@ -27,6 +27,12 @@ public protocol SignInObserver: Sendable {
     func deviceCodeIssued(_ authorization: DeviceAuthorization)
     /// The identity provider asked to poll less often (`slow_down`); polls are now `interval` apart.
     func deviceCodePollingSlowedDown(interval: Duration)
+    /// The identity provider answered the authorization URL with an error page (seen without a browser, so the
+    /// browser may still fare better); `message` says what it answered, cleaned of control characters.
+    func signInRequestProblem(_ message: String)
+    /// Something about the configuration the user should know before signing in, such as a host pattern that
+    /// sends the token to every host; show it prominently. The sign-in goes on.
+    func configurationWarning(_ message: String)
 }
 
 extension SignInObserver {
@@ -40,6 +46,8 @@ extension SignInObserver {
     public func outOfBandCodeRequested(authorizationURL: URL) {}
     public func deviceCodeIssued(_ authorization: DeviceAuthorization) {}
     public func deviceCodePollingSlowedDown(interval: Duration) {}
+    public func signInRequestProblem(_ message: String) {}
+    public func configurationWarning(_ message: String) {}
 }
 
 /// An observer that ignores every event.

@@ -1,23 +1,27 @@
 import Foundation
 
 extension SignInSettings {
-    /// Opens `url` in the settings' browser, if any; a failed launch (or a launcher that exits with a failure)
-    /// is reported to the observer and is never fatal, since the URL was shown to the user as well.
-    func openBrowser(at url: URL) {
-        _ = openBrowserReportingFailures(at: url)
+    /// Opens `url` in the settings' browser, if any, without exposing it to other local users (see
+    /// `BrowserOpener.launch(_:onExit:)`); a failed launch (or a launcher that exits with a failure) is reported to
+    /// the observer and is never fatal, since the URL was shown to the user as well.
+    ///
+    /// - Returns: the launch page to remove when the sign-in or logout ends, if the opener wrote one.
+    @discardableResult
+    func openBrowser(at url: URL) -> BrowserLaunchPage? {
+        openBrowserReportingFailures(at: url).page
     }
 
-    /// Opens `url` like ``openBrowser(at:)`` and returns the failure, if any, as it happens: the stream yields the
-    /// message once when the command cannot start or exits with a failure, and ends when the command succeeded.
-    func openBrowserReportingFailures(at url: URL) -> AsyncStream<String> {
+    /// Opens `url` like ``openBrowser(at:)`` and also returns the failure, if any, as it happens: the stream yields
+    /// the message once when the command cannot start or exits with a failure, and ends when the command succeeded.
+    func openBrowserReportingFailures(at url: URL) -> (page: BrowserLaunchPage?, failures: AsyncStream<String>) {
         let (failures, continuation) = AsyncStream.makeStream(of: String.self)
         guard let browser else {
             continuation.finish()
-            return failures
+            return (nil, failures)
         }
         let observer = self.observer
         do {
-            try browser.open(url) { status in
+            let page = try browser.launch(url) { status in
                 if status != 0 {
                     let message = "the browser command exited with status \(status)"
                     observer.browserLaunchFailed(message)
@@ -25,11 +29,12 @@ extension SignInSettings {
                 }
                 continuation.finish()
             }
+            return (page, failures)
         } catch {
             observer.browserLaunchFailed(error.description)
             continuation.yield(error.description)
             continuation.finish()
+            return (nil, failures)
         }
-        return failures
     }
 }

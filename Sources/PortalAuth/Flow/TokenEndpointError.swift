@@ -10,7 +10,7 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate let name: String
 
-        /// The provider refused: an OAuth `error`, or an ArcGIS error envelope.
+        /// The provider refused: an OAuth `error`, an ArcGIS error envelope, or HTTP 400/401 whatever the body.
         public static let refused = Kind(name: "refused")
         /// The provider failed: HTTP 5xx, `server_error`, `temporarily_unavailable`, or an ArcGIS code ≥ 500.
         public static let serverFailure = Kind(name: "serverFailure")
@@ -68,6 +68,11 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
     /// expired or is invalid.
     public var requiresSignIn: Bool {
         if isInvalidGrant || arcGISCode == 498 { return true }
+        // HTTP 400/401 without an explanation (an empty or non-JSON body): the grant was refused, and the only
+        // thing that can change the answer is a new sign-in.
+        if kind == .refused && errorCode == nil && arcGISCode == nil && errorDescription == nil && [400, 401].contains(statusCode) {
+            return true
+        }
         if let errorCode, ["interaction_required", "login_required", "consent_required"].contains(errorCode) { return true }
         let texts = [errorDescription, arcGISMessage].compactMap { $0?.lowercased() }
         return texts.contains { text in
@@ -117,6 +122,7 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
             parts.append(arcGISMessage)
         }
         if let errorURI { parts.append("see \(errorURI)") }
+        if parts.isEmpty, let problem { return "HTTP \(statusCode) with \(problem) and no OAuth error code" }
         return parts.isEmpty ? "no reason given" : parts.joined(separator: "; ")
     }
 
@@ -141,22 +147,8 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
         }
     }
 
-    /// Removes control characters (no terminal escapes from a server), folds whitespace, shortens to `limit`.
+    /// A server's text made safe to show (no terminal escapes, one line; see `DisplayText`), shortened to `limit`.
     static func clean(_ text: String, limit: Int) -> String {
-        var scalars = String.UnicodeScalarView()
-        var lastWasSpace = false
-        for scalar in text.unicodeScalars {
-            let isSpace = scalar.properties.isWhitespace
-            if isSpace || scalar.properties.generalCategory == .control {
-                if !lastWasSpace && !scalars.isEmpty { scalars.append(" ") }
-                lastWasSpace = true
-            } else {
-                scalars.append(scalar)
-                lastWasSpace = false
-            }
-        }
-        var cleaned = String(scalars).trimmingCharacters(in: .whitespaces)
-        if cleaned.count > limit { cleaned = String(cleaned.prefix(limit)) + "…" }
-        return cleaned
+        DisplayText.neutralised(text, limit: limit)
     }
 }

@@ -57,8 +57,8 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// - Success: HTTP 2xx, a JSON object (content type JSON, `text/plain` as older ArcGIS servers send, or none)
     ///   with a non-empty `access_token`. `expires_in` and `refresh_token_expires_in` may be numbers or numeric
     ///   strings.
-    /// - Refusal: an OAuth error object (`error`, `error_description`, `error_uri`) with any status, or the ArcGIS
-    ///   envelope `{"error":{"code":…}}`, usually with HTTP 200.
+    /// - Refusal: an OAuth error object (`error`, `error_description`, `error_uri`) with any status, the ArcGIS
+    ///   envelope `{"error":{"code":…}}`, usually with HTTP 200, or HTTP 400/401 whatever the body.
     /// - Anything else: a server failure (5xx), an unexpected status, or an invalid response.
     ///
     /// - Parameter endpoint: the URL the request went to, named (without query) in errors.
@@ -70,7 +70,9 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
             throw refusal
         }
         guard (200..<300).contains(status) else {
-            let kind: TokenEndpointError.Kind = status >= 500 ? .serverFailure : .unexpectedStatus
+            // RFC 6749 §5.2 puts refusals on 400 (and 401 for client authentication); some providers (Glewlwyd
+            // for a rotated-out refresh token) send them with an empty or non-JSON body: still a refusal.
+            let kind: TokenEndpointError.Kind = status >= 500 ? .serverFailure : (status == 400 || status == 401) ? .refused : .unexpectedStatus
             var problem = bodySummary(response, parsed)
             if (300..<400).contains(status), let location = response.headers["Location"],
                 let target = URL(string: location, relativeTo: response.url)?.absoluteURL {
@@ -154,19 +156,37 @@ private struct TokenFields {
     let invalid: (String) -> TokenEndpointError
 
     func response() throws(TokenEndpointError) -> TokenResponse {
-        guard let accessToken = try string("access_token"), !accessToken.isEmpty else {
+        guard let accessToken = try token("access_token"), !accessToken.isEmpty else {
             throw invalid("no access_token")
         }
         return TokenResponse(
             accessToken: accessToken,
-            tokenType: try string("token_type") ?? "Bearer",
+            tokenType: try token("token_type") ?? "Bearer",
             expiresIn: try duration("expires_in"),
-            refreshToken: try string("refresh_token"),
+            refreshToken: try token("refresh_token"),
             refreshTokenExpiresIn: try duration("refresh_token_expires_in"),
-            idToken: try string("id_token"),
+            idToken: try token("id_token"),
             scopes: try scopes(),
-            username: try string("username"),
+            username: try userName("username"),
             isSSLRequired: try bool("ssl"))
+    }
+
+    /// A token-like string, refused when it holds what a header line or a terminal must not get (CR LF, ESC, …).
+    private func token(_ key: String) throws(TokenEndpointError) -> String? {
+        guard let text = try string(key) else { return nil }
+        if let problem = TokenCharacters.problem(inToken: text) {
+            throw invalid("\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
+        }
+        return text
+    }
+
+    /// The user name, refused when it holds control characters.
+    private func userName(_ key: String) throws(TokenEndpointError) -> String? {
+        guard let text = try string(key) else { return nil }
+        if let problem = TokenCharacters.problem(inUserName: text) {
+            throw invalid("\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
+        }
+        return text
     }
 
     private func string(_ key: String) throws(TokenEndpointError) -> String? {

@@ -14,12 +14,6 @@ struct CallbackPage: Sendable, Equatable {
 
     // MARK: - The pages
 
-    /// The one-time launch address: sends the browser on to `location` (see `LoopbackListener.launchURL(redirectingTo:)`).
-    static func launch(_ location: URL) -> CallbackPage {
-        CallbackPage(status: .found, title: "Continuing in your browser",
-                     paragraphs: ["Your browser is being sent to the identity provider."], location: location.absoluteString)
-    }
-
     /// The matching response was accepted.
     static func success(title: String, message: String) -> CallbackPage {
         CallbackPage(status: .ok, title: title, paragraphs: [message])

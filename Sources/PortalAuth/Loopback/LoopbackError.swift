@@ -135,11 +135,12 @@ public struct LoopbackError: CategorizedError, Sendable, Equatable, CustomString
         case .socketFailed(let address, let port, let error):
             "Cannot listen on \(address):\(port) for the sign-in response (\(error))."
         case .identityProviderError(let code, let description, let uri):
-            "The identity provider refused the sign-in: \(code)"
-                + (description.map { " — \($0)" } ?? "")
-                + (uri.map { " (see \($0))" } ?? "") + "."
+            // The redirect's text is the identity provider's (or anyone's who can reach the port): one clean line.
+            "The identity provider refused the sign-in: \(DisplayText.neutralised(code, limit: 80))"
+                + (description.map { " — \(DisplayText.neutralised($0, limit: 300))" } ?? "")
+                + (uri.map { " (see \(DisplayText.neutralised($0, limit: 200)))" } ?? "") + "."
         case .issuerMismatch(let expected, let received):
-            "The sign-in response came from issuer \(received), not the expected \(expected) (RFC 9207); it was "
+            "The sign-in response came from issuer \(DisplayText.neutralised(received, limit: 200)), not the expected \(expected) (RFC 9207); it was "
                 + "rejected. Sign in again, and check the identity provider configuration if this repeats."
         case .invalidResponse(let reason):
             "The identity provider's sign-in response cannot be used: \(reason). Sign in again; if this repeats, "

@@ -68,7 +68,6 @@ public final class LoopbackListener: Sendable {
     private let configuration: Configuration
     private let logger: Logger
     private let control: LoopbackControl
-    private let launch = Mutex<(path: String, location: URL)?>(nil)
 
     // MARK: - Life
 
@@ -128,15 +127,13 @@ public final class LoopbackListener: Sendable {
     public func waitForCallback(
         state: String, issuer: String? = nil, requiresCode: Bool = true, timeout: Duration? = nil
     ) async throws(LoopbackError) -> LoopbackCallback {
-        var prepared = LoopbackServeLoop.Settings(
+        let settings = LoopbackServeLoop.Settings(
             evaluator: evaluator(state: state, issuer: issuer, requiresCode: requiresCode),
             configuration: configuration,
             redirectURL: redirectURL.absoluteString,
             timeout: timeout,
             deadline: timeout.map { ContinuousClock.now + $0 }
         )
-        prepared.launch = launch.withLock { $0 }
-        let settings = prepared
         let control = self.control
         let logger = self.logger
         let closedError = LoopbackError.closed(redirectURL: settings.redirectURL)
@@ -166,23 +163,6 @@ public final class LoopbackListener: Sendable {
         fromPastedURL text: String, state: String, issuer: String? = nil, requiresCode: Bool = true
     ) throws(LoopbackError) -> LoopbackCallback {
         try evaluator(state: state, issuer: issuer, requiresCode: requiresCode).callback(fromPastedURL: text)
-    }
-
-    // MARK: - Launch address
-
-    /// A one-time loopback address that sends the browser on to `target` with a `302 Found`.
-    ///
-    /// Open this instead of `target` when `target` carries something that must not appear in a process's
-    /// arguments (which every local user can list), such as an ID token in `id_token_hint`: the browser
-    /// command gets only a random loopback path, and the listener answers it once, during the wait.
-    public func launchURL(redirectingTo target: URL) throws(CryptoError) -> URL {
-        let path = "/launch-" + (try SecureRandom.token(byteCount: 16))
-        launch.withLock { $0 = (path: path, location: target) }
-        var components = URLComponents(url: redirectURL, resolvingAgainstBaseURL: false)
-        components?.path = path
-        components?.query = nil
-        components?.fragment = nil
-        return components?.url ?? redirectURL
     }
 
     // MARK: - Internals

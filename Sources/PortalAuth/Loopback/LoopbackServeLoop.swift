@@ -6,8 +6,8 @@ import Logging
 ///
 /// It polls the wake pipe, the listening sockets and every client, answers each request from its head alone, and
 /// keeps every client within bounds: a head of at most `maximumHeadBytes`, a life of at most `connectionTimeout`,
-/// at most `maximumConnections` at once (the oldest idle one makes room for a new one, so a flood of silent
-/// connections cannot lock the browser out). When the awaited response arrives it stops accepting, closes the
+/// at most `maximumConnections` at once (the oldest silent one makes room for a new one, after a last read that
+/// answers a request already waiting, so a flood of silent connections cannot lock the browser out). When the awaited response arrives it stops accepting, closes the
 /// listening sockets and every other client, sends the page, and ends.
 final class LoopbackServeLoop {
     /// What one wait needs to know.
@@ -19,8 +19,6 @@ final class LoopbackServeLoop {
         /// The wait's own limit, if any, and when it runs out.
         let timeout: Duration?
         let deadline: ContinuousClock.Instant?
-        /// A one-time launch address (path) and where it sends the browser, if any.
-        var launch: (path: String, location: URL)? = nil
     }
 
     typealias Outcome = LoopbackControl.Outcome
@@ -30,6 +28,8 @@ final class LoopbackServeLoop {
     /// How much a client may still send after its answer before it is cut off (read and discarded, never kept:
     /// closing with unread bytes would reset the connection and could destroy the answer before it is read).
     private static let lingerBytes = 4 << 20
+    /// How many connections one pass accepts before the clients already connected are read again.
+    private static let acceptBatch = 32
     /// How long accepting pauses when the process is out of descriptors and nothing can be evicted.
     private static let acceptPause = Duration.milliseconds(100)
 
@@ -41,7 +41,6 @@ final class LoopbackServeLoop {
     private var accepting = true
     private var acceptResumesAt: ContinuousClock.Instant?
     private var decided: Outcome?
-    private var launchServed = false
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
     private(set) var statistics = LoopbackStatistics()
 
@@ -131,7 +130,9 @@ final class LoopbackServeLoop {
 
     /// Accepts what is pending on `listener`; an error only when the listening socket itself is broken.
     private func acceptAll(from listener: Int32, now: ContinuousClock.Instant) -> LoopbackError? {
-        for _ in 0..<256 {
+        for _ in 0..<Self.acceptBatch {
+            // A request read while making room may have ended the wait (and closed the listening sockets).
+            guard accepting else { return nil }
             let fd: Int32
             do throws(SystemError) {
                 guard let accepted = try LoopbackSocket.accept(listener) else { return nil }
@@ -143,14 +144,18 @@ final class LoopbackServeLoop {
                     continue  // That client is gone; others may be pending.
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     logger.debug("loopback listener out of descriptors or memory", metadata: ["errno": "\(error.errno)"])
-                    if evictOne() { continue }
+                    if evictOne(now: now) { continue }
                     acceptResumesAt = now + Self.acceptPause
                     return nil
                 default:
                     return .listenerFailed("\(error)")
                 }
             }
-            if connections.count >= settings.configuration.maximumConnections { _ = evictOne() }
+            if connections.count >= settings.configuration.maximumConnections { _ = evictOne(now: now) }
+            guard accepting else {
+                Glibc.close(fd)  // The wait has just ended on a request read while making room.
+                return nil
+            }
             connections.append(
                 LoopbackConnection(fd: fd, acceptedAt: now, deadline: now + settings.configuration.connectionTimeout))
             statistics.accepted += 1
@@ -159,8 +164,36 @@ final class LoopbackServeLoop {
         return nil
     }
 
-    /// Closes the connection that loses least: one already answered, else an idle one, else any; the oldest first.
-    private func evictOne() -> Bool {
+    /// Closes the connection that loses least: one already answered, else a silent one, else any; the oldest first.
+    ///
+    /// "Silent" is checked, not assumed: a connection that has sent nothing since the last poll is read first, so a
+    /// browser whose request is already waiting in its socket is answered (the sign-in goes on) rather than cut off
+    /// because a flood of strangers' connections arrived in the same instant. Each connection is read this way at
+    /// most once while silent, so making room costs no more than accepting.
+    private func evictOne(now: ContinuousClock.Instant) -> Bool {
+        while true {
+            guard let victim = evictionCandidate() else { return false }
+            if connections[victim].stage == .reading && connections[victim].head.isEmpty {
+                readHead(victim, now: now)
+                if connections[victim].fd < 0 {
+                    connections.remove(at: victim)  // It went away (or was the awaited response, now sent).
+                    return true
+                }
+                if connections[victim].stage != .reading || !connections[victim].head.isEmpty {
+                    statistics.rescuedFromEviction += 1
+                    if decided != nil { return true }  // The wait ended: every other client is closed.
+                    continue  // It has spoken: no longer silent, choose again.
+                }
+            }
+            close(victim)
+            connections.remove(at: victim)
+            statistics.evicted += 1
+            return true
+        }
+    }
+
+    /// The connection to close first (see `evictOne(now:)`), without reading it.
+    private func evictionCandidate() -> Int? {
         func rank(_ connection: LoopbackConnection) -> Int {
             switch connection.stage {
             case .draining: 0
@@ -170,13 +203,8 @@ final class LoopbackServeLoop {
             }
         }
         let candidates = connections.indices.filter { connections[$0].fd >= 0 && !connections[$0].isFinal }
-        guard let victim = candidates.min(by: { (rank(connections[$0]), connections[$0].acceptedAt)
+        return candidates.min(by: { (rank(connections[$0]), connections[$0].acceptedAt)
             < (rank(connections[$1]), connections[$1].acceptedAt) })
-        else { return false }
-        close(victim)
-        connections.remove(at: victim)
-        statistics.evicted += 1
-        return true
     }
 
     // MARK: - Serving a client
@@ -242,13 +270,6 @@ final class LoopbackServeLoop {
         }
         guard request.method == "GET" || headOnly else {
             respond(index, page: .methodNotAllowed, headOnly: false, final: nil, now: now)
-            return
-        }
-        if let launch = settings.launch, !launchServed, CallbackEvaluator.splitTarget(Substring(request.target)).path == launch.path {
-            // Served once: a second request (another local process that read the browser's arguments) gets 404.
-            launchServed = true
-            logger.debug("loopback launch address served")
-            respond(index, page: .launch(launch.location), headOnly: headOnly, final: nil, now: now)
             return
         }
         // The query holds secrets: only the kind of outcome is logged.

@@ -4,6 +4,8 @@ struct LoopbackStatistics: Sendable, Equatable {
     var accepted = 0
     /// Connections closed to make room under the connection cap.
     var evicted = 0
+    /// Connections chosen to make room that had a request waiting, read and answered instead of closed.
+    var rescuedFromEviction = 0
     /// Connections closed because their time ran out.
     var timedOut = 0
     /// Requests answered (any status).

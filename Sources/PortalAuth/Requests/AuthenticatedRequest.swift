@@ -19,7 +19,7 @@ struct AuthenticatedRequest {
         var askedClientCertificate = false
         var askedServerTrust = false
         /// The credentials a handler gave: used for the retry even if they do not claim the URL.
-        var chosenToken: (any ArcGISCredential)?
+        var chosenToken: (ArcGISCredential)?
         var chosenIAP: IAPCredential?
         /// Why a stored credential was left out (it needs a new sign-in): told with the challenge that follows.
         var unusableCredential: String?
@@ -29,12 +29,12 @@ struct AuthenticatedRequest {
     struct Prepared {
         var request: HTTPRequest
         /// The ArcGIS token credential whose token was sent.
-        var token: (any ArcGISCredential)?
+        var token: (ArcGISCredential)?
         /// The IAP credential whose token was sent.
         var iap: IAPCredential?
         /// The credentials chosen for the request, sent or left out because they need a new sign-in: a challenge
         /// must not be answered with them again.
-        var consideredToken: (any ArcGISCredential)?
+        var consideredToken: (ArcGISCredential)?
         var consideredIAP: IAPCredential?
     }
 
@@ -80,8 +80,8 @@ struct AuthenticatedRequest {
         var prepared = Prepared(request: original)
         let credentials = manager.arcGISCredentialStore.credentials
         if !Self.carriesArcGISToken(original) {
-            let stored = credentials.first { $0 is any ArcGISTokenSource && $0.canBeUsed(for: url) }
-            if let credential = progress.chosenToken ?? stored, let source = credential as? any ArcGISTokenSource {
+            let stored = credentials.first { $0.kind.arcGISTokenSource != nil && $0.canBeUsed(for: url) }
+            if let credential = progress.chosenToken ?? stored, let source = credential.kind.arcGISTokenSource {
                 prepared.consideredToken = credential
                 if let info = try await usableToken(of: source, progress: &progress) {
                     guard !info.isSSLRequired || url.scheme?.lowercased() == "https" else {
@@ -90,10 +90,12 @@ struct AuthenticatedRequest {
                     attach(info.accessToken, referer: credential.referer, to: &prepared.request)
                     prepared.token = credential
                 }
+            } else if let key = ArcGISEnvironment.apiKey, Self.takesAPIKey(url) {
+                attach(key.rawValue, referer: "", to: &prepared.request)
             }
         }
         if !original.headers.contains("Authorization") {
-            let stored = credentials.lazy.compactMap { $0 as? IAPCredential }.first { $0.canBeUsed(for: self.url) }
+            let stored = credentials.lazy.compactMap(\.kind.iap).first { $0.canBeUsed(for: self.url) }
             if let credential = progress.chosenIAP ?? stored {
                 prepared.consideredIAP = credential
                 do {
@@ -123,6 +125,14 @@ struct AuthenticatedRequest {
             progress.unusableCredential = error.description
             return nil
         }
+    }
+
+    /// Whether `ArcGISEnvironment.apiKey` goes with a request to `url` that no stored credential covers: only over
+    /// https to ArcGIS Online and ArcGIS Location Platform hosts (`arcgis.com` and its subdomains), so that the key
+    /// never reaches another server.
+    static func takesAPIKey(_ url: URL) -> Bool {
+        guard url.scheme?.lowercased() == "https", let host = url.host?.lowercased() else { return false }
+        return host == "arcgis.com" || host.hasSuffix(".arcgis.com")
     }
 
     /// Whether the caller already put a token in the request (a header, or `token=` in the query or form body).
@@ -165,7 +175,7 @@ struct AuthenticatedRequest {
     // MARK: - ArcGIS challenges
 
     private func answerTokenChallenge(code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
-        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token as? any ArcGISTokenSource {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource {
             progress.renewedToken = true
             do {
                 _ = try await source.validTokenInfo(renew: true)
@@ -205,27 +215,27 @@ struct AuthenticatedRequest {
     }
 
     /// Asks the ArcGIS handler (one challenge at a time) and stores its credential; returns to retry, throws to fail.
-    private func askArcGISHandler(_ challenge: ArcGISAuthenticationChallenge, refused: (any ArcGISCredential)?, progress: inout Progress) async throws {
+    private func askArcGISHandler(_ challenge: ArcGISAuthenticationChallenge, refused: ArcGISCredential?, progress: inout Progress) async throws {
         let store = manager.arcGISCredentialStore
         let wantsIAP = challenge.kind == .identityAwareProxy
-        let chosen: any ArcGISCredential = try await manager.challengeQueue.run {
+        let chosen: ArcGISCredential = try await manager.challengeQueue.run {
             // Another request may have answered the same challenge while this one waited.
-            let now = store.credentials.first { ($0 is IAPCredential) == wantsIAP && $0.canBeUsed(for: url) }
+            let now = store.credentials.first { ($0.kind.iap != nil) == wantsIAP && $0.canBeUsed(for: url) }
             if let now, now !== refused { return now }
             guard let handler = manager.arcGISAuthenticationChallengeHandler else { throw challenge.error }
             switch try await handler.handleArcGISAuthenticationChallenge(challenge) {
             case .continueWithCredential(let credential):
-                try await store.add(credential)
+                try await store.addAndPersist(credential)
                 // The refused credential would be found first again: the new one takes its place.
                 if let refused, refused !== credential, credential.canBeUsed(for: url) { try await store.remove(refused) }
                 return credential
             case .continueWithoutCredential:
                 throw challenge.error
             case .cancel:
-                throw CancellationError()
+                throw ArcGISChallengeCancellationError(requestURL: url)
             }
         }
-        if let iap = chosen as? IAPCredential {
+        if let iap = chosen.kind.iap {
             progress.chosenIAP = iap
             progress.askedIAP = true
         } else {
@@ -300,17 +310,18 @@ struct AuthenticatedRequest {
             guard let handler = manager.networkAuthenticationChallengeHandler else { throw first.error }
             for challenge in challenges {
                 switch await handler.handleNetworkAuthenticationChallenge(challenge) {
-                case .continueWithCredential(var credential):
-                    if credential.kind == .serverTrust {
+                case .continueWithCredential(let credential):
+                    if case .serverTrust = credential {
                         guard let certificate = challenge.serverCertificate else { throw challenge.error }
-                        credential = credential.bound(to: certificate)
+                        try await store.trust(certificate, for: challenge.protectionSpace)
+                    } else {
+                        try await store.add(credential, for: challenge.protectionSpace)
                     }
-                    try await store.add(credential, for: challenge.protectionSpace)
                     return
                 case .continueWithoutCredential:
                     throw challenge.error
                 case .cancel:
-                    throw CancellationError()
+                    throw ArcGISChallengeCancellationError(requestURL: url)
                 case .rejectProtectionSpace:
                     continue
                 }

@@ -23,7 +23,7 @@ extension AuthenticationManager {
     ///
     /// - Returns: the server's response (any HTTP status that is not a challenge).
     /// - Throws: the challenge's error (`AuthenticationChallengeError`, or the `TransportError` of an untrusted
-    ///   server) when no credential answered it; `CancellationError` when a handler cancelled; `CredentialError`
+    ///   server) when no credential answered it; `ArcGISChallengeCancellationError` when a handler cancelled; `CredentialError`
     ///   (`insecureTransport`, or a stored credential that cannot be refreshed for a reason other than a sign-in);
     ///   `NetworkCredentialError` for a credential that cannot be stored; `TransportError`.
     public func data(for request: HTTPRequest) async throws -> HTTPResponse {
@@ -33,8 +33,8 @@ extension AuthenticationManager {
     /// The IAP configurations whose hosts are known to be behind a proxy: the stored IAP credentials' and those
     /// registered with an `Authenticator` handling the ArcGIS challenges.
     var knownIAPConfigurations: [IAPConfiguration] {
-        let stored = arcGISCredentialStore.credentials.compactMap { ($0 as? IAPCredential)?.configuration }
-        let registered = (arcGISAuthenticationChallengeHandler as? Authenticator)?.iapConfigurations ?? []
+        let stored = arcGISCredentialStore.credentials.compactMap { $0.kind.iap?.configuration }
+        let registered = arcGISAuthenticationChallengeHandler?.iapConfigurations ?? []
         return stored + registered
     }
 }

@@ -5,12 +5,13 @@ import Glibc
 ///
 /// - ``read()`` gives the entries as they are (for `status`, `token` without a refresh). It takes no lock:
 ///   writers replace the file atomically, so a reader sees a whole old or a whole new file.
-/// - ``update(onCorruption:isolation:_:)`` and ``withExclusiveAccess(onCorruption:isolation:_:)`` take the
+/// - ``update(onCorruption:isolation:_:)`` and ``withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)`` take the
 ///   store's exclusive lock, re-read the file under it, let the body change the snapshot, write it back
 ///   atomically when it changed, and release the lock: concurrent updates never lose an entry.
 ///
-/// Files: the store (`0600`), its directory (created `0700`), the lock file `<store>.lock` (`0600`, never
-/// deleted), temporary files `.<name>.tmp-*` while writing, and `<store>.corrupt-<UTC time>` for a corrupted
+/// Files: the store (`0600`), its directory (created `0700`; locked too, so that a removed or replaced lock file
+/// cannot let two writers in), the lock file `<store>.lock` (`0600`, never deleted), temporary files
+/// `.<name>.tmp-*` while writing (and as reserved space during a refresh), and `<store>.corrupt-<UTC time>` for a corrupted
 /// store moved aside. A store or directory that other users can access is refused with the `chmod` that fixes it.
 public struct CredentialStoreFile: Sendable {
     // MARK: - Configuration
@@ -23,7 +24,11 @@ public struct CredentialStoreFile: Sendable {
         public var maximumLockPollInterval: Duration
 
         /// Creates a configuration; the defaults suit a command-line tool.
-        public init(lockTimeout: Duration = .seconds(30), maximumLockPollInterval: Duration = .milliseconds(50)) {
+        ///
+        /// The default lock timeout (90 s) outlasts a holder's refresh against a slow identity provider (an answer is
+        /// waited for up to 60 s, see `RefreshPolicy.attemptTimeout`), so that waiters get the new tokens rather
+        /// than a lock timeout.
+        public init(lockTimeout: Duration = .seconds(90), maximumLockPollInterval: Duration = .milliseconds(50)) {
             self.lockTimeout = lockTimeout
             self.maximumLockPollInterval = maximumLockPollInterval
         }
@@ -65,7 +70,7 @@ public struct CredentialStoreFile: Sendable {
 
     /// Changes the store under its exclusive lock; the body is synchronous (no I/O of its own).
     ///
-    /// See ``withExclusiveAccess(onCorruption:isolation:_:)``, which this calls.
+    /// See ``withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)``, which this calls.
     public func update<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
         isolation: isolated (any Actor)? = #isolation,
@@ -87,11 +92,15 @@ public struct CredentialStoreFile: Sendable {
     ///   - policy: what to do when the store is corrupted (see ``CorruptedStorePolicy``); with
     ///     `.keepAsideAndStartEmpty` the body gets an empty snapshot whose ``StoreSnapshot/recovery`` names the
     ///     kept copy.
+    ///   - reservingSpace: before the body runs, set aside disk space for writing the store back (the current
+    ///     document plus ``reservedHeadroom`` bytes) and fail with `fileSystem` when there is none, so that what
+    ///     the body gets from elsewhere (a rotated refresh token) is not lost to a full disk afterwards.
     ///   - body: reads and changes the snapshot; its result is returned.
     /// - Throws: `CredentialStoreError` (`lockTimeout`, `cancelled`, the errors of ``read()``, `fileSystem`
-    ///   while writing), or what `body` throws.
+    ///   while reserving or writing), or what `body` throws.
     public func withExclusiveAccess<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
+        reservingSpace: Bool = false,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) async throws -> Result
     ) async throws -> Result {
@@ -103,13 +112,27 @@ public struct CredentialStoreFile: Sendable {
         defer { lock.release() }
 
         var snapshot = try readUnderLock(policy: policy)
+        var reservation: SpaceReservation?
+        if reservingSpace {
+            AtomicFileWriter.removeLeftovers(for: path)
+            reservation = try SpaceReservation(bytes: StoreDocument.encode(snapshot.entries).count + Self.reservedHeadroom, for: path)
+        }
         let result = try await body(&snapshot)
         if snapshot.isChanged {
-            AtomicFileWriter.removeLeftovers(for: path)
-            try AtomicFileWriter.write(StoreDocument.encode(snapshot.entries), to: path)
+            let data = StoreDocument.encode(snapshot.entries)
+            if let reservation {
+                try reservation.commit(data)
+            } else {
+                AtomicFileWriter.removeLeftovers(for: path)
+                try AtomicFileWriter.write(data, to: path)
+            }
         }
         return result
     }
+
+    /// Bytes reserved beyond the current document's size: room for one entry to grow by far more than a refresh
+    /// makes it (tokens of a few kilobytes).
+    static let reservedHeadroom = 64 * 1024
 
     // MARK: - Corruption
 

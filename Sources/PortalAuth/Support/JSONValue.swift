@@ -77,13 +77,21 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON object whose members keep their order.
+///
+/// Lookups, additions and replacements take constant time (a key index beside the ordered members), so building or
+/// reading an object with many members stays linear in its size; removing a member takes linear time.
 public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// The members in document order; keys are unique.
     public private(set) var members: [(key: String, value: JSONValue)]
+    /// The position of each key in `members`.
+    private var positions: [String: Int]
 
     /// Creates an object from ordered members; a later duplicate key replaces the earlier value.
     public init(_ members: [(key: String, value: JSONValue)] = []) {
         self.members = []
+        self.positions = [:]
+        self.members.reserveCapacity(members.count)
+        self.positions.reserveCapacity(members.count)
         for member in members { self[member.key] = member.value }
     }
 
@@ -97,11 +105,18 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     /// The value for `key`; setting `nil` removes the member.
     public subscript(key: String) -> JSONValue? {
-        get { members.first { $0.key == key }?.value }
+        get { positions[key].map { members[$0].value } }
         set {
-            if let index = members.firstIndex(where: { $0.key == key }) {
-                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            if let index = positions[key] {
+                if let newValue {
+                    members[index].value = newValue
+                } else {
+                    members.remove(at: index)
+                    positions[key] = nil
+                    for later in index..<members.count { positions[members[later].key] = later }
+                }
             } else if let newValue {
+                positions[key] = members.count
                 members.append((key: key, value: newValue))
             }
         }

@@ -21,7 +21,13 @@ public struct CurlHTTPClient: HTTPClient {
     ///
     /// - Throws: `TransportError` when no response was received, `CancellationError` when cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let deadline = ContinuousClock.now + configuration.timeouts.total
+        var deadline = ContinuousClock.now + configuration.timeouts.total
+        if let overall = configuration.deadline {
+            guard ContinuousClock.now < overall else {
+                throw TransportError(.timedOut, url: RedactedURL(request.url), detail: "the time limit of the whole operation passed before this request")
+            }
+            deadline = min(deadline, overall)
+        }
         var current = request
         var redirects = 0
         while true {
@@ -81,11 +87,22 @@ public struct CurlHTTPClient: HTTPClient {
 
     // MARK: - Redirects
 
+    /// `url` without `token` query parameters (an ArcGIS token placed as a parameter).
+    private static func removingTokenParameters(from url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let items = components.percentEncodedQueryItems, items.contains(where: { $0.name.lowercased() == "token" })
+        else { return url }
+        let kept = items.filter { $0.name.lowercased() != "token" }
+        components.percentEncodedQueryItems = kept.isEmpty ? nil : kept
+        return components.url ?? url
+    }
+
     /// The request to send after `response`, or `nil` when it is not a redirect.
     ///
     /// 303, and 301/302 after a POST, become a GET without body (as browsers and curl do); 307/308 keep the
-    /// method and body. Leaving the host drops the credentials and the `Authorization` and `Cookie` fields;
-    /// https → http is refused.
+    /// method and body. Leaving the origin drops the credentials, the `Authorization`, `X-Esri-Authorization`,
+    /// `Proxy-Authorization` and `Cookie` fields and `token` query parameters, and is refused when a body would be
+    /// sent again (307, 308); https → http is refused.
     static func redirect(after response: HTTPResponse, of request: HTTPRequest) throws(TransportError) -> HTTPRequest? {
         guard [301, 302, 303, 307, 308].contains(response.statusCode) else { return nil }
         let from = RedactedURL(request.url)
@@ -108,10 +125,21 @@ public struct CurlHTTPClient: HTTPClient {
         let sameOrigin = request.url.scheme?.lowercased() == next.scheme?.lowercased()
             && request.url.host?.lowercased() == next.host?.lowercased() && request.url.port == next.port
         if !sameOrigin {
+            // Credentials never follow a redirect to another origin, wherever they are placed. A body that would be
+            // sent again (307, 308) may carry one (`token=`, a password, a refresh token): such a redirect is not
+            // followed, since the body cannot be told apart from a credential.
+            if let body = redirected.body, !body.isEmpty {
+                throw TransportError(
+                    .invalidRedirect, url: from,
+                    detail: "HTTP \(response.statusCode) to another origin (\(RedactedURL(next))) would send the request body there again, "
+                        + "and it may hold a credential; not followed. Send the request to \(RedactedURL(next)) directly if it is meant for it")
+            }
             redirected.credentials = TransportCredentials()
             redirected.headers.remove(name: "Authorization")
             redirected.headers.remove(name: "Cookie")
             redirected.headers.remove(name: "X-Esri-Authorization")
+            redirected.headers.remove(name: "Proxy-Authorization")
+            redirected.url = Self.removingTokenParameters(from: next)
         }
         return redirected
     }

@@ -36,7 +36,8 @@ struct RequestTarget: Equatable {
     static func isLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
-        if name == "localhost" { return true }
+        // RFC 6761 §6.3: `localhost` and every name under it are loopback (libcurl resolves them so, without DNS).
+        if name == "localhost" || (name.hasSuffix(".localhost") && !name.hasPrefix(".")) { return true }
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if let zone = name.firstIndex(of: "%") { name = String(name[..<zone]) }
 

@@ -7,7 +7,7 @@ public import Foundation
 /// `CURLOPT_CERTINFO`), no HTTP request.
 ///
 /// This is how a server-trust challenge learns what the person is asked to trust; the certificate it returns is
-/// then the only one trusted for that host (`NetworkCredential.serverTrust.bound(to:)`), with verification on.
+/// then the only one trusted for that host (`NetworkCredentialStore.trust(_:for:)`), with verification on.
 /// Proxies and time limits come from the `TransportConfiguration`, as for requests.
 public struct ServerCertificateProbe: Sendable {
     /// The settings used (time limits; the CA bundle is not consulted).

@@ -65,6 +65,10 @@ public struct TransportConfiguration: Sendable {
     public var maxRedirects: Int
     /// The `User-Agent` sent when a request has none; default `portal-auth/<version>`.
     public var userAgent: String
+    /// The end of the whole operation the client serves (a command's `--timeout`), across requests, retries and
+    /// redirects: no request runs past it, and one started after it fails at once with `TransportError.timedOut`.
+    /// `nil` (the default): each request has only `timeouts.total`.
+    public var deadline: ContinuousClock.Instant?
 
     /// Creates a configuration.
     public init(
@@ -73,8 +77,10 @@ public struct TransportConfiguration: Sendable {
         maxResponseBytes: Int = 4 * 1024 * 1024,
         followRedirects: Bool = false,
         maxRedirects: Int = 5,
-        userAgent: String = "portal-auth/\(TransportConfiguration.version)"
+        userAgent: String = "portal-auth/\(TransportConfiguration.version)",
+        deadline: ContinuousClock.Instant? = nil
     ) {
+        self.deadline = deadline
         self.timeouts = timeouts
         self.tls = tls
         self.maxResponseBytes = maxResponseBytes

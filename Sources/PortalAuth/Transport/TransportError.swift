@@ -100,7 +100,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         switch kind.code {
         case .insecureHTTP:
             return "Refused to send a request to \(target) over plain http: only loopback hosts "
-                + "(127.0.0.0/8, ::1, localhost) may use http. Use an https:// URL."
+                + "(127.0.0.0/8, ::1, localhost and *.localhost) may use http. Use an https:// URL."
         case .unsupportedURL:
             return "Cannot send a request to \(target)\(cause). Use an https:// URL."
         case .invalidHeader:

@@ -62,7 +62,7 @@ struct AppTokenCommand: AsyncParsableCommand {
                     for: url, clientID: clientID, clientSecret: secret, tokenExpirationMinutes: expiration, httpClient: client)
             }
             let info = try await credential.tokenInfo
-            TokenPrinter.print(info, format: format, fields: [
+            try TokenPrinter.print(info, format: format, fields: [
                 ("client_id", .string(clientID)),
                 ("portal", .string(credential.portalURL.absoluteString)),
             ], summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")

@@ -66,7 +66,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
                     referer: referer, httpClient: client)
             }
             let info = try await credential.tokenInfo
-            TokenPrinter.print(info, format: format, fields: [
+            try TokenPrinter.print(info, format: format, fields: [
                 ("username", .string(username)),
                 ("referer", .string(credential.referer)),
                 ("token_service_url", .string(credential.tokenServiceURL.absoluteString)),

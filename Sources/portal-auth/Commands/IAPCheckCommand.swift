@@ -32,7 +32,9 @@ struct IAPCheckCommand: AsyncParsableCommand {
 
             Endpoint URLs must be https (http only on a loopback host). The redirect URL must be absolute; to \
             sign in on Linux it must be a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, \
-            any port), otherwise the file is valid but a warning says it cannot be used here. \
+            any port) or a custom-scheme URL such as my-maps-app://auth (received on a desktop through the \
+            scheme's handler: see `portal-auth register-scheme`; without a desktop, paste the final address); \
+            otherwise the file is valid but a warning says it cannot be used here. \
             authorization_prompt_type is optional: "" (default), "none", "login", "consent" or \
             "select_account".
 
@@ -105,7 +107,9 @@ struct IAPCheckCommand: AsyncParsableCommand {
         }
         let redirectNote = configuration.isLoopbackRedirect
             ? "loopback: usable for sign-in here"
-            : "not loopback: cannot be used to sign in on this platform"
+            : configuration.isCustomSchemeRedirect
+            ? Self.customSchemeNote(configuration)
+            : "neither loopback nor a custom scheme: cannot be used to sign in on this platform"
         let prompt = configuration.authorizationPromptType
         let rows: [(String, String)] = [
             ("authorize_url", configuration.authorizeURL.absoluteString),
@@ -121,12 +125,25 @@ struct IAPCheckCommand: AsyncParsableCommand {
         Output.result("\(config): valid IAP configuration" + (warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"))
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows {
-            Output.result("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value)
+            // Values come from the file: shown without control characters.
+            Output.result("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + DisplayText.neutralised(value))
         }
         for check in checks {
             let verdict = check.canBeUsed ? "can be used" : "cannot be used (its host matches no entry of hosts_behind_proxy)"
             Output.result("\(check.url.absoluteString): \(verdict)")
         }
+    }
+
+    /// How a custom-scheme redirect signs in here: through the scheme handler on a desktop, else by pasting.
+    private static func customSchemeNote(_ configuration: IAPConfiguration) -> String {
+        let scheme = configuration.redirectURL.scheme?.lowercased() ?? ""
+        guard CustomSchemeRedirect.hasDesktopSession() else {
+            return "custom scheme: no desktop session here, so sign-in pastes the final \(scheme): address back"
+        }
+        let registered = (try? SchemeRegistration.portalAuth(scheme: scheme).status()) == .registered
+        return registered
+            ? "custom scheme: usable for sign-in on this desktop (portal-auth handles \(scheme): links)"
+            : "custom scheme: usable for sign-in on this desktop once registered (portal-auth register-scheme --scheme \(scheme))"
     }
 
     // MARK: - JSON
@@ -163,6 +180,7 @@ struct IAPCheckCommand: AsyncParsableCommand {
             "hosts_behind_proxy": .array(configuration.hostsBehindProxy.map(JSONValue.string)),
             "authorization_prompt_type": .string(configuration.authorizationPromptType.rawValue),
             "loopback_redirect": .bool(configuration.isLoopbackRedirect),
+            "custom_scheme_redirect": .bool(configuration.isCustomSchemeRedirect),
         ])
     }
 }

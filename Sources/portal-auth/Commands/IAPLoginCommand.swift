@@ -10,8 +10,14 @@ struct IAPLoginCommand: AsyncParsableCommand {
         discussion: """
             Loads the IAP configuration file (see `portal-auth iap check`), opens the identity provider's \
             sign-in page (OpenID Connect authorization code with PKCE) and waits for the redirect on the \
-            file's loopback redirect_url (or --redirect-url). The ID token's audience, nonce, expiry and \
-            issuer are checked before the tokens are stored.
+            file's loopback redirect_url (or --redirect-url). A custom-scheme redirect_url such as \
+            my-maps-app://auth is received through the desktop's scheme handler (`portal-auth register-scheme`; \
+            asked once on a terminal), or pasted back when there is no desktop session. The ID token's audience, \
+            nonce, expiry and issuer are checked before the tokens are stored; with openid among the scopes, an \
+            answer without an ID token is refused. The scopes the provider grants are stored; refreshes send no \
+            scope (Microsoft Entra ID, which requires one, gets the scopes asked for at sign-in). With \
+            authorization_prompt_type "none", the ID token of the stored sign-in for the same provider and client \
+            is sent as id_token_hint (to the browser only, never printed).
 
             Without a display (an SSH session, a container) or when the browser command fails, the tool signs \
             in with a device code instead when the identity provider offers one (RFC 8628: its discovery \
@@ -29,7 +35,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
     var config: String
 
     @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
-        "Loopback redirect URL to use instead of the file's redirect_url.", valueName: "url"))
+        "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
     var redirectURL: String?
 
     @Option(name: .customLong("device-authorization-url"), help: ArgumentHelp(
@@ -52,15 +58,19 @@ struct IAPLoginCommand: AsyncParsableCommand {
         do {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
-            let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)")
+            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)"
+            var settings = session.signInSettings(target: target)
+            try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
             let method = session.signInMethod
             let endpoint = deviceAuthorizationURL.flatMap(URL.init(string:))
-            let credential = try await Failure.cancellableOnInterrupt { [configuration] in
-                try await IAPCredential.credential(for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings)
+            let previous = store.previousIAPSignIn(for: configuration)
+            let credential = try await Failure.cancellableOnInterrupt { [configuration, settings] in
+                try await IAPCredential.credential(
+                    for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings, replacing: previous)
             }
             try await store.keepSignIn(credential)
-            let who = credential.username.map { " as \($0)" } ?? ""
+            let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
             StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")

@@ -12,13 +12,18 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             the stored ID token as id_token_hint) and waits on the loopback redirect URL for the identity \
             provider to redirect back, which confirms the sign-out. The stored sign-in is deleted in every \
             case; without a confirmation within --timeout the browser session may remain. --no-browser \
-            prints the URL to open by hand (without the ID token). The configuration file may be gone: the \
+            prints the URL to open by hand (without the ID token, so a provider that needs it may ignore it). The configuration file may be gone: the \
             sign-in is found by its path.
 
             Example:
               portal-auth iap logout --config contoso-iap.json --timeout 60
 
-            Exit status: 0 confirmed; 75 no confirmation in time (deleted anyway); 77 the identity \
+            Where the identity provider advertises a revocation endpoint (RFC 7009), the refresh token is \
+            revoked there first; the outcome of each step is shown.
+
+            Exit status: 0 confirmed; 69 the session end was confirmed but the revocation endpoint refused or \
+            failed (the tokens stay usable until they expire; deleted anyway); 75 no confirmation in time \
+            (deleted anyway); 77 the identity \
             provider redirected back with an error (deleted anyway); 130 interrupted (deleted anyway); \
             0 also when nothing was stored for the file.
             """
@@ -55,14 +60,14 @@ struct IAPLogoutCommand: AsyncParsableCommand {
     private func logOutAndDelete(
         _ credential: IAPCredential, from store: ArcGISCredentialStore, settings: SignInSettings, observer: TerminalLogoutObserver
     ) async -> ExitCode? {
-        let outcome: Result<Bool, any Error>
+        let outcome: Result<IAPLogoutResult, any Error>
         do {
-            outcome = .success(try await Failure.cancellableOnInterrupt { try await credential.invalidate(settings: settings) })
+            outcome = .success(try await Failure.cancellableOnInterrupt { try await credential.logOut(settings: settings) })
         } catch {
             outcome = .failure(error)
         }
         observer.clearStatus()
-        let who = credential.username.map { " (\($0))" } ?? ""
+        let who = credential.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
         do {
             try await store.remove(credential)
         } catch {
@@ -70,14 +75,29 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             return Failure.report(error)
         }
         switch outcome {
-        case .success(true):
-            StandardError.line("The identity provider confirmed the sign-out\(who). The stored sign-in for \(config) was deleted.")
+        case .success(let result):
+            switch result.revocation {
+            case .revoked:
+                StandardError.line("The identity provider revoked the tokens\(who).")
+            case .failed(let why):
+                StandardError.line("warning: the tokens were NOT revoked\(who): \(why). They stay usable until they expire.")
+            case .notOffered:
+                break
+            }
+            if result.isSessionEndConfirmed {
+                StandardError.line("The identity provider confirmed the end of the browser session\(who). The stored sign-in for \(config) was deleted.")
+            } else {
+                // The printed URL lacks the ID token (it is never shown): a provider needing id_token_hint
+                // (OpenID Connect RP-Initiated Logout §2) may do nothing with it, so it is offered, not promised.
+                StandardError.line(
+                    "No confirmation from the identity provider within \(session.timeout) s. The stored sign-in for \(config) was "
+                        + "deleted, but the browser session may remain. The URL above lacks the ID token, which is never shown; "
+                        + "some identity providers end the session with it anyway, others do nothing. To be sure, sign out on "
+                        + "the identity provider's own page in that browser.")
+                return ExitCode(75)
+            }
+            if case .failed = result.revocation { return ExitCode(69) }
             return nil
-        case .success(false):
-            StandardError.line(
-                "No confirmation from the identity provider within \(session.timeout) s. The stored sign-in for \(config) was "
-                    + "deleted, but the browser session may remain: open the URL above in that browser to finish signing out.")
-            return ExitCode(75)
         case .failure(let error) where Failure.isInterruption(error):
             StandardError.line("portal-auth: interrupted; the stored sign-in for \(config) was deleted, but the browser session may remain.")
             return ExitCode(130)

@@ -11,7 +11,9 @@ struct LoginCommand: AsyncParsableCommand {
             Opens the portal's sign-in page in the browser (OAuth 2.0 authorization code with PKCE) and waits \
             for the redirect on a loopback port: http://127.0.0.1/callback on a free port unless --redirect-url \
             names another. Register that redirect URL for the app in the portal. The tokens go to the credential \
-            store (see `portal-auth status`); `portal-auth token` hands them to scripts.
+            store (see `portal-auth status`); `portal-auth token` hands them to scripts. A custom-scheme redirect \
+            URL such as my-maps-app://auth is received through the desktop's scheme handler (see \
+            `portal-auth register-scheme`), or pasted back without a desktop session.
 
             Without a display (an SSH session, a container) or when the browser command fails, the tool prints \
             the URL at once instead: sign in on any machine and paste the address the browser ends on. With \
@@ -30,7 +32,7 @@ struct LoginCommand: AsyncParsableCommand {
     var clientID: String
 
     @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
-        "Loopback redirect URL registered for the app; no port or port 0 means a free port.", valueName: "url"))
+        "Redirect URL registered for the app: loopback (no port or port 0 means a free port) or a custom scheme such as my-maps-app://auth.", valueName: "url"))
     var redirectURL: String = OAuthUserConfiguration.defaultRedirectURL.absoluteString
 
     @Option(name: .customLong("refresh-token-expiration"), help: ArgumentHelp(
@@ -76,15 +78,17 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = self.configuration
-        let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
+        let target = "the portal \(configuration.portalURL.absoluteString)"
+        var settings = session.signInSettings(target: target)
         do {
+            try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
             let method = isOutOfBand ? SignInMethod.outOfBand : session.signInMethod
-            let credential = try await Failure.cancellableOnInterrupt {
+            let credential = try await Failure.cancellableOnInterrupt { [settings] in
                 try await OAuthUserCredential.credential(for: configuration, using: method, settings: settings)
             }
             try await store.keepSignIn(credential)
-            let who = credential.username.map { " as \($0)" } ?? ""
+            let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.expirationDate
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")

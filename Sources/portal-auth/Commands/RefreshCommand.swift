@@ -42,7 +42,7 @@ struct RefreshCommand: AsyncParsableCommand {
             } catch let error as CredentialError where error.requiresSignIn {
                 throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
             }
-            let who = issued.username.map { " (\($0))" } ?? ""
+            let who = issued.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
             StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
                 + "\(issued.expirationDate.ISO8601Format()) (\(issued.secondsLeft()) s).")
             if printToken { Output.result(issued.value) }

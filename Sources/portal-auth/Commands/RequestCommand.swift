@@ -169,13 +169,13 @@ struct RequestCommand: AsyncParsableCommand {
         // Non-interactive: the authenticator asks nothing and signs nothing in, but still knows the IAP hosts.
         let authenticator = Authenticator(
             prompt: interactive ? TerminalAuthenticatorPrompt() : nil, signInSettings: interactive ? settings : nil,
-            promptsForUntrustedHosts: promptUntrusted)
+            promptForUntrustedHosts: promptUntrusted)
         // The stored sign-ins' own configurations come after the ones given: a sign-in whose refresh token died
         // is signed in again with the same app registration.
         let stored = manager.arcGISCredentialStore.credentials
-        authenticator.iapConfigurations = configurations + stored.compactMap { ($0 as? IAPCredential)?.configuration }
+        authenticator.iapConfigurations = configurations + stored.compactMap { $0.kind.iap?.configuration }
         authenticator.oAuthUserConfigurations = (oauthConfiguration.map { [$0] } ?? [])
-            + stored.compactMap { ($0 as? OAuthUserCredential)?.configuration }
+            + stored.compactMap { $0.kind.oAuthUser?.configuration }
         manager.handleChallenges(using: authenticator)
         return manager
     }

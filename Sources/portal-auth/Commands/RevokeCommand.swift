@@ -61,7 +61,7 @@ struct RevokeCommand: AsyncParsableCommand {
 
     /// Revokes, then deletes whatever the revocation gave; the exit code of the first problem, if any.
     private func revokeAndDelete(_ credential: OAuthUserCredential, from store: ArcGISCredentialStore) async -> ExitCode? {
-        let name = "\(credential.targetDescription) (\(credential.username.map { "user \($0), " } ?? "")client ID \(credential.configuration.clientID))"
+        let name = "\(credential.targetDescription) (\(credential.username.map { "user \(DisplayText.neutralised($0, limit: 200)), " } ?? "")client ID \(credential.configuration.clientID))"
         let refreshExpiry = credential.refreshTokenExpirationDate
         var problem: ExitCode?
         do {

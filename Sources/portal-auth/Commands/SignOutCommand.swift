@@ -13,6 +13,10 @@ struct SignOutCommand: AsyncParsableCommand {
             confirmed on a loopback port within --timeout), then deletes every entry of the store, whatever \
             the previous steps gave. Prints what became of each sign-in.
 
+            IAP sign-ins whose redirect URL has the same fixed port are signed out of one after another. \
+            Where the identity provider advertises a revocation endpoint, the tokens are revoked there first; \
+            whether it did is shown for each sign-in.
+
             Exit status: 0 every revocation and sign-out was confirmed; 69 some were not (the store is \
             emptied anyway); 130 interrupted (emptied anyway); the store's own errors as for every command.
             """
@@ -65,16 +69,17 @@ struct SignOutCommand: AsyncParsableCommand {
 
     /// "the portal https://… (alice): tokens revoked".
     private static func describe(_ entry: SignOutReport.Entry) -> String {
-        let who = entry.credential.username.map { " (\($0))" } ?? ""
+        let who = entry.credential.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
         return "\(entry.credential.targetDescription)\(who): \(entry.text)"
     }
 
     private static func json(_ entry: SignOutReport.Entry) -> JSONValue {
         .object([
-            "kind": .string(entry.credential is IAPCredential ? "iap" : "oauth-user"),
+            "kind": .string(entry.credential.kind.name),
             "target": .string(entry.credential.targetDescription),
             "username": Output.json(entry.credential.username),
-            "succeeded": .bool(entry.outcome.succeeded),
+            "succeeded": .bool(entry.succeeded),
+            "tokens_revoked": entry.tokenRevocation.map { .bool($0 == .revoked) } ?? .null,
             "outcome": .string(entry.code),
             "message": .string(entry.text),
         ])
@@ -101,8 +106,19 @@ extension SignOutReport.Entry {
         }
     }
 
-    /// What happened, for people.
+    /// What happened, for people: the outcome, and for IAP sign-ins what became of the tokens.
     fileprivate var text: String {
+        switch tokenRevocation {
+        case .failed(let why)?:
+            return outcomeText + "; but the tokens were NOT revoked (\(why)): they stay usable until they expire"
+        case .revoked?:
+            return outcomeText + "; the tokens were revoked"
+        case .notOffered?, nil:
+            return outcomeText
+        }
+    }
+
+    private var outcomeText: String {
         switch outcome {
         case .revoked:
             return "tokens revoked"
@@ -111,13 +127,15 @@ extension SignOutReport.Entry {
         case .revocationFailed(let error):
             return "NOT revoked (\(error)); the tokens stay valid on the server until they expire"
         case .loggedOut:
-            return "signed out; the identity provider confirmed it"
+            return "the identity provider confirmed the end of the browser session"
         case .logoutNotConfirmed:
             return "no confirmation from the identity provider in time; the browser session may remain"
         case .logoutFailed(let error) where Failure.isInterruption(error):
             return "interrupted; the browser session may remain"
         case .logoutFailed(let error):
-            return "sign-out failed (\(error)); the browser session may remain"
+            return "sign-out failed (\(error)); the stored sign-in is deleted with the rest, but the browser session may remain: "
+                + "sign out on the identity provider's own page"
+
         }
     }
 }

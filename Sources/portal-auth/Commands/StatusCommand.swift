@@ -41,7 +41,7 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.result("")
                 Output.result(summary.kind == "iap" ? "IAP \(summary.target)" : "Portal \(summary.target)")
                 Output.result("  client ID:      \(summary.clientID)")
-                Output.result("  user:           \(summary.username ?? "unknown")")
+                Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
                 Output.result("  access token:   \(Self.describe(summary.accessTokenExpirationDate, now: now))")
                 let refresh = summary.hasRefreshToken ? (summary.refreshTokenExpirationDate.map { Self.describe($0, now: now) } ?? "held, expiry not told by the server") : "none"
                 Output.result("  refresh token:  \(refresh)")

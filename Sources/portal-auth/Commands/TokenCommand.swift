@@ -13,7 +13,10 @@ struct TokenCommand: AsyncParsableCommand {
             Picks the stored sign-in with --portal (and --client-id when several apps are signed in to it), \
             --iap, or --url (the first sign-in whose portal or hosts_behind_proxy covers the URL). When the \
             access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
-            this at once, one refresh request is sent and all of them print the same new token.
+            this at once, one refresh request is sent and all of them print the same new token. With --id-token \
+            the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \
+            sending a new ID token, and then the old one is never printed: a new sign-in is needed (exit 77, or \
+            with --interactive the browser opens).
 
             Formats: plain prints the token and a newline; header prints a header line for curl -H: \
             `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
@@ -47,7 +50,10 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Output format: plain, header or json.", valueName: "format"))
     var format: TokenFormat = .plain
 
-    @Flag(name: .customLong("id-token"), help: "IAP only: print the OpenID Connect ID token instead of the access token.")
+    @Flag(name: .customLong("id-token"), help: """
+        IAP only: print the OpenID Connect ID token instead of the access token; it too must have --min-valid \
+        seconds left (when a refresh brings no new one, a new sign-in is needed: exit 77).
+        """)
     var idToken = false
 
     @Option(name: .customLong("header-name"), help: ArgumentHelp(
@@ -70,7 +76,7 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             let issued = try await obtain()
-            print(issued)
+            try print(issued)
         } catch {
             throw Failure.report(error)
         }
@@ -139,14 +145,15 @@ struct TokenCommand: AsyncParsableCommand {
             // Reload the file when there is one: the stored copy lacks the prompt type.
             var configuration = old.configuration
             if let file { configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file)) }
-            signedIn = try await signInToIAP(configuration)
+            signedIn = try await signInToIAP(configuration, replacing: old)
         case (nil, .portal(let url, let clientID)):
             guard let clientID else {
                 throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString); add --client-id ID to sign in")
             }
             signedIn = try await signInToPortal(OAuthUserConfiguration(portalURL: url, clientID: clientID))
         case (nil, .iap(let file)):
-            signedIn = try await signInToIAP(try await IAPConfiguration.configuration(from: file))
+            let configuration = try await IAPConfiguration.configuration(from: file)
+            signedIn = try await signInToIAP(configuration, replacing: store.previousIAPSignIn(for: configuration))
         case (nil, .url):
             throw SignInNeeded(reason: Self.nothingStored(for: target), command: nil)
         }
@@ -166,22 +173,26 @@ struct TokenCommand: AsyncParsableCommand {
         return .portal(credential)
     }
 
-    private func signInToIAP(_ configuration: IAPConfiguration) async throws -> SelectedCredential {
+    private func signInToIAP(_ configuration: IAPConfiguration, replacing previous: IAPCredential?) async throws -> SelectedCredential {
         let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?")")
         let credential = try await Failure.cancellableOnInterrupt {
-            try await IAPCredential.credential(for: configuration, settings: settings)
+            try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
         }
         return .iap(credential, configurationFile: configuration.sourceFile?.path)
     }
 
-    private func add(_ credential: any ArcGISCredential, to store: ArcGISCredentialStore) async throws {
+    private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
         try await store.keepSignIn(credential)
-        StandardError.line("Signed in\(credential.username.map { " as \($0)" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
+        StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
     }
 
     // MARK: - Printing
 
-    private func print(_ issued: IssuedToken) {
+    private func print(_ issued: IssuedToken) throws {
+        // A stored token from before tokens were checked on entry: a CR LF would print a second header line.
+        if let problem = TokenCharacters.problem(inToken: issued.value) {
+            throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be printed: \(problem). Sign in again.")
+        }
         switch format {
         case .plain:
             Output.result(issued.value)

@@ -20,7 +20,7 @@ struct SessionOptions: ParsableArguments {
     @Flag(name: .customLong("device-code"), help: "Sign in with a code entered on a verification page from any device (IAP identity providers that offer the device authorization grant).")
     var deviceCode = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the browser sign-in.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds the command may take: the wait for the browser sign-in, and every request and retry after the start.", valueName: "seconds"))
     var timeout: Int = 300
 
     @Option(help: ArgumentHelp(
@@ -41,8 +41,13 @@ struct SessionOptions: ParsableArguments {
         }
     }
 
-    /// The HTTP client with the CA bundle setting.
-    var httpClient: CurlHTTPClient { transport.httpClient }
+    /// The HTTP client with the CA bundle setting; no request runs past `--timeout` from the start of the command,
+    /// whatever the retries (revocation, refresh, discovery).
+    var httpClient: CurlHTTPClient {
+        var client = transport.httpClient
+        client.configuration.deadline = CommandClock.deadline(seconds: timeout)
+        return client
+    }
 
     /// How to sign in: forced by --browser (or a --browser-command), --no-browser or --device-code, else automatic.
     var signInMethod: SignInMethod {

@@ -17,10 +17,10 @@ enum SelectedCredential: Sendable {
             let found = store.iapCredentials(configurationFile: file).first
             return found.map { .iap($0, configurationFile: file.path) }
         case .url(let url):
-            switch store.credential(for: url) {
-            case let credential as OAuthUserCredential: return .portal(credential)
-            case let credential as IAPCredential: return .iap(credential, configurationFile: credential.configuration.sourceFile?.path)
-            default: return nil
+            switch store.credential(for: url)?.kind {
+            case .oAuthUser(let credential): return .portal(credential)
+            case .iap(let credential): return .iap(credential, configurationFile: credential.configuration.sourceFile?.path)
+            case .token, .oAuthApplication, .pregeneratedToken, nil: return nil
             }
         }
     }
@@ -35,11 +35,11 @@ enum SelectedCredential: Sendable {
         }
     }
 
-    /// `oauth-user` or `iap`, as `status` names them.
+    /// `oauth-user` or `iap`, as `status` names them (the library's name of the kind).
     var kind: String {
         switch self {
-        case .portal: return "oauth-user"
-        case .iap: return "iap"
+        case .portal(let credential): return credential.kind.name
+        case .iap(let credential, _): return credential.kind.name
         }
     }
 
@@ -87,10 +87,11 @@ enum SelectedCredential: Sendable {
 
     // MARK: - Tokens
 
-    /// A token valid for at least `minimumValidity` (refreshed first when needed, or always with `force`).
+    /// A token valid for at least `minimumValidity`, as the library hands it out (it decides whether to refresh;
+    /// `force` asks for a refresh whatever the expiry).
     ///
-    /// - Parameter idToken: hand out the IAP credential's ID token instead of its access token (refreshing
-    ///   when the ID token is the one about to expire).
+    /// - Parameter idToken: hand out the IAP credential's ID token instead of its access token (the library keeps
+    ///   that one valid, and asks for a new sign-in when the provider sends none on refresh).
     func token(minimumValidity: Duration, force: Bool, idToken: Bool) async throws -> IssuedToken {
         switch self {
         case .portal(let credential):
@@ -99,11 +100,14 @@ enum SelectedCredential: Sendable {
                 kind: kind, target: target, username: credential.username, value: info.accessToken, type: "Bearer",
                 expirationDate: info.expirationDate, idToken: nil, idTokenExpirationDate: nil, isIDToken: false)
         case .iap(let credential, _):
-            var info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: force)
-            if idToken, !force, let expiry = info.idTokenExpirationDate, expiry.timeIntervalSinceNow <= minimumValidity.seconds {
-                info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: true)
-            }
+            let info = try await credential.tokenInfo(
+                minimumValidity: minimumValidity, forceRefresh: force, keeping: idToken ? .idToken : .accessToken)
             let type = info.tokenType.lowercased() == "bearer" ? "Bearer" : info.tokenType
+            if let refusal = credential.idTokenRefusal {
+                // The refresh kept the access and refresh tokens; only the new ID token was refused.
+                StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
+                    + "the ID token is still the one accepted before.")
+            }
             if idToken {
                 guard let value = info.idToken, let expiry = info.idTokenExpirationDate else {
                     throw NoIDToken(target: target)
@@ -127,9 +131,4 @@ struct NoIDToken: CategorizedError, CustomStringConvertible {
     var description: String {
         "the identity provider sent no ID token for \(target); add \"openid\" to the configuration's scope and sign in again"
     }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -5,7 +5,10 @@ import PortalAuth
 enum TokenPrinter {
     /// Prints `info` in `format` (`header`: an `X-Esri-Authorization: Bearer …` line); `fields` are added to the JSON
     /// object, `summary` is the stderr line of `plain` and `header`.
-    static func print(_ info: TokenInfo, format: TokenFormat, fields: [(String, JSONValue)], summary: String) {
+    static func print(_ info: TokenInfo, format: TokenFormat, fields: [(String, JSONValue)], summary: String) throws {
+        if let problem = TokenCharacters.problem(inToken: info.accessToken) {
+            throw InputError(category: .invalidContent, description: "the token cannot be printed: \(problem)")
+        }
         switch format {
         case .plain, .header:
             Output.result(format == .header ? "X-Esri-Authorization: Bearer \(info.accessToken)" : info.accessToken)

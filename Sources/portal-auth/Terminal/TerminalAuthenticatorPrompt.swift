@@ -14,7 +14,7 @@ struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
         case .arcGISToken:
             StandardError.line("\(RedactedURL(request.url)) needs an ArcGIS sign-in (a token is generated for \(host)).")
         case .http(let scheme):
-            StandardError.line("\(host) asks for a username and password (HTTP \(scheme)\(request.realm.map { ", realm \"\($0)\"" } ?? "")).")
+            StandardError.line("\(host) asks for a username and password (HTTP \(scheme)\(request.realm.map { ", realm \"\(DisplayText.neutralised($0, limit: 200))\"" } ?? "")).")
         }
         return try await cancellable {
             let username = try await SecretInput.line("Username (empty to skip): ").trimmingCharacters(in: .whitespaces)
@@ -26,8 +26,8 @@ struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
 
     func shouldTrust(_ certificate: CertificateInfo, for space: ProtectionSpace) async throws -> Bool {
         StandardError.line("The certificate of \(space) is not trusted:")
-        StandardError.line("    subject:  \(certificate.subject)")
-        StandardError.line("    issuer:   \(certificate.isSelfSigned ? "itself (self-signed)" : certificate.issuer)")
+        StandardError.line("    subject:  \(DisplayText.neutralised(certificate.subject, limit: 300))")
+        StandardError.line("    issuer:   \(certificate.isSelfSigned ? "itself (self-signed)" : DisplayText.neutralised(certificate.issuer, limit: 300))")
         if let notBefore = certificate.notBefore, let notAfter = certificate.notAfter {
             StandardError.line("    valid:    \(notBefore.ISO8601Format()) to \(notAfter.ISO8601Format())")
         }

@@ -9,7 +9,8 @@ final class TerminalLogoutObserver: SignInObserver {
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
         clearStatus()
         StandardError.line("Signing out at the identity provider \(url.host ?? "?").")
-        StandardError.line("Open this URL in a browser if one does not open by itself:")
+        StandardError.line("If no browser opens by itself, open this URL in the browser you signed in with (it lacks the ID token, "
+            + "which is never shown; some identity providers do not sign out without it):")
         StandardError.line("")
         StandardError.line("    \(url.absoluteString)")
         StandardError.line("")

@@ -6,11 +6,15 @@ import PortalAuth
 /// status with the time left.
 final class TerminalSignInObserver: SignInObserver {
     private let target: String
+    private let pasteHint: Bool
     private let status = StatusLine(waitingFor: "the sign-in in the browser")
 
-    /// - Parameter target: what is being signed in to, for the messages.
-    init(target: String) {
+    /// - Parameters:
+    ///   - target: what is being signed in to, for the messages.
+    ///   - pasteHint: whether to say, beside a browser sign-in, that the final redirect URL can be pasted.
+    init(target: String, pasteHint: Bool = false) {
         self.target = target
+        self.pasteHint = pasteHint
     }
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
@@ -20,6 +24,12 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("    \(url.absoluteString)")
         StandardError.line("")
         StandardError.line("Waiting for the redirect on \(redirectURL.absoluteString)")
+        StandardError.line("If the browser shows an error page from the identity provider instead of a sign-in form, press Ctrl-C "
+            + "and check the client ID and that \(redirectURL.absoluteString) is a registered redirect URL (some providers "
+            + "need its exact port registered).")
+        if pasteHint {
+            StandardError.line("If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter.")
+        }
     }
 
     func browserLaunchFailed(_ message: String) {
@@ -51,6 +61,11 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("Paste the code here and press Enter:")
     }
 
+    func configurationWarning(_ message: String) {
+        clearStatus()
+        StandardError.line("portal-auth: WARNING: \(message).")
+    }
+
     func pastedRedirectRejected(_ message: String) {
         clearStatus()
         StandardError.line(message)
@@ -61,11 +76,11 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("Signing in to \(target) with a device code.")
         StandardError.line("On any device, open")
         StandardError.line("")
-        StandardError.line("    \(authorization.verificationURL.absoluteString)")
+        StandardError.line("    \(DisplayText.neutralised(authorization.verificationURL.absoluteString, limit: 2000))")
         StandardError.line("")
-        StandardError.line("and enter the code  \(authorization.userCode)")
+        StandardError.line("and enter the code  \(DisplayText.neutralised(authorization.userCode, limit: 200))")
         if let complete = authorization.verificationURLComplete {
-            StandardError.line("(or open \(complete.absoluteString), which has the code filled in)")
+            StandardError.line("(or open \(DisplayText.neutralised(complete.absoluteString, limit: 2000)), which has the code filled in)")
         }
         let minutes = max(1, Int(authorization.expiresIn.components.seconds) / 60)
         StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
@@ -73,6 +88,12 @@ final class TerminalSignInObserver: SignInObserver {
 
     func deviceCodePollingSlowedDown(interval: Duration) {
         StandardError.line("The identity provider asked to check less often; checking every \(interval.components.seconds) s.")
+    }
+
+    func signInRequestProblem(_ message: String) {
+        clearStatus()
+        StandardError.line("warning: the identity provider seems to reject this sign-in request: \(message). If the browser "
+            + "shows an error page too, press Ctrl-C and check the client ID and the registered redirect URL.")
     }
 
     func waitingForBrowser(remaining: Duration) {

@@ -172,7 +172,9 @@ OAUTH2_PROVIDER = {
     "REFRESH_TOKEN_REUSE_PROTECTION": os.environ.get("PORTAL_AUTH_TEST_REUSE_PROTECTION", "") == "1",
     # RFC 8252 section 7.3 (any port for 127.0.0.1 and [::1]) extended to "localhost".
     "ALLOW_LOCALHOST_LOOPBACK": True,
-    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    # my-maps-app: the custom-scheme redirect of the SDK's configurations (received through the desktop's
+    # x-scheme-handler; see portaltest/management/commands/bootstrap.py).
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "my-maps-app"],
     "REQUEST_APPROVAL_PROMPT": "force",
     "EXTRA_SERVER_KWARGS": {
         # Lifetimes decided per request (run-time config, portal `expiration`).

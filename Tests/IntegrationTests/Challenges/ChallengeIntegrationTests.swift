@@ -116,7 +116,7 @@ final class PromptedLogins: AuthenticatorPrompt {
 
 /// A handler that answers every ArcGIS challenge with the credential `make` gives.
 struct ApplicationHandler: ArcGISAuthenticationChallengeHandler {
-    let make: @Sendable () async throws -> any ArcGISCredential
+    let make: @Sendable () async throws -> ArcGISCredential
     func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
         .continueWithCredential(try await make())
     }

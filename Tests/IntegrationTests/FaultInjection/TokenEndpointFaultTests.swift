@@ -10,7 +10,8 @@ import Testing
 struct TokenEndpointFaultTests {
     /// What a fault must end in.
     enum Expected: Sendable {
-        /// Retried (every attempt broken), then `CredentialError` of category `.unavailable`.
+        /// Not retried (the request may have reached the provider, so the refresh token may be spent):
+        /// `CredentialError` of category `.unavailable` saying so.
         case unavailable
         /// Not retried: `TokenEndpointError.invalidResponse`.
         case invalidResponse
@@ -29,7 +30,7 @@ struct TokenEndpointFaultTests {
         ("html-200", .invalidResponse, "Sign in to the guest network"),
     ]
 
-    /// Two attempts of at most 2 s each: a 30 s stall must end in about 4 s.
+    /// Two attempts of at most 2 s each; only failures before sending are tried twice.
     static let policy = RefreshPolicy(attempts: 2, initialBackoff: .milliseconds(50), attemptTimeout: .seconds(2))
 
     /// A real portal sign-in, stored in a scratch store, made through a fault proxy in front of the test server
@@ -48,7 +49,7 @@ struct TokenEndpointFaultTests {
         }
     }
 
-    @Test("500s, resets, empty replies, 30 s stalls, cut transfers, garbage, truncated JSON, HTML: typed errors, store kept")
+    @Test("500s, resets, empty replies, 30 s stalls, cut transfers, garbage, truncated JSON, HTML: typed errors, one request, store kept")
     func everyFault() async throws {
         let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
@@ -65,7 +66,6 @@ struct TokenEndpointFaultTests {
         for (mode, expected, says) in Self.faults {
             let before = try await proxy.state()
             try await proxy.arm(mode, seconds: 30)
-            let started = ContinuousClock.now
             do {
                 _ = try await credential().tokenInfo(minimumValidity: .zero, forceRefresh: true)
                 Issue.record("\(mode): the refresh succeeded through the fault")
@@ -75,6 +75,7 @@ struct TokenEndpointFaultTests {
                 case .unavailable:
                     let typed = error as? CredentialError
                     #expect(typed?.category == .unavailable, "\(mode): \(type(of: error)) \(message)")
+                    #expect(message.contains("may have reached"), "\(mode): \(message)")
                 case .invalidResponse:
                     #expect((error as? TokenEndpointError)?.kind == .invalidResponse, "\(mode): \(type(of: error)) \(message)")
                 }
@@ -82,10 +83,9 @@ struct TokenEndpointFaultTests {
                 #expect(message.contains("/sharing/rest/oauth2/token"), "\(mode): the endpoint is not named: \(message)")
                 #expect(!message.contains(refreshToken), "\(mode): the message shows the refresh token")
             }
-            let elapsed = ContinuousClock.now - started
-            #expect(elapsed < .seconds(8), "\(mode): took \(elapsed)")
             let after = try await proxy.clear()
-            #expect(after.faulted - before.faulted == (expected == .unavailable ? Self.policy.attempts : 1), "\(mode)")
+            // Never sent again with the same refresh token: the request may have reached the provider.
+            #expect(after.faulted - before.faulted == 1, "\(mode)")
 
             // The store parses, still holds the sign-in and its refresh token, and the session works.
             let snapshot = try CredentialStoreFile(location: StoreLocation(path: store.path)).read()
@@ -96,29 +96,26 @@ struct TokenEndpointFaultTests {
         }
     }
 
-    @Test("`portal-auth token` against a token endpoint that stalls for 30 s: three 9 s attempts, exit 69, sign-in kept")
+    @Test("`portal-auth token` against a token endpoint that stalls for 30 s: the one request waited for, not resent; exit 69, sign-in kept")
     func stalledEndpointThroughTheTool() async throws {
         let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
         let entryBefore = try store.entry(.portal).value
 
         try await proxy.arm("stall", seconds: 30)
-        let started = ContinuousClock.now
         // --min-valid beyond the token's lifetime: a refresh is due at once.
         let result = try await ToolRunner.run(
             ["token", "--portal", proxied.portal, "--client-id", server.clientID, "--min-valid", "100000"],
-            environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
-        let elapsed = ContinuousClock.now - started
+            environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
         let state = try await proxy.clear()
 
         #expect(!result.timedOut)
         #expect(result.status == 69, "\(result)")
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr.contains("timed out") && result.stderr.contains("kept"), "\(result.stderr)")
+        #expect(result.stderr.contains("may have reached") && result.stderr.contains("kept"), "\(result.stderr)")
         #expect(!result.stderr.contains(".."), "a doubled period: \(result.stderr)")
-        #expect(state.faulted == 3)
-        // Three attempts of 9 s and two pauses, not the 90 s of three full stalls.
-        #expect(elapsed > .seconds(25) && elapsed < .seconds(40), "took \(elapsed)")
+        // The stall ended with the proxy closing the connection; the request was not sent again.
+        #expect(state.faulted == 1)
         #expect(try store.entry(.portal).value == entryBefore, "the stored entry changed")
 
         let again = try await ToolRunner.run(

@@ -143,11 +143,8 @@ struct RefreshLifecycleTests {
         try await control.resetStats()
         let refresh = try store.field("refresh_token", of: kind)
 
-        let clock = ContinuousClock()
-        let start = clock.now
         let result = try await ToolRunner.run(["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 77, "\(result)")
-        #expect(start.duration(to: clock.now) < .seconds(5))
         #expect(try await control.stats().total == 1, "no retry of a refusal")
         #expect(result.stdout.isEmpty)
         switch kind {

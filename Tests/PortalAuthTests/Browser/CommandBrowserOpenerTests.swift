@@ -22,7 +22,7 @@ struct CommandBrowserOpenerTests {
         #expect(CommandBrowserOpener.systemDefault(environment: [:]).commands == ["xdg-open"])
     }
 
-    @Test("runs the command with the URL as its last argument and reports the exit status")
+    @Test("runs the command with the launch page as its last argument and reports the exit status")
     func runsCommand() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-browser-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -38,7 +38,10 @@ struct CommandBrowserOpenerTests {
             }
         }
         #expect(status == 3)
-        #expect(try String(contentsOfFile: output, encoding: .utf8) == url.absoluteString)
+        // The command gets a private page that forwards to the URL, never the URL itself.
+        let page = try #require(URL(string: try String(contentsOfFile: output, encoding: .utf8)))
+        #expect(page.isFileURL)
+        #expect(try String(contentsOf: page, encoding: .utf8).contains("url=http://127.0.0.1:9/authorize?a=1&amp;b=2"))
     }
 
     @Test("a missing command is an error naming it")

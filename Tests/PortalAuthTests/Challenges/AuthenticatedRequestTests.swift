@@ -37,7 +37,7 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.count == 3)
     }
 
-    @Test("continueWithoutCredential fails with the challenge's error; cancel with CancellationError; no handler as without credential")
+    @Test("continueWithoutCredential fails with the challenge's error; cancel with ArcGISChallengeCancellationError; no handler as without credential")
     func dispositions() async throws {
         let http = Fakes.portal(accepting: [])
         let manager = Self.manager(http)
@@ -53,7 +53,7 @@ struct AuthenticatedRequestTests {
         #expect(error.description.contains("Token Required"))
 
         manager.arcGISAuthenticationChallengeHandler = Fakes.ArcGISHandler { _, _ in .cancel }
-        await #expect(throws: CancellationError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        await #expect(throws: ArcGISChallengeCancellationError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
 
         struct Broken: Error {}
         manager.arcGISAuthenticationChallengeHandler = Fakes.ArcGISHandler { _, _ in throw Broken() }
@@ -91,7 +91,7 @@ struct AuthenticatedRequestTests {
             for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: TokenCredential.defaultReferer,
             httpClient: http, now: { clock.now })
         let manager = Self.manager(http)
-        try await manager.arcGISCredentialStore.add(credential)
+        try await manager.arcGISCredentialStore.addAndPersist(credential)
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithoutCredential }
         manager.arcGISAuthenticationChallengeHandler = handler
 
@@ -113,7 +113,7 @@ struct AuthenticatedRequestTests {
         let credential = try await TokenCredential.credential(
             for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: "r", httpClient: http, now: { clock.now })
         let manager = Self.manager(http)
-        try await manager.arcGISCredentialStore.add(credential)
+        try await manager.arcGISCredentialStore.addAndPersist(credential)
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(Fakes.pregenerated("OTHER")) }
         manager.arcGISAuthenticationChallengeHandler = handler
         let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
@@ -126,7 +126,7 @@ struct AuthenticatedRequestTests {
     func pregeneratedRefused() async throws {
         let http = Fakes.portal(accepting: ["NEW"])
         let manager = Self.manager(http)
-        try await manager.arcGISCredentialStore.add(Fakes.pregenerated("OLD"))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.pregenerated("OLD"))
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(Fakes.pregenerated("NEW")) }
         manager.arcGISAuthenticationChallengeHandler = handler
         #expect(try await manager.data(for: .get(Fakes.portalSelf)).statusCode == 200)
@@ -141,7 +141,7 @@ struct AuthenticatedRequestTests {
         let manager = Self.manager(http)
         let expired = PregeneratedTokenCredential(
             url: Fakes.portal, tokenInfo: TokenInfo(accessToken: "EXPIRED", expirationDate: Date().addingTimeInterval(-60), isSSLRequired: false)!)
-        try await manager.arcGISCredentialStore.add(expired)
+        try await manager.arcGISCredentialStore.addAndPersist(expired)
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(Fakes.pregenerated("NEW")) }
         manager.arcGISAuthenticationChallengeHandler = handler
         #expect(try await manager.data(for: .get(Fakes.portalSelf)).statusCode == 200)
@@ -158,7 +158,7 @@ struct AuthenticatedRequestTests {
         let http = Fakes.portal(accepting: ["S"])
         let manager = Self.manager(http)
         let url = URL(string: "http://127.0.0.1:8080/portal/sharing/rest/portals/self")!
-        try await manager.arcGISCredentialStore.add(Fakes.pregenerated("S", ssl: true, url: URL(string: "http://127.0.0.1:8080/portal")!))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.pregenerated("S", ssl: true, url: URL(string: "http://127.0.0.1:8080/portal")!))
         let error = try await #require(throws: CredentialError.self) { try await manager.data(for: .get(url)) }
         #expect(error.description.contains("only be sent over HTTPS"))
         #expect(!error.description.contains("\"S\""))
@@ -170,7 +170,7 @@ struct AuthenticatedRequestTests {
         let http = Fakes.portal(accepting: ["P"])
         let manager = Self.manager(http)
         manager.arcGISTokenPlacement = .parameter
-        try await manager.arcGISCredentialStore.add(Fakes.pregenerated("P"))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.pregenerated("P"))
         _ = try await manager.data(for: .get(Fakes.portalSelf))
         _ = try await manager.data(for: .form(Fakes.portalSelf, fields: [("f", "json")]))
         #expect(http.requests[0].url.query == "f=json&token=P")
@@ -208,7 +208,7 @@ struct AuthenticatedRequestTests {
             return Fakes.answer(ok ? "{}" : "", status: ok ? 200 : 401, headers: ok ? [] : [("WWW-Authenticate", "Bearer realm=\"iap\"")], to: request)
         })
         let manager = Self.manager(http)
-        try await manager.arcGISCredentialStore.add(SignOutFakes.iapCredential(http: http))
+        try await manager.arcGISCredentialStore.addAndPersist(SignOutFakes.iapCredential(http: http))
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithoutCredential }
         manager.arcGISAuthenticationChallengeHandler = handler
         #expect(try await manager.data(for: .get(url)).statusCode == 200)
@@ -287,7 +287,7 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.count == 4)
     }
 
-    @Test("network dispositions: continueWithoutCredential fails with the challenge's error, cancel with CancellationError")
+    @Test("network dispositions: continueWithoutCredential fails with the challenge's error, cancel with ArcGISChallengeCancellationError")
     func networkDispositions() async throws {
         let url = URL(string: "https://web.example.com/x")!
         let http = ScriptedHTTPClient(respond: { request, _ in Fakes.answer("", status: 401, headers: [("WWW-Authenticate", "Basic")], to: request) })
@@ -297,7 +297,7 @@ struct AuthenticatedRequestTests {
         let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(url)) }
         #expect(error.kind == .httpAuthentication && !error.credentialWasRefused)
         manager.networkAuthenticationChallengeHandler = Fakes.NetworkHandler { _, _ in .cancel }
-        await #expect(throws: CancellationError.self) { try await manager.data(for: .get(url)) }
+        await #expect(throws: ArcGISChallengeCancellationError.self) { try await manager.data(for: .get(url)) }
         manager.networkAuthenticationChallengeHandler = Fakes.NetworkHandler { _, _ in .rejectProtectionSpace }
         await #expect(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(url)) }
         #expect(http.requests.count == 3)

@@ -93,7 +93,7 @@ struct AuthenticatorTests {
             Issue.record("server trust must be refused by default"); return
         }
         #expect(!prompt.questions.contains { $0.hasPrefix("trust") }, "not even asked")
-        authenticator.promptsForUntrustedHosts = true
+        authenticator.promptForUntrustedHosts = true
         guard case .continueWithCredential(let trusted) = await authenticator.handleNetworkAuthenticationChallenge(trust) else {
             Issue.record("the prompt said yes"); return
         }

@@ -47,7 +47,7 @@ struct ChallengeTLSTests {
         try await FaultServer.with(tls: certificate) { server async throws in
             let manager = AuthenticationManager(settings: SignInSettings(browser: nil))
             let prompt = Fakes.Prompt(trusts: true)
-            manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil, promptsForUntrustedHosts: true))
+            manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil, promptForUntrustedHosts: true))
             #expect(try await manager.data(for: .get(server.url("/json"))).statusCode == 200)
             #expect(prompt.questions == ["trust 127.0.0.1:\(server.port)"])
         }

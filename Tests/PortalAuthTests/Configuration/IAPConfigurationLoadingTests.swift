@@ -204,16 +204,17 @@ struct IAPConfigurationLoadingTests {
         ("msauth://auth", false),
     ]
 
-    @Test("a redirect that is not loopback loads, with a warning", arguments: redirects)
+    @Test("a redirect that is neither loopback nor a custom scheme loads, with a warning", arguments: redirects)
     func redirect(redirect: String, isLoopback: Bool) throws {
         let report = report(FixtureFiles.iapJSON(replacing: ["redirect_url": "\"\(redirect)\""]))
         let configuration = try #require(report.configuration)
         #expect(configuration.isLoopbackRedirect == isLoopback)
-        if isLoopback {
+        if isLoopback || configuration.isCustomSchemeRedirect {
             #expect(report.warnings.isEmpty)
+            #expect(configuration.isCustomSchemeRedirect == redirect.hasPrefix("msauth"))
         } else {
             #expect(report.warnings == [ConfigurationIssue(
-                message: "`redirect_url` \"\(redirect)\" is not a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
+                message: "`redirect_url` \"\(redirect)\" is neither a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
                 key: "redirect_url", line: 6, column: 3)])
         }
     }

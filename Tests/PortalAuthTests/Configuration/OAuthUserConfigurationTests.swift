@@ -96,8 +96,9 @@ struct OAuthUserConfigurationTests {
          "portalURL", #"`portalURL` must be an https URL, found scheme "ftp" in "ftp://gis.example.com""#),
         ("empty client ID", "https://www.arcgis.com", "", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
          "clientID", "`clientID` must not be empty; use the client ID of the application registered in the portal"),
-        ("custom-scheme redirect", "https://www.arcgis.com", "id", "my-app://auth", .seconds(1_209_600), .seconds(86_400),
-         "redirectURL", #"`redirectURL` must be an https URL, found scheme "my-app" in "my-app://auth""#),
+        // A custom scheme (my-app://auth) is valid now (the desktop's scheme handler); ftp is no app's own scheme.
+        ("ftp redirect", "https://www.arcgis.com", "id", "ftp://files.example.com/auth", .seconds(1_209_600), .seconds(86_400),
+         "redirectURL", #"`redirectURL` must be an https URL, found scheme "ftp" in "ftp://files.example.com/auth""#),
         ("http redirect off loopback", "https://www.arcgis.com", "id", "http://app.example.com/cb", .seconds(1_209_600), .seconds(86_400),
          "redirectURL", #"`redirectURL` must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found "http://app.example.com/cb""#),
         ("expiration over 90 days", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(91 * 86_400), .seconds(86_400),

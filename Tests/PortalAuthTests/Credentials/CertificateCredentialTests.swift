@@ -16,9 +16,9 @@ struct CertificateCredentialTests {
         return try await body(identity, file)
     }
 
-    /// Runs `body` and returns the `NetworkCredentialError` it throws.
-    static func loadError(_ file: URL, password: String = password, now: Date = Date()) throws -> NetworkCredentialError {
-        try #require(throws: NetworkCredentialError.self) {
+    /// Runs `body` and returns the `CertificateImportError` it throws.
+    static func loadError(_ file: URL, password: String = password, now: Date = Date()) throws -> CertificateImportError {
+        try #require(throws: CertificateImportError.self) {
             _ = try NetworkCredential.certificate(at: file, password: password, now: now)
         }
     }

@@ -37,7 +37,7 @@ struct NetworkCredentialStoreTests {
                 #expect(seen.der == (try CertificateInfo(pem: String(contentsOf: first.certificate, encoding: .utf8)).der))
 
                 let space = try #require(ProtectionSpace(url: url))
-                try await store.add(NetworkCredential.serverTrust.bound(to: seen), for: space)
+                try await store.trust(seen, for: space)
                 #expect(try await send(url, store).statusCode == 200)
                 #expect(await store.credentials(for: space).map(\.kind) == [.serverTrust])
 
@@ -74,13 +74,13 @@ struct NetworkCredentialStoreTests {
 
         let info = try CertificateInfo(pem: String(contentsOf: foreign.certificate, encoding: .utf8))
         let mismatch = try await #require(throws: NetworkCredentialError.self) {
-            try await store.add(NetworkCredential.serverTrust.bound(to: info), for: space)
+            try await store.trust(info, for: space)
         }
         #expect(mismatch.kind == .serverTrustUnusable)
         #expect(mismatch.description.contains("/CN=other.example"))
         #expect(mismatch.description.contains("127.0.0.1"))
         #expect(await store.protectionSpaces.isEmpty)
-        try await store.add(NetworkCredential.serverTrust.bound(to: info), for: ProtectionSpace(host: "Other.Example.", port: 8443))
+        try await store.trust(info, for: ProtectionSpace(host: "Other.Example.", port: 8443))
         #expect(await store.protectionSpaces == [ProtectionSpace(host: "other.example", port: 8443)])
     }
 
@@ -122,7 +122,7 @@ struct NetworkCredentialStoreTests {
                 let url = running.url("/json")
                 let space = try #require(ProtectionSpace(url: url))
                 let store = NetworkCredentialStore()
-                try await store.add(NetworkCredential.serverTrust.bound(to: ServerCertificateProbe().certificate(of: url)), for: space)
+                try await store.trust(ServerCertificateProbe().certificate(of: url), for: space)
                 let refused = try await #require(throws: TransportError.self) { try await send(url, store) }
                 // The TLS 1.3 alert certificate_required arrives unless the test server's close races it.
                 #expect(Self.clientCertificateRefusals.contains(refused.kind), "\(refused)")

@@ -90,7 +90,7 @@ struct TokenKeeperTests {
         #expect(keeper.current.refreshToken == "refresh-3")
         #expect(client.forms.map { $0["refresh_token"] } == ["refresh-1", "refresh-2"])
         #expect(client.forms.allSatisfy { $0["grant_type"] == "refresh_token" && $0["client_id"] == "client-1" })
-        #expect(client.forms.first?["scope"] == "openid offline_access", "IAP refreshes ask for the configured scopes")
+        #expect(client.forms.first?["scope"] == nil, "RFC 6749 §6: no scope, so never more than was granted")
     }
 
     @Test("an answer without a refresh token keeps the old one, its expiry and its age")
@@ -161,6 +161,8 @@ struct TokenKeeperTests {
         ("OIDC invalid_grant", ScriptedHTTPClient.json(#"{"error":"invalid_grant"}"#, status: 400), "invalid_grant"),
         ("portal 498", ScriptedHTTPClient.json(#"{"error":{"code":498,"error":"invalid_grant","error_description":"refresh_token expired","message":"refresh_token expired","details":[]}}"#), "refresh_token expired"),
         ("portal 400", ScriptedHTTPClient.json(#"{"error":{"code":400,"error":"invalid_grant","message":"Invalid refresh_token","details":[]}}"#), "Invalid refresh_token"),
+        ("Glewlwyd 400 with an empty body", ScriptedHTTPClient.json("", status: 400), "HTTP 400"),
+        ("401 with an HTML page", ScriptedHTTPClient.json("<html><title>Unauthorized</title></html>", status: 401), "HTTP 401"),
     ] as [(String, Result<HTTPResponse, any Error>, String)])
     func deadRefreshToken(name: String, answer: Result<HTTPResponse, any Error>, mentions: String) async throws {
         let client = ScriptedHTTPClient([answer])
@@ -187,12 +189,10 @@ struct TokenKeeperTests {
 
     // MARK: - Transient failures
 
-    @Test("transient failures are retried with growing, bounded pauses, then reported as unavailable", arguments: [
+    @Test("failures before the provider used the token are retried with growing, bounded pauses, then reported as unavailable", arguments: [
         ("503", ScriptedHTTPClient.json(#"{"error":"temporarily_unavailable"}"#, status: 503)),
-        ("502 HTML", Result<HTTPResponse, any Error>.success(HTTPResponse(statusCode: 502, headers: [("Content-Type", "text/html")], body: Data("<title>Bad Gateway</title>".utf8), url: ScriptedHTTPClient.tokenURL))),
-        ("portal envelope 500", ScriptedHTTPClient.json(#"{"error":{"code":500,"message":"Internal error"}}"#)),
         ("connection refused", ScriptedHTTPClient.unreachable(.cannotConnect)),
-        ("timed out", ScriptedHTTPClient.unreachable(.timedOut)),
+        ("unknown host", ScriptedHTTPClient.unreachable(.cannotResolveHost)),
         ("429", ScriptedHTTPClient.json(#"{}"#, status: 429)),
     ] as [(String, Result<HTTPResponse, any Error>)])
     func transientFailures(name: String, answer: Result<HTTPResponse, any Error>) async throws {
@@ -214,20 +214,20 @@ struct TokenKeeperTests {
     @Test("a transient failure followed by success gives the token")
     func recovers() async throws {
         let client = ScriptedHTTPClient([ScriptedHTTPClient.unreachable(), ScriptedHTTPClient.json("{}", status: 503), ScriptedHTTPClient.tokens("access-2")])
+        // (Both failures certainly left the refresh token unused: nothing connected, then the provider said 503.)
         #expect(try await Self.keeper(Self.record(), client).validCredential().accessToken == "access-2")
         #expect(client.count == 3)
     }
 
-    @Test("an endpoint that does not answer counts as timed out per attempt")
+    @Test("an endpoint that does not answer within the attempt timeout: one request (it may have arrived), unavailable")
     func attemptTimeout() async throws {
         let client = ScriptedHTTPClient(delay: .seconds(30), [ScriptedHTTPClient.tokens("access-2")])
         let policy = RefreshPolicy(attempts: 2, initialBackoff: .milliseconds(10), attemptTimeout: .milliseconds(200))
-        let clock = ContinuousClock()
-        let start = clock.now
+        // Each scripted answer would succeed after 30 s: only the per-attempt cut-off makes this fail.
         let error = try await #require(throws: CredentialError.self) { try await Self.keeper(Self.record(), client, policy: policy).validCredential() }
         #expect(error.category == .unavailable)
-        #expect(client.count == 2)
-        #expect(start.duration(to: clock.now) < .seconds(20), "not the 60 s the two answers would take")
+        #expect(error.description.contains("timed out"))
+        #expect(client.count == 1)
     }
 
     @Test("failures that retrying cannot fix are not retried", arguments: [

@@ -97,6 +97,14 @@ struct TokenResponseTests {
         (TokenCase(name: "400 interaction_required", status: 400, contentType: "application/json",
                    body: #"{"error":"interaction_required"}"#),
          ExpectedFailure(kind: .refused, category: .refused, errorCode: "interaction_required", requiresSignIn: true)),
+        // Glewlwyd answers a rotated-out refresh token with HTTP 400 and an empty body (issue 11, item 5).
+        (TokenCase(name: "400 with an empty body (Glewlwyd, rotated-out refresh token)", status: 400, contentType: nil, body: ""),
+         ExpectedFailure(kind: .refused, category: .refused, requiresSignIn: true, mentions: ["HTTP 400", "empty body", "sign in again"])),
+        (TokenCase(name: "400 with an HTML page", status: 400, contentType: "text/html",
+                   body: "<html><head><title>Bad Request</title></head><body>refresh_token=SECRETTOKEN</body></html>"),
+         ExpectedFailure(kind: .refused, category: .refused, requiresSignIn: true, mentions: ["HTTP 400", "\"Bad Request\""])),
+        (TokenCase(name: "401 with an empty body", status: 401, contentType: "text/plain", body: ""),
+         ExpectedFailure(kind: .refused, category: .refused, requiresSignIn: true, mentions: ["HTTP 401"])),
         (TokenCase(name: "HTML 502 page", status: 502, contentType: "text/html",
                    body: "<html><head><TITLE>502 Bad Gateway</TITLE></head><body>upstream token=SECRETTOKEN</body></html>"),
          ExpectedFailure(kind: .serverFailure, category: .unavailable, mentions: ["HTTP 502", "\"502 Bad Gateway\"", "try again later"])),
@@ -166,7 +174,7 @@ struct TokenResponseTests {
         } catch {
             let text = try #require(error.errorDescription)
             #expect(!text.unicodeScalars.contains { $0.properties.generalCategory == .control })
-            #expect(text.hasPrefix("bad [31m red line"))
+            #expect(text.hasPrefix("bad\\u{1B}[31m red line"))
             #expect(text.count <= 301)
         }
     }

@@ -5,7 +5,8 @@ import Testing
 @testable import PortalAuth
 
 /// Hostile clients beyond `LoopbackListenerTests`: many at once and of every kind, wrong callbacks in every
-/// flavour before the right one, malformed request lines, and memory measured while they attack.
+/// flavour before the right one, malformed request lines. Bounds are the listener's own counts, never wall time or
+/// resident memory (which a loaded machine or another test moves).
 @Suite("Loopback listener under attack", .timeLimit(.minutes(1)))
 struct LoopbackHostileTests {
     static let callbackURL = URL(string: "http://127.0.0.1/callback")!
@@ -14,17 +15,13 @@ struct LoopbackHostileTests {
 
     /// 200 connections at once: 50 trickle their head a byte at a time (slowloris), 50 send an oversized header (16 of
     /// them 1 MB, the others 20 kB), 50 send garbage, 50 send callbacks of other sign-ins. The right callback still
-    /// completes promptly, the listener never holds more than one head's worth of bytes per connection nor more than
-    /// its connection cap, and the process's resident memory, sampled throughout, grows by far less than the 17 MB of
-    /// headers sent (2–3 MiB here; 16 MiB when the head limit is raised to 2 MiB). The megabytes are few so that
-    /// this test does not slow the timing tests that run beside it.
-    @Test("200 hostile connections at once: the sign-in completes, memory stays bounded")
+    /// completes before any attacker's 40 s connection limit ran out (no connection timed out), and the listener never
+    /// holds more than one head's worth of bytes per connection nor more than its connection cap.
+    @Test("200 hostile connections at once: the sign-in completes, buffers stay bounded")
     func hostileMix() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL)
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)))
         let port = listener.port
-        async let result = outcome(of: listener, timeout: .seconds(30))
-        let residentBefore = try residentMemory()
-        let sampler = PeakResidentMemory()
+        async let result = outcome(of: listener, timeout: .seconds(45))
 
         // One request of 1 MB, shared: the clients themselves allocate next to nothing.
         let bigRequest = Array("GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: ".utf8)
@@ -54,21 +51,14 @@ struct LoopbackHostileTests {
         }
         #expect(attack.count == 200)
 
-        let started = ContinuousClock.now
         #expect(try await get("/callback?code=right&state=s-123", port: port).status == 200)
-        #expect(ContinuousClock.now - started < .seconds(3))
         #expect(try await result.get().code == "right")
 
         let statistics = listener.statistics
         #expect(statistics.peakHeadBytes <= 16 * 1024)
         #expect(statistics.peakConnections <= 64)
         #expect(statistics.accepted >= 200)
-        let growth = sampler.stop() - residentBefore
-        // Under AddressSanitizer (scripts/sanitize) freed memory sits in its quarantine: resident memory says
-        // nothing there, and the listener's own counts above remain the bound.
-        if ProcessInfo.processInfo.environment["PORTAL_AUTH_SANITIZER"] == nil {
-            #expect(growth < 10 << 20, "resident memory grew by \(growth >> 20) MiB at its peak")
-        }
+        #expect(statistics.timedOut == 0, "the callback did not wait for an attacker's time limit")
         // Every attacker was disconnected by the listener (evicted, answered or closed at the end), none left hanging.
         let ends = try await offPool { attack.map { $0.readToEnd().end } }
         #expect(!ends.contains(.timedOut))
@@ -143,9 +133,9 @@ struct LoopbackHostileTests {
 
     @Test("50 slowloris clients trickling a byte every 100 ms do not delay the sign-in, and are cut off at its end")
     func slowlorisCrowd() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL)
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)))
         let port = listener.port
-        async let result = outcome(of: listener)
+        async let result = outcome(of: listener, timeout: .seconds(45))
         // All connected before the callback comes, however slowly this machine runs.
         let sockets = try await offPool { try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) } }
         let trickled = Task {
@@ -161,50 +151,13 @@ struct LoopbackHostileTests {
             }
         }
         try await Task.sleep(for: .milliseconds(500))
-        let started = ContinuousClock.now
         #expect(try await get("/callback?code=fast&state=s-123", port: port).status == 200)
-        #expect(ContinuousClock.now - started < .seconds(2))
         #expect(try await result.get().code == "fast")
+        #expect(listener.statistics.timedOut == 0, "the callback did not wait for a trickling client's time limit")
         // The wait's end closed every trickling connection: none is left waiting for an answer.
         let ends = try await trickled.value
         #expect(!ends.contains(.timedOut))
         #expect(listener.statistics.peakHeadBytes <= 16 * 1024)
     }
 
-}
-
-// MARK: - Resident memory
-
-/// This process's resident memory (`VmRSS` of /proc/self/status), in bytes.
-func residentMemory() throws -> Int {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-        let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-    else { throw TestFailure("no VmRSS in /proc/self/status") }
-    return kilobytes * 1024
-}
-
-/// The highest resident memory seen while it runs: a thread of its own reads `VmRSS` every 5 ms (buffers freed by
-/// the end would hide from a reading taken only then).
-final class PeakResidentMemory: Sendable {
-    private let state = Mutex<(peak: Int, running: Bool)>((0, true))
-    private let finished = DispatchSemaphore(value: 0)
-
-    init() {
-        Thread { [self] in
-            while state.withLock({ $0.running }) {
-                let now = (try? residentMemory()) ?? 0
-                state.withLock { $0.peak = max($0.peak, now) }
-                usleep(5_000)
-            }
-            finished.signal()
-        }.start()
-    }
-
-    /// Stops sampling and returns the peak, in bytes.
-    func stop() -> Int {
-        state.withLock { $0.running = false }
-        finished.wait()
-        return state.withLock { $0.peak }
-    }
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// The outcome of a wait, as a value (for `async let`).
 func outcome(
     of listener: LoopbackListener, state: String = "s-123", issuer: String? = nil, requiresCode: Bool = true,
-    timeout: Duration = .seconds(15)
+    timeout: Duration = .seconds(45)  // A hang guard only: a loaded two-core machine can be slow to serve.
 ) async -> Result<LoopbackCallback, LoopbackError> {
     do {
         return .success(

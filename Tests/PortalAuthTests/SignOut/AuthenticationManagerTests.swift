@@ -26,9 +26,9 @@ struct AuthenticationManagerTests {
         let http = Self.portal()
         let manager = AuthenticationManager()
         #expect(await manager.revokeOAuthTokens())
-        try await manager.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.portalCredential(http: http))
         #expect(await manager.revokeOAuthTokens())
-        try await manager.arcGISCredentialStore.add(Self.refusedCredential(http: http))
+        try await manager.arcGISCredentialStore.addAndPersist(Self.refusedCredential(http: http))
         #expect(await manager.revokeOAuthTokens() == false)
         #expect(manager.arcGISCredentialStore.credentials.count == 2, "revoking does not remove")
     }
@@ -40,8 +40,8 @@ struct AuthenticationManagerTests {
         let http = Self.portal()
         let manager = AuthenticationManager(settings: Fakes.settings(http: http))
         try await manager.setupPersistentCredentialStorage(file: file)
-        try await manager.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
-        try await manager.arcGISCredentialStore.add(Self.refusedCredential(http: http))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.portalCredential(http: http))
+        try await manager.arcGISCredentialStore.addAndPersist(Self.refusedCredential(http: http))
         #expect(try file.read().keys.count == 2)
 
         let report = await manager.signOut()
@@ -59,13 +59,13 @@ struct AuthenticationManagerTests {
     func signOutIAP() async throws {
         let http = IAPLogoutTests.plainDiscovery
         let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
-        try await manager.arcGISCredentialStore.add(Fakes.iapCredential(http: http))
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
         let confirmed = await manager.signOut()
         #expect(confirmed.succeeded)
         #expect(confirmed.invalidations.map(\.outcome.succeeded) == [true])
 
         let silent = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser(), timeout: .seconds(1)))
-        try await silent.arcGISCredentialStore.add(Fakes.iapCredential(http: http))
+        try await silent.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
         #expect(await silent.invalidateIAPCredentials() == false)
         await silent.clearCredentialStores()
         #expect(silent.arcGISCredentialStore.credentials.isEmpty)
@@ -78,7 +78,7 @@ struct AuthenticationManagerTests {
         let http = Self.portal()
         let first = AuthenticationManager(settings: Fakes.settings(http: http))
         try await first.setupPersistentCredentialStorage(file: file)
-        try await first.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
+        try await first.arcGISCredentialStore.addAndPersist(Fakes.portalCredential(http: http))
 
         let second = AuthenticationManager()
         #expect(second.arcGISCredentialStore.file == nil, "in memory by default")

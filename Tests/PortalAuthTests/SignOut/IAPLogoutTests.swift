@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 
-@Suite("IAP logout: RP-initiated logout confirmed on the loopback")
+@Suite("IAP logout: RP-initiated logout confirmed on the loopback", .timeLimit(.minutes(1)))
 struct IAPLogoutTests {
     typealias Fakes = SignOutFakes
 
@@ -36,11 +36,9 @@ struct IAPLogoutTests {
     func timeout() async throws {
         let browser = Fakes.Browser()
         let credential = Fakes.iapCredential(http: Self.plainDiscovery)
-        let clock = ContinuousClock()
-        let start = clock.now
+        // The fake browser never redirects back: only the 1 s timeout ends this (the suite's time limit guards a hang).
         let confirmed = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, timeout: .seconds(1)))
         #expect(!confirmed)
-        #expect(start.duration(to: clock.now) < .seconds(20), "it ends soon after the timeout (loose: a busy test run can stall the pool)")
         #expect(browser.urls.count == 1)
         await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
     }

@@ -145,12 +145,12 @@ struct RevocationTests {
         let file = directory.store()
         let http = Fakes.HTTP(body: #"{"success":true}"#)
         let store = try ArcGISCredentialStore.makePersistent(file: file, settings: Fakes.settings(http: http))
-        try await store.add(Fakes.portalCredential(http: http))
+        try await store.addAndPersist(Fakes.portalCredential(http: http))
         let loaded = try ArcGISCredentialStore.makePersistent(file: file, settings: Fakes.settings(http: http))
         let credential = try #require(loaded.oauthUserCredentials(portalURL: Fakes.portal).first)
 
         // Another process exchanges the refresh token meanwhile.
-        let key = StoredCredential.oauthUserKey(portalURL: Fakes.portal, clientID: "portal-client")
+        let key = OAuthUserCredential.storeKey(portalURL: Fakes.portal, clientID: "portal-client")
         let newer = Fakes.record(.oauthUser, refreshToken: "NEWER-REFRESH", updatedAt: Date(timeIntervalSince1970: 1_900_000_000))
         try await file.update { snapshot in
             if case .object(let entry) = newer.json { snapshot.set(entry, for: key) }

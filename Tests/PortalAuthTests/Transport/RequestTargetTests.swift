@@ -5,7 +5,8 @@ import Testing
 @Suite("Request targets: loopback and the http rule")
 struct RequestTargetTests {
     @Test("recognises loopback hosts", arguments: [
-        ("localhost", true), ("LOCALHOST", true), ("localhost.", true), ("127.0.0.1", true), ("127.8.9.10", true),
+        ("localhost", true), ("LOCALHOST", true), ("localhost.", true), ("maps.localhost", true), ("A.B.Localhost.", true),
+        ("localhost.evil", false), ("notlocalhost", false), ("127.0.0.1", true), ("127.8.9.10", true),
         ("[::1]", true), ("::1", true), ("[::ffff:127.0.0.1]", true),
         ("128.0.0.1", false), ("0.0.0.0", false), ("10.0.0.1", false), ("[::2]", false), ("[::]", false),
         ("example.com", false), ("127.0.0.1.nip.io", false), ("localhost.example.com", false), ("127.evil", false),
@@ -15,7 +16,7 @@ struct RequestTargetTests {
     }
 
     @Test("allows http only to loopback, as libcurl parses the host", arguments: [
-        ("http://127.0.0.1:8080/x", true), ("http://localhost/x", true), ("http://[::1]:9/x", true),
+        ("http://127.0.0.1:8080/x", true), ("http://localhost/x", true), ("http://portal.localhost:8080/x", true), ("http://[::1]:9/x", true),
         ("http://127.1/x", true),  // libcurl normalises 127.1 to 127.0.0.1
         ("https://example.com/x", true),
         ("http://example.com/x", false), ("http://127.0.0.1.nip.io/x", false), ("http://0x7f000001.example/x", false),

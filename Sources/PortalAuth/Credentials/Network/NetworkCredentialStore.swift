@@ -9,17 +9,25 @@ public import Foundation
 /// ```swift
 /// let store = NetworkCredentialStore()
 /// try await store.add(.password(username: "alice", password: secret), for: ProtectionSpace(url: url)!)
+/// try await store.trust(try await ServerCertificateProbe().certificate(of: url), for: ProtectionSpace(url: url)!)
+/// for credential in await store.credentials(forHost: "gis.example.com") {
+///     if case .password(let password) = credential { print(password.username) }
+/// }
 /// var request = HTTPRequest.get(url)
 /// request.credentials = await store.transportCredentials(for: url)
 /// ```
 public actor NetworkCredentialStore {
     /// The credentials of one protection space.
     private struct Entry {
-        var password: NetworkCredential?
-        var certificate: NetworkCredential?
-        var serverTrust: NetworkCredential?
+        var password: PasswordCredential?
+        var certificate: CertificateCredential?
+        /// The server certificate trusted for the space.
+        var trustedCertificate: CertificateInfo?
 
-        var all: [NetworkCredential] { [password, certificate, serverTrust].compactMap { $0 } }
+        var all: [NetworkCredential] {
+            [password.map(NetworkCredential.password), certificate.map(NetworkCredential.certificate),
+             trustedCertificate.map { _ in NetworkCredential.serverTrust }].compactMap { $0 }
+        }
     }
 
     private var entries: [ProtectionSpace: Entry] = [:]
@@ -27,32 +35,55 @@ public actor NetworkCredentialStore {
     /// An empty store.
     public init() {}
 
+    /// The ArcGIS Maps SDK's persistent store, with its labels — on Linux, for now, a new store in memory.
+    ///
+    /// Network credentials (passwords, PKCS#12 bytes and their passwords) are not written to disk by this library:
+    /// where they may go on Linux (the desktop keyring) is a later change. Until then the returned store keeps
+    /// them for the life of the process, whatever `access` and `synchronizesWithiCloud` say (they have no Linux
+    /// meaning; see `KeychainAccess`).
+    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
+        NetworkCredentialStore()
+    }
+
     // MARK: - Changes
 
     /// Keeps `credential` for `space`, replacing one of the same kind.
     ///
-    /// - Throws: `NetworkCredentialError.serverTrustUnusable` for a server trust that is not bound to the server's
-    ///   certificate (`NetworkCredential.bound(to:)`) or whose certificate does not name the space's host — the
-    ///   host name is still verified, so trusting such a certificate could not work.
+    /// - Throws: `NetworkCredentialError.serverTrustUnusable` for `.serverTrust`: a trust needs the certificate the
+    ///   server presented; use `trust(_:for:)` (the manager does, with the certificate of the challenge).
     public func add(_ credential: NetworkCredential, for space: ProtectionSpace) throws {
         var entry = entries[space] ?? Entry()
-        switch credential.kind {
-        case .password:
-            entry.password = credential
-        case .certificate:
-            entry.certificate = credential
+        switch credential {
+        case .password(let password):
+            entry.password = password
+        case .certificate(let certificate):
+            entry.certificate = certificate
         case .serverTrust:
-            guard let certificate = credential.certificate else {
-                throw NetworkCredentialError(.serverTrustUnusable, detail: "no certificate of \(space) is bound to the server trust")
-            }
-            guard certificate.matches(host: space.host) else {
-                throw NetworkCredentialError(
-                    .serverTrustUnusable,
-                    detail: "the certificate of \(space) (\(certificate.subject)) is not for the host \(space.host); "
-                        + "use the host name the certificate names, or give the server a certificate for \(space.host)")
-            }
-            entry.serverTrust = credential
+            throw NetworkCredentialError(
+                .serverTrustUnusable,
+                detail: "no certificate of \(space) is given with the server trust; use trust(_:for:) with the certificate the server presented")
         }
+        entries[space] = entry
+    }
+
+    /// Trusts `certificate`, the certificate the server of `space` presented, for that space only (a Linux
+    /// addition: the SDK's `.serverTrust` answer, with the certificate it is for).
+    ///
+    /// Later requests to the protection space trust this one certificate as if it were a certificate authority
+    /// (libcurl's `CURLOPT_CAINFO_BLOB`), with chain and host-name verification still on: a server there that
+    /// presents another self-signed certificate is refused again, and no other host is affected.
+    ///
+    /// - Throws: `NetworkCredentialError.serverTrustUnusable` when the certificate does not name the space's host —
+    ///   the host name is still verified, so trusting such a certificate could not work.
+    public func trust(_ certificate: CertificateInfo, for space: ProtectionSpace) throws {
+        guard certificate.matches(host: space.host) else {
+            throw NetworkCredentialError(
+                .serverTrustUnusable,
+                detail: "the certificate of \(space) (\(certificate.subject)) is not for the host \(space.host); "
+                    + "use the host name the certificate names, or give the server a certificate for \(space.host)")
+        }
+        var entry = entries[space] ?? Entry()
+        entry.trustedCertificate = certificate
         entries[space] = entry
     }
 
@@ -67,7 +98,7 @@ public actor NetworkCredentialStore {
         switch kind {
         case .password: entry.password = nil
         case .certificate: entry.certificate = nil
-        case .serverTrust: entry.serverTrust = nil
+        case .serverTrust: entry.trustedCertificate = nil
         }
         entries[space] = entry.all.isEmpty ? nil : entry
     }
@@ -89,17 +120,26 @@ public actor NetworkCredentialStore {
         entries[space]?.all ?? []
     }
 
+    /// The credentials kept for `host` on any port, as the ArcGIS Maps SDK's `credentials(forHost:)` gives them
+    /// (host names compared as `ProtectionSpace` does: without case or trailing dot).
+    public func credentials(forHost host: String) -> [NetworkCredential] {
+        let wanted = ProtectionSpace(host: host, port: 0).host
+        return protectionSpaces.filter { $0.host == wanted }.flatMap { credentials(for: $0) }
+    }
+
+    /// The server certificate trusted for `space`, if any.
+    public func trustedServerCertificate(for space: ProtectionSpace) -> CertificateInfo? {
+        entries[space]?.trustedCertificate
+    }
+
     /// What the transport should present and accept for a request to `url`: everything kept for its protection
     /// space combined, nothing for another space.
     public func transportCredentials(for url: URL) -> TransportCredentials {
         guard let space = ProtectionSpace(url: url), let entry = entries[space] else { return TransportCredentials() }
         var combined = TransportCredentials()
-        for credential in entry.all {
-            let part = credential.transportCredentials
-            combined.password = part.password ?? combined.password
-            combined.clientCertificate = part.clientCertificate ?? combined.clientCertificate
-            combined.trustedServerCertificates = part.trustedServerCertificates ?? combined.trustedServerCertificates
-        }
+        combined.password = entry.password?.transport
+        combined.clientCertificate = entry.certificate?.transport
+        combined.trustedServerCertificates = entry.trustedCertificate.map { Data($0.pem.utf8) }
         return combined
     }
 }

@@ -21,6 +21,9 @@ APP_CLIENT_ID = "portal-auth-app"
 BENCH_MSAL_CLIENT_ID = "portal-auth-bench-msal"
 BENCH_AGENT_CLIENT_ID = "portal-auth-bench-agent"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+# The custom-scheme redirect the SDK's IAP files and ArcGIS native apps use; a desktop hands it to the
+# scheme's handler (portal-auth handle-redirect). Registered exactly (no port rules apply).
+CUSTOM_SCHEME_REDIRECT = "my-maps-app://auth"
 
 
 def _write_private(path, text):
@@ -65,7 +68,7 @@ class Command(BaseCommand):
         public.name = "PortalAuth Test"
         public.client_type = Application.CLIENT_PUBLIC
         public.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
-        public.redirect_uris = " ".join(redirects)
+        public.redirect_uris = " ".join(redirects + [CUSTOM_SCHEME_REDIRECT])
         public.post_logout_redirect_uris = " ".join(logout_redirects)
         public.skip_authorization = False
         public.algorithm = Application.RS256_ALGORITHM
@@ -134,6 +137,8 @@ class Command(BaseCommand):
             "authorization_prompt_type": "",
         }
         _write_private(iap_path, json.dumps(iap, indent=2) + "\n")
+        iap_scheme_path = run_dir / "iap-scheme.json"
+        _write_private(iap_scheme_path, json.dumps(dict(iap, redirect_url=CUSTOM_SCHEME_REDIRECT), indent=2) + "\n")
 
         browser = settings.PROJECT_ROOT / "Tests" / "BrowserDriver" / "portal-auth-test-browser"
         port = base.rsplit(":", 1)[1]
@@ -148,6 +153,8 @@ class Command(BaseCommand):
             "PORTAL_AUTH_TEST_USERNAME": USERNAME,
             "PORTAL_AUTH_TEST_PASSWORD_FILE": str(password_path),
             "PORTAL_AUTH_TEST_IAP_CONFIG": str(iap_path),
+            "PORTAL_AUTH_TEST_IAP_SCHEME_CONFIG": str(iap_scheme_path),
+            "PORTAL_AUTH_TEST_SCHEME_REDIRECT": CUSTOM_SCHEME_REDIRECT,
             "PORTAL_AUTH_TEST_IAP_URL": base.replace("127.0.0.1", "localhost") + "/iap/app/",
             "PORTAL_AUTH_TEST_TESTCTL": f"{base}/testctl",
             "PORTAL_AUTH_TEST_BROWSER": str(browser),

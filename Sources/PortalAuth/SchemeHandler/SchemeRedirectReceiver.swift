@@ -1,0 +1,356 @@
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// Waits for one sign-in's custom-scheme redirect (`my-maps-app://auth?code=…&state=…`) on a private Unix socket
+/// in `$XDG_RUNTIME_DIR/portal-auth`, where the scheme's handler (``SchemeRedirectForwarder``) delivers it.
+///
+/// Only this user's processes get an answer (the kernel's `SO_PEERCRED`, checked for every connection, besides
+/// the 0700 folder). Each forwarded address goes through the same ``CallbackEvaluator`` as the loopback listener:
+/// state, `iss`, `error` and `code` rules unchanged; an address with another state (another sign-in's) is answered
+/// "not this sign-in" and the wait goes on, so sign-ins waiting at once are told apart by their state.
+final class SchemeRedirectReceiver: Sendable {
+    /// Reads the peer of a connection; injected by tests (a wrong user cannot be faked otherwise).
+    typealias PeerCredentialReader = @Sendable (Int32) throws -> PeerCredentials
+
+    private typealias Outcome = Result<LoopbackCallback, any Error>
+
+    private enum Phase {
+        case idle
+        case waiting(CheckedContinuation<Outcome, Never>)
+        case finished
+    }
+
+    private struct State {
+        var phase: Phase = .idle
+        var stopRequested = false
+        var closed = false
+    }
+
+    /// The redirect this sign-in waits for.
+    let redirect: CustomSchemeRedirect
+    /// The socket's path; nil when the receiver only checks pasted addresses (no desktop session).
+    let socketPath: String?
+
+    private let listener: Int32
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    private let peerCredentials: PeerCredentialReader
+    private let allowedUID: UInt32
+    private let connectionTimeout: Duration
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    // MARK: - Life
+
+    /// Binds a socket with a random name in `directory` (which must be private already; see
+    /// ``RedirectChannelDirectory``), or none when `directory` is nil.
+    init(
+        redirect: CustomSchemeRedirect,
+        directory: String?,
+        peerCredentials: @escaping PeerCredentialReader = { try PeerCredentials.of($0) },
+        allowedUID: UInt32 = getuid(),
+        connectionTimeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "PortalAuth.scheme", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws(SchemeRedirectError) {
+        self.redirect = redirect
+        self.peerCredentials = peerCredentials
+        self.allowedUID = allowedUID
+        self.connectionTimeout = connectionTimeout
+        self.logger = logger
+        let wake: (read: Int32, write: Int32)
+        do {
+            wake = try LoopbackSocket.makeWakePipe()
+        } catch {
+            throw .socket("create", path: "(wake pipe)", error)
+        }
+        (wakeReader, wakeWriter) = wake
+        guard let directory else {
+            listener = -1
+            socketPath = nil
+            return
+        }
+        let name: String
+        do {
+            name = "signin-" + (try SecureRandom.token(byteCount: 12)) + ".sock"
+        } catch {
+            Glibc.close(wake.read)
+            Glibc.close(wake.write)
+            throw SchemeRedirectError(.socketFailed, "cannot make a random name for the sign-in channel: \(error)")
+        }
+        let path = (directory as NSString).appendingPathComponent(name)
+        do {
+            listener = try Self.listen(at: path)
+        } catch {
+            Glibc.close(wake.read)
+            Glibc.close(wake.write)
+            throw .socket("listen on", path: path, error)
+        }
+        socketPath = path
+        logger.debug("scheme redirect channel bound", metadata: ["socket": "\(path)"])
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Stops listening and removes the socket; a wait in progress ends with `CancellationError`. Idempotent.
+    func close() {
+        let closeNow = state.withLock { state -> Bool in
+            switch state.phase {
+            case .idle:
+                state.phase = .finished
+                return true
+            case .waiting:
+                requestStop(&state)
+                return false
+            case .finished:
+                return false
+            }
+        }
+        if closeNow { closeDescriptors() }
+    }
+
+    // MARK: - Waiting
+
+    /// Serves forwarded addresses until the one with `state` arrives; returns its parameters.
+    ///
+    /// Throws the identity provider's refusal or an issuer mismatch as `LoopbackError` (as the loopback listener
+    /// does), `SchemeRedirectError` when the socket fails, `CancellationError` on Task cancellation or `close()`.
+    func waitForCallback(state expected: String, issuer: String?, requiresCode: Bool = true) async throws -> LoopbackCallback {
+        let evaluator = evaluator(state: expected, issuer: issuer, requiresCode: requiresCode)
+        let outcome: Outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let start = state.withLock { state -> Outcome? in
+                    switch state.phase {
+                    case .idle where Task.isCancelled:
+                        state.phase = .finished
+                        return .failure(CancellationError())
+                    case .idle:
+                        state.phase = .waiting(continuation)
+                        return nil
+                    case .waiting:
+                        return .failure(SchemeRedirectError(.socketFailed, "waitForCallback was called while another call is waiting"))
+                    case .finished:
+                        return .failure(CancellationError())
+                    }
+                }
+                if let start {
+                    if case .failure(let error) = start, error is CancellationError { closeDescriptors() }
+                    continuation.resume(returning: start)
+                    return
+                }
+                let thread = Thread { [self] in
+                    let outcome = serve(evaluator)
+                    finish(outcome)
+                }
+                thread.name = "PortalAuth.scheme"
+                thread.start()
+            }
+        } onCancel: {
+            state.withLock { requestStop(&$0) }
+        }
+        return try outcome.get()
+    }
+
+    /// The callback in an address the user pasted back, by the same rules as a forwarded one.
+    func callback(fromPastedURL text: String, state expected: String, issuer: String?, requiresCode: Bool = true) throws(LoopbackError) -> LoopbackCallback {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard redirect.target(of: trimmed) != nil else {
+            throw .notAwaitedResponse("it does not start with \(redirect); paste the whole address the browser tried to open")
+        }
+        switch Self.evaluate(trimmed, redirect: redirect, evaluator: evaluator(state: expected, issuer: issuer, requiresCode: requiresCode)) {
+        case (_, .success(let callback)?): return callback
+        case (_, .failure(let error)?): throw error
+        case (let reply, nil):
+            switch reply {
+            case .notThisSignIn(let reason), .invalid(let reason), .refused(let reason): throw .notAwaitedResponse(reason)
+            case .accepted: throw .notAwaitedResponse("it cannot be read")
+            }
+        }
+    }
+
+    // MARK: - Evaluation
+
+    /// What a forwarded address means for this sign-in: the reply to send and, when the wait ends, its outcome.
+    static func evaluate(
+        _ text: String, redirect: CustomSchemeRedirect, evaluator: CallbackEvaluator
+    ) -> (reply: SchemeChannelReply, outcome: Result<LoopbackCallback, LoopbackError>?) {
+        guard let target = redirect.target(of: text) else {
+            return (.notThisSignIn("this sign-in waits for \(redirect), not for another scheme or host"), nil)
+        }
+        switch evaluator.evaluate(target: target) {
+        case .accepted(let callback):
+            return (.accepted, .success(callback))
+        case .refused(let error):
+            return (.refused(error.description), .failure(error))
+        case .notFound:
+            return (.notThisSignIn("its path is not \(evaluator.path)"), nil)
+        case .unknownState(.missing):
+            return (.notThisSignIn("it has no state parameter"), nil)
+        case .unknownState(.repeated):
+            return (.notThisSignIn("it has more than one state parameter"), nil)
+        case .unknownState(.mismatch):
+            return (.notThisSignIn("its state belongs to no request of this sign-in"), nil)
+        case .malformed(let reason):
+            return (.invalid(reason), nil)
+        }
+    }
+
+    private func evaluator(state: String, issuer: String?, requiresCode: Bool) -> CallbackEvaluator {
+        CallbackEvaluator(path: redirect.evaluatorPath, states: [state], issuer: issuer, requiresCode: requiresCode)
+    }
+
+    // MARK: - Serving (on the receiver's thread)
+
+    private func serve(_ evaluator: CallbackEvaluator) -> Outcome {
+        var descriptors = [pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
+        if listener >= 0 { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+        while true {
+            if state.withLock({ $0.stopRequested }) { return .failure(CancellationError()) }
+            for index in descriptors.indices { descriptors[index].revents = 0 }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .failure(SchemeRedirectError.socket("wait on", path: socketPath ?? "(none)", SystemError(call: "poll", errno: errno)))
+            }
+            if descriptors[0].revents != 0 { continue }  // woken: the stop flag is read at the top
+            guard descriptors.count > 1, descriptors[1].revents != 0 else { continue }
+            let client: Int32
+            do {
+                guard let accepted = try LoopbackSocket.accept(listener) else { continue }
+                client = accepted
+            } catch where error.errno == ECONNABORTED || error.errno == EMFILE || error.errno == ENFILE {
+                logger.debug("scheme channel: accept failed", metadata: ["error": "\(error)"])
+                continue
+            } catch {
+                return .failure(SchemeRedirectError.socket("accept on", path: socketPath ?? "(none)", error))
+            }
+            defer { Glibc.close(client) }
+            if let outcome = handle(client, evaluator) { return outcome.mapError { $0 } }
+        }
+    }
+
+    /// Serves one connection: the peer check, one address, one reply. Returns the wait's outcome when it ends.
+    private func handle(_ client: Int32, _ evaluator: CallbackEvaluator) -> Result<LoopbackCallback, LoopbackError>? {
+        let peer: PeerCredentials
+        do {
+            peer = try peerCredentials(client)
+        } catch {
+            logger.debug("scheme channel: peer unknown; connection refused", metadata: ["error": "\(error)"])
+            send(.invalid("the sign-in channel cannot tell who is connecting"), to: client)
+            return nil
+        }
+        guard peer.uid == allowedUID else {
+            logger.debug("scheme channel: connection of another user refused", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            send(.invalid("the sign-in belongs to another user"), to: client)
+            return nil
+        }
+        guard let text = readLine(client) else {
+            send(.invalid("no address arrived (too long, not UTF-8, or too slow)"), to: client)
+            return nil
+        }
+        let (reply, outcome) = Self.evaluate(text, redirect: redirect, evaluator: evaluator)
+        logger.debug("scheme channel: address evaluated", metadata: ["reply": "\(reply.line.prefix { $0 != " " })"])
+        send(reply, to: client)
+        return outcome
+    }
+
+    /// One newline-terminated (or end-of-input-terminated) UTF-8 line within the size and time limits.
+    private func readLine(_ client: Int32) -> String? {
+        let deadline = ContinuousClock.now + connectionTimeout
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= SchemeChannelReply.maximumAddressBytes {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return nil }
+            var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let count = read(client, &buffer, buffer.count)
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if count < 0 { return nil }
+            if count == 0 { break }
+            bytes += buffer[0..<count]
+            if let newline = bytes.firstIndex(of: 10) {
+                bytes.removeSubrange(newline...)
+                break
+            }
+        }
+        guard !bytes.isEmpty, bytes.count <= SchemeChannelReply.maximumAddressBytes else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private func send(_ reply: SchemeChannelReply, to client: Int32) {
+        let bytes = Array((reply.line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
+            if written < 0 && errno == EAGAIN {
+                var descriptor = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
+                if poll(&descriptor, 1, 1000) <= 0 { return }
+                continue
+            }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    // MARK: - Ending
+
+    private func finish(_ outcome: Outcome) {
+        let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+            guard case .waiting(let continuation) = state.phase else { return nil }
+            state.phase = .finished
+            return continuation
+        }
+        closeDescriptors()
+        continuation?.resume(returning: outcome)
+    }
+
+    private func requestStop(_ state: inout State) {
+        state.stopRequested = true
+        guard !state.closed else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWriter, &byte, 1)
+    }
+
+    /// Closes the socket (removing its file) and the wake pipe, once.
+    private func closeDescriptors() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            if listener >= 0 {
+                Glibc.close(listener)
+                if let socketPath { unlink(socketPath) }
+            }
+            Glibc.close(wakeReader)
+            Glibc.close(wakeWriter)
+        }
+    }
+
+    // MARK: - Socket
+
+    /// A listening Unix socket at `path` (close-on-exec, nonblocking), mode 0600.
+    private static func listen(at path: String) throws(SystemError) -> Int32 {
+        var address = try UnixSocketAddress(path: path)
+        let fd = try syscall("socket") {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        }
+        do throws(SystemError) {
+            _ = try address.withPointer { (pointer, length) throws(SystemError) in
+                try syscall("bind") { bind(fd, pointer, length) }
+            }
+            try syscall("chmod") { chmod(path, 0o600) }
+            try syscall("listen") { Glibc.listen(fd, 16) }
+            return fd
+        } catch {
+            Glibc.close(fd)
+            unlink(path)
+            throw error
+        }
+    }
+}
