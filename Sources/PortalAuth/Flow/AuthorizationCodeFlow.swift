@@ -136,22 +136,20 @@ struct AuthorizationCodeFlow: Sendable {
         }
         return try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
             group.addTask { try await listener.waitForCallback(state: state, issuer: issuer) }
-            if acceptsPaste {
-                group.addTask {
-                    do {
-                        // A custom-scheme address is read by the scheme receiver's own rules.
-                        return try await PastedRedirectReader(settings: settings, announces: !opensBrowser).callback(
-                            authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer,
-                            reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
-                    } catch is SignInError {
-                        return nil  // end of input: keep waiting for the browser
-                    }
-                }
-            }
-            if let browserFailures {
-                group.addTask {
+            group.addTask {
+                // A browser that may fail over is heard out first: pasted lines are read only once it started, so a
+                // failure leaves them to the remote path that follows.
+                if let browserFailures {
                     for await message in browserFailures { throw SignInError.browserFailed(message) }
-                    return nil  // the browser command succeeded: keep waiting
+                }
+                guard acceptsPaste else { return nil }  // the browser command succeeded: keep waiting
+                do {
+                    // A custom-scheme address is read by the scheme receiver's own rules.
+                    return try await PastedRedirectReader(settings: settings, announces: !opensBrowser).callback(
+                        authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer,
+                        reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
+                } catch is SignInError {
+                    return nil  // end of input: keep waiting for the browser
                 }
             }
             defer { group.cancelAll() }

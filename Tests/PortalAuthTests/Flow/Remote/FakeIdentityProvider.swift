@@ -31,6 +31,17 @@ struct FakeIdentityProvider: Sendable {
             scopes: ["openid", "profile", "offline_access"], hostsBehindProxy: ["app.example"])
     }
 
+    /// The nonce the ID token carries (an authorization-code sign-in's, seen by the test in the authorization URL);
+    /// none when nil or empty (the device code has none).
+    var nonce: NonceBox? = nil
+
+    /// A nonce handed from the test's observer to the token endpoint.
+    final class NonceBox: Sendable {
+        private let value = Mutex<String?>(nil)
+        func set(_ nonce: String?) { value.withLock { $0 = nonce } }
+        var current: String? { value.withLock { $0 } }
+    }
+
     /// The HTTP client answering as this provider.
     func client() -> ScriptedHTTPClient {
         let provider = self
@@ -67,7 +78,7 @@ struct FakeIdentityProvider: Sendable {
                     "access_token": .string("access-1"), "refresh_token": .string("refresh-1"), "expires_in": .integer(3600),
                     "token_type": .string("Bearer"),
                     "id_token": .string(IDTokenTests.token(IDTokenTests.payload(
-                        aud: .string(provider.audience), nonce: nil, exp: 1_800_003_600, iss: Self.issuer))),
+                        aud: .string(provider.audience), nonce: provider.nonce?.current, exp: 1_800_003_600, iss: Self.issuer))),
                 ]))
             default:
                 return json(.object(["error": .string("not_found")]), status: 404)

@@ -81,9 +81,12 @@ struct RemoteSignInChoiceTests {
     func browserFailsThenPaste(behaviour: RecordingBrowserOpener.Behaviour) async throws {
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = false
+        let nonce = FakeIdentityProvider.NonceBox()
+        provider.nonce = nonce
         let board = PasteBoard()
         let observer = RecordingSignInObserver { url in
             let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            nonce.set(items.first { $0.name == "nonce" }?.value)
             let redirect = items.first { $0.name == "redirect_uri" }?.value ?? ""
             let state = items.first { $0.name == "state" }?.value ?? ""
             board.continuation.yield("https://elsewhere.example/callback?code=x&state=\(state)")
