@@ -83,8 +83,8 @@ struct AuthorizationCodeFlow: Sendable {
 
         let callback = try await withDeadline(
             settings.timeout,
-            // Nothing is redrawn while the person may be typing or pasting.
-            tick: { remaining in if !pastes { settings.observer.waitingForBrowser(remaining: remaining) } },
+            // Nothing is redrawn while the person is asked to paste (paste-back); beside a browser the countdown stays.
+            tick: { remaining in if presentation != .pasteBack { settings.observer.waitingForBrowser(remaining: remaining) } },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
         ) { [browserFailures] in
             try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
