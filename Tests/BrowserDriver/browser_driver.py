@@ -7,7 +7,9 @@ PORTAL_AUTH_TEST_BROWSER_FOREGROUND=1. The detached process opens URL in a fresh
 headless Chromium profile, signs in on the test server's login form, answers the consent
 page (Authorize, or Cancel with PORTAL_AUTH_TEST_BROWSER_ACTION=deny), confirms a logout
 page, and stops once the browser has reached a loopback redirect (127.0.0.1, localhost,
-[::1] on another port than the server) and that page has loaded. It records each step,
+[::1] on another port than the server) and that page has loaded. On the device flow's
+verification page (RFC 8628) it submits the code (filled in from the address, or
+PORTAL_AUTH_TEST_BROWSER_USER_CODE), authorizes (or denies), and stops on the status page. It records each step,
 and the final page's title and text, in the browser log (no query strings, no secrets),
 then quits Chromium and leaves no process behind.
 
@@ -26,6 +28,11 @@ Environment:
   PORTAL_AUTH_TEST_BROWSER_PROFILE  a Chromium profile directory kept between runs (the
                                     server session survives: single sign-on, logout
                                     confirmation); default a fresh temporary profile
+  PORTAL_AUTH_TEST_BROWSER_REMOTE=1  act as a browser on another machine: the test server is
+                                    reachable, every other loopback port is not (a dead proxy), so
+                                    the final redirect never reaches the tool and must be pasted
+  PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE  write the address the browser ended on there (0600; it
+                                    holds the authorization code: tests only)
   PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE  a custom-scheme redirect is written to this file (0600)
                                     instead of going to xdg-open: what a person on another
                                     machine copies from the address bar to paste back
@@ -242,6 +249,11 @@ class Driver:
             "--window-size=1024,768",
         ):
             options.add_argument(argument)
+        if os.environ.get("PORTAL_AUTH_TEST_BROWSER_REMOTE") == "1":
+            # Loopback is normally never proxied; "<-loopback>" lifts that, and only the servers stay direct.
+            direct = ";".join(f"{host}:{port}" for _scheme, host, port in sorted(self.server_origins))
+            options.add_argument("--proxy-server=http://127.0.0.1:9")
+            options.add_argument(f"--proxy-bypass-list=<-loopback>;{direct}")
         options.page_load_strategy = "none"  # poll instead of blocking on slow loopback pages
         # The network log shows a redirect's Location even when Chromium cannot follow it (a custom scheme).
         options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
@@ -464,6 +476,27 @@ class Driver:
             button = "deny" if self.action == "deny" else "allow"
             self.click(button)
             self.log(f"consent: clicked {'Cancel' if button == 'deny' else 'Authorize'} at {where}")
+        elif kind == "device-code":
+            # The device flow's verification page (RFC 8628), with the code filled in from
+            # verification_uri_complete, or typed from PORTAL_AUTH_TEST_BROWSER_USER_CODE.
+            self.mark_acted()
+            typed = os.environ.get("PORTAL_AUTH_TEST_BROWSER_USER_CODE")
+            if typed:
+                field = self.driver.find_element(By.ID, "id_user_code")
+                field.clear()
+                field.send_keys(typed)
+            if self.driver.find_elements(By.ID, "device-code-error"):
+                self.log(f"device code refused at {where}")
+                return EXIT_ERROR_PAGE
+            self.click("device-code-submit")
+            self.log(f"device code: submitted at {where}")
+        elif kind == "device-consent":
+            self.mark_acted()
+            button = "device-deny" if self.action == "deny" else "device-accept"
+            self.click(button)
+            self.log(f"device consent: clicked {'Deny' if button == 'device-deny' else 'Authorize'} at {where}")
+        elif kind == "device-done":
+            return self.finish(url)
         elif kind == "logout-confirm":
             self.mark_acted()
             button = "logout-cancel" if self.action == "deny" else "logout-confirm"
@@ -491,6 +524,11 @@ class Driver:
             pass
         text = re.sub(r"\?\S*", "?…", " ".join(text.split()))[:500]
         self.log(f"reached {without_query(url)} title={title!r} text={text!r}")
+        final_file = os.environ.get("PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE")
+        if final_file:
+            fd = os.open(final_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(url + "\n")
         if self.screenshot:
             try:
                 self.driver.save_screenshot(self.screenshot)

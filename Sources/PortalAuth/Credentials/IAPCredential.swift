@@ -21,16 +21,14 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
 
     public override var kind: Kind { .iap(self) }
 
-    /// Signs the user in through the browser and returns the credential.
-    ///
-    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
-    /// the scopes, a token response without an ID token is refused (`SignInError`).
+    /// The authorization-code sign-in (browser or paste-back).
     ///
     /// - Parameters:
     ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
     ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
-    public static func credential(
-        for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
+    static func authorizationCodeCredential(
+        for configuration: IAPConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings,
+        replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
@@ -51,14 +49,36 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             successMessage: "You are signed in. You can close this tab and return to your terminal.",
             idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
         )
-        let result = try await flow.run(settings: settings)
-        let now = result.receivedAt
-        let tokens = result.tokens
+        let result = try await flow.run(settings: settings, presentation: presentation)
+        return try signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer?.identifier,
+                            receivedAt: result.receivedAt, settings: settings)
+    }
+
+    /// Signs the user in through the browser and returns the credential.
+    ///
+    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
+    /// the scopes, a token response without an ID token is refused (`SignInError`).
+    ///
+    /// - Parameters:
+    ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
+    ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
+    public static func credential(
+        for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
+    ) async throws -> IAPCredential {
+        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings, replacing: previous)
+    }
+
+    /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iss` when
+    /// known, `nonce` when one was sent).
+    static func signedIn(
+        _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer: String?, receivedAt now: Date,
+        settings: SignInSettings
+    ) throws -> IAPCredential {
         var idTokenExpiry: Date?
         var username = tokens.username
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
-            try decoded.validate(clientID: configuration.clientID, nonce: result.request.nonce, expectedIssuer: issuer?.identifier, now: now)
+            try decoded.validate(clientID: configuration.clientID, nonce: nonce, expectedIssuer: issuer, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
         }

@@ -27,6 +27,13 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
     ///   portal's `error` redirect such as `access_denied`), `SignInError` (timeout), `TransportError`,
     ///   `TokenEndpointError`; `CancellationError` when the task is cancelled.
     public static func credential(for configuration: OAuthUserConfiguration, settings: SignInSettings = SignInSettings()) async throws -> OAuthUserCredential {
+        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings)
+    }
+
+    /// The authorization-code sign-in (browser or paste-back).
+    static func authorizationCodeCredential(
+        for configuration: OAuthUserConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings
+    ) async throws -> OAuthUserCredential {
         try configuration.validate()
         let portal = configuration.portalURL.absoluteString
         let flow = AuthorizationCodeFlow(
@@ -39,12 +46,19 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             expectedIssuer: nil,
             successMessage: "You are signed in to \(portal). You can close this tab and return to your terminal."
         )
-        let result = try await flow.run(settings: settings)
+        let result = try await flow.run(settings: settings, presentation: presentation)
+        return signedIn(configuration, result: result, redirectURL: configuration.redirectURL, settings: settings)
+    }
+
+    /// The credential for the tokens of a finished sign-in.
+    static func signedIn(
+        _ configuration: OAuthUserConfiguration, result: AuthorizationCodeFlow.Result, redirectURL: URL, settings: SignInSettings
+    ) -> OAuthUserCredential {
         let now = result.receivedAt
         let tokens = result.tokens
         let record = StoredCredential(
             kind: .oauthUser, clientID: configuration.clientID, portalURL: configuration.portalURL,
-            redirectURL: configuration.redirectURL,
+            redirectURL: redirectURL,
             refreshTokenExpirationMinutes: configuration.refreshTokenExpirationMinutes,
             refreshTokenExchangeSeconds: Int(configuration.refreshTokenExchangeInterval.components.seconds),
             configurationFile: nil, authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL,

@@ -39,8 +39,19 @@ struct AuthorizationCodeFlow: Sendable {
         let receivedAt: Date
     }
 
-    /// Runs the sign-in.
-    func run(settings: SignInSettings) async throws -> Result {
+    /// How the person reaches the authorization URL.
+    enum Presentation: Sendable, Equatable {
+        /// The browser opens here; with `failsOver`, a browser command that fails ends the flow at once
+        /// (`SignInError.browserFailed`) so that the caller can take a remote path instead of waiting.
+        case browser(failsOver: Bool)
+        /// No browser: the person signs in anywhere and pastes the final address (no countdown is drawn).
+        case pasteBack
+    }
+
+    /// Runs the sign-in. Without a `presentation`: paste-back when the settings have no browser and accept pasting,
+    /// else the browser.
+    func run(settings: SignInSettings, presentation: Presentation? = nil) async throws -> Result {
+        let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser(failsOver: false))
         var configuration = LoopbackListener.Configuration()
         configuration.successMessage = successMessage
         let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
@@ -51,22 +62,37 @@ struct AuthorizationCodeFlow: Sendable {
         // command gets the address of a private launch page, see `BrowserLaunchPage`).
         let opened = idTokenHint.map { request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]) } ?? url
 
-        settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-        // The provider's answer to the same URL, looked at while the browser starts: a rejected request (an
-        // unregistered redirect URL, an unknown client) ends the sign-in now rather than after the timeout.
+        var browserFailures: AsyncStream<String>?
+        var page: BrowserLaunchPage?
+        if case .browser = presentation {
+            settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
+        }
+        // The provider's answer to the same URL, looked at while the browser starts (or the person signs in
+        // elsewhere): a rejected request (an unregistered redirect URL, an unknown client) ends the sign-in now
+        // rather than after the timeout.
         let probe = AuthorizationRequestProbe(url: url, redirectURI: listener.redirectURL)
         let probing = Task { await probe.check(httpClient: settings.httpClient, logger: settings.logger) }
         defer { probing.cancel() }
-        let page = settings.openBrowser(at: opened)
+        if case .browser(let failsOver) = presentation {
+            let launched = settings.openBrowserReportingFailures(at: opened)
+            page = launched.page
+            if failsOver { browserFailures = launched.failures }
+        }
         defer { page?.remove() }
+        let pastes = presentation == .pasteBack || settings.acceptsPastedRedirect
 
         let callback = try await withDeadline(
             settings.timeout,
-            tick: { settings.observer.waitingForBrowser(remaining: $0) },
+            // Nothing is redrawn while the person is asked to paste (paste-back); beside a browser the countdown stays.
+            tick: { remaining in if presentation != .pasteBack { settings.observer.waitingForBrowser(remaining: remaining) } },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
-        ) {
+        ) { [browserFailures] in
             try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
-                group.addTask { try await waitForRedirect(listener: listener, request: request, settings: settings) }
+                group.addTask {
+                    try await waitForRedirect(
+                        listener: listener, authorizationURL: url, request: request, settings: settings,
+                        acceptsPaste: pastes, opensBrowser: presentation != .pasteBack, browserFailures: browserFailures)
+                }
                 group.addTask {
                     switch await probing.value {
                     case .rejected(let error): throw error
@@ -97,24 +123,34 @@ struct AuthorizationCodeFlow: Sendable {
         return Result(tokens: tokens, request: request, redirectURI: request.redirectURI, receivedAt: Date())
     }
 
-    /// The listener's callback, or a pasted redirect URL when that is allowed — whichever comes first.
-    private func waitForRedirect(listener: RedirectReceiver, request: AuthorizationRequest, settings: SignInSettings) async throws -> LoopbackCallback {
+    /// The receiver's callback, a pasted redirect URL when that is allowed, or a browser failure when one ends the
+    /// flow — whichever comes first.
+    private func waitForRedirect(
+        listener: RedirectReceiver, authorizationURL: URL, request: AuthorizationRequest, settings: SignInSettings,
+        acceptsPaste: Bool, opensBrowser: Bool, browserFailures: AsyncStream<String>?
+    ) async throws -> LoopbackCallback {
         let state = request.state
         let issuer = expectedIssuer
-        guard settings.acceptsPastedRedirect else {
+        guard acceptsPaste || browserFailures != nil else {
             return try await listener.waitForCallback(state: state, issuer: issuer)
         }
         return try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
             group.addTask { try await listener.waitForCallback(state: state, issuer: issuer) }
             group.addTask {
-                for await line in StandardInputLines.stream() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                    do {
-                        return try listener.callback(fromPastedURL: line, state: state, issuer: issuer)
-                    } catch let error as LoopbackError where error.kind == .notAwaitedResponse {
-                        settings.observer.pastedRedirectRejected(error.description)
-                    }
+                // A browser that may fail over is heard out first: pasted lines are read only once it started, so a
+                // failure leaves them to the remote path that follows.
+                if let browserFailures {
+                    for await message in browserFailures { throw SignInError.browserFailed(message) }
                 }
-                return nil  // end of input: keep waiting for the browser
+                guard acceptsPaste else { return nil }  // the browser command succeeded: keep waiting
+                do {
+                    // A custom-scheme address is read by the scheme receiver's own rules.
+                    return try await PastedRedirectReader(settings: settings, announces: !opensBrowser).callback(
+                        authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer,
+                        reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
+                } catch is SignInError {
+                    return nil  // end of input: keep waiting for the browser
+                }
             }
             defer { group.cancelAll() }
             while let next = try await group.next() {

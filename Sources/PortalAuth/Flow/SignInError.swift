@@ -13,6 +13,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case inputClosed
         case notLoopbackRedirect(String)
         case missingIssuer(String)
+        case browserFailed(String)
+        case noRemotePath(String)
+        case methodUnsupported(String)
         case missingIDToken(String)
     }
 
@@ -28,7 +31,22 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func inputClosed() -> SignInError { SignInError(.inputClosed) }
     static func notLoopbackRedirect(_ url: URL) -> SignInError { SignInError(.notLoopbackRedirect(url.absoluteString)) }
     static func missingIssuer(expected: String) -> SignInError { SignInError(.missingIssuer(expected)) }
+    static func browserFailed(_ message: String) -> SignInError { SignInError(.browserFailed(message)) }
+    static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
+    static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
     static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
+
+    /// Whether the browser command could not start or failed, so the sign-in cannot go on through it.
+    public var isBrowserFailure: Bool {
+        if case .browserFailed = code { return true }
+        return false
+    }
+
+    /// Whether no browser can open here and no remote path is possible (no terminal to paste on, no device code).
+    public var needsTerminal: Bool {
+        if case .noRemotePath = code { return true }
+        return false
+    }
 
     /// Whether the sign-in gave up waiting for the browser.
     public var isTimeout: Bool {
@@ -43,6 +61,8 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingIssuer: return .refused
         case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
+        case .browserFailed: return .unavailable
+        case .noRemotePath, .methodUnsupported: return .usage
         case .notLoopbackRedirect: return .usage
         }
     }
@@ -62,6 +82,13 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingIssuer(let expected):
             return "the sign-in response has no iss parameter although \(expected) announces one (RFC 9207); "
                 + "it may come from another server, so it was refused. Sign in again."
+        case .browserFailed(let message):
+            return "the browser could not be started (\(message))."
+        case .noRemotePath(let reason):
+            return "no browser can be used here (\(reason)) and there is no terminal to paste the final address on. "
+                + "Run the command on a terminal (over SSH: ssh -t), or with --device-code where the identity provider offers it."
+        case .methodUnsupported(let why):
+            return why
         case .missingIDToken(let tokenURL):
             return "the token endpoint \(tokenURL) answered without an id_token although the scope openid was asked for "
                 + "(OpenID Connect Core 3.1.3.3), so the sign-in cannot be checked (nonce, audience, issuer) and was refused. "

@@ -15,6 +15,18 @@ public protocol SignInObserver: Sendable {
     func pastedRedirectRejected(_ message: String)
     /// The callback arrived; the code is being exchanged for tokens.
     func exchangingCode()
+    /// No browser is started here (`reason`: no display, an SSH session, a browser command that failed); the
+    /// sign-in goes on by a remote path (device code, or pasting the final address back).
+    func browserUnavailable(reason: String)
+    /// Paste-back: the person opens `authorizationURL` in a browser on any machine and pastes the address it ends on
+    /// (it starts with `expectedRedirect`); ask for it on a line of its own, and draw nothing over what they type.
+    func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL)
+    /// Out-of-band: the person opens `authorizationURL` anywhere and pastes the code the page shows.
+    func outOfBandCodeRequested(authorizationURL: URL)
+    /// Device code (RFC 8628): show the verification page and the user code; polling starts.
+    func deviceCodeIssued(_ authorization: DeviceAuthorization)
+    /// The identity provider asked to poll less often (`slow_down`); polls are now `interval` apart.
+    func deviceCodePollingSlowedDown(interval: Duration)
     /// The identity provider answered the authorization URL with an error page (seen without a browser, so the
     /// browser may still fare better); `message` says what it answered, cleaned of control characters.
     func signInRequestProblem(_ message: String)
@@ -29,6 +41,11 @@ extension SignInObserver {
     public func waitingForBrowser(remaining: Duration) {}
     public func pastedRedirectRejected(_ message: String) {}
     public func exchangingCode() {}
+    public func browserUnavailable(reason: String) {}
+    public func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {}
+    public func outOfBandCodeRequested(authorizationURL: URL) {}
+    public func deviceCodeIssued(_ authorization: DeviceAuthorization) {}
+    public func deviceCodePollingSlowedDown(interval: Duration) {}
     public func signInRequestProblem(_ message: String) {}
     public func configurationWarning(_ message: String) {}
 }

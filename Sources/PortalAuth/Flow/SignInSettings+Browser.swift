@@ -8,15 +8,33 @@ extension SignInSettings {
     /// - Returns: the launch page to remove when the sign-in or logout ends, if the opener wrote one.
     @discardableResult
     func openBrowser(at url: URL) -> BrowserLaunchPage? {
-        guard let browser else { return nil }
+        openBrowserReportingFailures(at: url).page
+    }
+
+    /// Opens `url` like ``openBrowser(at:)`` and also returns the failure, if any, as it happens: the stream yields
+    /// the message once when the command cannot start or exits with a failure, and ends when the command succeeded.
+    func openBrowserReportingFailures(at url: URL) -> (page: BrowserLaunchPage?, failures: AsyncStream<String>) {
+        let (failures, continuation) = AsyncStream.makeStream(of: String.self)
+        guard let browser else {
+            continuation.finish()
+            return (nil, failures)
+        }
         let observer = self.observer
         do {
-            return try browser.launch(url) { status in
-                if status != 0 { observer.browserLaunchFailed("the browser command exited with status \(status)") }
+            let page = try browser.launch(url) { status in
+                if status != 0 {
+                    let message = "the browser command exited with status \(status)"
+                    observer.browserLaunchFailed(message)
+                    continuation.yield(message)
+                }
+                continuation.finish()
             }
+            return (page, failures)
         } catch {
             observer.browserLaunchFailed(error.description)
-            return nil
+            continuation.yield(error.description)
+            continuation.finish()
+            return (nil, failures)
         }
     }
 }

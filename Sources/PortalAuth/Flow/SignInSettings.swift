@@ -17,6 +17,12 @@ public struct SignInSettings: Sendable {
     public var refreshPolicy: RefreshPolicy
     /// Debug events; never a secret.
     public var logger: Logger
+    /// The clock of polling sign-ins (the device code); tests inject one.
+    public var clock: any SignInClock
+    /// Whether a browser started here can reach the person, for ``SignInMethod/automatic``.
+    public var environment: SignInEnvironment
+    /// Lines pasted by the person (paste-back, out-of-band codes): standard input when not given.
+    public var pastedLines: @Sendable () -> AsyncStream<String>
 
     /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
     public init(
@@ -26,7 +32,10 @@ public struct SignInSettings: Sendable {
         acceptsPastedRedirect: Bool = false,
         httpClient: any HTTPClient = CurlHTTPClient(),
         refreshPolicy: RefreshPolicy = RefreshPolicy(),
-        logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() }),
+        clock: any SignInClock = SystemSignInClock(),
+        environment: SignInEnvironment = .current(),
+        pastedLines: (@Sendable () -> AsyncStream<String>)? = nil
     ) {
         self.browser = browser
         self.timeout = timeout
@@ -35,5 +44,8 @@ public struct SignInSettings: Sendable {
         self.httpClient = httpClient
         self.refreshPolicy = refreshPolicy
         self.logger = logger
+        self.clock = clock
+        self.environment = environment
+        self.pastedLines = pastedLines ?? { StandardInputLines.stream() }
     }
 }

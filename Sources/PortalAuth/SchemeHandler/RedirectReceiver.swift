@@ -62,4 +62,14 @@ enum RedirectReceiver: Sendable {
         case .scheme(let receiver): try receiver.callback(fromPastedURL: text, state: state, issuer: issuer)
         }
     }
+
+    /// A pasted address checked by the receiver's own rules, or nil when the paste-back rules apply (loopback).
+    func pastedOutcome(_ text: String, state: String, issuer: String?) -> Result<LoopbackCallback, LoopbackError>? {
+        guard case .scheme(let receiver) = self else { return nil }
+        do {
+            return .success(try receiver.callback(fromPastedURL: text, state: state, issuer: issuer))
+        } catch {
+            return .failure(error)
+        }
+    }
 }

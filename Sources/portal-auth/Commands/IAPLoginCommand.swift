@@ -19,8 +19,15 @@ struct IAPLoginCommand: AsyncParsableCommand {
             authorization_prompt_type "none", the ID token of the stored sign-in for the same provider and client \
             is sent as id_token_hint (to the browser only, never printed).
 
+            Without a display (an SSH session, a container) or when the browser command fails, the tool signs \
+            in with a device code instead when the identity provider offers one (RFC 8628: its discovery \
+            document names a device_authorization_endpoint; Microsoft Entra always does; or give \
+            --device-authorization-url): open the printed page on any device and enter the code. Otherwise, on \
+            a terminal, it prints the URL and reads back the address the browser ends on.
+
             Example:
               portal-auth iap login --config contoso-iap.json
+              portal-auth iap login --config contoso-iap.json --device-code
             """
     )
 
@@ -31,9 +38,17 @@ struct IAPLoginCommand: AsyncParsableCommand {
         "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
     var redirectURL: String?
 
+    @Option(name: .customLong("device-authorization-url"), help: ArgumentHelp(
+        "The identity provider's device authorization endpoint, when its discovery document does not name one.", valueName: "url"))
+    var deviceAuthorizationURL: String?
+
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
+        if let deviceAuthorizationURL, URL(string: deviceAuthorizationURL)?.host == nil
+            || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "") {
+            throw ValidationError("--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode")
+        }
         if let redirectURL, URL(string: redirectURL)?.host == nil {
             throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
@@ -47,9 +62,12 @@ struct IAPLoginCommand: AsyncParsableCommand {
             var settings = session.signInSettings(target: target)
             try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
+            let method = session.signInMethod
+            let endpoint = deviceAuthorizationURL.flatMap(URL.init(string:))
             let previous = store.previousIAPSignIn(for: configuration)
             let credential = try await Failure.cancellableOnInterrupt { [configuration, settings] in
-                try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
+                try await IAPCredential.credential(
+                    for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings, replacing: previous)
             }
             try await store.keepSignIn(credential)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
@@ -57,7 +75,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")
         } catch {
-            throw Failure.report(error)
+            throw Failure.report(session.terminalNeeded(error))
         }
     }
 }

@@ -15,6 +15,11 @@ struct LoginCommand: AsyncParsableCommand {
             URL such as my-maps-app://auth is received through the desktop's scheme handler (see \
             `portal-auth register-scheme`), or pasted back without a desktop session.
 
+            Without a display (an SSH session, a container) or when the browser command fails, the tool prints \
+            the URL at once instead: sign in on any machine and paste the address the browser ends on. With \
+            --redirect-url urn:ietf:wg:oauth:2.0:oob (where the app's registration lists it) the portal's page \
+            shows a code to paste instead.
+
             Example:
               portal-auth login --portal https://www.arcgis.com --client-id abc123XYZ
             """
@@ -45,7 +50,10 @@ struct LoginCommand: AsyncParsableCommand {
         guard URL(string: portal)?.host != nil else {
             throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
         }
-        guard URL(string: redirectURL)?.host != nil else {
+        if session.deviceCode {
+            throw ValidationError("ArcGIS portals have no device code; over SSH use --no-browser (paste the final address) or --redirect-url \(OutOfBandRedirect.uri)")
+        }
+        guard isOutOfBand || URL(string: redirectURL)?.host != nil else {
             throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
         guard refreshTokenExpiration > 0 else { throw ValidationError("--refresh-token-expiration must be a positive number of minutes") }
@@ -56,9 +64,13 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 
+    /// Whether the out-of-band redirect is asked for (the portal's page shows a code to paste).
+    private var isOutOfBand: Bool { redirectURL == OutOfBandRedirect.uri }
+
     private var configuration: OAuthUserConfiguration {
         OAuthUserConfiguration(
-            portalURL: URL(string: portal)!, clientID: clientID, redirectURL: URL(string: redirectURL)!,
+            portalURL: URL(string: portal)!, clientID: clientID,
+            redirectURL: isOutOfBand ? OAuthUserConfiguration.defaultRedirectURL : URL(string: redirectURL)!,
             refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60),
             refreshTokenExchangeInterval: .seconds(refreshTokenExchangeInterval.map { $0 * 60 } ?? min(24 * 3600, refreshTokenExpiration * 30))
         )
@@ -71,8 +83,9 @@ struct LoginCommand: AsyncParsableCommand {
         do {
             try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
+            let method = isOutOfBand ? SignInMethod.outOfBand : session.signInMethod
             let credential = try await Failure.cancellableOnInterrupt { [settings] in
-                try await OAuthUserCredential.credential(for: configuration, settings: settings)
+                try await OAuthUserCredential.credential(for: configuration, using: method, settings: settings)
             }
             try await store.keepSignIn(credential)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
@@ -80,7 +93,7 @@ struct LoginCommand: AsyncParsableCommand {
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.file?.path ?? "memory").")
         } catch {
-            throw Failure.report(error)
+            throw Failure.report(session.terminalNeeded(error))
         }
     }
 }

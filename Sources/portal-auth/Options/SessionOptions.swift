@@ -9,8 +9,16 @@ struct SessionOptions: ParsableArguments {
         discussion: "Default: $BROWSER, else xdg-open.", valueName: "command"))
     var browserCommand: String?
 
-    @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the URL (and, on a terminal, accept the final redirect URL pasted back).")
+    @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the URL and, on a terminal, read the address the browser ends on (signing in on another machine).")
     var noBrowser = false
+
+    @Flag(name: .customLong("browser"), help: ArgumentHelp(
+        "Open the browser even where none seems to be visible (no display, an SSH session).",
+        discussion: "Without --browser, --no-browser or --device-code the choice is automatic: the browser when there is a display, else the device code when the identity provider offers one, else paste-back on a terminal."))
+    var forceBrowser = false
+
+    @Flag(name: .customLong("device-code"), help: "Sign in with a code entered on a verification page from any device (IAP identity providers that offer the device authorization grant).")
+    var deviceCode = false
 
     @Option(help: ArgumentHelp("Seconds the command may take: the wait for the browser sign-in, and every request and retry after the start.", valueName: "seconds"))
     var timeout: Int = 300
@@ -23,6 +31,10 @@ struct SessionOptions: ParsableArguments {
     @OptionGroup var transport: TransportOptions
 
     func validate() throws {
+        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
+        if forced.count > 1 {
+            throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
+        }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
         if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
@@ -37,16 +49,34 @@ struct SessionOptions: ParsableArguments {
         return client
     }
 
+    /// How to sign in: forced by --browser (or a --browser-command), --no-browser or --device-code, else automatic.
+    var signInMethod: SignInMethod {
+        if deviceCode { return .deviceCode }
+        if noBrowser { return .pasteBack }
+        if forceBrowser || browserCommand != nil { return .browser }
+        return .automatic
+    }
+
     /// Sign-in settings for an interactive sign-in to `target`.
+    ///
+    /// Pasted addresses are read only from a terminal, and not while a browser is forced (its countdown is drawn).
     func signInSettings(target: String) -> SignInSettings {
-        let acceptsPaste = noBrowser && isatty(0) == 1
+        let method = signInMethod
+        let acceptsPaste = method != .browser && isatty(0) == 1
         return SignInSettings(
-            browser: noBrowser ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
+            browser: noBrowser || deviceCode ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
             timeout: .seconds(timeout),
-            observer: TerminalSignInObserver(target: target, pasteHint: acceptsPaste),
+            observer: TerminalSignInObserver(target: target),
             acceptsPastedRedirect: acceptsPaste,
             httpClient: httpClient
         )
+    }
+
+    /// The error for a sign-in that cannot go on without a terminal, with the command to run on one.
+    func terminalNeeded(_ error: any Error) -> any Error {
+        guard let signIn = error as? SignInError, signIn.needsTerminal else { return error }
+        let command = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
+        return Advised(error: signIn, advice: "Run this on a terminal:\n    \(command)")
     }
 
     /// The credential store file these options name.

@@ -1,8 +1,9 @@
 import Foundation
 import PortalAuth
 
-/// Shows a sign-in on the terminal: the URL (always, so it can be opened by hand), browser
-/// problems, and, on a terminal, a one-line status with the time left.
+/// Shows a sign-in on the terminal: the URL (always, so it can be opened by hand), browser problems, a device code,
+/// the paste-back prompt, and — only while a browser is expected, never while the person may be typing — a one-line
+/// status with the time left.
 final class TerminalSignInObserver: SignInObserver {
     private let target: String
     private let pasteHint: Bool
@@ -10,8 +11,8 @@ final class TerminalSignInObserver: SignInObserver {
 
     /// - Parameters:
     ///   - target: what is being signed in to, for the messages.
-    ///   - pasteHint: whether to say that the final redirect URL can be pasted.
-    init(target: String, pasteHint: Bool) {
+    ///   - pasteHint: whether to say, beside a browser sign-in, that the final redirect URL can be pasted.
+    init(target: String, pasteHint: Bool = false) {
         self.target = target
         self.pasteHint = pasteHint
     }
@@ -36,6 +37,30 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("warning: \(message); open the URL above by hand.")
     }
 
+    func browserUnavailable(reason: String) {
+        clearStatus()
+        StandardError.line("No browser is opened here: \(reason)")
+    }
+
+    func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {
+        StandardError.line("Signing in to \(target).")
+        StandardError.line("Open this URL in a browser on any machine and sign in:")
+        StandardError.line("")
+        StandardError.line("    \(authorizationURL.absoluteString)")
+        StandardError.line("")
+        StandardError.line("The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load).")
+        prompt()
+    }
+
+    func outOfBandCodeRequested(authorizationURL: URL) {
+        StandardError.line("Signing in to \(target).")
+        StandardError.line("Open this URL in a browser on any machine and sign in; the page then shows a code:")
+        StandardError.line("")
+        StandardError.line("    \(authorizationURL.absoluteString)")
+        StandardError.line("")
+        StandardError.line("Paste the code here and press Enter:")
+    }
+
     func configurationWarning(_ message: String) {
         clearStatus()
         StandardError.line("portal-auth: WARNING: \(message).")
@@ -43,7 +68,26 @@ final class TerminalSignInObserver: SignInObserver {
 
     func pastedRedirectRejected(_ message: String) {
         clearStatus()
-        StandardError.line("That address cannot finish this sign-in: \(message). Paste the address the browser shows after signing in.")
+        StandardError.line(message)
+        prompt()
+    }
+
+    func deviceCodeIssued(_ authorization: DeviceAuthorization) {
+        StandardError.line("Signing in to \(target) with a device code.")
+        StandardError.line("On any device, open")
+        StandardError.line("")
+        StandardError.line("    \(DisplayText.neutralised(authorization.verificationURL.absoluteString, limit: 2000))")
+        StandardError.line("")
+        StandardError.line("and enter the code  \(DisplayText.neutralised(authorization.userCode, limit: 200))")
+        if let complete = authorization.verificationURLComplete {
+            StandardError.line("(or open \(DisplayText.neutralised(complete.absoluteString, limit: 2000)), which has the code filled in)")
+        }
+        let minutes = max(1, Int(authorization.expiresIn.components.seconds) / 60)
+        StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+    }
+
+    func deviceCodePollingSlowedDown(interval: Duration) {
+        StandardError.line("The identity provider asked to check less often; checking every \(interval.components.seconds) s.")
     }
 
     func signInRequestProblem(_ message: String) {
@@ -64,5 +108,10 @@ final class TerminalSignInObserver: SignInObserver {
     /// Removes the status line, if one is shown.
     func clearStatus() {
         status.clear()
+    }
+
+    /// The paste-back prompt, on a line of its own.
+    private func prompt() {
+        StandardError.line("Paste that address here and press Enter:")
     }
 }

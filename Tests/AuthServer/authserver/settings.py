@@ -154,6 +154,12 @@ OAUTH2_PROVIDER = {
     "OIDC_RP_INITIATED_LOGOUT_DELETE_TOKENS": True,
     "OIDC_RP_INITIATED_LOGOUT_ACCEPT_EXPIRED_TOKENS": True,
     "OAUTH2_VALIDATOR_CLASS": "portaltest.validators.TestOAuth2Validator",
+    # The device authorization grant (RFC 8628): ID tokens in its token responses.
+    "OIDC_SERVER_CLASS": "portaltest.device.TestOIDCServer",
+    "OAUTH_DEVICE_VERIFICATION_URI": ISSUER + "/device/",
+    "OAUTH_DEVICE_VERIFICATION_URI_COMPLETE": ISSUER + "/device/?user_code={user_code}",
+    # RFC 8628 says 5 s; 1 s keeps the tests short (slow_down still adds 5 s).
+    "DEVICE_FLOW_INTERVAL": int(os.environ.get("PORTAL_AUTH_TEST_DEVICE_INTERVAL", "1")),
     "SCOPES": SCOPES,
     "DEFAULT_SCOPES": ["read", "write"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,

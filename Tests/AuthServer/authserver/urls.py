@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from portaltest import iap, pages, portal, testctl
+from portaltest import device, iap, pages, portal, testctl
 
 rest = "arcgis/sharing/rest/"
 
@@ -9,7 +9,11 @@ urlpatterns = [
     path("", pages.index, name="index"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="/"), name="logout"),
-    # OIDC / OAuth 2 face: django-oauth-toolkit as shipped.
+    # OIDC / OAuth 2 face: django-oauth-toolkit as shipped, with the device grant's additions
+    # (portaltest/device.py) in front of its discovery document and token endpoint.
+    re_path(r"^o/\.well-known/openid-configuration/?$", device.discovery, name="oidc-discovery-with-device"),
+    path("o/token/", device.DeviceTokenView.as_view(), name="token-with-device"),
+    path("o/device-authorization/", device.TestDeviceAuthorizationView.as_view(), name="device-authorization-oauthlib4"),
     path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     # ArcGIS portal face.
     re_path(rf"^{rest}oauth2/authorize/?$", portal.PortalAuthorizationView.as_view(), name="portal-authorize"),
@@ -30,5 +34,6 @@ urlpatterns = [
     path("testctl/expire-access-tokens", testctl.expire_access_tokens),
     path("testctl/expire-refresh-tokens", testctl.expire_refresh_tokens),
     path("testctl/config", testctl.config),
+    path("testctl/expire-device-grants", testctl.expire_device_grants),
     path("testctl/tokens", testctl.tokens),
 ]

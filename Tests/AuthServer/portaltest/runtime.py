@@ -24,6 +24,8 @@ _DEFAULT_CONFIG = {
     # The next N token-endpoint requests (both faces) fail with HTTP `fail_status`.
     "fail_next_token_requests": 0,
     "fail_status": 503,
+    # The next N device-code polls (RFC 8628) are answered `slow_down`.
+    "device_slow_down_polls": 0,
 }
 _config = dict(_DEFAULT_CONFIG)
 
@@ -77,6 +79,16 @@ def take_injected_failure():
     return None
 
 
+def take_device_slow_down():
+    """True when this device-code poll is to be answered `slow_down`."""
+    with _lock:
+        if _config["device_slow_down_polls"] > 0:
+            _config["device_slow_down_polls"] -= 1
+            _stats["device_slow_downs"] += 1
+            return True
+    return False
+
+
 def access_token_lifetime(request=None):
     """oauthlib's `expires_in` callable (EXTRA_SERVER_KWARGS token_expires_in)."""
     context = request_context.get()
@@ -94,6 +106,7 @@ def _new_stats():
         "token_errors": Counter(),
         "revocations": 0,
         "injected_failures": 0,
+        "device_slow_downs": 0,
     }
 
 
@@ -126,6 +139,7 @@ def stats_snapshot():
             "token_errors": dict(_stats["token_errors"]),
             "revocations": _stats["revocations"],
             "injected_failures": _stats["injected_failures"],
+            "device_slow_downs": _stats["device_slow_downs"],
         }
 
 

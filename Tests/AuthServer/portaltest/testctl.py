@@ -57,6 +57,18 @@ def expire_refresh_tokens(request):
 
 
 @csrf_exempt
+@require_POST
+def expire_device_grants(request):
+    """Every pending device authorization (RFC 8628) expires now: its polls get expired_token."""
+    from oauth2_provider.models import get_device_grant_model
+
+    Grant = get_device_grant_model()
+    past = timezone.now() - timedelta(seconds=1)
+    count = Grant.objects.filter(status=Grant.AUTHORIZATION_PENDING).update(expires=past)
+    return JsonResponse({"expired_device_grants": count})
+
+
+@csrf_exempt
 def config(request):
     """GET: the run-time configuration. POST (JSON object): change some of it.
     DELETE: back to the start-up values."""

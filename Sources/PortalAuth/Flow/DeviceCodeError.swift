@@ -1,0 +1,61 @@
+public import Foundation
+
+/// A device-code sign-in (RFC 8628) that did not complete for a reason of the grant itself.
+///
+/// Refusals of the endpoints keep their own type (`TokenEndpointError`), the network `TransportError`.
+public struct DeviceCodeError: Error, Sendable, CustomStringConvertible, CategorizedError {
+    private enum Code: Sendable, Equatable {
+        case notOffered(String)
+        case denied
+        case expired
+        case invalidResponse(endpoint: String, problem: String)
+    }
+
+    private let code: Code
+
+    private init(_ code: Code) { self.code = code }
+
+    static func notOffered(authorizeURL: URL) -> DeviceCodeError { DeviceCodeError(.notOffered(RedactedURL(authorizeURL).description)) }
+    static let denied = DeviceCodeError(.denied)
+    static let expired = DeviceCodeError(.expired)
+    static func invalidResponse(endpoint: URL, problem: String) -> DeviceCodeError {
+        DeviceCodeError(.invalidResponse(endpoint: RedactedURL(endpoint).description, problem: problem))
+    }
+
+    /// Whether the identity provider has no device authorization endpoint this client knows of.
+    public var isNotOffered: Bool {
+        if case .notOffered = code { return true }
+        return false
+    }
+
+    /// Whether the person denied the sign-in on the verification page (`access_denied`).
+    public var isDenied: Bool { code == .denied }
+
+    /// Whether the codes expired before the sign-in was approved (`expired_token`).
+    public var isExpired: Bool { code == .expired }
+
+    public var category: ErrorCategory {
+        switch code {
+        case .notOffered: .usage
+        case .denied: .refused
+        case .expired: .timedOut
+        case .invalidResponse: .invalidContent
+        }
+    }
+
+    public var description: String {
+        switch code {
+        case .notOffered(let authorize):
+            return "the identity provider of \(authorize) offers no device code: its discovery document names no "
+                + "device_authorization_endpoint. Name the endpoint (--device-authorization-url), or sign in through "
+                + "a browser (on another machine: --no-browser, then paste the address it ends on)."
+        case .denied:
+            return "the sign-in was denied on the verification page (access_denied). Run the command again to retry."
+        case .expired:
+            return "the code expired before the sign-in was approved (expired_token). Run the command again for a new code."
+        case .invalidResponse(let endpoint, let problem):
+            return "the device authorization endpoint \(endpoint) answered with something unusable: \(problem). "
+                + "Check the identity provider's device authorization endpoint."
+        }
+    }
+}

@@ -1,0 +1,71 @@
+public import Foundation
+
+extension IAPCredential {
+    /// Signs the user in by `method` and returns the credential.
+    ///
+    /// ```swift
+    /// // Over SSH or in a container: a code to enter on a verification page from any device.
+    /// let credential = try await IAPCredential.credential(for: configuration, using: .deviceCode)
+    /// ```
+    /// With ``SignInMethod/automatic`` the browser is used when it can reach the person (see ``SignInEnvironment``);
+    /// otherwise, or when the browser command fails, the device code when the identity provider offers one, else
+    /// paste-back when the settings accept pasted addresses, else ``SignInError`` at once.
+    ///
+    /// The device authorization endpoint is `deviceAuthorizationURL` when given, else for Microsoft Entra
+    /// `…/oauth2/v2.0/devicecode` beside the authorize endpoint, else the discovery document's
+    /// `device_authorization_endpoint`. Device-code sign-ins have no nonce; the ID token's `aud`, `exp` and `iss`
+    /// (when the issuer can be known) are checked as for the browser, and the credential is stored and refreshed alike.
+    ///
+    /// - Throws: as ``credential(for:settings:)``, and ``DeviceCodeError`` (not offered, denied, expired);
+    ///   `CancellationError` at once when the task is cancelled, polling included.
+    public static func credential(
+        for configuration: IAPConfiguration, using method: SignInMethod, deviceAuthorizationURL: URL? = nil,
+        settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
+    ) async throws -> IAPCredential {
+        switch method {
+        case .browser:
+            return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings, replacing: previous)
+        case .pasteBack:
+            guard settings.acceptsPastedRedirect else {
+                throw SignInError.noRemotePath("paste-back was asked for")
+            }
+            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
+        case .deviceCode:
+            guard let endpoint = await DeviceAuthorizationEndpoint.resolve(
+                explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
+            else { throw DeviceCodeError.notOffered(authorizeURL: configuration.authorizeURL) }
+            return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
+        case .outOfBand:
+            throw SignInError.methodUnsupported(
+                "out-of-band codes (urn:ietf:wg:oauth:2.0:oob) are an ArcGIS portal sign-in; an identity provider offers the device code instead.")
+        case .automatic:
+            let reason: String
+            if settings.browser != nil, settings.environment.canShowBrowser {
+                do {
+                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: true), settings: settings, replacing: previous)
+                } catch let error as SignInError where error.isBrowserFailure {
+                    reason = error.description
+                }
+            } else {
+                reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"
+            }
+            settings.observer.browserUnavailable(reason: reason)
+            if let endpoint = await DeviceAuthorizationEndpoint.resolve(
+                explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient) {
+                return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
+            }
+            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath(reason) }
+            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
+        }
+    }
+
+    /// The device authorization grant against `endpoint`.
+    static func deviceCodeCredential(for configuration: IAPConfiguration, endpoint: URL, settings: SignInSettings) async throws -> IAPCredential {
+        let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
+        let flow = DeviceCodeFlow(
+            deviceAuthorizationURL: endpoint, tokenURL: configuration.tokenURL, clientID: configuration.clientID, scopes: configuration.scopes)
+        let result = try await flow.run(settings: settings)
+        return try signedIn(configuration, tokens: result.tokens, nonce: nil, issuer: issuer?.identifier,
+                            receivedAt: result.receivedAt, settings: settings)
+    }
+}

@@ -1,0 +1,49 @@
+public import Foundation
+
+extension OAuthUserCredential {
+    /// Signs the user in to the portal by `method` and returns the credential.
+    ///
+    /// ArcGIS portals have no device code. Without a browser here the remote paths are paste-back (sign in on any
+    /// machine, paste the address the browser ends on; ``SignInSettings/acceptsPastedRedirect`` must be true) and,
+    /// where the app's registration lists `urn:ietf:wg:oauth:2.0:oob`, ``SignInMethod/outOfBand`` (the portal's page
+    /// shows a code to paste). ``SignInMethod/automatic`` uses the browser when it can reach the person (see
+    /// ``SignInEnvironment``), else — or when the browser command fails — paste-back, else ``SignInError`` at once.
+    ///
+    /// - Throws: as ``credential(for:settings:)``; ``SignInError`` for ``SignInMethod/deviceCode``.
+    public static func credential(
+        for configuration: OAuthUserConfiguration, using method: SignInMethod, settings: SignInSettings = SignInSettings()
+    ) async throws -> OAuthUserCredential {
+        switch method {
+        case .browser:
+            return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings)
+        case .pasteBack:
+            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("paste-back was asked for") }
+            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
+        case .deviceCode:
+            throw SignInError.methodUnsupported(
+                "ArcGIS portals have no device code; sign in with paste-back (--no-browser on a terminal), or with the "
+                    + "out-of-band code where the app's registration lists urn:ietf:wg:oauth:2.0:oob (--redirect-url urn:ietf:wg:oauth:2.0:oob).")
+        case .outOfBand:
+            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("an out-of-band code was asked for") }
+            let flow = OutOfBandFlow(
+                authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, clientID: configuration.clientID,
+                extraParameters: [("expiration", String(configuration.refreshTokenExpirationMinutes))])
+            let result = try await flow.run(settings: settings)
+            return signedIn(configuration, result: result, redirectURL: URL(string: OutOfBandFlow.redirectURI)!, settings: settings)
+        case .automatic:
+            let reason: String
+            if settings.browser != nil, settings.environment.canShowBrowser {
+                do {
+                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: true), settings: settings)
+                } catch let error as SignInError where error.isBrowserFailure {
+                    reason = error.description
+                }
+            } else {
+                reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"
+            }
+            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath(reason) }
+            settings.observer.browserUnavailable(reason: reason)
+            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
+        }
+    }
+}

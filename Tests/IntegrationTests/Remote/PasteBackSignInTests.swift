@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+/// `portal-auth login --portal …` on a machine without a display and with no option: on a terminal (a real
+/// pseudo-terminal through `script`) the URL is printed with a paste prompt on a line of its own and no countdown;
+/// the headless browser signs in "on another machine" (its final redirect cannot reach this machine's ports) and the
+/// address it ends on is pasted back. Without a terminal the tool fails at once with the command to run.
+@Suite("Paste-back sign-in without a display", .serialized, .enabled(if: TestServer.isConfigured))
+struct PasteBackSignInTests {
+    @Test("no option, on a terminal: a bad paste is explained in one sentence and asked again; the real address signs in")
+    func pasteBack() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let finalFile = store.directory.appendingPathComponent("final-url").path
+        let command = [BinaryLocator.toolPath, "login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "120"]
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", command, "/dev/null"]
+        process.environment = HeadlessEnvironment.make(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb"])
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        var text = readOutput(of: output, until: "Paste that address here and press Enter:", timeout: .seconds(30))
+        let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") },
+                               "no authorization URL in: \(text)")
+        input.fileHandleForWriting.write(Data("not a url\n".utf8))
+        text += readOutput(of: output, until: "Paste that address here and press Enter:", timeout: .seconds(30))
+
+        let browser = try TestBrowserRun.run(String(url), environment: [
+            "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
+        ])
+        #expect(browser == 0)
+        let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        input.fileHandleForWriting.write(Data((final + "\n").utf8))
+        let status = await offPool {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("No browser is opened here: there is no display"))
+        #expect(text.contains("Open this URL in a browser on any machine and sign in:"))
+        #expect(!text.contains("if one does not open by itself"), "no promise of a browser that will not open")
+        #expect(!text.contains("left (Ctrl-C to cancel)"), "no countdown is drawn over what is typed")
+        #expect(!text.contains("\r\u{1B}[2K"), "nothing redraws the line")
+        let lines = text.components(separatedBy: CharacterSet.newlines).map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.filter { $0 == "Paste that address here and press Enter:" }.count == 2, "the prompt on its own line, asked again")
+        #expect(lines.contains("The pasted address is not the awaited sign-in response: it is not an address; paste the whole address from the browser's address bar."))
+        #expect(text.contains("Signed in to \(server.portal) as alice"))
+        #expect(try store.entries().count == 1)
+    }
+
+    @Test("no terminal and no display: fails at once with the command to run, without starting xdg-open or waiting")
+    func noTerminal() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let tool = try HeadlessTool(["login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "300"],
+                                    environment: ["PORTAL_AUTH_STORE": store.path])
+        defer { tool.stop() }
+        // A hang guard far below --timeout: the old behaviour (waiting for the browser) is killed and fails here.
+        let status = await offPool { tool.finish(timeout: .seconds(60)) }
+        let text = tool.stderr
+        #expect(status == 64, "\(text)")
+        #expect(text.contains("there is no display"))
+        #expect(text.contains("Run this on a terminal:\n    portal-auth login --portal \(server.portal) --client-id \(server.clientID) --timeout 300"), "\(text)")
+        #expect(!text.contains("not found") && !text.contains("exited with status"), "no browser command was run")
+    }
+}

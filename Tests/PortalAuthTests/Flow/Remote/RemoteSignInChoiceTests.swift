@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PortalAuth
+
+/// `SignInMethod.automatic` and the forced methods: which path a sign-in takes with and without a display, when the
+/// browser command fails, and without a terminal; and that a device-code sign-in is stored like any other.
+@Suite("Remote sign-in choice", .serialized)
+struct RemoteSignInChoiceTests {
+    static let noDisplay = SignInEnvironment(hasDisplay: false, isSSHSession: false, hasForwardedDisplay: false)
+    static let desktop = SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false)
+
+    /// Lines to paste, fed by the test; the stream is made once and handed to the flow.
+    final class PasteBoard: Sendable {
+        let stream: AsyncStream<String>
+        let continuation: AsyncStream<String>.Continuation
+        init() { (stream, continuation) = AsyncStream.makeStream(of: String.self) }
+    }
+
+    @Test("no display: the device code is used without starting the browser; the ID token is checked and the user named")
+    func noDisplayUsesDeviceCode() async throws {
+        var provider = FakeIdentityProvider()
+        provider.pollErrors = ["authorization_pending"]
+        let browser = RecordingBrowserOpener(.succeeds)
+        let observer = RecordingSignInObserver()
+        let settings = SignInSettings(browser: browser, observer: observer, httpClient: provider.client(),
+                                      clock: VirtualSignInClock(), environment: Self.noDisplay)
+        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        #expect(browser.urls.isEmpty)
+        #expect(credential.username == "alice")
+        let info = try await credential.tokenInfo(minimumValidity: nil)
+        #expect(info.refreshToken == "refresh-1")
+        #expect(observer.events.first?.hasPrefix("no-browser: there is no display") == true, "\(observer.events)")
+        #expect(observer.events.contains("device-code WDJB-MJHT"))
+    }
+
+    @Test("a device-code ID token for another audience is refused")
+    func wrongAudience() async throws {
+        var provider = FakeIdentityProvider()
+        provider.audience = "someone-else"
+        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: VirtualSignInClock(), environment: Self.noDisplay)
+        await #expect(throws: IDTokenError.self) {
+            try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
+        }
+    }
+
+    @Test("--device-code against a provider without one says so and what to do instead")
+    func notOffered() async throws {
+        var provider = FakeIdentityProvider()
+        provider.offersDeviceCode = false
+        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: VirtualSignInClock())
+        let thrown = await #expect(throws: DeviceCodeError.self) {
+            try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
+        }
+        #expect(thrown?.isNotOffered == true)
+        #expect(thrown?.description.contains("--device-authorization-url") == true)
+    }
+
+    @Test("no display, no device code, no terminal: fails at once, before any browser or listener")
+    func noRemotePath() async throws {
+        var provider = FakeIdentityProvider()
+        provider.offersDeviceCode = false
+        let browser = RecordingBrowserOpener(.succeeds)
+        let settings = SignInSettings(browser: browser, acceptsPastedRedirect: false, httpClient: provider.client(),
+                                      environment: SignInEnvironment(hasDisplay: false, isSSHSession: true, hasForwardedDisplay: false))
+        let thrown = await #expect(throws: SignInError.self) {
+            try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        }
+        #expect(thrown?.needsTerminal == true)
+        #expect(thrown?.description.contains("SSH session without a forwarded display") == true)
+        #expect(browser.urls.isEmpty)
+        let portal = OAuthUserConfiguration(portalURL: URL(string: "https://gis.example/portal")!, clientID: "app")
+        let portalError = await #expect(throws: SignInError.self) {
+            try await OAuthUserCredential.credential(for: portal, using: .automatic, settings: settings)
+        }
+        #expect(portalError?.needsTerminal == true)
+    }
+
+    @Test("a browser command that fails goes straight to paste-back (no waiting for the timeout); the pasted address signs in",
+          arguments: [RecordingBrowserOpener.Behaviour.exits(3), .cannotStart])
+    func browserFailsThenPaste(behaviour: RecordingBrowserOpener.Behaviour) async throws {
+        var provider = FakeIdentityProvider()
+        provider.offersDeviceCode = false
+        let nonce = FakeIdentityProvider.NonceBox()
+        provider.nonce = nonce
+        let board = PasteBoard()
+        let observer = RecordingSignInObserver { url in
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            nonce.set(items.first { $0.name == "nonce" }?.value)
+            let redirect = items.first { $0.name == "redirect_uri" }?.value ?? ""
+            let state = items.first { $0.name == "state" }?.value ?? ""
+            board.continuation.yield("https://elsewhere.example/callback?code=x&state=\(state)")
+            board.continuation.yield("\(redirect)?code=the-code&state=\(state)")
+        }
+        let browser = RecordingBrowserOpener(behaviour)
+        let settings = SignInSettings(browser: browser, timeout: .seconds(600), observer: observer, acceptsPastedRedirect: true,
+                                      httpClient: provider.client(), environment: Self.desktop, pastedLines: { board.stream })
+        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        #expect(credential.username == "alice")
+        #expect(browser.urls.count == 1, "the browser is tried once")
+        let events = observer.events
+        #expect(events.first == "browser")
+        #expect(events.contains("browser-failed"))
+        #expect(events.contains { $0.hasPrefix("no-browser: the browser could not be started") })
+        #expect(events.contains("paste-prompt"))
+        #expect(events.contains { $0.hasPrefix("paste-rejected: The pasted address is not the awaited sign-in response: it does not start with http://127.0.0.1:") })
+        #expect(events.last == "exchange")
+    }
+
+    @Test("ArcGIS portals have no device code")
+    func portalDeviceCode() async throws {
+        let portal = OAuthUserConfiguration(portalURL: URL(string: "https://gis.example/portal")!, clientID: "app")
+        let thrown = await #expect(throws: SignInError.self) {
+            try await OAuthUserCredential.credential(for: portal, using: .deviceCode, settings: SignInSettings(browser: nil))
+        }
+        #expect(thrown?.category == .usage)
+    }
+}
