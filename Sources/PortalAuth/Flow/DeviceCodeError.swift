@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A device-code sign-in (RFC 8628) that did not complete for a reason of the grant itself.
 ///

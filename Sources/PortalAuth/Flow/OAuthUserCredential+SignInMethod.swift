@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension OAuthUserCredential {
     /// Signs the user in to the portal by `method` and returns the credential.

@@ -1,11 +1,12 @@
 import Foundation
+import PortalAuth
 import Synchronization
 
 /// The built tool started in the background on a machine without a display (see ``HeadlessEnvironment``), with
 /// standard input from /dev/null (no terminal). Its standard error is collected by a thread of its own; waits poll
 /// what was collected, with a time limit (a hang guard only).
 final class HeadlessTool: @unchecked Sendable {
-    private let process = Process()
+    private let process = ChildProcess()
     private let errors = Pipe()
     private let collected = Collected()
 

@@ -15,7 +15,7 @@ struct PasteBackSignInTests {
         let finalFile = store.directory.appendingPathComponent("final-url").path
         let command = [BinaryLocator.toolPath, "login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "120"]
             .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
         process.environment = HeadlessEnvironment.make(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb"])
