@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import PortalAuth
 
 /// The `portal-auth` tool: the root command that holds every subcommand.
@@ -49,7 +50,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
     )
 
     /// Runs the tool: core dumps are disabled before any token or password is in memory, and every command's
-    /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs.
+    /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs. A plain `token` or
+    /// `refresh` command line skips ArgumentParser (see `FastCommandLine`).
     static func main() async {
         do {
             try CoreDumpProtection.disable()
@@ -57,6 +59,18 @@ struct PortalAuthCommand: AsyncParsableCommand {
             StandardError.line("portal-auth: warning: \(error)")
         }
         _ = CommandClock.start
+        if let invocation = FastCommandLine.invocation(Array(CommandLine.arguments.dropFirst())) {
+            do {
+                try await invocation.run()
+            } catch let code as ExitCode {
+                // What exit(withError:) does for an ExitCode (the report is on stderr already), without building
+                // the usage text it would not print.
+                Glibc.exit(code.rawValue)
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

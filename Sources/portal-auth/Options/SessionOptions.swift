@@ -30,68 +30,36 @@ struct SessionOptions: ParsableArguments {
 
     @OptionGroup var transport: TransportOptions
 
+    /// The values, for `SessionArguments` (which the fast path of `token` and `refresh` fills in too).
+    var arguments: SessionArguments {
+        SessionArguments(
+            browserCommand: browserCommand, noBrowser: noBrowser, forceBrowser: forceBrowser, deviceCode: deviceCode,
+            timeout: timeout, store: store, caBundle: transport.caBundle)
+    }
+
     func validate() throws {
-        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
-        if forced.count > 1 {
-            throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
-        }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
-        if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
-            throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
-        }
+        var own = arguments
+        own.caBundle = nil  // TransportOptions validates its own option
+        try own.validate()
     }
 
-    /// The HTTP client with the CA bundle setting; no request runs past `--timeout` from the start of the command,
-    /// whatever the retries (revocation, refresh, discovery).
-    var httpClient: CurlHTTPClient {
-        var client = transport.httpClient
-        client.configuration.deadline = CommandClock.deadline(seconds: timeout)
-        return client
-    }
+    /// See `SessionArguments.httpClient`.
+    var httpClient: CurlHTTPClient { arguments.httpClient }
 
-    /// How to sign in: forced by --browser (or a --browser-command), --no-browser or --device-code, else automatic.
-    var signInMethod: SignInMethod {
-        if deviceCode { return .deviceCode }
-        if noBrowser { return .pasteBack }
-        if forceBrowser || browserCommand != nil { return .browser }
-        return .automatic
-    }
+    /// See `SessionArguments.signInMethod`.
+    var signInMethod: SignInMethod { arguments.signInMethod }
 
-    /// Sign-in settings for an interactive sign-in to `target`.
-    ///
-    /// Pasted addresses are read only from a terminal, and not while a browser is forced (its countdown is drawn).
-    func signInSettings(target: String) -> SignInSettings {
-        let method = signInMethod
-        let acceptsPaste = method != .browser && isatty(0) == 1
-        return SignInSettings(
-            browser: noBrowser || deviceCode ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
-            timeout: .seconds(timeout),
-            observer: TerminalSignInObserver(target: target),
-            acceptsPastedRedirect: acceptsPaste,
-            httpClient: httpClient
-        )
-    }
+    /// See `SessionArguments.signInSettings(target:)`.
+    func signInSettings(target: String) -> SignInSettings { arguments.signInSettings(target: target) }
 
-    /// The error for a sign-in that cannot go on without a terminal, with the command to run on one.
-    func terminalNeeded(_ error: any Error) -> any Error {
-        guard let signIn = error as? SignInError, signIn.needsTerminal else { return error }
-        let command = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
-        return Advised(error: signIn, advice: "Run this on a terminal:\n    \(command)")
-    }
+    /// See `SessionArguments.terminalNeeded(_:)`.
+    func terminalNeeded(_ error: any Error) -> any Error { arguments.terminalNeeded(error) }
 
-    /// The credential store file these options name.
-    func storeFile() throws -> CredentialStoreFile {
-        CredentialStoreFile(location: try StoreLocation.resolve(explicitPath: store, environment: ProcessInfo.processInfo.environment))
-    }
+    /// See `SessionArguments.storeFile()`.
+    func storeFile() throws -> CredentialStoreFile { try arguments.storeFile() }
 
-    /// The persistent credential store, loaded.
-    ///
-    /// - Parameter forSignIn: a sign-in may start over when the store is corrupted: the corrupted file is kept
-    ///   aside (and reported) when the new sign-in is stored. Other commands report it and stop.
-    ///   - settings: how the loaded credentials refresh; by default no browser and the HTTP client of these
-    ///     options (so `--ca-bundle` applies to every refresh and revocation).
+    /// See `SessionArguments.credentialStore(settings:forSignIn:)`.
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
-        let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
-        return try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        try arguments.credentialStore(settings: settings, forSignIn: forSignIn)
     }
 }
