@@ -80,6 +80,20 @@ static inline void *pa_dynamic_library_function(struct pa_dynamic_library *libra
 #define PA_DYNAMIC_FUNCTION(prefix, name)                                                                      \
     ((__typeof__(&name))pa_dynamic_library_function(pa_##prefix##_library(), pa_##prefix##_index_##name))
 
+/// Loads `soname` and looks up `function` exactly as a library's loader does, for the tests of its messages:
+/// 1 when both were found, else 0 with the message (as pa_<prefix>_load_error gives it) in `error`.
+static inline int pa_dynamic_library_probe(const char *soname, const char *package, const char *build_packages,
+                                           const char *function, char *error, size_t size) {
+    const char *names[] = {function};
+    void *functions[1] = {NULL};
+    struct pa_dynamic_library library = {PTHREAD_MUTEX_INITIALIZER, 0, soname, package, build_packages, names, 1,
+                                         functions, {0}};
+    int loaded = pa_dynamic_library_load(&library);
+    snprintf(error, size, "%s", library.error);
+    pthread_mutex_destroy(&library.mutex);
+    return loaded;
+}
+
 // MARK: - Generating a library's loader and wrappers from its X-macro list
 
 #define PA_DYNAMIC_LIBRARY_INDEX(prefix, type, name, parameters, arguments) pa_##prefix##_index_##name,

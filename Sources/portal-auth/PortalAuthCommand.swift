@@ -59,7 +59,13 @@ struct PortalAuthCommand: AsyncParsableCommand {
             StandardError.line("portal-auth: warning: \(error)")
         }
         _ = CommandClock.start
-        if let invocation = FastCommandLine.invocation(Array(CommandLine.arguments.dropFirst())) {
+        let mode = FastCommandLine.Mode.current
+        let fast = mode == .off ? nil : FastCommandLine.invocation(Array(CommandLine.arguments.dropFirst()))
+        if fast == nil && mode == .only {
+            StandardError.line(FastCommandLine.refusal)
+            Glibc.exit(ExitStatus.code(for: .local))
+        }
+        if let invocation = fast {
             do {
                 try await invocation.run()
             } catch let code as ExitCode {

@@ -66,7 +66,8 @@ struct SessionArguments: Equatable {
 
     /// The credential store file these options name.
     func storeFile() throws -> CredentialStoreFile {
-        CredentialStoreFile(location: try StoreLocation.resolve(explicitPath: store, environment: ProcessInfo.processInfo.environment))
+        let environment = ProcessEnvironment.values(of: StoreLocation.environmentNames)
+        return CredentialStoreFile(location: try StoreLocation.resolve(explicitPath: store, environment: environment))
     }
 
     /// The persistent credential store, loaded.
