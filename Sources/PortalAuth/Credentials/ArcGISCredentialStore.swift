@@ -50,7 +50,7 @@ public final class ArcGISCredentialStore: Sendable {
     public static func makePersistent(
         file: CredentialStoreFile? = nil, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
     ) throws -> ArcGISCredentialStore {
-        let file = try file ?? CredentialStoreFile(location: StoreLocation.resolve(environment: ProcessInfo.processInfo.environment))
+        let file = try file ?? CredentialStoreFile.select(environment: ProcessInfo.processInfo.environment)
         let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
         var credentials: [ArcGISCredential] = []
         var unreadable: [String] = []
