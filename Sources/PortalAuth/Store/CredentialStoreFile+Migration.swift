@@ -10,9 +10,14 @@ extension CredentialStoreFile {
     /// - Throws: `KeyringError` when the keyring is the target and cannot be used, or an item cannot be written;
     ///   `CredentialStoreError` for the file.
     public func migrate(to backend: StoreBackend) async throws -> [String] {
+        try await migrate(to: backend, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// ``migrate(to:)`` with the environment that says where the session bus is (tests).
+    func migrate(to backend: StoreBackend, environment: [String: String]) async throws -> [String] {
         var target = self
         target.backend = backend
-        if backend == .keyring { try Self.probe(secretStorage, environment: ProcessInfo.processInfo.environment) }
+        if backend == .keyring { try Self.probe(secretStorage, environment: environment) }
         return try await target.exclusiveAccess(recording: backend) { snapshot in
             snapshot.keys.filter { key in snapshot.entry(for: key).map(KeyringEntryFormat.isUnresolved) ?? false }
         }
