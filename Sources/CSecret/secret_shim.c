@@ -244,6 +244,29 @@ static void *attribute_table(const char *const *names, const char *const *values
     return table;
 }
 
+/// One item operation in progress: its time limit and its attribute table.
+typedef struct {
+    Watch watch;
+    void *table;
+    PAError *error;
+} Call;
+
+/// Loads the library and starts the time limit; PA_SECRET_OK or the reason it cannot start.
+static int call_begin(Call *call, const char *const *names, const char *const *values, int count, int timeout_ms, char **message) {
+    int status = ensure_loaded(message);
+    if (status != PA_SECRET_OK) return status;
+    watch_start(&call->watch, timeout_ms);
+    call->table = attribute_table(names, values, count);
+    call->error = NULL;
+    return PA_SECRET_OK;
+}
+
+/// Ends an operation begun with call_begin (its error, if any, was handed to failure()).
+static void call_end(Call *call) {
+    lib.hash_table_unref(call->table);
+    watch_stop(&call->watch);
+}
+
 // MARK: - Operations
 
 int pa_secret_probe(int timeout_ms, char **message) {
@@ -312,57 +335,44 @@ int pa_secret_probe(int timeout_ms, char **message) {
 
 int pa_secret_store(int schema, const char *const *names, const char *const *values, int count, const char *label,
                     const char *secret, int timeout_ms, char **message) {
-    int status = ensure_loaded(message);
+    Call call;
+    int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    Watch watch;
-    watch_start(&watch, timeout_ms);
-    void *table = attribute_table(names, values, count);
-    PAError *error = NULL;
-    int stored = lib.password_storev_sync(schema_for(schema), table, NULL, label, secret, watch.cancellable, &error);
-    lib.hash_table_unref(table);
-    status = stored ? PA_SECRET_OK : failure(&watch, error, "to store an item", message);
-    watch_stop(&watch);
+    int stored = lib.password_storev_sync(schema_for(schema), call.table, NULL, label, secret, call.watch.cancellable, &call.error);
+    status = stored ? PA_SECRET_OK : failure(&call.watch, call.error, "to store an item", message);
+    call_end(&call);
     return status;
 }
 
 int pa_secret_lookup(int schema, const char *const *names, const char *const *values, int count, int timeout_ms,
                      char **secret, char **message) {
     *secret = NULL;
-    int status = ensure_loaded(message);
+    Call call;
+    int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    Watch watch;
-    watch_start(&watch, timeout_ms);
-    void *table = attribute_table(names, values, count);
-    PAError *error = NULL;
-    char *found = lib.password_lookupv_sync(schema_for(schema), table, watch.cancellable, &error);
-    lib.hash_table_unref(table);
+    char *found = lib.password_lookupv_sync(schema_for(schema), call.table, call.watch.cancellable, &call.error);
     if (found != NULL) {
         *secret = strdup(found);
         lib.password_free(found);  // wipes libsecret's copy
-        status = PA_SECRET_OK;
+    } else if (call.error != NULL || call.watch.fired) {
+        status = failure(&call.watch, call.error, "to look up an item", message);
     } else {
-        status = error != NULL || watch.fired ? failure(&watch, error, "to look up an item", message) : PA_SECRET_NOT_FOUND;
+        status = PA_SECRET_NOT_FOUND;
     }
-    watch_stop(&watch);
+    call_end(&call);
     return status;
 }
 
 int pa_secret_clear(int schema, const char *const *names, const char *const *values, int count, int timeout_ms,
                     char **message) {
-    int status = ensure_loaded(message);
+    Call call;
+    int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    Watch watch;
-    watch_start(&watch, timeout_ms);
-    void *table = attribute_table(names, values, count);
-    PAError *error = NULL;
-    int removed = lib.password_clearv_sync(schema_for(schema), table, watch.cancellable, &error);
-    lib.hash_table_unref(table);
-    if (removed) {
-        status = PA_SECRET_OK;
-    } else {
-        status = error != NULL || watch.fired ? failure(&watch, error, "to delete an item", message) : PA_SECRET_NOT_FOUND;
+    int removed = lib.password_clearv_sync(schema_for(schema), call.table, call.watch.cancellable, &call.error);
+    if (!removed) {
+        status = call.error != NULL || call.watch.fired ? failure(&call.watch, call.error, "to delete an item", message) : PA_SECRET_NOT_FOUND;
     }
-    watch_stop(&watch);
+    call_end(&call);
     return status;
 }
 
@@ -395,17 +405,13 @@ int pa_secret_search(int schema, const char *const *names, const char *const *va
                      char **result, size_t *length, char **message) {
     *result = NULL;
     *length = 0;
-    int status = ensure_loaded(message);
+    Call call;
+    int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    Watch watch;
-    watch_start(&watch, timeout_ms);
-    void *table = attribute_table(names, values, count);
-    PAError *error = NULL;
-    PAList *items = lib.password_searchv_sync(schema_for(schema), table, 1 << 1 /* SECRET_SEARCH_ALL */, watch.cancellable, &error);
-    lib.hash_table_unref(table);
-    if (items == NULL && (error != NULL || watch.fired)) {
-        status = failure(&watch, error, "to search items", message);
-        watch_stop(&watch);
+    PAList *items = lib.password_searchv_sync(schema_for(schema), call.table, 1 << 1 /* SECRET_SEARCH_ALL */, call.watch.cancellable, &call.error);
+    if (items == NULL && (call.error != NULL || call.watch.fired)) {
+        status = failure(&call.watch, call.error, "to search items", message);
+        call_end(&call);
         return status;
     }
     Buffer buffer = {0};
@@ -425,7 +431,7 @@ int pa_secret_search(int schema, const char *const *names, const char *const *va
         lib.object_unref(item->data);
     }
     lib.list_free(items);
-    watch_stop(&watch);
+    call_end(&call);
     if (buffer.failed) {
         free(buffer.bytes);
         set_message(message, "out of memory while listing Secret Service items");

@@ -24,6 +24,29 @@ struct KeyringStoreTests {
 
     func fileText(_ store: CredentialStoreFile) throws -> String { try String(contentsOfFile: store.path, encoding: .utf8) }
 
+    /// A keyring store holding the test entry (refresh token `r1`), and the item the file names for it; the
+    /// folder lives as long as the value.
+    struct SignedIn {
+        let temporary: TemporaryDirectory
+        let storage: InMemorySecretStorage
+        let store: CredentialStoreFile
+        let named: KeyringReference
+    }
+
+    func signedIn() async throws -> SignedIn {
+        let temporary = try TemporaryDirectory()
+        let storage = InMemorySecretStorage()
+        let store = keyringStore(temporary, storage)
+        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
+        return SignedIn(temporary: temporary, storage: storage, store: store, named: try named(store))
+    }
+
+    /// The item the file names for the test entry.
+    func named(_ store: CredentialStoreFile) throws -> KeyringReference {
+        let entry = try #require(try store.readFile().entries[Self.key])
+        return try #require(KeyringEntryFormat.reference(in: entry))
+    }
+
     @Test("the file holds the index without a secret; the item holds the entry; read() gives the whole entry")
     func indexAndItem() async throws {
         let temporary = try TemporaryDirectory()
@@ -42,13 +65,13 @@ struct KeyringStoreTests {
 
     @Test("a new write makes a new item before the file names it and removes the old one after")
     func rotation() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
-        let first = try #require(KeyringEntryFormat.reference(in: try store.readFile().entries[Self.key]!))
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let storage = fixture.storage
+        let store = fixture.store
+        let first = fixture.named
         try await store.update { $0.set(Self.entry(refresh: "r2"), for: Self.key) }
-        let second = try #require(KeyringEntryFormat.reference(in: try store.readFile().entries[Self.key]!))
+        let second = try named(store)
         #expect(second.sequence == first.sequence + 1)
         #expect(second.generation != first.generation)
         #expect(storage.items.map(\.attributes["generation"]) == [second.generation])
@@ -57,11 +80,11 @@ struct KeyringStoreTests {
 
     @Test("an item a killed writer stored but never named in the file is taken over: its rotated refresh token is not lost")
     func killedWriterItemAdopted() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
-        let named = try #require(KeyringEntryFormat.reference(in: try store.readFile().entries[Self.key]!))
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let storage = fixture.storage
+        let store = fixture.store
+        let named = fixture.named
         // The killed writer's newer item (sequence + 1), never named by the file.
         let newer = KeyringReference(generation: "killed", sequence: named.sequence + 1)
         storage.plant(.init(schema: .credential,
@@ -70,16 +93,16 @@ struct KeyringStoreTests {
 
         let seen = try await store.update { $0.entry(for: Self.key)?["refresh_token"]?.stringValue }
         #expect(seen == "r2-rotated")
-        #expect(KeyringEntryFormat.reference(in: try store.readFile().entries[Self.key]!) == newer)
+        #expect(try self.named(store) == newer)
         #expect(storage.items.map(\.attributes["generation"]) == ["killed"], "the older item is removed")
     }
 
     @Test("a write whose item cannot be stored changes nothing: the file still names the old item")
     func failedItemWrite() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let storage = fixture.storage
+        let store = fixture.store
         let before = try fileText(store)
         storage.setFailingStores(true)
         await #expect(throws: KeyringError.self) {
@@ -91,10 +114,10 @@ struct KeyringStoreTests {
 
     @Test("removing an entry removes its item; items of removed entries left by a kill are removed by the next writer")
     func removal() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let storage = fixture.storage
+        let store = fixture.store
         storage.plant(.init(schema: .credential,
                             attributes: KeyringEntryFormat.itemAttributes(storePath: store.path, key: "gone", reference: .init(generation: "g", sequence: 3)),
                             secret: KeyringEntryFormat.itemSecret(of: Self.entry(refresh: "old"))))
@@ -105,11 +128,11 @@ struct KeyringStoreTests {
 
     @Test("a corrupted or foreign item is reported through its entry and left in the keyring, even after a new sign-in")
     func corruptedItemKept() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
-        let named = try #require(KeyringEntryFormat.reference(in: try store.readFile().entries[Self.key]!))
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let storage = fixture.storage
+        let store = fixture.store
+        let named = fixture.named
         let attributes = KeyringEntryFormat.itemAttributes(storePath: store.path, key: Self.key, reference: named)
         _ = try storage.clear(attributes: attributes, schema: .credential)
         storage.plant(.init(schema: .credential, attributes: attributes, secret: "not json \u{1B}[31m"))
@@ -145,10 +168,10 @@ struct KeyringStoreTests {
 
     @Test("migrate to file and back keeps the sign-in, records the choice, and removes the items it leaves")
     func migration() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let storage = fixture.storage
+        let store = fixture.store
         try await store.update { $0.set(Self.entry(refresh: "r2"), for: "other") }
 
         #expect(try await store.migrate(to: .file, environment: Self.bus).isEmpty)
@@ -166,10 +189,10 @@ struct KeyringStoreTests {
 
     @Test("an entry whose keyring is unreachable stays as it was when the file backend writes others")
     func unreachableEntryKept() async throws {
-        let temporary = try TemporaryDirectory()
-        let storage = InMemorySecretStorage()
-        let store = keyringStore(temporary, storage)
-        try await store.update { $0.set(Self.entry(refresh: "r1"), for: Self.key) }
+        let fixture = try await signedIn()
+        defer { withExtendedLifetime(fixture) {} }
+        let temporary = fixture.temporary
+        let store = fixture.store
         let before = try store.readFile().entries[Self.key]
         var headless = temporary.store()
         headless.secretStorage = UnreachableStorage()
