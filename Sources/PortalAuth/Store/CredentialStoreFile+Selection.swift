@@ -90,3 +90,12 @@ extension CredentialStoreFile {
         try storage.probe()
     }
 }
+
+extension CredentialStoreFile {
+    /// Why entries that name a keyring item could not be read (the item is missing or corrupted, the keyring is
+    /// locked or absent), by entry key; empty when all could.
+    public func keyringProblems() -> [String: String] {
+        guard let snapshot = try? read() else { return [:] }
+        return snapshot.entries.compactMapValues { $0[KeyringEntryFormat.problemMember]?.stringValue }
+    }
+}

@@ -97,6 +97,11 @@ struct SessionOptions: ParsableArguments {
     ///     options (so `--ca-bundle` applies to every refresh and revocation).
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
         let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
-        return try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
+            let count = store.unreadableEntries.count
+            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(problem, limit: 400))")
+        }
+        return store
     }
 }

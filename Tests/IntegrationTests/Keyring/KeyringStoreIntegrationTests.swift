@@ -132,14 +132,20 @@ struct KeyringStoreIntegrationTests {
         #expect(viaEnvironment.status == 70, "\(viaEnvironment)")
     }
 
-    @Test("a locked keyring: auto uses the file and says so; --store keyring fails at once (exit 70) with what to do")
+    @Test("a locked keyring: auto uses the file and says so, a sign-in there is reported unreadable with why; --store keyring fails at once (exit 70)")
     func lockedCollection() async throws {
         let keyring = try KeyringSession()
-        try keyring.lock()
         let home = try KeyringScratch(keyring: keyring)
+        try await home.signIn(.portal, server: server)
+        try keyring.lock()
         let status = try await home.run(["status"])
         #expect(status.status == 0, "\(status)")
         #expect(status.stdout.contains("Tokens kept in: the store file") && status.stdout.contains("locked"), "\(status)")
+        #expect(status.stderr.contains("1 stored sign-in cannot be read now") && status.stderr.contains("locked"), "\(status)")
+        let token = try await home.run(["token", "--portal", server.portal, "--client-id", server.clientID])
+        #expect(token.status == 77, "\(token)")
+        #expect(token.stderr.contains("unlock the keyring"), "\(token)")
+        #expect(try home.indexEntry(.portal).value["keyring"] != nil, "the sign-in stays in the keyring")
         let forced = try await home.run(["status", "--store", "keyring"])
         #expect(!forced.timedOut)
         #expect(forced.status == 70, "\(forced)")

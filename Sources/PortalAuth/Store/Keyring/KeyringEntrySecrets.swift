@@ -33,6 +33,8 @@ struct KeyringEntrySecrets: Sendable {
             do {
                 let attributes = KeyringEntryFormat.itemAttributes(storePath: storePath, key: key, reference: reference)
                 guard let secret = try storage.lookup(attributes: attributes, schema: .credential) else {
+                    // A locked keyring hides its items: say so rather than "missing".
+                    try storage.probe()
                     missing = true
                     result[key] = KeyringEntryFormat.unresolvedForm(of: entry, problem: "its keyring item is missing")
                     continue
