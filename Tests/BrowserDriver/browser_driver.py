@@ -485,8 +485,10 @@ class Driver:
                 field = self.driver.find_element(By.ID, "id_user_code")
                 field.clear()
                 field.send_keys(typed)
-            if self.driver.find_elements(By.ID, "device-code-error"):
-                self.log(f"device code refused at {where}")
+            refusal = self.driver.find_elements(By.ID, "device-code-error")
+            if refusal:
+                reason = " ".join(refusal[0].text.split())[:200]
+                self.log(f"device code refused at {where}: {reason}")
                 return EXIT_ERROR_PAGE
             self.click("device-code-submit")
             self.log(f"device code: submitted at {where}")

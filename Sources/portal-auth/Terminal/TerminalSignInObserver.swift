@@ -7,14 +7,17 @@ import PortalAuth
 final class TerminalSignInObserver: SignInObserver {
     private let target: String
     private let pasteHint: Bool
+    private let waitLimit: Duration?
     private let status = StatusLine(waitingFor: "the sign-in in the browser")
 
     /// - Parameters:
     ///   - target: what is being signed in to, for the messages.
     ///   - pasteHint: whether to say, beside a browser sign-in, that the final redirect URL can be pasted.
-    init(target: String, pasteHint: Bool = false) {
+    ///   - waitLimit: the command's `--timeout`, named when it ends a device-code wait before the code expires.
+    init(target: String, pasteHint: Bool = false, waitLimit: Duration? = nil) {
         self.target = target
         self.pasteHint = pasteHint
+        self.waitLimit = waitLimit
     }
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
@@ -80,10 +83,22 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("")
         StandardError.line("and enter the code  \(DisplayText.neutralised(authorization.userCode, limit: 200))")
         if let complete = authorization.verificationURLComplete {
-            StandardError.line("(or open \(DisplayText.neutralised(complete.absoluteString, limit: 2000)), which has the code filled in)")
+            // On a line of its own with nothing after it: a terminal's link detection or a double-click takes the
+            // whole address and no punctuation (a trailing comma made the server refuse the code).
+            StandardError.line("")
+            StandardError.line("Or open this address, which has the code filled in:")
+            StandardError.line("")
+            StandardError.line("    \(DisplayText.neutralised(complete.absoluteString, limit: 2000))")
+            StandardError.line("")
         }
         let minutes = max(1, Int(authorization.expiresIn.components.seconds) / 60)
-        StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+        if let waitLimit, waitLimit < authorization.expiresIn {
+            let limit = waitLimit.components.seconds
+            let shown = limit < 120 ? "\(limit) s" : "\(limit / 60) min"
+            StandardError.line("Waiting for the sign-in to be approved (for at most \(shown), --timeout; the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+        } else {
+            StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+        }
     }
 
     func deviceCodePollingSlowedDown(interval: Duration) {
