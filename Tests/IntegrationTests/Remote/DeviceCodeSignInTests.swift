@@ -18,16 +18,12 @@ struct DeviceCodeSignInTests {
     }
 
     /// Starts `iap login` and waits for the device code; returns the tool and the verification page with the code
-    /// filled in, read from the line the tool prints it on (the whole line is the address, nothing after it).
+    /// filled in (``HeadlessTool/deviceCodePage(server:)``).
     private func start(store: ScratchStore, timeout: Int = 120) throws -> (HeadlessTool, String) {
         let server = try TestServer.current()
         let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "\(timeout)"],
                                     environment: ["PORTAL_AUTH_STORE": store.path])
-        #expect(tool.waitFor("Waiting for the sign-in to be approved"), "\(tool.stderr)")
-        let lines = tool.stderr.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        let page = try #require(lines.first { $0.hasPrefix("\(server.base)/o/device/?user_code=") },
-                                "no line with the verification_uri_complete alone in: \(tool.stderr)")
-        return (tool, page)
+        return (tool, try tool.deviceCodePage(server: server))
     }
 
     /// The number of stored entries (0 when the tool never wrote the store).
