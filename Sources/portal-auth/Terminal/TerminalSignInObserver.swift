@@ -1,5 +1,6 @@
 import Foundation
 import PortalAuth
+import Synchronization
 
 /// Shows a sign-in on the terminal: the URL (always, so it can be opened by hand), browser problems, a device code,
 /// the paste-back prompt, and — only while a browser is expected, never while the person may be typing — a one-line
@@ -9,6 +10,8 @@ final class TerminalSignInObserver: SignInObserver {
     private let pasteHint: Bool
     private let waitLimit: Duration?
     private let status = StatusLine(waitingFor: "the sign-in in the browser")
+    /// Whether the person is asked for the code of an out-of-band page rather than an address.
+    private let asksForCode = Mutex(false)
 
     /// - Parameters:
     ///   - target: what is being signed in to, for the messages.
@@ -61,7 +64,8 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("")
         StandardError.line("    \(authorizationURL.absoluteString)")
         StandardError.line("")
-        StandardError.line("Paste the code here and press Enter:")
+        asksForCode.withLock { $0 = true }
+        prompt()
     }
 
     func configurationWarning(_ message: String) {
@@ -125,8 +129,8 @@ final class TerminalSignInObserver: SignInObserver {
         status.clear()
     }
 
-    /// The paste-back prompt, on a line of its own.
+    /// The paste-back prompt, on a line of its own: for the code of an out-of-band page, or for the final address.
     private func prompt() {
-        StandardError.line("Paste that address here and press Enter:")
+        StandardError.line(asksForCode.withLock { $0 } ? "Paste the code here and press Enter:" : "Paste that address here and press Enter:")
     }
 }
