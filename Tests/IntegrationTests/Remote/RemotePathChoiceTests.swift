@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import PortalAuth
 
-/// The automatic choice of the built tool, in controlled environments against the test server: an SSH session whose
-/// display is local, one with a forwarded display, and a browser command that fails. `BROWSER` names a command that
+/// The choice of path of the built tool, in controlled environments against the test server: an SSH session whose
+/// display is local, one with a forwarded display, a browser command that fails, and the options that force a path. `BROWSER` names a command that
 /// either records that it ran (it must not run) or is the real headless browser.
 @Suite("Remote path choice by environment", .serialized, .enabled(if: TestServer.isConfigured))
 struct RemotePathChoiceTests {
@@ -54,6 +54,37 @@ struct RemotePathChoiceTests {
         let text = tool.stderr
         #expect(status == 0, "\(text)")
         #expect(text.contains("Open this URL in a browser if one does not open by itself"))
+        #expect(!text.contains("No browser is opened here") && !text.contains("device code"), "\(text)")
+        #expect(try store.entries().count == 1)
+    }
+
+    @Test("--device-code where a display is: the device code, and the browser command never runs")
+    func forcedDeviceCode() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let browser = try recordingBrowser(in: store)
+        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--device-code", "--timeout", "120"], environment: [
+            "PORTAL_AUTH_STORE": store.path, "DISPLAY": ":0", "BROWSER": browser.command,
+        ])
+        defer { tool.stop() }
+        let status = try await approve(tool, server: server)
+        #expect(status == 0, "\(tool.stderr)")
+        #expect(!tool.stderr.contains("No browser is opened here"), "forced, not chosen for want of a display")
+        #expect(!FileManager.default.fileExists(atPath: browser.ranFile), "the browser command was not started")
+        #expect(try store.entries().count == 1)
+    }
+
+    @Test("--browser without a display: the browser command runs anyway and the loopback redirect signs in")
+    func forcedBrowser() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--browser", "--timeout", "120"], environment: [
+            "PORTAL_AUTH_STORE": store.path, "BROWSER": server.browser, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
+        ])
+        defer { tool.stop() }
+        let status = await offPool { tool.finish(timeout: .seconds(120)) }
+        let text = tool.stderr
+        #expect(status == 0, "\(text)")
         #expect(!text.contains("No browser is opened here") && !text.contains("device code"), "\(text)")
         #expect(try store.entries().count == 1)
     }
