@@ -16,16 +16,14 @@ struct OutOfBandSignInTests {
                                      "--redirect-url", "urn:ietf:wg:oauth:2.0:oob", "--timeout", "120"],
                                     environment: ["PORTAL_AUTH_STORE": store.path])
 
-        var text = tool.read(until: "Paste the code here and press Enter:")
-        let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") },
-                               "no authorization URL in: \(text)")
-        let items = URLComponents(string: String(url))?.queryItems ?? []
+        var (text, url) = try tool.authorizationURL(until: "Paste the code here and press Enter:", portal: server.portal)
+        let items = URLComponents(string: url)?.queryItems ?? []
         #expect(items.first { $0.name == "redirect_uri" }?.value == "urn:ietf:wg:oauth:2.0:oob")
         tool.type("a b")
         text += tool.read(until: "without spaces")
         text += tool.read(until: "Paste the code here and press Enter:")
 
-        let browser = try TestBrowserRun.run(String(url), environment: [
+        let browser = try TestBrowserRun.run(url, environment: [
             "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_CODE_FILE": codeFile,
         ])
         #expect(browser == 0)

@@ -16,13 +16,11 @@ struct PasteBackSignInTests {
         let tool = try TerminalTool(["login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "120"],
                                     environment: ["PORTAL_AUTH_STORE": store.path])
 
-        var text = tool.read(until: "Paste that address here and press Enter:")
-        let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") },
-                               "no authorization URL in: \(text)")
+        var (text, url) = try tool.authorizationURL(until: "Paste that address here and press Enter:", portal: server.portal)
         tool.type("not a url")
         text += tool.read(until: "Paste that address here and press Enter:")
 
-        let browser = try TestBrowserRun.run(String(url), environment: [
+        let browser = try TestBrowserRun.run(url, environment: [
             "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
         ])
         #expect(browser == 0)

@@ -25,66 +25,60 @@ struct RemotePathChoiceTests {
         return await offPool { tool.finish() }
     }
 
-    @Test("an SSH session whose DISPLAY is local (:0): the device code, and the browser command never runs")
-    func sshWithoutForwardedDisplay() async throws {
+    /// An environment (beside no display, no BROWSER and no SSH variables) and the options given.
+    struct Setting: Sendable, CustomTestStringConvertible {
+        let name: String
+        let options: [String]
+        let environment: [String: String]
+        /// What the tool says about the browser it does not open, when the choice is its own.
+        let reason: String?
+        var testDescription: String { name }
+    }
+
+    static let deviceCodeSettings = [
+        Setting(name: "an SSH session whose DISPLAY is local (:0)", options: [], environment: ssh.merging(["DISPLAY": ":0"]) { $1 },
+                reason: "No browser is opened here: this is an SSH session without a forwarded display"),
+        Setting(name: "--device-code where a display is", options: ["--device-code"], environment: ["DISPLAY": ":0"], reason: nil),
+    ]
+
+    @Test("the device code, approved in the browser; the browser command never runs", arguments: deviceCodeSettings)
+    func deviceCodeChosen(setting: Setting) async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let browser = try recordingBrowser(in: store)
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"], environment: Self.ssh.merging([
-            "PORTAL_AUTH_STORE": store.path, "DISPLAY": ":0", "BROWSER": browser.command,
-        ]) { $1 })
+        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
+                                    environment: setting.environment.merging(["PORTAL_AUTH_STORE": store.path, "BROWSER": browser.command]) { $1 })
         defer { tool.stop() }
         let status = try await approve(tool, server: server)
         #expect(status == 0, "\(tool.stderr)")
-        #expect(tool.stderr.contains("No browser is opened here: this is an SSH session without a forwarded display"))
+        if let reason = setting.reason {
+            #expect(tool.stderr.contains(reason), "\(tool.stderr)")
+        } else {
+            #expect(!tool.stderr.contains("No browser is opened here"), "forced, not chosen for want of a display")
+        }
         #expect(!FileManager.default.fileExists(atPath: browser.ranFile), "the browser command was not started")
         #expect(try store.entries().count == 1)
     }
 
-    @Test("an SSH session with a forwarded display (localhost:10.0): the browser opens and the loopback redirect signs in; no device code")
-    func sshWithForwardedDisplay() async throws {
+    static let browserSettings = [
+        Setting(name: "an SSH session with a forwarded display (localhost:10.0)", options: [],
+                environment: ssh.merging(["DISPLAY": "localhost:10.0"]) { $1 }, reason: nil),
+        Setting(name: "--browser without a display", options: ["--browser"], environment: [:], reason: nil),
+    ]
+
+    @Test("the browser opens and the loopback redirect signs in; no device code", arguments: browserSettings)
+    func browserChosen(setting: Setting) async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"], environment: Self.ssh.merging([
-            "PORTAL_AUTH_STORE": store.path, "DISPLAY": "localhost:10.0", "BROWSER": server.browser,
-            "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
-        ]) { $1 })
+        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
+                                    environment: setting.environment.merging([
+                                        "PORTAL_AUTH_STORE": store.path, "BROWSER": server.browser, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
+                                    ]) { $1 })
         defer { tool.stop() }
         let status = await offPool { tool.finish(timeout: .seconds(120)) }
         let text = tool.stderr
         #expect(status == 0, "\(text)")
         #expect(text.contains("Open this URL in a browser if one does not open by itself"))
-        #expect(!text.contains("No browser is opened here") && !text.contains("device code"), "\(text)")
-        #expect(try store.entries().count == 1)
-    }
-
-    @Test("--device-code where a display is: the device code, and the browser command never runs")
-    func forcedDeviceCode() async throws {
-        let server = try TestServer.current()
-        let store = try ScratchStore()
-        let browser = try recordingBrowser(in: store)
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--device-code", "--timeout", "120"], environment: [
-            "PORTAL_AUTH_STORE": store.path, "DISPLAY": ":0", "BROWSER": browser.command,
-        ])
-        defer { tool.stop() }
-        let status = try await approve(tool, server: server)
-        #expect(status == 0, "\(tool.stderr)")
-        #expect(!tool.stderr.contains("No browser is opened here"), "forced, not chosen for want of a display")
-        #expect(!FileManager.default.fileExists(atPath: browser.ranFile), "the browser command was not started")
-        #expect(try store.entries().count == 1)
-    }
-
-    @Test("--browser without a display: the browser command runs anyway and the loopback redirect signs in")
-    func forcedBrowser() async throws {
-        let server = try TestServer.current()
-        let store = try ScratchStore()
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--browser", "--timeout", "120"], environment: [
-            "PORTAL_AUTH_STORE": store.path, "BROWSER": server.browser, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
-        ])
-        defer { tool.stop() }
-        let status = await offPool { tool.finish(timeout: .seconds(120)) }
-        let text = tool.stderr
-        #expect(status == 0, "\(text)")
         #expect(!text.contains("No browser is opened here") && !text.contains("device code"), "\(text)")
         #expect(try store.entries().count == 1)
     }
