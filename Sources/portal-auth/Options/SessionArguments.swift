@@ -51,7 +51,7 @@ struct SessionArguments: Equatable {
         return SignInSettings(
             browser: noBrowser || deviceCode ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
             timeout: .seconds(timeout),
-            observer: TerminalSignInObserver(target: target),
+            observer: TerminalSignInObserver(target: target, waitLimit: .seconds(timeout)),
             acceptsPastedRedirect: acceptsPaste,
             httpClient: httpClient
         )
@@ -64,10 +64,10 @@ struct SessionArguments: Equatable {
         return Advised(error: signIn, advice: "Run this on a terminal:\n    \(command)")
     }
 
-    /// The credential store file these options name.
+    /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
     func storeFile() throws -> CredentialStoreFile {
-        let environment = ProcessEnvironment.values(of: StoreLocation.environmentNames)
-        return CredentialStoreFile(location: try StoreLocation.resolve(explicitPath: store, environment: environment))
+        let environment = ProcessEnvironment.values(of: CredentialStoreFile.selectionEnvironmentNames)
+        return try CredentialStoreFile.select(store: store, environment: environment)
     }
 
     /// The persistent credential store, loaded.
@@ -78,6 +78,11 @@ struct SessionArguments: Equatable {
     ///     options (so `--ca-bundle` applies to every refresh and revocation).
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
         let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
-        return try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
+            let count = store.unreadableEntries.count
+            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(problem, limit: 400))")
+        }
+        return store
     }
 }

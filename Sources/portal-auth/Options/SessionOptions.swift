@@ -24,8 +24,13 @@ struct SessionOptions: ParsableArguments {
     var timeout: Int = 300
 
     @Option(help: ArgumentHelp(
-        "Credential store file.", discussion: "Default: $PORTAL_AUTH_STORE, else $XDG_STATE_HOME/portal-auth/credentials.json.",
-        valueName: "path"))
+        "Where credentials live: auto, keyring, file, or a store file's path.",
+        discussion: """
+            Default: $PORTAL_AUTH_STORE, else auto: the desktop keyring (Secret Service) when one answers and is \
+            unlocked, else the file $XDG_STATE_HOME/portal-auth/credentials.json. keyring fails at once (exit 70) \
+            when the keyring is absent or locked; a path is a store file there (./keyring for a file named keyring).
+            """,
+        valueName: "auto|keyring|file|path"))
     var store: String?
 
     @OptionGroup var transport: TransportOptions
@@ -55,7 +60,7 @@ struct SessionOptions: ParsableArguments {
     /// See `SessionArguments.terminalNeeded(_:)`.
     func terminalNeeded(_ error: any Error) -> any Error { arguments.terminalNeeded(error) }
 
-    /// See `SessionArguments.storeFile()`.
+    /// See `SessionArguments.storeFile()` (the keyring or the file).
     func storeFile() throws -> CredentialStoreFile { try arguments.storeFile() }
 
     /// See `SessionArguments.credentialStore(settings:forSignIn:)`.
