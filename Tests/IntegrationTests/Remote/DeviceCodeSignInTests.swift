@@ -26,7 +26,7 @@ struct DeviceCodeSignInTests {
         let (tool, page) = try start(store: store)
         defer { tool.stop() }
         #expect(try TestBrowserRun.run(page) == 0)
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         let text = tool.stderr
         #expect(status == 0, "\(text)")
         #expect(text.contains("No browser is opened here: there is no display"))
@@ -53,7 +53,7 @@ struct DeviceCodeSignInTests {
         defer { tool.stop() }
         #expect(tool.waitFor("checking every 6 s"), "\(tool.stderr)")
         #expect(try TestBrowserRun.run(page) == 0)
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         try await control.resetConfiguration()
         #expect(status == 0, "\(tool.stderr)")
     }
@@ -65,7 +65,7 @@ struct DeviceCodeSignInTests {
         let (tool, page) = try start(store: store)
         defer { tool.stop() }
         #expect(try TestBrowserRun.run(page, environment: ["PORTAL_AUTH_TEST_BROWSER_ACTION": "deny"]) == 0)
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         #expect(status == 77, "\(tool.stderr)")
         #expect(tool.stderr.contains("denied on the verification page (access_denied)"))
         let stored = FileManager.default.fileExists(atPath: store.path) ? try store.entries().count : 0
@@ -79,7 +79,7 @@ struct DeviceCodeSignInTests {
         let (tool, _) = try start(store: store)
         defer { tool.stop() }
         try await control.expireDeviceGrants()
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         #expect(status == 75, "\(tool.stderr)")
         #expect(tool.stderr.contains("expired_token"))
     }
@@ -91,15 +91,8 @@ struct DeviceCodeSignInTests {
         let (tool, _) = try start(store: store)
         defer { tool.stop() }
         tool.send(SIGINT)
-        let status = await offPool { tool.finish(timeout: .seconds(30)) }
+        let status = try await BlockingWork.run { tool.finish(timeout: .seconds(30)) }
         #expect(status == 130, "\(tool.stderr)")
         #expect(tool.stderr.contains("interrupted"))
-    }
-}
-
-/// Runs blocking waits off the cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }

@@ -39,7 +39,7 @@ struct PasteBackSignInTests {
         #expect(browser == 0)
         let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         input.fileHandleForWriting.write(Data((final + "\n").utf8))
-        let status = await offPool {
+        let status = try await BlockingWork.run {
             process.waitUntilExit()
             return process.terminationStatus
         }
@@ -65,7 +65,7 @@ struct PasteBackSignInTests {
                                     environment: ["PORTAL_AUTH_STORE": store.path])
         defer { tool.stop() }
         // A hang guard far below --timeout: the old behaviour (waiting for the browser) is killed and fails here.
-        let status = await offPool { tool.finish(timeout: .seconds(60)) }
+        let status = try await BlockingWork.run { tool.finish(timeout: .seconds(60)) }
         let text = tool.stderr
         #expect(status == 64, "\(text)")
         #expect(text.contains("there is no display"))

@@ -17,7 +17,7 @@ struct LoopbackFloodTests {
             async let result = outcome(of: listener, timeout: .seconds(20))
             // Strangers connect and say nothing: 300 before the browser and 300 after it, far more than the
             // listener keeps open at once (64), so it must make room while the browser's request is waiting.
-            let (strangers, browser) = try await offPool { () -> ([TestSocket], TestSocket) in
+            let (strangers, browser) = try await BlockingWork.run { () -> ([TestSocket], TestSocket) in
                 var sockets: [TestSocket] = []
                 for _ in 0..<300 { sockets.append(try TestSocket(port: port, timeout: .seconds(20))) }
                 let browser = try TestSocket(port: port, timeout: .seconds(20))
@@ -28,7 +28,7 @@ struct LoopbackFloodTests {
                 }
                 return (sockets, browser)
             }
-            let answer = try await offPool { browser.readToEnd() }
+            let answer = try await BlockingWork.run { browser.readToEnd() }
             let callback = await result
             #expect(String(decoding: answer.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "round \(round): the browser got its page")
             #expect(callback.failure == nil, "round \(round): \(String(describing: callback.failure))")

@@ -133,7 +133,7 @@ struct TestResponse: Sendable {
 
 /// Sends `raw` on a new connection to `port` and reads the whole answer (off the cooperative pool).
 func exchange(_ raw: String, port: Int, host: String = "127.0.0.1") async throws -> TestResponse {
-    try await offPool {
+    try await BlockingWork.run {
         let socket = try TestSocket(host: host, port: port)
         socket.send(raw)
         let (bytes, end) = socket.readToEnd()

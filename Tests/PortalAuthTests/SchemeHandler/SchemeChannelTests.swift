@@ -24,7 +24,7 @@ struct SchemeChannelTests {
     /// Forwards `address` as the handler would, off the cooperative pool.
     private func forward(_ address: String, _ folder: TemporaryDirectory) async throws -> SchemeRedirectForwarder.Delivery {
         let environment = environment(folder)
-        return try await offPool { try SchemeRedirectForwarder.forward(address, environment: environment) }
+        return try await BlockingWork.run { try SchemeRedirectForwarder.forward(address, environment: environment) }
     }
 
     /// The error of forwarding `address`, which must fail.
