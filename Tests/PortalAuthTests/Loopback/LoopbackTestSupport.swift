@@ -176,19 +176,25 @@ func withSocketAddress(
     return call(&address)
 }
 
-/// A port that was free a moment ago (bound ephemerally, then released).
+/// A port of 127.0.0.1 that nothing uses, for tests that need a fixed port.
+///
+/// It is drawn below the kernel's ephemeral range (`ip_local_port_range`), which the kernel never hands out by itself:
+/// an ephemeral port, free a moment ago, can be given to a connection of a test running beside before the fixed-port
+/// listener binds it (it was, on a loaded machine), while a port below the range is only ever taken on purpose.
 func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    defer { Glibc.close(fd) }
-    guard withSocketAddress(host: "127.0.0.1", port: 0, { bind(fd, $0, $1) }) == 0 else {
-        throw TestFailure("bind: \(errno)")
+    let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+        .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+    let ephemeralStart = range?.first ?? 32768
+    let candidates = max(1024, ephemeralStart - 16384)..<max(1025, ephemeralStart)
+    for _ in 0..<200 {
+        let port = Int.random(in: candidates)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
+        let bound = withSocketAddress(host: "127.0.0.1", port: port, { bind(fd, $0, $1) }) == 0
+        Glibc.close(fd)
+        if bound { return port }
     }
-    var storage = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &storage) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: storage.sin_port))
+    throw TestFailure("no free port of 127.0.0.1 in \(candidates)")
 }
 
 /// Whether this machine can bind `::1` (IPv6 on the loopback interface).
