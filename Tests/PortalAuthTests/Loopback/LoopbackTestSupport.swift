@@ -36,8 +36,12 @@ struct TestFailure: Error, CustomStringConvertible {
 final class TestSocket: @unchecked Sendable {
     let fd: Int32
 
-    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`.
-    init(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(5)) throws {
+    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`; `timeout` limits each send and receive.
+    ///
+    /// The default is a hang guard only: a client connects as soon as the listener is bound, but the listener serves
+    /// only once its waiting task has had a turn on the cooperative pool, which other tests can keep busy for
+    /// seconds on a loaded machine.
+    init(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(60)) throws {
         // Connected before `self` exists: a failed connect must not reach `deinit`, which would close the
         // descriptor a second time (and, with tests in parallel, someone else's socket).
         fd = try Self.connect(host: host, port: port, timeout: timeout)
