@@ -14,6 +14,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
         RefreshCommand.self,
         RevokeCommand.self,
         SignOutCommand.self,
+        StoreCommand.self,
         GenerateTokenCommand.self,
         AppTokenCommand.self,
         RequestCommand.self,
