@@ -1,4 +1,7 @@
 import Glibc
+// `struct tm` (utcTimestamp): in a whole-module build Swift names its owner after the first C module that
+// included <time.h>, COpenSSL (the shim's ASN1_TIME_to_tm); MemberImportVisibility then asks for that import.
+internal import COpenSSL
 
 /// The persistent credential store: one private JSON file of entries, shared safely by concurrent
 /// processes.
