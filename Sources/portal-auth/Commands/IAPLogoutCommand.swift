@@ -7,6 +7,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Sign out of the identity provider of an IAP sign-in and delete the stored sign-in.",
+        usage: "portal-auth iap logout --config <file> [<options>]",
         discussion: """
             Opens the configuration's logout_url in the browser (OpenID Connect RP-initiated logout, with \
             the stored ID token as id_token_hint) and waits on the loopback redirect URL for the identity \
@@ -29,7 +30,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"))
+    @Option(help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String
 
     @OptionGroup var session: SessionOptions
