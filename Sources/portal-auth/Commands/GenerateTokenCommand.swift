@@ -84,8 +84,6 @@ struct GenerateTokenCommand: AsyncParsableCommand {
         guard SecretInput.canPrompt else {
             throw InputError.usage("no terminal to ask for the password of \(username): give it on standard input with --password-stdin")
         }
-        let password = try await SecretInput.prompt("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
-        guard !password.isEmpty else { throw InputError.usage("the password is empty") }
-        return password
+        return try await SecretInput.password("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
     }
 }

@@ -77,6 +77,16 @@ enum SecretInput {
         try await onThread { try promptBlocking(text) }
     }
 
+    /// Asks for a password with echo off until one is typed: an empty answer (Enter alone) is never sent, it is
+    /// explained and asked again; Ctrl-C or Ctrl-D stops.
+    static func password(_ text: String) async throws -> String {
+        while true {
+            let password = try await prompt(text)
+            if !password.isEmpty { return password }
+            StandardError.line("The password is empty; type it (nothing is shown), or press Ctrl-C to stop.")
+        }
+    }
+
     /// Asks on the terminal for a line that is not secret (a user name, a file path), echoed as typed; the
     /// terminal's own line editing applies. Ctrl-D cancels; so does Ctrl-C (the task is cancelled, and the wait
     /// for a whole line is given up within a fifth of a second).
