@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import PortalAuth
+@testable import PortalAuth
 
 /// Commands the tool prints for the person to run work as printed; sign-in names, `refresh --format`, a refused
 /// refresh token in `status`, and `request`'s final newline, against the test server.
@@ -27,7 +27,7 @@ struct SuggestedCommandTests {
         #expect(interactive.contains("--client-id \(server.clientID)"), "\(interactive)")
 
         // Run as printed; the browser is the test's (as $BROWSER), on a display the tool believes it has.
-        let words = try Self.shellWords(interactive)
+        let words = CommandBrowserOpener.splitWords(interactive)
         let browser = ["BROWSER": server.browser, "DISPLAY": ":99", "SSH_CONNECTION": "", "SSH_CLIENT": "", "SSH_TTY": "",
                        "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
         let again = try await ToolRunner.run(Array(words.dropFirst()), environment: environment.merging(browser) { $1 }, timeout: .seconds(120))
@@ -38,7 +38,7 @@ struct SuggestedCommandTests {
         let login = try #require(printed.first { $0.contains(" login ") })
         _ = try await ToolRunner.run(["revoke"], environment: environment)
         let loggedIn = try await ToolRunner.run(
-            Array(try Self.shellWords(login).dropFirst()), environment: environment.merging(browser) { $1 }, timeout: .seconds(120))
+            Array(CommandBrowserOpener.splitWords(login).dropFirst()), environment: environment.merging(browser) { $1 }, timeout: .seconds(120))
         #expect(loggedIn.status == 0, "\(loggedIn)")
     }
 
@@ -84,33 +84,5 @@ struct SuggestedCommandTests {
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.hasSuffix("}\n"), "\(result)")
         #expect(try JSONValue.parse(Data(result.stdout.utf8))["user"]?["username"]?.stringValue == "alice")
-    }
-
-    /// The words of a command line as `ShellWord` quotes them (plain words and single-quoted ones).
-    static func shellWords(_ line: String) throws -> [String] {
-        var words: [String] = [], current = "", quoted = false, inWord = false
-        var index = line.startIndex
-        while index < line.endIndex {
-            let character = line[index]
-            if quoted {
-                if character == "'" { quoted = false } else { current.append(character) }
-            } else if character == "'" {
-                quoted = true
-                inWord = true
-            } else if character == "\\" {
-                index = line.index(after: index)
-                if index < line.endIndex { current.append(line[index]) }
-            } else if character == " " {
-                if inWord { words.append(current) }
-                current = ""
-                inWord = false
-            } else {
-                current.append(character)
-                inWord = true
-            }
-            index = line.index(after: index)
-        }
-        if inWord { words.append(current) }
-        return words
     }
 }
