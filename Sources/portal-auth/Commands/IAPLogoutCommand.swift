@@ -81,7 +81,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             case .revoked:
                 StandardError.line("The identity provider revoked the tokens\(who).")
             case .failed(let why):
-                StandardError.line("warning: the tokens were NOT revoked\(who): \(why). They stay usable until they expire.")
+                StandardError.line("portal-auth: warning: the tokens were NOT revoked\(who): \(why). They stay usable until they expire.")
             case .notOffered:
                 break
             }

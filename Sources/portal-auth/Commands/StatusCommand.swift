@@ -100,7 +100,7 @@ struct StatusCommand: AsyncParsableCommand {
                 if !summary.isUsable(at: now) { Output.result("  sign in again:  the stored tokens cannot give a new access token") }
             }
             for key in store.unreadableEntries {
-                Output.diagnostic("warning: the stored entry \(key) cannot be read; sign in again to replace it")
+                Output.diagnostic("portal-auth: warning: the stored entry \(key) cannot be read; sign in again to replace it")
             }
         }
     }

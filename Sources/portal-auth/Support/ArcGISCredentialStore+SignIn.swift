@@ -5,7 +5,7 @@ extension ArcGISCredentialStore {
     /// was kept (it is renamed, never overwritten). A portal app is remembered (its client ID serves later
     /// suggestions), and `name`, when given, names the sign-in.
     func keepSignIn(_ credential: ArcGISCredential, name: String? = nil) async throws {
-        if let recovery = try await addAndPersist(credential) { StandardError.line("warning: \(recovery.description)") }
+        if let recovery = try await addAndPersist(credential) { StandardError.line("portal-auth: warning: \(recovery.description)") }
         let key = SignInSelection.storeKey(of: credential)
         do {
             try updatePreferences { preferences in

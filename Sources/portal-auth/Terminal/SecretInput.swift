@@ -56,7 +56,7 @@ enum SecretInput {
         }
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
-            StandardError.line("warning: \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
+            StandardError.line("portal-auth: warning: \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
         }
         let text = String(decoding: data.prefix(limit + 1), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw InputError.unreadable("the \(what) file \(path) is empty") }
