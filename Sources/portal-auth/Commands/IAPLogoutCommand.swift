@@ -43,7 +43,11 @@ struct IAPLogoutCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(error)
         }
-        let credentials = store.iapCredentials(configurationFile: config)
+        var credentials = store.iapCredentials(configurationFile: config)
+        // A copy of the file signed in with elsewhere: the same provider and client.
+        if credentials.isEmpty, let configuration = try? await IAPConfiguration.configuration(from: URL(fileURLWithPath: config)) {
+            credentials = store.iapCredentials(for: configuration)
+        }
         if credentials.isEmpty {
             StandardError.line("No stored IAP sign-in for \(config); nothing to sign out of. `portal-auth status` lists the stored sign-ins.")
             return
@@ -71,6 +75,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
         let who = credential.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
         do {
             try await store.remove(credential)
+            store.forgetDeletedSignIns()
         } catch {
             StandardError.line("portal-auth: error: the IAP sign-in for \(config)\(who) could not be deleted: \(error)")
             return Failure.report(error)

@@ -42,11 +42,14 @@ struct RevokeCommand: AsyncParsableCommand {
             StandardError.line("\(TokenCommand.nothingStored(for: selection.target)); nothing to revoke. `portal-auth status` lists the stored sign-ins.")
             return
         }
-        defer {
-            // A default or name that pointed at a deleted sign-in goes with it (the app's client ID stays known).
-            let kept = Set(store.credentials.compactMap(SignInSelection.storeKey(of:)))
-            try? store.updatePreferences { $0.forgetAllBut(kept) }
+        // The apps stay known (so `token --interactive` and the printed commands can name the client ID); a default
+        // or name that pointed at a deleted sign-in goes with it.
+        try? store.updatePreferences { preferences in
+            for configuration in credentials.map(\.configuration).reversed() {
+                preferences.remember(.init(portalURL: configuration.portalURL, clientID: configuration.clientID, redirectURL: configuration.redirectURL))
+            }
         }
+        defer { store.forgetDeletedSignIns() }
         var failure: ExitCode?
         for credential in credentials {
             let failed = await revokeAndDelete(credential, from: store)

@@ -32,14 +32,16 @@ struct SignOutCommand: AsyncParsableCommand {
         let (settings, observer) = session.signOutSettings()
         let manager = AuthenticationManager(settings: settings)
         let path: String
+        let store: ArcGISCredentialStore
         do {
-            let store = try session.credentialStore(settings: settings)
+            store = try session.credentialStore(settings: settings)
             manager.arcGISCredentialStore = store
             path = store.file?.path ?? "memory"
         } catch {
             throw Failure.report(error)
         }
         let report = try await Failure.cancellableOnInterrupt { await manager.signOut() }
+        store.forgetDeletedSignIns()
         observer.clearStatus()
 
         let entries = report.revocations + report.invalidations

@@ -12,7 +12,9 @@ struct TokenCommand: AsyncParsableCommand {
         usage: "portal-auth token [<selection>] [--format <format>] [<options>]",
         discussion: """
             Picks the stored sign-in with --portal (and --client-id when several apps are signed in to it), \
-            --iap, or --url (the first sign-in whose portal or hosts_behind_proxy covers the URL). When the \
+            --iap (the file, or an identical copy of it), --url (the first sign-in whose portal or \
+            hosts_behind_proxy covers the URL) or --name; without them, the only stored sign-in, else the \
+            default one (`portal-auth use`). When the \
             access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
             this at once, one refresh request is sent and all of them print the same new token. With --id-token \
             the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \

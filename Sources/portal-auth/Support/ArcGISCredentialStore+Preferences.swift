@@ -16,4 +16,15 @@ extension ArcGISCredentialStore {
         change(&preferences)
         if preferences != before { try preferences.save(forStore: path) }
     }
+
+    /// Drops the default and the names that point at sign-ins no longer stored (after `revoke`, `iap logout`,
+    /// `sign-out`); the remembered apps stay. A failure only warns: the sign-ins themselves are already gone.
+    func forgetDeletedSignIns() {
+        let kept = Set(credentials.compactMap(SignInSelection.storeKey(of:)))
+        do {
+            try updatePreferences { $0.forgetAllBut(kept) }
+        } catch {
+            StandardError.line("portal-auth: warning: the default and names of deleted sign-ins could not be forgotten: \(error)")
+        }
+    }
 }

@@ -65,6 +65,23 @@ struct SignInSelectionCommandTests {
         #expect(bad.status == 64 && bad.stderr.hasPrefix("portal-auth: error: --name \"no spaces\" is not a sign-in name"), "\(bad)")
     }
 
+    @Test("revoke deletes the sign-in and its name and default, keeps its app's client ID for the next sign-in")
+    func revokeForgets() async throws {
+        let store = try PreparedStore()
+        let portal = "http://127.0.0.1:9/portal"  // nothing listens: the revocation fails, the entry is deleted anyway
+        try await store.write([PreparedStore.portal(portal, clientID: "kept-client", token: "token-a")])
+        _ = try await ToolRunner.run(["name", "work"], environment: store.environment)
+        _ = try await ToolRunner.run(["use", "--name", "work"], environment: store.environment)
+        let revoked = try await ToolRunner.run(["revoke", "--name", "work", "--timeout", "10"], environment: store.environment)
+        #expect(revoked.status == 69 && revoked.stderr.contains("deleted anyway"), "\(revoked)")
+        let named = try await ToolRunner.run(["token", "--name", "work"], environment: store.environment)
+        #expect(named.status == 64 && named.stderr.contains("no sign-in has a name yet"), "\(named)")
+        let token = try await ToolRunner.run(["token", "--portal", portal], environment: store.environment)
+        #expect(token.status == 77, "\(token)")
+        #expect(token.stderr.contains("portal-auth login --portal \(portal) --client-id kept-client"), "\(token)")
+        #expect(token.stderr.contains("portal-auth token --portal \(portal) --client-id kept-client --interactive"), "\(token)")
+    }
+
     @Test("an identical copy of an IAP configuration file elsewhere is the same sign-in")
     func iapCopy() async throws {
         let store = try PreparedStore()
