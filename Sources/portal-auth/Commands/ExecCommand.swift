@@ -130,9 +130,9 @@ struct ExecCommand: AsyncParsableCommand {
 
     /// Replaces this process with the command; returns only when `execve` failed.
     static func replaceProcess(executable: String, arguments: [String], environment: [String: String]) -> ExecFailure {
-        // Dispositions and the signal mask survive execve: the command starts with default handling of the
-        // signals this tool ignored or blocked on its threads.
-        for number in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM] { signal(number, SIG_DFL) }
+        // The signal mask survives execve, and this may run on a thread that blocks signals (the tool's signal
+        // watchers are gone by now and have put back the dispositions the tool started with, so a signal ignored at
+        // start, as under nohup, stays ignored for the command).
         var empty = sigset_t()
         sigemptyset(&empty)
         pthread_sigmask(SIG_SETMASK, &empty, nil)
