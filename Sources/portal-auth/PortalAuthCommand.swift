@@ -101,7 +101,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
 
     /// Ends the process for `error`: help and `--version` as the argument parser prints them; every failure with
     /// one prefix, `portal-auth: error: …` (the parser's own messages included), and under `--format json` also
-    /// as a JSON object on stdout (see `ErrorReport`).
+    /// as a JSON object on stdout (see `ErrorReport`), unless the command printed its own JSON document already.
     static func finish(with error: any Error, arguments: [String]) -> Never {
         let status = exitCode(for: error).rawValue
         if status == 0 { exit(withError: error) }
@@ -114,7 +114,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message.components(separatedBy: "\nUsage: ").first ?? message, category: category)
         }
-        if wantsJSONError(arguments), let report = ErrorReport.last.withLock({ $0 }) {
+        if wantsJSONError(arguments), !ErrorReport.printedJSON.withLock({ $0 }), let report = ErrorReport.last.withLock({ $0 }) {
             Output.json(ErrorReport.json(status: status, message: report.message, category: report.category))
         }
         Foundation.exit(status)

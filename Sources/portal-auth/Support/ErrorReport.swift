@@ -6,6 +6,10 @@ enum ErrorReport {
     /// The message and category of the last error reported (by `Failure.report` or the argument parser).
     static let last = Mutex<(message: String, category: ErrorCategory)?>(nil)
 
+    /// Whether a command already printed its JSON document on stdout (then a failure adds no second one: the
+    /// exit status and standard error tell it).
+    static let printedJSON = Mutex(false)
+
     /// Records an error reported on standard error.
     static func record(_ message: String, category: ErrorCategory) {
         last.withLock { $0 = (message, category) }

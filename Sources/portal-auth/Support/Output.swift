@@ -11,6 +11,7 @@ enum Output {
     /// Prints `value` to stdout as JSON indented by two spaces.
     static func json(_ value: JSONValue) {
         print(value.serialized(indent: 2))
+        ErrorReport.printedJSON.withLock { $0 = true }
     }
 
     /// Prints `line` to stderr.
