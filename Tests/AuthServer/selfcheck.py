@@ -698,6 +698,20 @@ def check_concurrency_and_faults():
     check("config access_token_seconds=7 → expires_in 7", body.get("expires_in") == 7, body)
     http("DELETE", server("/testctl/config"))
 
+    # Device grant (RFC 8628 §3.5): a poll sooner than the interval gets slow_down, and the client must then keep 5 s more.
+    http("POST", server("/testctl/reset-stats"), data=b"")
+    post_json(server("/testctl/config"), {"device_interval_seconds": 30})
+    status, grant = curl_form(server("/o/device-authorization/"), {"client_id": ENV["PORTAL_AUTH_TEST_CLIENT_ID"], "scope": "openid"})
+    check("device authorization with interval 30 (test control)", status == 200 and grant.get("interval") == 30, status)
+    poll = {"grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": grant.get("device_code", ""),
+            "client_id": ENV["PORTAL_AUTH_TEST_CLIENT_ID"]}
+    answers = [curl_form(server("/o/token/"), poll)[1].get("error") for _ in range(3)]
+    _, _, stats = get_json(server("/testctl/stats"))
+    check("polls sooner than the interval → slow_down (the first poll: pending)",
+          answers == ["authorization_pending", "slow_down", "slow_down"], answers)
+    check("stats record the poll answers in order", stats.get("device_polls") == answers, stats.get("device_polls"))
+    http("DELETE", server("/testctl/config"))
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)

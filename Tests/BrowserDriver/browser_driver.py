@@ -36,6 +36,8 @@ Environment:
   PORTAL_AUTH_TEST_BROWSER_SCHEME_FILE  a custom-scheme redirect is written to this file (0600)
                                     instead of going to xdg-open: what a person on another
                                     machine copies from the address bar to paste back
+  PORTAL_AUTH_TEST_BROWSER_CODE_FILE  the code the portal's out-of-band approval page shows
+                                    (urn:ietf:wg:oauth:2.0:oob) is written there (0600), as a person copies it
   PORTAL_AUTH_TEST_BROWSER_HEADED=1  with DISPLAY set, run Chromium with a window (under Xvfb)
   PORTAL_AUTH_TEST_USERNAME, PORTAL_AUTH_TEST_PASSWORD_FILE  credentials (else read from
                                     the run directory's authserver.env)
@@ -485,8 +487,10 @@ class Driver:
                 field = self.driver.find_element(By.ID, "id_user_code")
                 field.clear()
                 field.send_keys(typed)
-            if self.driver.find_elements(By.ID, "device-code-error"):
-                self.log(f"device code refused at {where}")
+            refusal = self.driver.find_elements(By.ID, "device-code-error")
+            if refusal:
+                reason = " ".join(refusal[0].text.split())[:200]
+                self.log(f"device code refused at {where}: {reason}")
                 return EXIT_ERROR_PAGE
             self.click("device-code-submit")
             self.log(f"device code: submitted at {where}")
@@ -497,12 +501,28 @@ class Driver:
             self.log(f"device consent: clicked {'Deny' if button == 'device-deny' else 'Authorize'} at {where}")
         elif kind == "device-done":
             return self.finish(url)
+        elif kind == "oob-approval":
+            return self.copy_out_of_band_code(where)
         elif kind == "logout-confirm":
             self.mark_acted()
             button = "logout-cancel" if self.action == "deny" else "logout-confirm"
             self.click(button)
             self.log(f"logout: clicked {'Cancel' if button == 'logout-cancel' else 'Sign out'} at {where}")
         return None
+
+    def copy_out_of_band_code(self, where):
+        """The portal's out-of-band approval page: the code a person copies into the application goes to
+        PORTAL_AUTH_TEST_BROWSER_CODE_FILE (0600; never to the log)."""
+        from selenium.webdriver.common.by import By
+
+        code = self.driver.find_element(By.ID, "oob-code").get_attribute("value") or ""
+        copy_to = os.environ.get("PORTAL_AUTH_TEST_BROWSER_CODE_FILE")
+        if copy_to:
+            fd = os.open(copy_to, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(code + "\n")
+        self.log(f"out-of-band code shown at {where} ({len(code)} characters){', copied' if copy_to else ''}")
+        return EXIT_OK if code else EXIT_ERROR_PAGE
 
     def finish(self, url):
         """On the loopback redirect: wait for the page, record it."""

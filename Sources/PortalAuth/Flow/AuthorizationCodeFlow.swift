@@ -76,7 +76,8 @@ struct AuthorizationCodeFlow: Sendable {
         let probing = Task { await probe.check(httpClient: settings.httpClient, logger: settings.logger) }
         defer { probing.cancel() }
         if case .browser(let failsOver) = presentation {
-            let launched = settings.openBrowserReportingFailures(at: opened)
+            // A browser that fails over is reported once, by the remote path that takes over (browserUnavailable).
+            let launched = settings.openBrowserReportingFailures(at: opened, announcing: !failsOver)
             page = launched.page
             if failsOver { browserFailures = launched.failures }
         }

@@ -8,6 +8,7 @@ public struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Categor
         case notOffered(String)
         case denied
         case expired
+        case timedOut(seconds: Int64)
         case invalidResponse(endpoint: String, problem: String)
     }
 
@@ -18,6 +19,7 @@ public struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Categor
     static func notOffered(authorizeURL: URL) -> DeviceCodeError { DeviceCodeError(.notOffered(RedactedURL(authorizeURL).description)) }
     static let denied = DeviceCodeError(.denied)
     static let expired = DeviceCodeError(.expired)
+    static func timedOut(after timeout: Duration) -> DeviceCodeError { DeviceCodeError(.timedOut(seconds: timeout.components.seconds)) }
     static func invalidResponse(endpoint: URL, problem: String) -> DeviceCodeError {
         DeviceCodeError(.invalidResponse(endpoint: RedactedURL(endpoint).description, problem: problem))
     }
@@ -34,11 +36,17 @@ public struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Categor
     /// Whether the codes expired before the sign-in was approved (`expired_token`).
     public var isExpired: Bool { code == .expired }
 
+    /// Whether the sign-in's time limit (``SignInSettings/timeout``, `--timeout`) passed while the codes were still valid.
+    public var isTimedOut: Bool {
+        if case .timedOut = code { return true }
+        return false
+    }
+
     public var category: ErrorCategory {
         switch code {
         case .notOffered: .usage
         case .denied: .refused
-        case .expired: .timedOut
+        case .expired, .timedOut: .timedOut
         case .invalidResponse: .invalidContent
         }
     }
@@ -53,6 +61,9 @@ public struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Categor
             return "the sign-in was denied on the verification page (access_denied). Run the command again to retry."
         case .expired:
             return "the code expired before the sign-in was approved (expired_token). Run the command again for a new code."
+        case .timedOut(let seconds):
+            return "the sign-in was not approved within the time limit of \(seconds) s (--timeout); the code was still valid. "
+                + "Run the command again, with a larger --timeout if approving takes longer."
         case .invalidResponse(let endpoint, let problem):
             return "the device authorization endpoint \(endpoint) answered with something unusable: \(problem). "
                 + "Check the identity provider's device authorization endpoint."

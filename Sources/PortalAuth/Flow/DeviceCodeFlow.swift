@@ -27,6 +27,7 @@ struct DeviceCodeFlow: Sendable {
 
     /// Runs the sign-in.
     func run(settings: SignInSettings) async throws -> Result {
+        let giveUp = settings.clock.now.addingTimeInterval(settings.timeout.timeInterval)
         var fields = [("client_id", clientID)]
         if !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
         let answer = try await settings.httpClient.send(.form(deviceAuthorizationURL, fields: fields))
@@ -37,16 +38,24 @@ struct DeviceCodeFlow: Sendable {
         }
         let authorization = try DeviceAuthorization.parse(answer, endpoint: deviceAuthorizationURL)
         settings.observer.deviceCodeIssued(authorization)
-        return try await poll(authorization, settings: settings)
+        return try await poll(authorization, giveUp: giveUp, settings: settings)
     }
 
-    /// Polls the token endpoint until the sign-in is approved, denied or expired.
-    func poll(_ authorization: DeviceAuthorization, settings: SignInSettings) async throws -> Result {
+    /// Polls the token endpoint until the sign-in is approved, denied or expired, or `giveUp` (the sign-in's start
+    /// plus `settings.timeout`) came.
+    func poll(_ authorization: DeviceAuthorization, giveUp: Date, settings: SignInSettings) async throws -> Result {
         let clock = settings.clock
         let expiry = clock.now.addingTimeInterval(authorization.expiresIn.timeInterval)
         var interval = authorization.interval
         let fields = [("grant_type", Self.grantType), ("device_code", authorization.deviceCode), ("client_id", clientID)]
         while true {
+            // The time limit ends the wait before the codes do. No poll in its last second: a request then would run
+            // into the limit (the command's requests share it) instead of ending with this clear error.
+            if giveUp < expiry, clock.now.addingTimeInterval(interval.timeInterval + 1) > giveUp {
+                let left = giveUp.timeIntervalSince(clock.now)
+                if left > 0 { try await clock.sleep(for: .seconds(left)) }
+                throw DeviceCodeError.timedOut(after: settings.timeout)
+            }
             try await clock.sleep(for: interval)
             guard clock.now < expiry else { throw DeviceCodeError.expired }
             let response = try await settings.httpClient.send(.form(tokenURL, fields: fields))

@@ -13,7 +13,10 @@ extension SignInSettings {
 
     /// Opens `url` like ``openBrowser(at:)`` and also returns the failure, if any, as it happens: the stream yields
     /// the message once when the command cannot start or exits with a failure, and ends when the command succeeded.
-    func openBrowserReportingFailures(at url: URL) -> (page: BrowserLaunchPage?, failures: AsyncStream<String>) {
+    ///
+    /// - Parameter announcing: whether the observer hears of a failure (and tells the person to open the URL by hand);
+    ///   false when the caller moves on to another path at once, where that advice would be wrong.
+    func openBrowserReportingFailures(at url: URL, announcing: Bool = true) -> (page: BrowserLaunchPage?, failures: AsyncStream<String>) {
         let (failures, continuation) = AsyncStream.makeStream(of: String.self)
         guard let browser else {
             continuation.finish()
@@ -24,14 +27,14 @@ extension SignInSettings {
             let page = try browser.launch(url) { status in
                 if status != 0 {
                     let message = "the browser command exited with status \(status)"
-                    observer.browserLaunchFailed(message)
+                    if announcing { observer.browserLaunchFailed(message) }
                     continuation.yield(message)
                 }
                 continuation.finish()
             }
             return (page, failures)
         } catch {
-            observer.browserLaunchFailed(error.description)
+            if announcing { observer.browserLaunchFailed(error.description) }
             continuation.yield(error.description)
             continuation.finish()
             return (nil, failures)

@@ -26,7 +26,7 @@ struct SessionOptions: ParsableArguments {
         return SignInSettings(
             browser: noBrowser || deviceCode ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
             timeout: .seconds(timeout),
-            observer: TerminalSignInObserver(target: target),
+            observer: TerminalSignInObserver(target: target, waitLimit: .seconds(timeout)),
             acceptsPastedRedirect: acceptsPaste,
             httpClient: httpClient
         )

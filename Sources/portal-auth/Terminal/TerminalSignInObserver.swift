@@ -1,5 +1,6 @@
 import Foundation
 import PortalAuth
+import Synchronization
 
 /// Shows a sign-in on the terminal: the URL (always, so it can be opened by hand), browser problems, a device code,
 /// the paste-back prompt, and — only while a browser is expected, never while the person may be typing — a one-line
@@ -7,14 +8,19 @@ import PortalAuth
 final class TerminalSignInObserver: SignInObserver {
     private let target: String
     private let pasteHint: Bool
+    private let waitLimit: Duration?
     private let status = StatusLine(waitingFor: "the sign-in in the browser")
+    /// Whether the person is asked for the code of an out-of-band page rather than an address.
+    private let asksForCode = Mutex(false)
 
     /// - Parameters:
     ///   - target: what is being signed in to, for the messages.
     ///   - pasteHint: whether to say, beside a browser sign-in, that the final redirect URL can be pasted.
-    init(target: String, pasteHint: Bool = false) {
+    ///   - waitLimit: the command's `--timeout`, named when it ends a device-code wait before the code expires.
+    init(target: String, pasteHint: Bool = false, waitLimit: Duration? = nil) {
         self.target = target
         self.pasteHint = pasteHint
+        self.waitLimit = waitLimit
     }
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
@@ -58,7 +64,8 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("")
         StandardError.line("    \(authorizationURL.absoluteString)")
         StandardError.line("")
-        StandardError.line("Paste the code here and press Enter:")
+        asksForCode.withLock { $0 = true }
+        prompt()
     }
 
     func configurationWarning(_ message: String) {
@@ -80,10 +87,22 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("")
         StandardError.line("and enter the code  \(DisplayText.neutralised(authorization.userCode, limit: 200))")
         if let complete = authorization.verificationURLComplete {
-            StandardError.line("(or open \(DisplayText.neutralised(complete.absoluteString, limit: 2000)), which has the code filled in)")
+            // On a line of its own with nothing after it: a terminal's link detection or a double-click takes the
+            // whole address and no punctuation (a trailing comma made the server refuse the code).
+            StandardError.line("")
+            StandardError.line("Or open this address, which has the code filled in:")
+            StandardError.line("")
+            StandardError.line("    \(DisplayText.neutralised(complete.absoluteString, limit: 2000))")
+            StandardError.line("")
         }
         let minutes = max(1, Int(authorization.expiresIn.components.seconds) / 60)
-        StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+        if let waitLimit, waitLimit < authorization.expiresIn {
+            let limit = waitLimit.components.seconds
+            let shown = limit < 120 ? "\(limit) s" : "\(limit / 60) min"
+            StandardError.line("Waiting for the sign-in to be approved (for at most \(shown), --timeout; the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+        } else {
+            StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+        }
     }
 
     func deviceCodePollingSlowedDown(interval: Duration) {
@@ -110,8 +129,8 @@ final class TerminalSignInObserver: SignInObserver {
         status.clear()
     }
 
-    /// The paste-back prompt, on a line of its own.
+    /// The paste-back prompt, on a line of its own: for the code of an out-of-band page, or for the final address.
     private func prompt() {
-        StandardError.line("Paste that address here and press Enter:")
+        StandardError.line(asksForCode.withLock { $0 } ? "Paste the code here and press Enter:" : "Paste that address here and press Enter:")
     }
 }

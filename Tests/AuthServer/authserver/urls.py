@@ -17,6 +17,7 @@ urlpatterns = [
     path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
     # ArcGIS portal face.
     re_path(rf"^{rest}oauth2/authorize/?$", portal.PortalAuthorizationView.as_view(), name="portal-authorize"),
+    re_path(r"^arcgis/sharing/oauth2/approval/?$", portal.out_of_band_approval, name="portal-oob-approval"),
     re_path(rf"^{rest}oauth2/token/?$", portal.PortalTokenView.as_view(), name="portal-token"),
     re_path(rf"^{rest}oauth2/revokeToken/?$", portal.PortalRevokeTokenView.as_view(), name="portal-revoke"),
     re_path(rf"^{rest}generateToken/?$", portal.GenerateTokenView.as_view(), name="portal-generate-token"),

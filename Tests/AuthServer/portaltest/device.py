@@ -6,9 +6,13 @@ DOT 3.4 leaves out and the tests need.
   authorization-code grant's (oauthlib's device grant has no OpenID Connect variant).
 - The device authorization endpoint works with oauthlib 4, whose answer also names the
   granted `scope` (DOT 3.4's view passes every answer field to a dataclass without one).
-- Polls can be answered `slow_down` on demand (`/testctl/config` `device_slow_down_polls`),
-  and a grant past its expiry answers `expired_token` (DOT checks expiry only on the
+- Polls sooner than the grant's interval are answered `slow_down`, and each slow_down adds
+  5 s to the interval the client must keep (RFC 8628 §3.5; DOT never sends it); the test
+  controls can also force it (`/testctl/config` `device_slow_down_polls`) and set the
+  `interval` and `expires_in` of new codes (`device_interval_seconds`, `device_code_seconds`).
+- A grant past its expiry answers `expired_token` (DOT checks expiry only on the
   verification page).
+- Every poll's answer is recorded in order (`/testctl/stats` `device_polls`).
 """
 import json
 
@@ -21,6 +25,7 @@ from oauthlib.openid.connect.core.grant_types.base import GrantTypeBase as OpenI
 from dataclasses import fields
 
 from django import http
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.models import DeviceCodeResponse, DeviceRequest, create_device_grant, get_device_grant_model
 from oauth2_provider.views import ConnectDiscoveryInfoView, DeviceAuthorizationView, TokenView
 
@@ -51,6 +56,8 @@ class TestDeviceAuthorizationView(DeviceAuthorizationView):
         headers, response, status = self.create_device_authorization_response(request)
         if status != 200:
             return http.JsonResponse(data=json.loads(response), status=status, headers=headers)
+        response.update(runtime.device_authorization_overrides())
+        runtime.device_authorization_issued(response["device_code"], response.get("interval", oauth2_settings.DEVICE_FLOW_INTERVAL))
         known = {field.name for field in fields(DeviceCodeResponse)}
         scope = response.get("scope") or request.POST.get("scope", "").strip()
         create_device_grant(
@@ -64,11 +71,19 @@ class DeviceTokenView(TokenView):
     """DOT's token endpoint; device-code polls first pass the test controls and the expiry check."""
 
     def device_flow_token_response(self, request, device_code, *args, **kwargs):
+        response = self._answer(request, device_code, *args, **kwargs)
+        try:
+            answer = json.loads(response.content)
+            runtime.record_device_poll("token" if "access_token" in answer else str(answer.get("error", "unknown")))
+        except ValueError:
+            runtime.record_device_poll(f"HTTP {response.status_code}")
+        return response
+
+    def _answer(self, request, device_code, *args, **kwargs):
         grant = get_device_grant_model().objects.filter(device_code=device_code).first()
         if grant is not None:
-            if runtime.take_device_slow_down():
-                error = rfc8628_errors.SlowDownError()
-                return self._error(error)
+            if runtime.take_device_slow_down(device_code, oauth2_settings.DEVICE_FLOW_INTERVAL):
+                return self._error(rfc8628_errors.SlowDownError())
             if grant.status == grant.AUTHORIZATION_PENDING and grant.is_expired():
                 return self._error(rfc8628_errors.ExpiredTokenError())
         return super().device_flow_token_response(request, device_code, *args, **kwargs)

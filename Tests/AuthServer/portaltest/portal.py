@@ -9,7 +9,8 @@ from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
-from django.http import JsonResponse, QueryDict
+from django.http import HttpResponseRedirect, JsonResponse, QueryDict
+from django.shortcuts import render
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views import View
@@ -20,6 +21,8 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 
 from .models import PortalGrantInfo, PortalRefreshInfo
 from .runtime import get_config, request_context
+
+OUT_OF_BAND_REDIRECT = "urn:ietf:wg:oauth:2.0:oob"
 
 # ArcGIS: the refresh-token lifetime defaults to two weeks and is capped at 90 days.
 DEFAULT_REFRESH_MINUTES = 20160
@@ -200,8 +203,22 @@ class PortalAuthorizationView(AuthorizationView):
                 MAX_REFRESH_MINUTES,
             )
             PortalGrantInfo.objects.update_or_create(code=code, defaults={"expiration_minutes": minutes})
+        if redirect_to.startswith(OUT_OF_BAND_REDIRECT + "?"):
+            # ArcGIS's out-of-band redirect: the portal's own approval page shows the code (or the error).
+            return HttpResponseRedirect("/arcgis/sharing/oauth2/approval?" + urlencode(query))
         redirect_to = urlunsplit(parts._replace(query=urlencode(query)))
         return super().redirect(redirect_to, application)
+
+
+def out_of_band_approval(request):
+    """GET /arcgis/sharing/oauth2/approval: where a sign-in with the out-of-band redirect ends; shows the
+    code to copy into the application (or the error)."""
+    context = {"code": request.GET.get("code", ""), "error": request.GET.get("error", ""),
+               "error_description": request.GET.get("error_description", "")}
+    response = render(request, "portaltest/oob_approval.html", context)
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 def _dot_json(body):

@@ -4,8 +4,10 @@ the per-request context that the portal face passes down into DOT's validator.
 The server is one process (Django's threaded runserver), so a lock is enough.
 """
 import contextvars
+import hashlib
 import os
 import threading
+import time
 from collections import Counter
 from datetime import datetime, timezone
 
@@ -26,6 +28,11 @@ _DEFAULT_CONFIG = {
     "fail_status": 503,
     # The next N device-code polls (RFC 8628) are answered `slow_down`.
     "device_slow_down_polls": 0,
+    # The `interval` of new device authorizations, seconds (0: the start-up value,
+    # PORTAL_AUTH_TEST_DEVICE_INTERVAL). Polls sooner than a grant's interval get `slow_down`.
+    "device_interval_seconds": 0,
+    # The `expires_in` of new device authorizations, seconds (0: DOT's default, 1800).
+    "device_code_seconds": 0,
 }
 _config = dict(_DEFAULT_CONFIG)
 
@@ -79,14 +86,60 @@ def take_injected_failure():
     return None
 
 
-def take_device_slow_down():
-    """True when this device-code poll is to be answered `slow_down`."""
+# The polling state of each device authorization (RFC 8628 §3.5), by a hash of its device
+# code: the interval its client must keep (the one handed out, 5 s more after each
+# slow_down) and when it last polled.
+_device_polling = {}
+# A poll this much sooner than the interval still counts as on time (clock granularity).
+_POLL_TOLERANCE_SECONDS = 0.2
+
+
+def _device_key(device_code):
+    return hashlib.sha256(device_code.encode()).hexdigest()
+
+
+def device_authorization_overrides():
+    """The run-time `interval` and `expires_in` of new device authorizations ({} for start-up values)."""
     with _lock:
-        if _config["device_slow_down_polls"] > 0:
+        overrides = {}
+        if _config["device_interval_seconds"]:
+            overrides["interval"] = _config["device_interval_seconds"]
+        if _config["device_code_seconds"]:
+            overrides["expires_in"] = _config["device_code_seconds"]
+        return overrides
+
+
+def device_authorization_issued(device_code, interval):
+    """Remembers a new device authorization's polling interval."""
+    with _lock:
+        _device_polling[_device_key(device_code)] = {"interval": float(interval), "last": None}
+
+
+def take_device_slow_down(device_code, default_interval):
+    """True when this device-code poll is to be answered `slow_down`: forced by the test
+    controls, or sooner than the grant's interval after its previous poll. Each slow_down
+    adds 5 s to the interval the client must keep from then on (RFC 8628 §3.5)."""
+    now = time.monotonic()
+    with _lock:
+        state = _device_polling.setdefault(_device_key(device_code), {"interval": float(default_interval), "last": None})
+        forced = _config["device_slow_down_polls"] > 0
+        if forced:
             _config["device_slow_down_polls"] -= 1
+        too_soon = state["last"] is not None and now - state["last"] < state["interval"] - _POLL_TOLERANCE_SECONDS
+        state["last"] = now
+        if forced or too_soon:
+            state["interval"] += 5
             _stats["device_slow_downs"] += 1
             return True
     return False
+
+
+def record_device_poll(answer):
+    """Records the answer to a device-code poll (`authorization_pending`, `slow_down`,
+    `access_denied`, `expired_token`, `token`, …), in order, for the tests."""
+    with _lock:
+        if len(_stats["device_polls"]) < 1000:
+            _stats["device_polls"].append(answer)
 
 
 def access_token_lifetime(request=None):
@@ -107,6 +160,7 @@ def _new_stats():
         "revocations": 0,
         "injected_failures": 0,
         "device_slow_downs": 0,
+        "device_polls": [],
     }
 
 
@@ -140,6 +194,7 @@ def stats_snapshot():
             "revocations": _stats["revocations"],
             "injected_failures": _stats["injected_failures"],
             "device_slow_downs": _stats["device_slow_downs"],
+            "device_polls": list(_stats["device_polls"]),
         }
 
 

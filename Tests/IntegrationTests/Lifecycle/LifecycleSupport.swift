@@ -48,7 +48,6 @@ struct TestControl {
     func resetStats() async throws { try await post("reset-stats") }
     func expireAccessTokens() async throws { try await post("expire-access-tokens") }
     func expireRefreshTokens() async throws { try await post("expire-refresh-tokens") }
-    func expireDeviceGrants() async throws { try await post("expire-device-grants") }
 
     /// Changes the run-time configuration (`access_token_seconds`, `token_delay_ms`, `fail_next_token_requests`, …).
     func configure(_ changes: JSONObject) async throws { try await post("config", json: .object(changes)) }

@@ -36,6 +36,8 @@ final class HeadlessTool: @unchecked Sendable {
         }.start()
     }
 
+    deinit { stop() }
+
     /// What the tool wrote to stderr so far.
     var stderr: String { collected.state.withLock { $0.text } }
 

@@ -13,37 +13,21 @@ struct PasteBackSignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let finalFile = store.directory.appendingPathComponent("final-url").path
-        let command = [BinaryLocator.toolPath, "login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "120"]
-            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qfec", command, "/dev/null"]
-        process.environment = HeadlessEnvironment.make(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb"])
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let tool = try TerminalTool(["login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "120"],
+                                    environment: ["PORTAL_AUTH_STORE": store.path])
 
-        var text = readOutput(of: output, until: "Paste that address here and press Enter:", timeout: .seconds(30))
-        let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") },
-                               "no authorization URL in: \(text)")
-        input.fileHandleForWriting.write(Data("not a url\n".utf8))
-        text += readOutput(of: output, until: "Paste that address here and press Enter:", timeout: .seconds(30))
+        var (text, url) = try tool.authorizationURL(until: "Paste that address here and press Enter:", portal: server.portal)
+        tool.type("not a url")
+        text += tool.read(until: "Paste that address here and press Enter:")
 
-        let browser = try TestBrowserRun.run(String(url), environment: [
+        let browser = try TestBrowserRun.run(url, environment: [
             "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
         ])
         #expect(browser == 0)
         let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        input.fileHandleForWriting.write(Data((final + "\n").utf8))
-        let status = await offPool {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        tool.type(final)
+        let (status, rest) = await tool.finish()
+        text += rest
         #expect(status == 0, "\(text)")
         #expect(text.contains("No browser is opened here: there is no display"))
         #expect(text.contains("Open this URL in a browser on any machine and sign in:"))

@@ -78,6 +78,22 @@ struct DeviceCodeFlowTests {
         #expect(client.count == 3, "the device authorization and two polls; none after the expiry")
     }
 
+    @Test("the sign-in's time limit (--timeout) ends the polling before the codes expire, with no poll after it")
+    func timeLimit() async throws {
+        var provider = FakeIdentityProvider()
+        provider.expiresIn = 600
+        provider.pollErrors = Array(repeating: "authorization_pending", count: 20)
+        let clock = VirtualSignInClock()
+        var (settings, client) = settings(provider, clock: clock)
+        settings.timeout = .seconds(12)
+        let thrown = await #expect(throws: DeviceCodeError.self) { try await flow.run(settings: settings) }
+        #expect(thrown?.isTimedOut == true && thrown?.isExpired == false)
+        #expect(thrown?.category == .timedOut)
+        #expect(thrown.map { String(describing: $0) }?.contains("time limit of 12 s (--timeout)") == true)
+        #expect(clock.sleeps == [.seconds(5), .seconds(5), .seconds(2)], "waits up to the limit, not a whole interval past it")
+        #expect(client.count == 3, "the device authorization and two polls; none after the limit")
+    }
+
     @Test("cancelling the task (Ctrl-C) ends the wait between polls at once, with no further request")
     func cancellation() async throws {
         let provider = FakeIdentityProvider()

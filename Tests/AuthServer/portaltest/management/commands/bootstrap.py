@@ -24,6 +24,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 # The custom-scheme redirect the SDK's IAP files and ArcGIS native apps use; a desktop hands it to the
 # scheme's handler (portal-auth handle-redirect). Registered exactly (no port rules apply).
 CUSTOM_SCHEME_REDIRECT = "my-maps-app://auth"
+# ArcGIS's out-of-band redirect: the portal face shows the code on its approval page instead of redirecting.
+OUT_OF_BAND_REDIRECT = "urn:ietf:wg:oauth:2.0:oob"
 
 
 def _write_private(path, text):
@@ -68,7 +70,7 @@ class Command(BaseCommand):
         public.name = "PortalAuth Test"
         public.client_type = Application.CLIENT_PUBLIC
         public.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
-        public.redirect_uris = " ".join(redirects + [CUSTOM_SCHEME_REDIRECT])
+        public.redirect_uris = " ".join(redirects + [CUSTOM_SCHEME_REDIRECT, OUT_OF_BAND_REDIRECT])
         public.post_logout_redirect_uris = " ".join(logout_redirects)
         public.skip_authorization = False
         public.algorithm = Application.RS256_ALGORITHM
