@@ -121,9 +121,8 @@ struct ExecCommand: AsyncParsableCommand {
         if name.contains("/") { return name }
         for directory in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
-            if access(candidate, X_OK) == 0, var info = Optional(stat()), stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
-                return candidate
-            }
+            var info = stat()
+            if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return candidate }
         }
         throw ExecFailure(status: 127, description: "\(DisplayText.neutralised(name, limit: 200)): command not found on PATH")
     }
