@@ -37,12 +37,16 @@ let package = Package(
         ),
         // prctl (variadic in C) for keeping secrets out of core dumps; glibc only, nothing to link.
         .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
+        // The Secret Service (desktop keyring) through libsecret-1.so.0 (Debian libsecret-1-0; libsecret-1-dev for
+        // its headers), loaded with dlopen on first use: linking it would load glib at every start and make the tool
+        // fail to start where libsecret is missing, instead of falling back to the store file.
+        .target(name: "CSecret", path: "Sources/CSecret", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
         // MARK: - Library and tool
         .target(
             name: "PortalAuth",
             dependencies: [
-                "CCurl", "COpenSSL", "CJansson", "CSystem",
+                "CCurl", "COpenSSL", "CJansson", "CSystem", "CSecret",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -17,6 +17,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
         RefreshCommand.self,
         RevokeCommand.self,
         SignOutCommand.self,
+        StoreCommand.self,
         GenerateTokenCommand.self,
         AppTokenCommand.self,
         RequestCommand.self,
@@ -53,8 +54,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
             --format json a failure also prints {"error": {"status", "category", "message"}} on stdout.
 
             Environment:
-              PORTAL_AUTH_STORE          the credential store file
-              XDG_STATE_HOME             else its folder (portal-auth/credentials.json)
+              PORTAL_AUTH_STORE          auto, keyring, file or a store file (as --store)
+              XDG_STATE_HOME             store file folder (portal-auth/credentials.json)
               PORTAL_AUTH_CA_BUNDLE      PEM bundle of trusted CAs (then CURL_CA_BUNDLE,
                                          SSL_CERT_FILE)
               PORTAL_AUTH_CLIENT_SECRET  app-token's client secret when no file is given

@@ -96,8 +96,8 @@ public final class AuthenticationManager: Sendable {
     ///
     /// The ArcGIS credentials go to the store file, as with `setupPersistentCredentialStorage(file:)` (`access` and
     /// `synchronizesWithiCloud` have no Linux meaning; see `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
-    /// The network credential store is replaced by a new one that keeps its credentials in memory only (see
-    /// `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    /// The network credential store is replaced by one kept in the desktop keyring when one answers, else in memory
+    /// (see `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
     ///
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; both stores are
     ///   then left as they were.

@@ -42,7 +42,8 @@ public final class ArcGISCredentialStore: Sendable {
     /// A store persisted in `file`, loaded now.
     ///
     /// - Parameters:
-    ///   - file: the credential store file; by default `$PORTAL_AUTH_STORE`, else the XDG state directory.
+    ///   - file: the credential store file; by default chosen by `CredentialStoreFile.select(environment:)` (the
+    ///     keyring with its index in the XDG state directory when one answers, else the file; `$PORTAL_AUTH_STORE`).
     ///   - settings: the HTTP client and refresh policy the loaded credentials use.
     ///   - startingOverIfCorrupted: when the file is corrupted, start with no credentials instead of
     ///     failing; the next `add` keeps the corrupted file aside (renamed, never overwritten) and says where.
@@ -50,7 +51,7 @@ public final class ArcGISCredentialStore: Sendable {
     public static func makePersistent(
         file: CredentialStoreFile? = nil, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
     ) throws -> ArcGISCredentialStore {
-        let file = try file ?? CredentialStoreFile(location: StoreLocation.resolve(environment: ProcessInfo.processInfo.environment))
+        let file = try file ?? CredentialStoreFile.select(environment: ProcessInfo.processInfo.environment)
         let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
         var credentials: [ArcGISCredential] = []
         var unreadable: [String] = []
@@ -66,8 +67,9 @@ public final class ArcGISCredentialStore: Sendable {
 
     /// A persistent store, with the ArcGIS Maps SDK's labels.
     ///
-    /// On Linux the credentials go to the store file (`$PORTAL_AUTH_STORE`, else
-    /// `$XDG_STATE_HOME/portal-auth/credentials.json`), 0600 in a 0700 folder: `access` has no other meaning there
+    /// On Linux the tokens go to the desktop keyring when a Secret Service answers and is unlocked, else to the store
+    /// file (`$PORTAL_AUTH_STORE` chooses: `auto`, `keyring`, `file` or a path; by default
+    /// `$XDG_STATE_HOME/portal-auth/credentials.json`, the keyring's index), 0600 in a 0700 folder: `access` has no other meaning there
     /// (see `KeychainAccess`), and `synchronizesWithiCloud` is ignored — nothing is synchronised anywhere; copy the
     /// file yourself if you want it elsewhere.
     ///

@@ -38,6 +38,13 @@ public struct CredentialStoreFile: Sendable {
     public let location: StoreLocation
     /// Lock settings.
     public var configuration: Configuration
+    /// Where changed entries keep their secrets: in this file (the default), or in the desktop keyring with this
+    /// file as their index. Entries that name a keyring item are read from it whatever this says.
+    public var backend: StoreBackend = .file
+    /// Why ``backend`` was chosen, when it was chosen automatically (for `status`).
+    public var backendReason: String?
+    /// The keyring's items (libsecret; tests give another).
+    var secretStorage: any SecretItemStorage = SecretServiceClient()
 
     /// A store at `location`; nothing is touched until it is read or updated.
     public init(location: StoreLocation, configuration: Configuration = Configuration()) {
@@ -57,13 +64,29 @@ public struct CredentialStoreFile: Sendable {
     ///   parser's line and column in `syntaxError`) — never an empty snapshot for a file that is there;
     ///   `unsupportedVersion`; `fileSystem`.
     public func read() throws(CredentialStoreError) -> StoreSnapshot {
-        guard try StoreFileSystem.checkDirectoryIfPresent(location.directory) else { return StoreSnapshot() }
+        // An entry whose keyring item a writer replaced between the file read and the item read is read again.
+        var attempt = 0
+        while true {
+            let entries = try readFile().entries
+            guard entries.values.contains(where: { KeyringEntryFormat.reference(in: $0) != nil }) else { return StoreSnapshot(entries: entries) }
+            let (resolved, missing) = keyring.resolve(entries)
+            attempt += 1
+            if !missing || attempt == 3 { return StoreSnapshot(entries: resolved) }
+        }
+    }
+
+    /// The keyring side of this store.
+    var keyring: KeyringEntrySecrets { KeyringEntrySecrets(storage: secretStorage, storePath: path) }
+
+    /// The file's entries as written (keyring entries as references) and the place of the secrets it records.
+    func readFile() throws(CredentialStoreError) -> (entries: [String: JSONObject], recorded: StoreBackend?) {
+        guard try StoreFileSystem.checkDirectoryIfPresent(location.directory) else { return ([:], nil) }
         // O_NONBLOCK: opening a FIFO planted at the path must not hang; it is then refused as not a regular file.
-        guard let descriptor = try StoreFileSystem.open(path, O_RDONLY | O_NONBLOCK) else { return StoreSnapshot() }
+        guard let descriptor = try StoreFileSystem.open(path, O_RDONLY | O_NONBLOCK) else { return ([:], nil) }
         defer { close(descriptor) }
         try StoreFileSystem.checkPrivateFile(StoreFileSystem.status(ofDescriptor: descriptor, path: path), path: path)
         let data = try StoreFileSystem.readAll(descriptor, path: path)
-        return StoreSnapshot(entries: try StoreDocument.decode(data, path: path))
+        return (try StoreDocument.decode(data, path: path), StoreDocument.recordedBackend(data))
     }
 
     // MARK: - Updating
@@ -104,6 +127,21 @@ public struct CredentialStoreFile: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) async throws -> Result
     ) async throws -> Result {
+        try await exclusiveAccess(onCorruption: policy, reservingSpace: reservingSpace, body)
+    }
+
+    /// ``withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)``, also writing the file when `recording`
+    /// names a place of the secrets to record (a migration), which moves every readable entry's secrets there.
+    ///
+    /// With the keyring as ``backend``, changed entries are written as new keyring items before the file names
+    /// them, and the items the file no longer names are removed after it is written (see ``KeyringReference``).
+    func exclusiveAccess<Result>(
+        onCorruption policy: CorruptedStorePolicy = .fail,
+        reservingSpace: Bool = false,
+        recording: StoreBackend? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (inout StoreSnapshot) async throws -> Result
+    ) async throws -> Result {
         try StoreFileSystem.ensurePrivateDirectory(location.directory)
         let lock = try await FileLock.acquire(
             path: location.lockPath,
@@ -111,21 +149,30 @@ public struct CredentialStoreFile: Sendable {
             maximumPause: configuration.maximumLockPollInterval)
         defer { lock.release() }
 
-        var snapshot = try readUnderLock(policy: policy)
+        let (read, recorded) = try readUnderLock(policy: policy)
+        let toKeyring = backend == .keyring
+        var (resolved, keyringState) = keyring.resolveUnderLock(read.entries, listing: toKeyring)
+        var snapshot = StoreSnapshot(entries: resolved, recovery: read.recovery)
         var reservation: SpaceReservation?
         if reservingSpace {
             AtomicFileWriter.removeLeftovers(for: path)
             reservation = try SpaceReservation(bytes: StoreDocument.encode(snapshot.entries).count + Self.reservedHeadroom, for: path)
         }
         let result = try await body(&snapshot)
-        if snapshot.isChanged {
-            let data = StoreDocument.encode(snapshot.entries)
+        resolved = snapshot.entries
+        let recordedNow = recording ?? recorded
+        if snapshot.isChanged || recordedNow != recorded || keyring.needsRewrite(resolved, toKeyring: toKeyring, state: keyringState) {
+            let fileEntries = try keyring.fileEntries(for: resolved, toKeyring: toKeyring, state: &keyringState)
+            let data = StoreDocument.encode(fileEntries, recording: recordedNow)
             if let reservation {
                 try reservation.commit(data)
             } else {
                 AtomicFileWriter.removeLeftovers(for: path)
                 try AtomicFileWriter.write(data, to: path)
             }
+            keyring.removeLeftovers(fileEntries: fileEntries, state: keyringState)
+        } else if keyring.hasLeftovers(fileEntries: read.entries, state: keyringState) {
+            keyring.removeLeftovers(fileEntries: read.entries, state: keyringState)
         }
         return result
     }
@@ -136,14 +183,16 @@ public struct CredentialStoreFile: Sendable {
 
     // MARK: - Corruption
 
-    /// ``read()``, with a corrupted file moved aside when the policy says so. Call only under the lock.
-    private func readUnderLock(policy: CorruptedStorePolicy) throws(CredentialStoreError) -> StoreSnapshot {
+    /// The file's entries (keyring entries as references), with a corrupted file moved aside when the policy says
+    /// so. Call only under the lock.
+    private func readUnderLock(policy: CorruptedStorePolicy) throws(CredentialStoreError) -> (StoreSnapshot, StoreBackend?) {
         do {
-            return try read()
+            let (entries, recorded) = try readFile()
+            return (StoreSnapshot(entries: entries), recorded)
         } catch where error.kind == .corrupted && policy == .keepAsideAndStartEmpty {
             let kept = try moveAside()
             let recovery = CorruptedStoreRecovery(storePath: path, keptCopyPath: kept, reason: error.corruptionReason ?? "unreadable")
-            return StoreSnapshot(recovery: recovery)
+            return (StoreSnapshot(recovery: recovery), nil)
         }
     }
 

@@ -10,6 +10,9 @@ import Foundation
 /// }
 /// ```
 ///
+/// `"secrets": "file"` or `"keyring"` (optional, written by `portal-auth store migrate`) records where the user
+/// chose to keep the secrets; the automatic choice follows it. Older readers ignore it.
+///
 /// Pretty-printed with keys in sorted order, so two writes of the same entries give the same bytes.
 /// A file of a newer version is refused (never rewritten by this version); anything else that is not this
 /// shape is corrupted.
@@ -52,14 +55,25 @@ enum StoreDocument {
         return result
     }
 
-    /// The bytes of a store file holding `entries`.
-    static func encode(_ entries: [String: JSONObject]) -> Data {
+    /// The member recording the chosen place of the secrets.
+    static let secretsMember = "secrets"
+
+    /// The place of the secrets a well-formed store file records; nil when it records none (or is not well-formed:
+    /// ``decode(_:path:)`` reports that).
+    static func recordedBackend(_ data: Data) -> StoreBackend? {
+        (try? JSONValue.parse(data))?.objectValue?[secretsMember]?.stringValue.flatMap(StoreBackend.init(rawValue:))
+    }
+
+    /// The bytes of a store file holding `entries` (and recording `backend` as the chosen place of the secrets).
+    static func encode(_ entries: [String: JSONObject], recording backend: StoreBackend? = nil) -> Data {
         let sorted = entries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.object($0.value)) }
-        let document: JSONValue = .object([
-            "format": .string(formatName),
-            "version": .integer(currentVersion),
-            "entries": .object(JSONObject(sorted)),
-        ])
+        var members: [(key: String, value: JSONValue)] = [
+            (key: "format", value: .string(formatName)),
+            (key: "version", value: .integer(currentVersion)),
+        ]
+        if let backend { members.append((key: secretsMember, value: .string(backend.rawValue))) }
+        members.append((key: "entries", value: .object(JSONObject(sorted))))
+        let document: JSONValue = .object(JSONObject(members))
         return Data((document.serialized(indent: 2) + "\n").utf8)
     }
 

@@ -10,8 +10,13 @@ struct StoreOptions: ParsableArguments {
     var timeout: Int = 300
 
     @Option(help: ArgumentHelp(
-        "Credential store file.", discussion: "Default: $PORTAL_AUTH_STORE, else $XDG_STATE_HOME/portal-auth/credentials.json.",
-        valueName: "path"), completion: .file(extensions: ["json"]))
+        "Where credentials live: auto, keyring, file, or a store file's path.",
+        discussion: """
+            Default: $PORTAL_AUTH_STORE, else auto: the desktop keyring (Secret Service) when one answers and is \
+            unlocked, else the file $XDG_STATE_HOME/portal-auth/credentials.json. keyring fails at once (exit 70) \
+            when the keyring is absent or locked; a path is a store file there (./keyring for a file named keyring).
+            """,
+        valueName: "auto|keyring|file|path"), completion: .file(extensions: ["json"]))
     var store: String?
 
     @OptionGroup var transport: TransportOptions
@@ -28,9 +33,9 @@ struct StoreOptions: ParsableArguments {
         return client
     }
 
-    /// The credential store file these options name.
+    /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
     func storeFile() throws -> CredentialStoreFile {
-        CredentialStoreFile(location: try StoreLocation.resolve(explicitPath: store, environment: ProcessInfo.processInfo.environment))
+        try CredentialStoreFile.select(store: store, environment: ProcessInfo.processInfo.environment)
     }
 
     /// The persistent credential store, loaded.
@@ -41,6 +46,11 @@ struct StoreOptions: ParsableArguments {
     ///     options (so `--ca-bundle` applies to every refresh and revocation).
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
         let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
-        return try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
+            let count = store.unreadableEntries.count
+            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(problem, limit: 400))")
+        }
+        return store
     }
 }

@@ -2,9 +2,10 @@ public import Foundation
 
 /// The network credentials an app holds, one of each kind per protection space (host and port).
 ///
-/// In memory only: passwords, PKCS#12 bytes and their passwords are never written to disk (Linux has no
-/// keychain the library could rely on), so they live as long as the process. A server trust holds no secret, but
-/// it is kept in memory too, so that trusting a self-signed server is a decision made again in each session.
+/// `NetworkCredentialStore()` keeps them in memory only, for the life of the process. A store from
+/// ``makePersistent(access:synchronizesWithiCloud:)`` also keeps them in the desktop keyring (the Secret Service),
+/// never in a plain file: passwords, the PKCS#12 files' passwords (with the file's path) and trusted server
+/// certificates are there in the next session, and removals remove them there.
 ///
 /// ```swift
 /// let store = NetworkCredentialStore()
@@ -31,18 +32,49 @@ public actor NetworkCredentialStore {
     }
 
     private var entries: [ProtectionSpace: Entry] = [:]
+    /// The keyring behind a persistent store; nil in memory.
+    private let keyring: NetworkCredentialKeyring?
+
+    /// True when the credentials are also kept in the desktop keyring (see ``makePersistent(access:synchronizesWithiCloud:)``).
+    public nonisolated var isPersistent: Bool { keyring != nil }
 
     /// An empty store.
-    public init() {}
+    public init() {
+        keyring = nil
+    }
 
-    /// The ArcGIS Maps SDK's persistent store, with its labels — on Linux, for now, a new store in memory.
+    /// A store kept in `keyring`, loaded from it now.
+    init(keyring: NetworkCredentialKeyring, now: Date = Date()) throws(KeyringError) {
+        self.keyring = keyring
+        for (space, loaded) in try keyring.load(now: now).credentials {
+            var entry = entries[space] ?? Entry()
+            switch loaded {
+            case .password(let password): entry.password = password
+            case .certificate(let certificate): entry.certificate = certificate
+            case .trust(let certificate): entry.trustedCertificate = certificate
+            }
+            entries[space] = entry
+        }
+    }
+
+    /// The ArcGIS Maps SDK's persistent store, with its labels: on Linux the desktop keyring (the Secret Service).
     ///
-    /// Network credentials (passwords, PKCS#12 bytes and their passwords) are not written to disk by this library:
-    /// where they may go on Linux (the desktop keyring) is a later change. Until then the returned store keeps
-    /// them for the life of the process, whatever `access` and `synchronizesWithiCloud` say (they have no Linux
-    /// meaning; see `KeychainAccess`).
+    /// When a Secret Service answers and its default collection is unlocked, the credentials kept there before are
+    /// loaded now (a certificate whose PKCS#12 file is gone or no longer opens is skipped, and left in the keyring),
+    /// and every `add`, `trust` and removal also changes the keyring. Without a usable keyring (a headless
+    /// machine, a locked keyring) the store keeps them in memory only, for the life of the process
+    /// (``isPersistent`` is false): network credentials are never written to a plain file. `access` and
+    /// `synchronizesWithiCloud` have no Linux meaning (see `KeychainAccess`).
+    ///
+    /// - Throws: `KeyringError` when the keyring answers but its items cannot be read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
-        NetworkCredentialStore()
+        let storage = SecretServiceClient()
+        do {
+            try CredentialStoreFile.probe(storage, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            return NetworkCredentialStore()
+        }
+        return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
     }
 
     // MARK: - Changes
@@ -51,12 +83,15 @@ public actor NetworkCredentialStore {
     ///
     /// - Throws: `NetworkCredentialError.serverTrustUnusable` for `.serverTrust`: a trust needs the certificate the
     ///   server presented; use `trust(_:for:)` (the manager does, with the certificate of the challenge).
+    ///   `KeyringError` when a persistent store cannot write it to the keyring (it is then not kept at all).
     public func add(_ credential: NetworkCredential, for space: ProtectionSpace) throws {
         var entry = entries[space] ?? Entry()
         switch credential {
         case .password(let password):
+            try keyring?.save(password, for: space)
             entry.password = password
         case .certificate(let certificate):
+            try keyring?.save(certificate, for: space)
             entry.certificate = certificate
         case .serverTrust:
             throw NetworkCredentialError(
@@ -82,18 +117,22 @@ public actor NetworkCredentialStore {
                 detail: "the certificate of \(space) (\(certificate.subject)) is not for the host \(space.host); "
                     + "use the host name the certificate names, or give the server a certificate for \(space.host)")
         }
+        try keyring?.save(trust: certificate, for: space)
         var entry = entries[space] ?? Entry()
         entry.trustedCertificate = certificate
         entries[space] = entry
     }
 
-    /// Removes every credential of `space`.
+    /// Removes every credential of `space` (from the keyring too, for a persistent store; a keyring that fails
+    /// then is not reported here, and the credentials come back with the next `makePersistent`).
     public func remove(for space: ProtectionSpace) {
+        try? keyring?.remove(kind: nil, for: space)
         entries[space] = nil
     }
 
     /// Removes the credential of `kind` for `space`.
     public func remove(_ kind: NetworkCredential.Kind, for space: ProtectionSpace) {
+        try? keyring?.remove(kind: kind, for: space)
         guard var entry = entries[space] else { return }
         switch kind {
         case .password: entry.password = nil
@@ -103,8 +142,9 @@ public actor NetworkCredentialStore {
         entries[space] = entry.all.isEmpty ? nil : entry
     }
 
-    /// Removes every credential.
+    /// Removes every credential (from the keyring too, for a persistent store).
     public func removeAll() {
+        try? keyring?.remove(kind: nil, for: nil)
         entries.removeAll()
     }
 
