@@ -1,12 +1,5 @@
-// swift-tools-version:6.0
-import Foundation
+// swift-tools-version:6.1
 import PackageDescription
-
-/// Strict settings applied to every Swift target in one place.
-let strictSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-]
 
 let package = Package(
     name: "PortalAuth",
@@ -49,7 +42,6 @@ let package = Package(
                 "CCurl", "COpenSSL", "CJansson", "CSystem", "CSecret",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "portal-auth",
@@ -58,49 +50,49 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings
         ),
 
         // MARK: - Tests
         .testTarget(
             name: "PortalAuthTests",
             dependencies: ["PortalAuth"],
-            swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["PortalAuth"],
-            swiftSettings: strictSettings
         ),
         // Code written for the ArcGIS Maps SDK for Swift, compiled against the public API only.
         .testTarget(
             name: "SDKStyleTests",
             dependencies: ["PortalAuth"],
-            swiftSettings: strictSettings
         ),
     ],
     swiftLanguageModes: [.v6]
 )
 
-// MARK: - Fuzz targets (only with PORTAL_AUTH_FUZZ set; built and run by scripts/fuzz)
+// MARK: - Fuzz targets (built with the Fuzzing trait by scripts/fuzz)
 
-/// The libFuzzer executables, one per parser, under `Tests/Fuzz/<Target>/`. They exist only when
-/// `PORTAL_AUTH_FUZZ` is set, so `swift build` and CI's normal builds never see them (they need
-/// `-sanitize=fuzzer`, whose runtime drives them).
+/// The libFuzzer executables, one per parser, under `Tests/Fuzz/<Target>/`. Always declared; without the `Fuzzing`
+/// trait they build as plain programs that replay the input files they are given, and `scripts/fuzz` builds them with
+/// `--traits Fuzzing` and `-sanitize=fuzzer`, whose runtime then drives them.
 let fuzzTargets = [
     "FuzzIAPConfiguration", "FuzzHostPattern", "FuzzCallbackRequest", "FuzzTokenResponse", "FuzzStoredCredential",
 ]
-if ProcessInfo.processInfo.environment["PORTAL_AUTH_FUZZ"] != nil {
-    package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport", swiftSettings: strictSettings))
-    for name in fuzzTargets {
-        package.products.append(.executable(name: name, targets: [name]))
-        package.targets.append(
-            .executableTarget(
-                name: name,
-                dependencies: ["PortalAuth", "FuzzSupport"],
-                path: "Tests/Fuzz/\(name)",
-                swiftSettings: strictSettings
-            )
-        )
-    }
+package.traits.insert(.trait(name: "Fuzzing", description: "Build the fuzz targets against libFuzzer (scripts/fuzz)."))
+package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/FuzzSupport"))
+for name in fuzzTargets {
+    package.products.append(.executable(name: name, targets: [name]))
+    package.targets.append(
+        .executableTarget(name: name, dependencies: ["PortalAuth", "FuzzSupport"], path: "Tests/Fuzz/\(name)")
+    )
+}
+
+// MARK: - Strict settings, applied to every Swift target in one place
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
 }

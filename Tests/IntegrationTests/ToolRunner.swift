@@ -43,13 +43,9 @@ enum ToolRunner {
         directory: URL? = nil,
         timeout: Duration = .seconds(30)
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            // Blocking waits stay off the cooperative thread pool.
-            DispatchQueue.global().async {
-                continuation.resume(with: Swift.Result {
-                    try runBlocking(arguments, environment: environment, stdin: stdin, directory: directory, timeout: timeout)
-                })
-            }
+        // Blocking waits stay off the cooperative thread pool.
+        try await BlockingWork.run {
+            try runBlocking(arguments, environment: environment, stdin: stdin, directory: directory, timeout: timeout)
         }
     }
 

@@ -61,13 +61,12 @@ public struct CommandBrowserOpener: BrowserOpener {
             let arguments = words.contains("%s") ? words.map { $0 == "%s" ? address : $0 } : words + [address]
             do {
                 let pid = try Self.spawn(arguments, command: command)
-                let reaper = Thread {
+                BlockingWork.detach(name: "PortalAuth.browser-reaper") {
                     var status: Int32 = 0
                     while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
                     let exited = status & 0x7f == 0
                     onExit(exited ? (status >> 8) & 0xff : 128 + (status & 0x7f))
                 }
-                reaper.start()
                 return page
             } catch {
                 page.remove()

@@ -1,4 +1,6 @@
 import Synchronization
+import Foundation
+import Logging
 
 /// Holds an app's ArcGIS and network credentials, sends requests with them while answering the servers'
 /// authentication challenges (`data(for:)`), and signs the user out of all of them.

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Glibc
 
@@ -6,10 +5,13 @@ import Glibc
 enum ConfigurationFileReader {
     /// Reads `file` on a thread outside the cooperative pool (a FIFO or a slow disk may block).
     static func read(_ file: URL, limit: Int = ConfigurationError.maximumFileSize) async throws(ConfigurationError) -> Data {
-        let result: Result<Data, ConfigurationError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(ConfigurationError) in try readBlocking(file, limit: limit) })
+        let result: Result<Data, ConfigurationError>
+        do {
+            result = try await BlockingWork.run(name: "PortalAuth.configuration-read") {
+                Result { () throws(ConfigurationError) in try readBlocking(file, limit: limit) }
             }
+        } catch {
+            throw .unreadable(file, reason: "the task was cancelled before the file was read")  // the only error run adds
         }
         return try result.get()
     }

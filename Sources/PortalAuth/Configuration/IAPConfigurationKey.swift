@@ -40,14 +40,6 @@ enum IAPConfigurationKey: String, CaseIterable, Sendable {
         }
     }
 
-    /// The JSON type the value must have.
-    var expectedType: String {
-        switch self {
-        case .scope, .hostsBehindProxy: return "array"
-        default: return "string"
-        }
-    }
-
     /// The required keys, comma-separated, for messages.
     static let requiredKeyList = allCases.filter(\.isRequired).map(\.rawValue).joined(separator: ", ")
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension IAPCredential {
     /// Signs the user out at the identity provider and makes the credential unusable.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// One OpenID Connect RP-initiated logout through the browser, confirmed on a loopback redirect.
 ///

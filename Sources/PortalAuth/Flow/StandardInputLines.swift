@@ -10,7 +10,7 @@ enum StandardInputLines {
         AsyncStream { continuation in
             let stopped = Mutex(false)
             continuation.onTermination = { _ in stopped.withLock { $0 = true } }
-            let thread = Thread {
+            BlockingWork.detach(name: "PortalAuth.stdin") {
                 var pending: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while !stopped.withLock({ $0 }) {
@@ -30,7 +30,6 @@ enum StandardInputLines {
                 }
                 continuation.finish()
             }
-            thread.start()
         }
     }
 }

@@ -20,8 +20,8 @@ final class LoopbackControl: Sendable {
     private enum Phase {
         /// Bound, nobody waiting yet.
         case bound
-        /// The serving thread runs; the continuation is resumed when it ends.
-        case waiting(CheckedContinuation<Outcome, Never>)
+        /// The serving loop runs (or is about to start on its thread).
+        case waiting
         /// Ended (or closed); every descriptor is closed.
         case finished
     }
@@ -49,14 +49,12 @@ final class LoopbackControl: Sendable {
 
     // MARK: - Waiting
 
-    /// Starts waiting: true when the caller must start the serving thread. Otherwise the continuation has been
-    /// resumed already (the task was cancelled before the start, or the listener has ended).
+    /// Starts waiting: nil when the caller must start the serving loop, otherwise the wait's outcome at once (the
+    /// task was cancelled before the start, or the listener has ended).
     ///
     /// Called on the waiting task. `Task.isCancelled` is read under the lock: the cancellation handler takes the
     /// same lock after the flag is set, so either it finds the wait started and wakes the loop, or this sees the flag.
-    func begin(
-        _ continuation: CheckedContinuation<Outcome, Never>, closedError: LoopbackError, cancelledError: LoopbackError
-    ) -> Bool {
+    func begin(closedError: LoopbackError, cancelledError: LoopbackError) -> Outcome? {
         let immediate: Outcome? = state.withLock { state in
             switch state.phase {
             case .bound where Task.isCancelled:
@@ -64,7 +62,7 @@ final class LoopbackControl: Sendable {
                 state.phase = .finished
                 return .failure(cancelledError)
             case .bound:
-                state.phase = .waiting(continuation)
+                state.phase = .waiting
                 return nil
             case .waiting:
                 return .failure(.listenerFailed("waitForCallback was called while another call is waiting"))
@@ -72,9 +70,7 @@ final class LoopbackControl: Sendable {
                 return .failure(closedError)
             }
         }
-        guard let immediate else { return true }
-        continuation.resume(returning: immediate)
-        return false
+        return immediate
     }
 
     /// Asks the serving loop to stop (or, before the wait starts, closes at once for `.close`).
@@ -108,16 +104,13 @@ final class LoopbackControl: Sendable {
         state.withLock { state in closeListeners(&state) }
     }
 
-    /// Ends the wait: closes what is left, records the statistics and resumes the waiting task.
-    func finish(_ outcome: Outcome, statistics: LoopbackStatistics) {
-        let continuation: CheckedContinuation<Outcome, Never>? = state.withLock { state in
+    /// Ends the wait: closes what is left and records the statistics; the waiting task then gets the outcome.
+    func finish(statistics: LoopbackStatistics) {
+        state.withLock { state in
             closeAll(&state)
             state.statistics = statistics
-            guard case .waiting(let continuation) = state.phase else { return nil }
             state.phase = .finished
-            return continuation
         }
-        continuation?.resume(returning: outcome)
     }
 
     /// What the serving loop counted (after the wait ended).

@@ -138,18 +138,18 @@ public final class LoopbackListener: Sendable {
         let logger = self.logger
         let closedError = LoopbackError.closed(redirectURL: settings.redirectURL)
         let cancelledError = LoopbackError.cancelled(redirectURL: settings.redirectURL)
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                guard control.begin(continuation, closedError: closedError, cancelledError: cancelledError) else {
-                    return
-                }
-                let thread = Thread {
+        let outcome: LoopbackControl.Outcome = await withTaskCancellationHandler {
+            if let immediate = control.begin(closedError: closedError, cancelledError: cancelledError) { return immediate }
+            do {
+                return try await BlockingWork.run(name: "PortalAuth.loopback") {
                     let loop = LoopbackServeLoop(control: control, settings: settings, logger: logger)
                     let outcome = loop.run()
-                    control.finish(outcome, statistics: loop.statistics)
+                    control.finish(statistics: loop.statistics)
+                    return outcome
                 }
-                thread.name = "PortalAuth.loopback"
-                thread.start()
+            } catch {
+                control.finish(statistics: LoopbackStatistics())  // cancelled before the serving loop started
+                return .failure(cancelledError)
             }
         } onCancel: {
             control.requestStop(.cancel)

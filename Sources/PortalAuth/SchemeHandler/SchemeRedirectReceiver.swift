@@ -18,7 +18,7 @@ final class SchemeRedirectReceiver: Sendable {
 
     private enum Phase {
         case idle
-        case waiting(CheckedContinuation<Outcome, Never>)
+        case waiting
         case finished
     }
 
@@ -121,32 +121,33 @@ final class SchemeRedirectReceiver: Sendable {
     func waitForCallback(state expected: String, issuer: String?, requiresCode: Bool = true) async throws -> LoopbackCallback {
         let evaluator = evaluator(state: expected, issuer: issuer, requiresCode: requiresCode)
         let outcome: Outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let start = state.withLock { state -> Outcome? in
-                    switch state.phase {
-                    case .idle where Task.isCancelled:
-                        state.phase = .finished
-                        return .failure(CancellationError())
-                    case .idle:
-                        state.phase = .waiting(continuation)
-                        return nil
-                    case .waiting:
-                        return .failure(SchemeRedirectError(.socketFailed, "waitForCallback was called while another call is waiting"))
-                    case .finished:
-                        return .failure(CancellationError())
-                    }
+            let start = state.withLock { state -> Outcome? in
+                switch state.phase {
+                case .idle where Task.isCancelled:
+                    state.phase = .finished
+                    return .failure(CancellationError())
+                case .idle:
+                    state.phase = .waiting
+                    return nil
+                case .waiting:
+                    return .failure(SchemeRedirectError(.socketFailed, "waitForCallback was called while another call is waiting"))
+                case .finished:
+                    return .failure(CancellationError())
                 }
-                if let start {
-                    if case .failure(let error) = start, error is CancellationError { closeDescriptors() }
-                    continuation.resume(returning: start)
-                    return
-                }
-                let thread = Thread { [self] in
+            }
+            if let start {
+                if case .failure(let error) = start, error is CancellationError { closeDescriptors() }
+                return start
+            }
+            do {
+                return try await BlockingWork.run(name: "PortalAuth.scheme") { [self] in
                     let outcome = serve(evaluator)
-                    finish(outcome)
+                    finish()
+                    return outcome
                 }
-                thread.name = "PortalAuth.scheme"
-                thread.start()
+            } catch {
+                finish()  // cancelled before the serving loop started
+                return .failure(error)
             }
         } onCancel: {
             state.withLock { requestStop(&$0) }
@@ -301,14 +302,9 @@ final class SchemeRedirectReceiver: Sendable {
 
     // MARK: - Ending
 
-    private func finish(_ outcome: Outcome) {
-        let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-            guard case .waiting(let continuation) = state.phase else { return nil }
-            state.phase = .finished
-            return continuation
-        }
+    private func finish() {
+        state.withLock { state in state.phase = .finished }
         closeDescriptors()
-        continuation?.resume(returning: outcome)
     }
 
     private func requestStop(_ state: inout State) {

@@ -1,3 +1,4 @@
+import Foundation
 /// A failure of the persistent credential store: where it happened and what to do next.
 ///
 /// Messages name the file or directory concerned and the fix; they never contain entry contents

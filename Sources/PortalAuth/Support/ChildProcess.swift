@@ -91,7 +91,7 @@ package final class ChildProcess: @unchecked Sendable {
             pid = spawned
             running = true
         }
-        Thread { [self] in
+        BlockingWork.detach(name: "PortalAuth.child-reaper") { [self] in
             var raw: Int32 = 0
             while waitpid(spawned, &raw, 0) == -1 && errno == EINTR {}
             condition.withLock {
@@ -107,7 +107,7 @@ package final class ChildProcess: @unchecked Sendable {
                 running = false
                 condition.broadcast()
             }
-        }.start()
+        }
     }
 
     /// Blocks until the child has ended.

@@ -54,15 +54,11 @@ public struct CurlHTTPClient: HTTPClient {
         let configuration = configuration
         let cancellation = CancellationFlag()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let thread = Thread {
-                    let transfer = CurlTransfer(
-                        request: request, target: target, configuration: configuration,
-                        deadline: deadline, cancellation: cancellation)
-                    continuation.resume(with: transfer.run())
-                }
-                thread.name = "portal-auth-curl"
-                thread.start()
+            try await BlockingWork.run(name: "portal-auth-curl") {
+                let transfer = CurlTransfer(
+                    request: request, target: target, configuration: configuration,
+                    deadline: deadline, cancellation: cancellation)
+                return try transfer.run().get()
             }
         } onCancel: {
             cancellation.cancel()

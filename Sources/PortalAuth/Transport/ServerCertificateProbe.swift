@@ -78,15 +78,9 @@ public struct ServerCertificateProbe: Sendable {
             throw TransportError(.unsupportedURL, url: redacted, detail: "only an https server has a certificate")
         }
         let configuration = configuration
-        return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { () throws(TransportError) in
-                    let handle = try Self.handshakeHandle(url: url, target: target, configuration: configuration)
-                    return try body(handle)
-                })
-            }
-            thread.name = "portal-auth-certificate-probe"
-            thread.start()
+        return try await BlockingWork.run(name: "portal-auth-certificate-probe") { () throws(TransportError) in
+            let handle = try Self.handshakeHandle(url: url, target: target, configuration: configuration)
+            return try body(handle)
         }
     }
 

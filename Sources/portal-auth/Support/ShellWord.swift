@@ -1,3 +1,4 @@
+import Foundation
 /// Quotes words for a command line the user can paste into a POSIX shell.
 enum ShellWord {
     /// `word` as is when it holds only safe characters, else in single quotes.

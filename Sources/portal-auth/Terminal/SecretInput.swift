@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PortalAuth
 import Synchronization
 
 /// Reads passwords and secrets from where scripts and people give them — standard input, a file, a prompt on
@@ -74,7 +75,7 @@ enum SecretInput {
     /// The terminal is in non-canonical mode without signals while reading, so Ctrl-C and Ctrl-D on an empty
     /// line cancel the prompt and the terminal is always restored; Backspace and Ctrl-U edit the line.
     static func prompt(_ text: String) async throws -> String {
-        try await onThread { try promptBlocking(text) }
+        try await BlockingWork.run(name: "portal-auth-prompt") { try promptBlocking(text) }
     }
 
     /// Asks for a password with echo off until one is typed: an empty answer (Enter alone) is never sent, it is
@@ -93,7 +94,7 @@ enum SecretInput {
     static func line(_ text: String) async throws -> String {
         let cancelled = Mutex(false)
         return try await withTaskCancellationHandler {
-            try await onThread {
+            try await BlockingWork.run(name: "portal-auth-prompt") {
                 StandardError.write(text)
                 // In canonical mode the terminal turns readable once a whole line is typed.
                 var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
@@ -109,15 +110,6 @@ enum SecretInput {
             }
         } onCancel: {
             cancelled.withLock { $0 = true }
-        }
-    }
-
-    /// Runs a blocking read on a thread of its own, off the cooperative pool.
-    private static func onThread(_ body: @escaping @Sendable () throws -> String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.name = "portal-auth-prompt"
-            thread.start()
         }
     }
 

@@ -2,6 +2,7 @@ public import Foundation
 
 // MARK: - libFuzzer's driver
 
+#if Fuzzing
 /// `int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*callback)(const uint8_t *data, size_t size))`, from the
 /// libFuzzer runtime that `-sanitize=fuzzer` links. Declared here rather than in a C module: it is the only C
 /// function the fuzz targets call, and its arguments are plain C types.
@@ -35,3 +36,31 @@ public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     if !broken.isEmpty { fatalError("invariant broken: \(broken.joined(separator: "; "))") }
     return 0
 }
+#else
+
+// MARK: - Without the Fuzzing trait: replaying files
+
+/// Without the `Fuzzing` trait (a plain `swift build`) there is no libFuzzer to drive the target: each file named
+/// on the command line goes through it once, as libFuzzer does with files, and a broken invariant exits 1.
+public func runLibFuzzer(_ target: @escaping @Sendable (Data) -> [String]) -> Never {
+    let files = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("-") }
+    guard !files.isEmpty else {
+        FileHandle.standardError.write(Data("built without the Fuzzing trait: give input files to replay, or run scripts/fuzz\n".utf8))
+        exit(64)
+    }
+    var failed = false
+    for file in files {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            FileHandle.standardError.write(Data("cannot read \(file)\n".utf8))
+            failed = true
+            continue
+        }
+        let broken = target(data)
+        if !broken.isEmpty {
+            FileHandle.standardError.write(Data("\(file): invariant broken: \(broken.joined(separator: "; "))\n".utf8))
+            failed = true
+        }
+    }
+    exit(failed ? 1 : 0)
+}
+#endif

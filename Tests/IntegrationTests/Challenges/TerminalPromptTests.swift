@@ -38,12 +38,12 @@ struct TerminalPromptTests {
             try process.run()
             self.process = process
             let (handle, display) = (screen.fileHandleForReading, self.display)
-            Thread {
+            BlockingWork.detach {
                 while case let chunk = handle.availableData, !chunk.isEmpty {
                     display.state.withLock { $0.shown += String(decoding: chunk, as: UTF8.self) }
                 }
                 display.state.withLock { $0.closed = true }
-            }.start()
+            }
         }
 
         /// `portal-auth request --interactive` for `path` on the test portal, with a store of its own.
@@ -104,7 +104,7 @@ struct TerminalPromptTests {
         let password = try TestServer.current().password
         let terminal = try Terminal.request("/sharing/rest/portals/self?f=json", store: store)
         defer { terminal.stop() }
-        try await offPoolWait {
+        try await BlockingWork.run {
             #expect(terminal.waitFor("Username (empty to skip): "))
             try terminal.type("alice")
             #expect(terminal.waitFor("Password for alice: "))
@@ -115,7 +115,7 @@ struct TerminalPromptTests {
             #expect(terminal.waitFor("Password for alice: "))
             try terminal.type(password)
         }
-        let status = await offPoolValue { terminal.finish() }
+        let status = try await BlockingWork.run { terminal.finish() }
         #expect(status == 0, "\(terminal.shown)")
         #expect(terminal.shown.contains("\"username\": \"alice\""))
         #expect(!terminal.shown.contains(password))
@@ -127,7 +127,7 @@ struct TerminalPromptTests {
         let store = try ScratchStore()
         let terminal = try Terminal.request("/rest/services?f=json", store: store)
         defer { terminal.stop() }
-        try await offPoolWait {
+        try await BlockingWork.run {
             #expect(terminal.waitFor("Username (empty to skip): "))
             if atPassword {
                 try terminal.type("alice")
@@ -135,7 +135,7 @@ struct TerminalPromptTests {
             }
             try terminal.press("\u{03}")
         }
-        let status = await offPoolValue { terminal.finish() }
+        let status = try await BlockingWork.run { terminal.finish() }
         #expect(status == 130, "\(terminal.shown)")
         #expect(terminal.shown.contains("interrupted"))
     }
@@ -145,25 +145,12 @@ struct TerminalPromptTests {
         let store = try ScratchStore()
         let terminal = try Terminal.request("/rest/services?f=json", store: store)
         defer { terminal.stop() }
-        try await offPoolWait {
+        try await BlockingWork.run {
             #expect(terminal.waitFor("Username (empty to skip): "))
             try terminal.type("")
         }
-        let status = await offPoolValue { terminal.finish() }
+        let status = try await BlockingWork.run { terminal.finish() }
         #expect(status == 77, "\(terminal.shown)")
         #expect(terminal.shown.contains("Token Required"))
-    }
-}
-
-/// Runs blocking terminal work off the cooperative pool.
-private func offPoolWait(_ body: @escaping @Sendable () throws -> Void) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
-private func offPoolValue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }

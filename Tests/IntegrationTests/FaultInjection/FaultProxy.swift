@@ -12,9 +12,7 @@ final class FaultProxy: Sendable {
 
     /// Starts the proxy in front of `upstream`, waiting for it off the cooperative pool.
     static func start(upstream: String) async throws -> FaultProxy {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try FaultProxy(upstream: upstream) }) }
-        }
+        try await BlockingWork.run { try FaultProxy(upstream: upstream) }
     }
 
     private init(upstream: String) throws {

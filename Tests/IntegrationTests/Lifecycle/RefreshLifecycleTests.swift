@@ -327,16 +327,13 @@ enum ParallelRuns {
         }
         for (process, _, _) in processes { try process.run() }
         let started = Started(processes)
-        let results: [Run] = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let runs = started.items.map { process, out, err in
-                    process.waitUntilExit()
-                    return Run(
-                        status: process.terminationStatus,
-                        stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                        stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
-                }
-                continuation.resume(returning: runs)
+        let results: [Run] = try await BlockingWork.run {
+            started.items.map { process, out, err in
+                process.waitUntilExit()
+                return Run(
+                    status: process.terminationStatus,
+                    stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                    stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
             }
         }
         return results

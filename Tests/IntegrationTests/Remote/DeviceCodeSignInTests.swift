@@ -39,7 +39,7 @@ struct DeviceCodeSignInTests {
         defer { tool.stop() }
         #expect(try await polls.waitFor("authorization_pending"), "the tool polls before the approval")
         #expect(try TestBrowserRun.run(page) == 0)
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         let text = tool.stderr
         #expect(status == 0, "\(text)")
         let answers = try await polls.answers()
@@ -69,7 +69,7 @@ struct DeviceCodeSignInTests {
         #expect(tool.waitFor("checking every 6 s"), "\(tool.stderr)")
         #expect(try await polls.waitFor("authorization_pending"), "a poll after the slow_down, on time")
         #expect(try TestBrowserRun.run(page) == 0)
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         #expect(status == 0, "\(tool.stderr)")
         let answers = try await polls.answers()
         #expect(answers.first == "slow_down" && answers.last == "token", "\(answers)")
@@ -88,7 +88,7 @@ struct DeviceCodeSignInTests {
         defer { tool.stop() }
         #expect(try await polls.waitFor("authorization_pending"))
         #expect(try TestBrowserRun.run(page, environment: ["PORTAL_AUTH_TEST_BROWSER_ACTION": "deny"]) == 0)
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         #expect(status == 77, "\(tool.stderr)")
         #expect(tool.stderr.contains("denied on the verification page (access_denied)"))
         let answers = try await polls.answers()
@@ -102,7 +102,7 @@ struct DeviceCodeSignInTests {
         let store = try ScratchStore()
         let (tool, page) = try start(store: store)
         defer { tool.stop() }
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         #expect(status == 75, "\(tool.stderr)")
         #expect(tool.stderr.contains("the code expired before the sign-in was approved (expired_token)"), "\(tool.stderr)")
         let answers = try await polls.answers()
@@ -122,7 +122,7 @@ struct DeviceCodeSignInTests {
         defer { tool.stop() }
         tool.send(SIGINT)
         // The hang guard is far below the 600 s the tool would otherwise sleep before its first poll.
-        let status = await offPool { tool.finish(timeout: .seconds(60)) }
+        let status = try await BlockingWork.run { tool.finish(timeout: .seconds(60)) }
         #expect(status == 130, "\(tool.stderr)")
         #expect(tool.stderr.contains("interrupted"))
         #expect(try await polls.answers().isEmpty, "no poll was made")
@@ -135,7 +135,7 @@ struct DeviceCodeSignInTests {
         let store = try ScratchStore()
         let (tool, _) = try start(store: store, timeout: 4)
         defer { tool.stop() }
-        let status = await offPool { tool.finish() }
+        let status = try await BlockingWork.run { tool.finish() }
         let text = tool.stderr
         #expect(status == 75, "\(text)")
         #expect(text.contains("for at most 4 s, --timeout; the code is valid for 30 min"), "\(text)")
@@ -143,12 +143,5 @@ struct DeviceCodeSignInTests {
         #expect(!text.contains("timed out: the time limit of the whole operation passed"), "no failed request after the limit")
         #expect(try await polls.answers().allSatisfy { $0 == "authorization_pending" })
         #expect(try storedCount(store) == 0)
-    }
-}
-
-/// Runs blocking waits off the cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }

@@ -28,12 +28,12 @@ final class HeadlessTool: @unchecked Sendable {
         process.standardError = errors
         try process.run()
         let (handle, collected) = (errors.fileHandleForReading, self.collected)
-        Thread {
+        BlockingWork.detach {
             while case let chunk = handle.availableData, !chunk.isEmpty {
                 collected.state.withLock { $0.text += String(decoding: chunk, as: UTF8.self) }
             }
             collected.state.withLock { $0.closed = true }
-        }.start()
+        }
     }
 
     deinit { stop() }

@@ -30,7 +30,7 @@ struct OutOfBandSignInTests {
         let code = try String(contentsOfFile: codeFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!code.isEmpty)
         tool.type(code)
-        let (status, rest) = await tool.finish()
+        let (status, rest) = try await tool.finish()
         text += rest
         #expect(status == 0, "\(text)")
         #expect(text.contains("Open this URL in a browser on any machine and sign in; the page then shows a code:"))

@@ -26,7 +26,7 @@ struct PasteBackSignInTests {
         #expect(browser == 0)
         let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         tool.type(final)
-        let (status, rest) = await tool.finish()
+        let (status, rest) = try await tool.finish()
         text += rest
         #expect(status == 0, "\(text)")
         #expect(text.contains("No browser is opened here: there is no display"))
@@ -49,7 +49,7 @@ struct PasteBackSignInTests {
                                     environment: ["PORTAL_AUTH_STORE": store.path])
         defer { tool.stop() }
         // A hang guard far below --timeout: the old behaviour (waiting for the browser) is killed and fails here.
-        let status = await offPool { tool.finish(timeout: .seconds(60)) }
+        let status = try await BlockingWork.run { tool.finish(timeout: .seconds(60)) }
         let text = tool.stderr
         #expect(status == 64, "\(text)")
         #expect(text.contains("there is no display"))

@@ -22,7 +22,7 @@ struct RemotePathChoiceTests {
     private func approve(_ tool: HeadlessTool, server: TestServer) async throws -> Int32 {
         let page = try tool.deviceCodePage(server: server)
         #expect(try TestBrowserRun.run(page) == 0)
-        return await offPool { tool.finish() }
+        return try await BlockingWork.run { tool.finish() }
     }
 
     /// An environment (beside no display, no BROWSER and no SSH variables) and the options given.
@@ -75,7 +75,7 @@ struct RemotePathChoiceTests {
                                         "PORTAL_AUTH_STORE": store.path, "BROWSER": server.browser, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
                                     ]) { $1 })
         defer { tool.stop() }
-        let status = await offPool { tool.finish(timeout: .seconds(120)) }
+        let status = try await BlockingWork.run { tool.finish(timeout: .seconds(120)) }
         let text = tool.stderr
         #expect(status == 0, "\(text)")
         #expect(text.contains("Open this URL in a browser if one does not open by itself"))

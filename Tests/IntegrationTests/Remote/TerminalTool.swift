@@ -54,9 +54,9 @@ final class TerminalTool: @unchecked Sendable {
     }
 
     /// Waits for the tool to end; its exit status and the rest of the terminal's output.
-    func finish() async -> (status: Int32, rest: String) {
+    func finish() async throws -> (status: Int32, rest: String) {
         let (process, output) = (self.process, self.output)
-        let ended = await offPool {
+        let ended = try await BlockingWork.run {
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         }

@@ -21,7 +21,7 @@ struct BrowserArgumentsTests {
 
     /// Waits (off the pool, up to 20 s) for `file` to appear, and returns its text.
     private static func recorded(_ file: String) async throws -> String {
-        try await offPool {
+        try await BlockingWork.run {
             for _ in 0..<400 {
                 if let text = try? String(contentsOfFile: file, encoding: .utf8) { return text }
                 usleep(50_000)

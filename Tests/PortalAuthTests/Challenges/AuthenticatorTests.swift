@@ -72,7 +72,8 @@ struct AuthenticatorTests {
     static let space = ProtectionSpace(host: "web.example.com", port: 443)
     static let url = URL(string: "https://web.example.com/x")!
 
-    @Test("network challenges: Basic/Digest/NTLM ask for a password, Negotiate is rejected, server trust is refused unless enabled")
+    @Test("network challenges: Basic/Digest/NTLM ask for a password, Negotiate is rejected, server trust is refused unless enabled",
+          .tags(.openssl), ExternalTools.condition)
     func network() async throws {
         let prompt = Fakes.Prompt(logins: [LoginAnswer(username: "u", password: "p")], trusts: true)
         let authenticator = Authenticator(prompt: prompt, signInSettings: nil)
@@ -101,7 +102,7 @@ struct AuthenticatorTests {
         #expect(prompt.questions.last == "trust web.example.com:443")
     }
 
-    @Test("client certificate: a file that does not open is reported and asked again")
+    @Test("client certificate: a file that does not open is reported and asked again", .tags(.openssl), ExternalTools.condition)
     func clientCertificate() async throws {
         let identity = try await TestCertificate.make(name: "client")
         defer { identity.remove() }

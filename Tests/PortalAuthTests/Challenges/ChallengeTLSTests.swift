@@ -4,7 +4,7 @@ import Testing
 
 /// Network challenges against real TLS and HTTP authentication on loopback (`Tests/Fakes/fault_server.py`): the
 /// handler is asked, its credential is stored, the retry succeeds.
-@Suite("Network challenges over real TLS on loopback", .serialized)
+@Suite("Network challenges over real TLS on loopback", .serialized, .tags(.python, .openssl), ExternalTools.condition)
 struct ChallengeTLSTests {
     typealias Fakes = ChallengeFakes
 

@@ -289,8 +289,7 @@ struct IAPConfigurationLoadingTests {
             // A FIFO has no size up front: the limit applies while reading.
             #expect(mkfifo(file.path, 0o600) == 0)
             let payload = Data(text.utf8)
-            let writer = Thread { try? payload.write(to: file) }
-            writer.start()
+            BlockingWork.detach { try? payload.write(to: file) }
         } else {
             try Data(text.utf8).write(to: file)
         }

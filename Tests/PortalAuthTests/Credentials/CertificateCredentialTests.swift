@@ -3,7 +3,7 @@ import Testing
 @testable import PortalAuth
 
 /// `NetworkCredential.certificate(at:password:)`: PKCS#12 files made with openssl, opened with OpenSSL.
-@Suite("Certificate credentials: loading .p12 files")
+@Suite("Certificate credentials: loading .p12 files", .tags(.openssl), ExternalTools.condition)
 struct CertificateCredentialTests {
     static let password = "p12-Passw0rd"
 
@@ -12,7 +12,7 @@ struct CertificateCredentialTests {
         let identity = try await TestCertificate.make(name: "alice client", altNames: "email:alice@example.test")
         defer { identity.remove() }
         let file = identity.directory.appendingPathComponent("alice.p12")
-        try await offPool { try identity.pkcs12(password: password) }.write(to: file)
+        try await BlockingWork.run { try identity.pkcs12(password: password) }.write(to: file)
         return try await body(identity, file)
     }
 
@@ -88,7 +88,7 @@ struct CertificateCredentialTests {
     func noKey() async throws {
         try await Self.withIdentity { identity, _ in
             let file = identity.directory.appendingPathComponent("nokey.p12")
-            try await offPool { try runTool("openssl", ["pkcs12", "-export", "-nokeys", "-in", identity.certificate.path, "-out", file.path, "-passout", "pass:\(Self.password)"]) }
+            try await BlockingWork.run { try runTool("openssl", ["pkcs12", "-export", "-nokeys", "-in", identity.certificate.path, "-out", file.path, "-passout", "pass:\(Self.password)"]) }
             let error = try Self.loadError(file)
             #expect(error.kind == .noIdentity, "\(error)")
             #expect(error.description.contains("no private key"))
@@ -99,7 +99,7 @@ struct CertificateCredentialTests {
     func legacyEncryption() async throws {
         try await Self.withIdentity { identity, _ in
             let file = identity.directory.appendingPathComponent("legacy.p12")
-            try await offPool {
+            try await BlockingWork.run {
                 try runTool("openssl", ["pkcs12", "-export", "-legacy", "-in", identity.certificate.path, "-inkey", identity.key.path,
                                         "-out", file.path, "-passout", "pass:\(Self.password)"])
             }

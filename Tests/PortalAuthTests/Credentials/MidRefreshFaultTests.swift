@@ -156,7 +156,8 @@ struct MidRefreshFaultTests {
     }
 
     @Test("a full file system: nothing is sent, the stored refresh token stays usable, and the refresh works once there is room",
-          .enabled(if: geteuid() == 0, "needs root to mount a small tmpfs (run the unit tests as root to include it)"))
+          .tags(.root), ExternalTools.condition,
+          .enabled(if: geteuid() == 0, "needs root to mount a small tmpfs (scripts/test runs it as root)"))
     func diskFullBeforeSending() async throws {
         let mount = try SmallFileSystem(kilobytes: 512)
         defer { mount.unmount() }

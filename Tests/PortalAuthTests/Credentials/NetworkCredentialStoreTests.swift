@@ -4,7 +4,7 @@ import Testing
 
 /// Network credentials from a `NetworkCredentialStore` applied by `CurlHTTPClient` to real loopback servers
 /// (`Tests/Fakes/fault_server.py`): self-signed TLS, client certificates, Basic and Digest.
-@Suite("Network credentials against TLS, client-certificate, Basic and Digest servers", .timeLimit(.minutes(1)))
+@Suite("Network credentials against TLS, client-certificate, Basic and Digest servers", .timeLimit(.minutes(1)), .tags(.python, .openssl), ExternalTools.condition)
 struct NetworkCredentialStoreTests {
     /// Sends `request` with what `store` holds for its URL.
     func send(_ url: URL, _ store: NetworkCredentialStore, client: CurlHTTPClient = CurlHTTPClient()) async throws -> HTTPResponse {
@@ -134,7 +134,7 @@ struct NetworkCredentialStoreTests {
                 let someoneElse = try await TestCertificate.make(name: "mallory")
                 defer { someoneElse.remove() }
                 let otherFile = someoneElse.directory.appendingPathComponent("mallory.p12")
-                try await offPool { try someoneElse.pkcs12(password: "x-pass") }.write(to: otherFile)
+                try await BlockingWork.run { try someoneElse.pkcs12(password: "x-pass") }.write(to: otherFile)
                 try await store.add(.certificate(at: otherFile, password: "x-pass"), for: space)  // replaces alice's
                 let stranger = try await #require(throws: TransportError.self) { try await send(url, store) }
                 #expect(Self.clientCertificateRefusals.contains(stranger.kind), "\(stranger)")

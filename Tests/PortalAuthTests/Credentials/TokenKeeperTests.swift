@@ -112,14 +112,19 @@ struct TokenKeeperTests {
     func exchangeTriggered() async throws {
         let client = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2", refreshExpiresIn: 14 * 86400)])
         let keeper = Self.keeper(Self.record(accessLeft: 3000, refreshLeft: 12 * 86400, refreshIssuedAgo: 2 * 86400), client)
+        let called = Date()
         let fresh = try await keeper.validCredential()
+        let arrived = Date()
         let form = try #require(client.forms.first)
         #expect(form["grant_type"] == "exchange_refresh_token")
         #expect(form["redirect_uri"] == "http://127.0.0.1/callback")
         #expect(form["refresh_token"] == "refresh-1")
         #expect(fresh.refreshToken == "refresh-2")
-        #expect(abs(fresh.refreshTokenExpiresAt!.timeIntervalSinceNow - 14 * 86400) < 5)
-        #expect(abs(fresh.refreshTokenIssuedAt!.timeIntervalSinceNow) < 5)
+        // Stamped while the call ran, however long this machine took: between the clock read before and after it.
+        let issued = try #require(fresh.refreshTokenIssuedAt)
+        #expect(issued >= called.addingTimeInterval(-0.001) && issued <= arrived.addingTimeInterval(0.001))
+        let expires = try #require(fresh.refreshTokenExpiresAt)
+        #expect(expires >= called.addingTimeInterval(14 * 86400 - 0.001) && expires <= arrived.addingTimeInterval(14 * 86400 + 0.001))
         // The new refresh token is young: the next call sends nothing.
         _ = try await keeper.validCredential()
         #expect(client.count == 1)

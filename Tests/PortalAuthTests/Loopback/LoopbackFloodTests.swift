@@ -14,21 +14,21 @@ struct LoopbackFloodTests {
         for round in 1...8 {
             let listener = try LoopbackListener(redirectURL: Self.callbackURL)
             let port = listener.port
-            async let result = outcome(of: listener, timeout: .seconds(20))
+            async let result = outcome(of: listener, timeout: .seconds(60))
             // Strangers connect and say nothing: 300 before the browser and 300 after it, far more than the
             // listener keeps open at once (64), so it must make room while the browser's request is waiting.
-            let (strangers, browser) = try await offPool { () -> ([TestSocket], TestSocket) in
+            let (strangers, browser) = try await BlockingWork.run { () -> ([TestSocket], TestSocket) in
                 var sockets: [TestSocket] = []
-                for _ in 0..<300 { sockets.append(try TestSocket(port: port, timeout: .seconds(20))) }
-                let browser = try TestSocket(port: port, timeout: .seconds(20))
+                for _ in 0..<300 { sockets.append(try TestSocket(port: port, timeout: .seconds(60))) }
+                let browser = try TestSocket(port: port, timeout: .seconds(60))
                 browser.send("GET /callback?code=round-\(round)&state=s-123 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
                 for _ in 0..<300 {
-                    guard let socket = try? TestSocket(port: port, timeout: .seconds(20)) else { break }  // the wait ended
+                    guard let socket = try? TestSocket(port: port, timeout: .seconds(60)) else { break }  // the wait ended
                     sockets.append(socket)
                 }
                 return (sockets, browser)
             }
-            let answer = try await offPool { browser.readToEnd() }
+            let answer = try await BlockingWork.run { browser.readToEnd() }
             let callback = await result
             #expect(String(decoding: answer.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "round \(round): the browser got its page")
             #expect(callback.failure == nil, "round \(round): \(String(describing: callback.failure))")

@@ -29,7 +29,7 @@ struct LoopbackHostileTests {
         let largeRequest = Array(bigRequest.prefix(20 * 1024))
         // All 200 stay connected together. The oversized ones come last, so that they push idle ones out under the
         // connection cap instead of being pushed out themselves.
-        let attack = try await offPool { () -> [TestSocket] in
+        let attack = try await BlockingWork.run { () -> [TestSocket] in
             func connect(_ first: [UInt8]) throws -> TestSocket {
                 let socket = try TestSocket(port: port, timeout: .seconds(2))
                 socket.send(first)
@@ -60,7 +60,7 @@ struct LoopbackHostileTests {
         #expect(statistics.accepted >= 200)
         #expect(statistics.timedOut == 0, "the callback did not wait for an attacker's time limit")
         // Every attacker was disconnected by the listener (evicted, answered or closed at the end), none left hanging.
-        let ends = try await offPool { attack.map { $0.readToEnd().end } }
+        let ends = try await BlockingWork.run { attack.map { $0.readToEnd().end } }
         #expect(!ends.contains(.timedOut))
     }
 
@@ -137,9 +137,9 @@ struct LoopbackHostileTests {
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
         // All connected before the callback comes, however slowly this machine runs.
-        let sockets = try await offPool { try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) } }
+        let sockets = try await BlockingWork.run { try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) } }
         let trickled = Task {
-            try await offPool { () -> [TestSocket.End] in
+            try await BlockingWork.run { () -> [TestSocket.End] in
                 var open = sockets.map { _ in true }
                 // Up to 5 s of trickling; a socket the listener closed stops taking bytes.
                 for byte in Array("GET /callback?state=s-123&code=slow HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8).prefix(50) {

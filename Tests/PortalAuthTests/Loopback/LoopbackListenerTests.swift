@@ -222,7 +222,7 @@ struct LoopbackListenerTests {
         let error = try #require((await task.value).failure, "a cancelled wait should fail")
         #expect(error.kind == .cancelled)
         #expect(error.category == .cancelled)
-        #expect(try await offPool { silent.readToEnd().end } != .timedOut)  // The client's connection was closed too.
+        #expect(try await BlockingWork.run { silent.readToEnd().end } != .timedOut)  // The client's connection was closed too.
         // The same port can be bound again right away.
         let again = try LoopbackListener(redirectURL: url)
         #expect(again.port == port)
@@ -262,7 +262,7 @@ struct LoopbackListenerTests {
         let bystander = try TestSocket(port: listener.port)
         #expect(try await get("/callback?code=c&state=s-123", port: listener.port).status == 200)
         _ = try await result.get()
-        #expect(try await offPool { bystander.readToEnd().end } != .timedOut)
+        #expect(try await BlockingWork.run { bystander.readToEnd().end } != .timedOut)
         #expect(throws: TestFailure.self) { try TestSocket(port: listener.port) }
     }
 
@@ -299,7 +299,7 @@ struct LoopbackListenerTests {
         let port = listener.port
         async let result = outcome(of: listener)
         let slow = try TestSocket(port: port)
-        let dripped = try await offPool { () -> (Int, TestSocket.End) in
+        let dripped = try await BlockingWork.run { () -> (Int, TestSocket.End) in
             var sent = 0
             for byte in "GET /callback?state=s-123&code=slow HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8 {
                 guard slow.send([byte]) else { return (sent, .reset) }
@@ -333,7 +333,7 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)
         let port = listener.port
         async let result = outcome(of: listener)
-        let (sentAll, reply) = try await offPool { () -> (Bool, [UInt8]) in
+        let (sentAll, reply) = try await BlockingWork.run { () -> (Bool, [UInt8]) in
             let socket = try TestSocket(port: port)
             let head = "GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: " + String(repeating: "b", count: 1 << 20)
             let sentAll = socket.send(head + "\r\n\r\n")
@@ -351,7 +351,7 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)))
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
-        let flood = try await offPool { try (0..<200).map { _ in try TestSocket(port: port) } }
+        let flood = try await BlockingWork.run { try (0..<200).map { _ in try TestSocket(port: port) } }
         #expect(try await get("/callback?code=c&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "c")
         let statistics = listener.statistics
@@ -359,7 +359,7 @@ struct LoopbackListenerTests {
         #expect(statistics.peakConnections <= 64)
         #expect(statistics.evicted >= 200 - 64)
         // Every flood connection was closed by the listener: evicted, or closed at the end.
-        let ends = try await offPool { flood.map { $0.readToEnd().end } }
+        let ends = try await BlockingWork.run { flood.map { $0.readToEnd().end } }
         #expect(!ends.contains(.timedOut))
     }
 
@@ -371,7 +371,7 @@ struct LoopbackListenerTests {
         let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
             for _ in 0..<20 {
                 group.addTask {
-                    try await offPool {
+                    try await BlockingWork.run {
                         try (0..<10).map { _ in
                             let socket = try TestSocket(port: port)
                             socket.send("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -409,7 +409,7 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)
         let port = listener.port
         async let result = outcome(of: listener)
-        try await offPool {
+        try await BlockingWork.run {
             _ = try TestSocket(port: port)  // Connects and closes at once.
             let half = try TestSocket(port: port)
             half.send("GET /callback?state=s-123&co")  // Leaves mid-request.

@@ -37,11 +37,12 @@ struct LoopbackReachabilityTests {
     /// 198.51.100.0/30 and 2001:db8::/64) are ever connected to.
     @Test(
         "a connection from another host to this machine's address on the listener's port is refused",
+        .tags(.root), ExternalTools.condition,
         .enabled(if: TestNetwork.isAvailable, "needs root and iproute2 to create network namespaces"))
     func unreachableFromAnotherHost() async throws {
         // One pair of namespaces for all three redirect hosts: making and deleting namespaces is slow kernel work
         // that would otherwise slow the timing tests running beside this one.
-        let network = try await offPool { try TestNetwork() }
+        let network = try await BlockingWork.run { try TestNetwork() }
         defer { network.remove() }
         for redirect in ["http://127.0.0.1/callback", "http://localhost/callback", "http://[::1]/callback"] {
             let url = try #require(URL(string: redirect))

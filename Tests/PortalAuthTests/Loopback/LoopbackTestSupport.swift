@@ -36,8 +36,12 @@ struct TestFailure: Error, CustomStringConvertible {
 final class TestSocket: @unchecked Sendable {
     let fd: Int32
 
-    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`.
-    init(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(5)) throws {
+    /// Connects to `host` (an IPv4 or IPv6 literal) on `port`; `timeout` limits each send and receive.
+    ///
+    /// The default is a hang guard only: a client connects as soon as the listener is bound, but the listener serves
+    /// only once its waiting task has had a turn on the cooperative pool, which other tests can keep busy for
+    /// seconds on a loaded machine.
+    init(host: String = "127.0.0.1", port: Int, timeout: Duration = .seconds(60)) throws {
         // Connected before `self` exists: a failed connect must not reach `deinit`, which would close the
         // descriptor a second time (and, with tests in parallel, someone else's socket).
         fd = try Self.connect(host: host, port: port, timeout: timeout)
@@ -133,7 +137,7 @@ struct TestResponse: Sendable {
 
 /// Sends `raw` on a new connection to `port` and reads the whole answer (off the cooperative pool).
 func exchange(_ raw: String, port: Int, host: String = "127.0.0.1") async throws -> TestResponse {
-    try await offPool {
+    try await BlockingWork.run {
         let socket = try TestSocket(host: host, port: port)
         socket.send(raw)
         let (bytes, end) = socket.readToEnd()
@@ -176,19 +180,25 @@ func withSocketAddress(
     return call(&address)
 }
 
-/// A port that was free a moment ago (bound ephemerally, then released).
+/// A port of 127.0.0.1 that nothing uses, for tests that need a fixed port.
+///
+/// It is drawn below the kernel's ephemeral range (`ip_local_port_range`), which the kernel never hands out by itself:
+/// an ephemeral port, free a moment ago, can be given to a connection of a test running beside before the fixed-port
+/// listener binds it (it was, on a loaded machine), while a port below the range is only ever taken on purpose.
 func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    defer { Glibc.close(fd) }
-    guard withSocketAddress(host: "127.0.0.1", port: 0, { bind(fd, $0, $1) }) == 0 else {
-        throw TestFailure("bind: \(errno)")
+    let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+        .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+    let ephemeralStart = range?.first ?? 32768
+    let candidates = max(1024, ephemeralStart - 16384)..<max(1025, ephemeralStart)
+    for _ in 0..<200 {
+        let port = Int.random(in: candidates)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
+        let bound = withSocketAddress(host: "127.0.0.1", port: port, { bind(fd, $0, $1) }) == 0
+        Glibc.close(fd)
+        if bound { return port }
     }
-    var storage = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &storage) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: storage.sin_port))
+    throw TestFailure("no free port of 127.0.0.1 in \(candidates)")
 }
 
 /// Whether this machine can bind `::1` (IPv6 on the loopback interface).

@@ -80,7 +80,7 @@ final class TestNetwork: Sendable {
     }
 
     private static func run<T: Sendable>(in namespace: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await offPool {
+        try await BlockingWork.run {
             // The thread ends after `body`, and the namespace with it; sockets made here stay in the namespace.
             let fd = open("/var/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw TestFailure("open /var/run/netns/\(namespace): \(String(cString: strerror(errno)))") }

@@ -21,10 +21,13 @@ struct SchemeChannelTests {
         return try SchemeRedirectReceiver(redirect: redirect, directory: directory, peerCredentials: peer)
     }
 
-    /// Forwards `address` as the handler would, off the cooperative pool.
+    /// Forwards `address` as the handler would, off the cooperative pool. The wait for the receiver's answer is a hang
+    /// guard only: the receiver serves once its waiting task has had a turn on a possibly busy cooperative pool.
     private func forward(_ address: String, _ folder: TemporaryDirectory) async throws -> SchemeRedirectForwarder.Delivery {
         let environment = environment(folder)
-        return try await offPool { try SchemeRedirectForwarder.forward(address, environment: environment) }
+        return try await BlockingWork.run {
+            try SchemeRedirectForwarder.forward(address, environment: environment, timeout: .seconds(60))
+        }
     }
 
     /// The error of forwarding `address`, which must fail.

@@ -30,7 +30,8 @@ struct SchemeRegistrationTests {
         #expect(SchemeRegistration.execArgument(argument) == expected)
     }
 
-    @Test("register writes a valid NoDisplay .desktop file and makes it the default; unregister removes both")
+    @Test("register writes a valid NoDisplay .desktop file and makes it the default; unregister removes both",
+          .tags(.desktopTools), ExternalTools.condition)
     func registerAndUnregister() throws {
         let folder = try TemporaryDirectory()
         let registration = try SchemeRegistration(
@@ -54,7 +55,8 @@ struct SchemeRegistrationTests {
         #expect(try !registration.unregister(), "nothing left to remove")
     }
 
-    @Test("a scheme another application handles is left alone unless forced; unregistering leaves the other app")
+    @Test("a scheme another application handles is left alone unless forced; unregistering leaves the other app",
+          .tags(.desktopTools), ExternalTools.condition)
     func takeover() throws {
         let folder = try TemporaryDirectory()
         let env = environment(folder)

@@ -75,7 +75,6 @@ struct StoreLockingTests {
         defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) } }
         try await waitForFile(ready)
 
-        let started = ContinuousClock.now
         await #expect {
             try await store.update { increment(&$0) }
         } throws: { error in
@@ -84,7 +83,7 @@ struct StoreLockingTests {
                 && error.description.contains(store.location.lockPath)
                 && error.description.contains("process \(holder.processIdentifier)")
         }
-        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        #expect(holder.isRunning, "the timeout came while the lock was still held, not after the holder ended")
 
         try await expectSIGKILLReleasesLock(holder, store: store)
         #expect(try temporary.listing() == ["credentials.json", "credentials.json.lock"], "the lock file is never deleted")

@@ -43,7 +43,7 @@ func transportError(_ client: CurlHTTPClient, _ request: HTTPRequest) async -> T
     }
 }
 
-@Suite("libcurl HTTP client against the fault server", .timeLimit(.minutes(1)))
+@Suite("libcurl HTTP client against the fault server", .timeLimit(.minutes(1)), .tags(.python), ExternalTools.condition)
 struct CurlHTTPClientTests {
     let client = CurlHTTPClient()
 
@@ -149,12 +149,9 @@ struct CurlHTTPClientTests {
     func totalTimeout() async throws {
         try await FaultServer.with { server async throws in
             let client = CurlHTTPClient(configuration: .init(timeouts: .init(connect: .seconds(1), total: .seconds(1))))
-            let started = ContinuousClock.now
             let error = try #require(await transportError(client, .get(server.url("/stall"))))
-            let elapsed = ContinuousClock.now - started
             #expect(error.kind == .timedOut)
             #expect(error.category == .timedOut)
-            #expect(elapsed >= .milliseconds(900))  // A lower bound only: a loaded machine can only stretch it.
         }
     }
 

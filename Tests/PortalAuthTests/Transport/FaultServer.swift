@@ -64,7 +64,7 @@ final class FaultServer: @unchecked Sendable {
     static func with<T>(
         tls: TestCertificate? = nil, clientCA: URL? = nil, _ body: (FaultServer) async throws -> T
     ) async throws -> T {
-        let server = try await offPool { try FaultServer(tls: tls, clientCA: clientCA) }
+        let server = try await BlockingWork.run { try FaultServer(tls: tls, clientCA: clientCA) }
         defer { server.stop() }
         return try await body(server)
     }
@@ -88,7 +88,7 @@ struct TestCertificate: Sendable {
     /// Makes a new certificate with common name `name` and the given subject alternative names in a new
     /// temporary folder.
     static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") async throws -> TestCertificate {
-        try await offPool { try makeBlocking(name: name, altNames: altNames) }
+        try await BlockingWork.run { try makeBlocking(name: name, altNames: altNames) }
     }
 
     private static func makeBlocking(name: String, altNames: String) throws -> TestCertificate {

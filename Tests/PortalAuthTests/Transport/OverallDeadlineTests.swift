@@ -6,7 +6,8 @@ import Testing
 /// three attempts of 60 s each once took three minutes against a 20-second limit.
 @Suite("An overall deadline for the HTTP client")
 struct OverallDeadlineTests {
-    @Test("revocation retries against a hung endpoint end with a timeout once the deadline has passed", .timeLimit(.minutes(1)))
+    @Test("revocation retries against a hung endpoint end with a timeout once the deadline has passed", .timeLimit(.minutes(1)),
+          .tags(.python), ExternalTools.condition)
     func hungRevocation() async throws {
         try await FaultServer.with { server async throws in
             var configuration = TransportConfiguration(timeouts: .init(connect: .seconds(10), total: .seconds(60)))

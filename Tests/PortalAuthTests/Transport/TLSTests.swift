@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 
-@Suite("TLS through libcurl with a self-signed server", .timeLimit(.minutes(1)))
+@Suite("TLS through libcurl with a self-signed server", .timeLimit(.minutes(1)), .tags(.python, .openssl), ExternalTools.condition)
 struct TLSTests {
     @Test("an unknown self-signed certificate fails verification with the CA-bundle hint")
     func selfSignedRefused() async throws {
