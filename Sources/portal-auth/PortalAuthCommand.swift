@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PortalAuth
+import Synchronization
 
 /// The `portal-auth` tool: the root command that holds every subcommand.
 @main

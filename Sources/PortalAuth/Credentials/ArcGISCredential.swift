@@ -89,8 +89,9 @@ public struct CredentialSummary: Sendable, Equatable {
     /// Whether the sign-in can still give tokens without a new sign-in at `now`: the access token is valid, or a
     /// refresh token is held that has not expired and was not refused.
     public func isUsable(at now: Date = Date()) -> Bool {
-        if refreshTokenRefusal == nil, hasRefreshToken, (refreshTokenExpirationDate.map { $0 > now } ?? true) { return true }
-        return accessTokenExpirationDate > now && refreshTokenRefusal == nil
+        guard refreshTokenRefusal == nil else { return false }
+        let refreshable = hasRefreshToken && refreshTokenExpirationDate.map { $0 > now } ?? true
+        return refreshable || accessTokenExpirationDate > now
     }
 
     init(_ record: StoredCredential) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PortalAuth
 
 /// Options of the commands that may open a browser to sign in (`login`, `iap login`, `token --interactive`, …).

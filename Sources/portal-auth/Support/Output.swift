@@ -1,5 +1,6 @@
 import Foundation
 import PortalAuth
+import Synchronization
 
 /// Writes the tool's output: results to stdout, diagnostics to stderr, JSON pretty-printed.
 enum Output {
