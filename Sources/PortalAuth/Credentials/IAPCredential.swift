@@ -146,18 +146,21 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
     var storeKey: String {
-        Self.storeKey(configurationFile: keeper.current.configurationFile, authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+        Self.storeKey(authorizeURL: configuration.authorizeURL, clientID: configuration.clientID, username: keeper.current.username)
     }
 
-    /// The store key of an IAP credential: its configuration file's real path (or, for a configuration built in
-    /// code, its authorize URL) and client ID.
-    static func storeKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
-        "iap|\(configurationFile ?? StoredCredential.normalized(authorizeURL))|\(clientID)"
+    /// The store key of an IAP credential: what identifies the sign-in — the identity provider (its authorize URL,
+    /// normalised), the client ID and the user — so that an identical copy of the configuration file elsewhere
+    /// names the same sign-in. The file last used is kept in the entry (`configuration_file`), not in the key.
+    /// Stores written before keyed IAP entries by the file's path (`iap|/path/file.json|client`); such entries
+    /// still load, and move to this key when the sign-in is next stored (see `ArcGISCredentialStore`).
+    static func storeKey(authorizeURL: URL, clientID: String, username: String?) -> String {
+        "iap|\(StoredCredential.normalized(authorizeURL))|\(clientID)|\(username ?? "")"
     }
 
-    /// The store key a credential signed in with `configuration` gets.
-    static func storeKey(for configuration: IAPConfiguration) -> String {
-        storeKey(configurationFile: configuration.sourceFile.map { $0.resolvingSymlinksInPath().path },
-                 authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+    /// Whether this credential is a sign-in to the identity provider and client of `configuration` (any user).
+    func isSignIn(to configuration: IAPConfiguration) -> Bool {
+        StoredCredential.normalized(self.configuration.authorizeURL) == StoredCredential.normalized(configuration.authorizeURL)
+            && self.configuration.clientID == configuration.clientID
     }
 }

@@ -7,12 +7,13 @@ struct RefreshCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Refresh the tokens of a stored sign-in now.",
+        usage: "portal-auth refresh [<selection>] [--format <format>] [<options>]",
         discussion: """
             Sends the refresh token to the identity provider (ArcGIS: exchange_refresh_token instead when the \
             refresh token is within its exchange interval of expiring) and stores the new tokens, under the \
             store's lock. If another process refreshed the same sign-in while this one waited for the lock, its \
             tokens are kept and no request is sent. Prints a status line on standard error, and the new token on \
-            standard output only with --print-token.
+            standard output only with --format (or --print-token).
 
             Exit status: 0 refreshed; 64 wrong usage; 65 the store is corrupted; 69 the identity provider is \
             unreachable or failing (the stored sign-in is kept); 77 a sign-in is needed.
@@ -21,14 +22,18 @@ struct RefreshCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: CredentialSelection
 
-    @Flag(name: .customLong("print-token"), help: "Also print the new access token on standard output.")
+    @Flag(name: .customLong("print-token"), help: "Also print the new access token on standard output (as --format plain).")
     var printToken = false
 
-    @OptionGroup var session: SessionOptions
+    @Option(help: ArgumentHelp(
+        "Print the new token on standard output: plain, header or json (the shape `token --format json` prints).", valueName: "format"))
+    var format: TokenFormat?
+
+    @OptionGroup var session: StoreOptions
 
     /// The values, for `RefreshInvocation` (which the fast path in `FastCommandLine` fills in too).
     var invocation: RefreshInvocation {
-        RefreshInvocation(selection: selection.arguments, printToken: printToken, session: session.arguments)
+        RefreshInvocation(selection: selection.arguments, printToken: printToken, format: format, session: session.arguments)
     }
 
     func run() async throws {

@@ -6,6 +6,7 @@ import PortalAuth
 struct RefreshInvocation {
     var selection: SelectionArguments
     var printToken = false
+    var format: TokenFormat?
     var session: SessionArguments
 
     /// Refreshes and reports (or reports the failure and throws its `ExitCode`).
@@ -13,12 +14,14 @@ struct RefreshInvocation {
         do {
             let store = try session.credentialStore()
             let target = selection.target
-            guard let credential = SelectedCredential.find(target, in: store) else {
-                throw SignInNeeded(reason: TokenInvocation.nothingStored(for: target), command: SelectedCredential.signInCommand(for: target, store: session.store))
+            guard let credential = try await SelectedCredential.find(target, in: store) else {
+                throw SignInNeeded(
+                    reason: TokenInvocation.nothingStored(for: target),
+                    command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: try store.preferences()))
             }
             let issued: IssuedToken
             do {
-                // Signals cancel instead of killing: a refresh already sent is still stored (see TokenCommand).
+                // Signals cancel instead of killing: a refresh already sent is still stored (see TokenInvocation).
                 issued = try await Failure.cancellableOnInterrupt {
                     try await credential.token(minimumValidity: .zero, force: true, idToken: false)
                 }
@@ -28,7 +31,9 @@ struct RefreshInvocation {
             let who = issued.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
             StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
                 + "\(issued.expirationDate.ISO8601Format()) (\(issued.secondsLeft()) s).")
-            if printToken { Output.result(issued.value) }
+            if let format = format ?? (printToken ? .plain : nil) {
+                try TokenInvocation.print(issued, format: format, headerName: nil)
+            }
         } catch {
             throw Failure.report(error)
         }

@@ -9,9 +9,12 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print a valid access token for a stored sign-in, refreshing it when needed.",
+        usage: "portal-auth token [<selection>] [--format <format>] [<options>]",
         discussion: """
             Picks the stored sign-in with --portal (and --client-id when several apps are signed in to it), \
-            --iap, or --url (the first sign-in whose portal or hosts_behind_proxy covers the URL). When the \
+            --iap (the file, or an identical copy of it), --url (the first sign-in whose portal or \
+            hosts_behind_proxy covers the URL) or --name; without them, the only stored sign-in, else the \
+            default one (`portal-auth use`). When the \
             access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
             this at once, one refresh request is sent and all of them print the same new token. With --id-token \
             the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \
@@ -21,8 +24,9 @@ struct TokenCommand: AsyncParsableCommand {
             Formats: plain prints the token and a newline; header prints a header line for curl -H: \
             `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
             a proxy or web-tier authentication) and `Authorization: Bearer …` for an IAP (--header-name changes \
-            the name); json prints token, token_type, expires_at (ISO 8601), expires_in (seconds left), \
-            username, and for an IAP the ID token and its expiry.
+            the name); json prints the object every command that prints a token prints (see \
+            `portal-auth help`): kind, url, username, client_id, token, token_type, expires_at (ISO 8601), \
+            expires_in (seconds left), ssl_required, and for an IAP configuration_file, id_token and its expiry.
 
             A browser is never opened unless --interactive is given. Without it, when a sign-in is needed \
             (nothing stored, or the refresh token expired or was revoked) the exit status is 77 and the command \
@@ -78,5 +82,10 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await invocation.run()
+    }
+
+    /// "no stored sign-in for the portal https://…" (see `TokenInvocation.nothingStored(for:)`).
+    static func nothingStored(for target: CredentialSelection.Target) -> String {
+        TokenInvocation.nothingStored(for: target)
     }
 }

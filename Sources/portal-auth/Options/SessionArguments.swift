@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import PortalAuth
 
-/// The values of the session options (`SessionOptions` and its `TransportOptions`), whichever parser read them,
-/// and what the commands make of them: the store, the HTTP client, the sign-in settings.
+/// The values of the session options (`BrowserOptions`, `StoreOptions` and its `TransportOptions`), whichever
+/// parser read them, and what the commands make of them: the store, the HTTP client, the sign-in settings.
 struct SessionArguments: Equatable {
     var browserCommand: String?
     var noBrowser = false
@@ -15,14 +15,24 @@ struct SessionArguments: Equatable {
 
     /// Checks the values together; throws the `ValidationError` the command reports.
     func validate() throws {
+        try validateBrowserChoice()
+        try validateStoreValues()
+    }
+
+    /// Checks the browser values (`BrowserOptions`).
+    func validateBrowserChoice() throws {
         let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
         if forced.count > 1 {
             throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
         }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
         if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
         }
+    }
+
+    /// Checks the store and transport values (`StoreOptions`; `--ca-bundle` as `TransportOptions` checks it).
+    func validateStoreValues() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
         try TransportOptions.validate(caBundle: caBundle)
     }
 

@@ -19,9 +19,11 @@ enum Failure {
         if StandardError.isTerminal { StandardError.write("\r\u{1B}[2K") }
         if category == .cancelled {
             StandardError.line("portal-auth: interrupted; nothing was changed.")
+            ErrorReport.record("interrupted; nothing was changed", category: category)
         } else {
             StandardError.line("portal-auth: error: \(error)")
             if let hint { StandardError.line(hint) }
+            ErrorReport.record("\(error)" + (hint.map { "\n\($0)" } ?? ""), category: category)
         }
         return ExitStatus.exitCode(for: category)
     }
@@ -44,6 +46,13 @@ enum Failure {
             state.task = task
             if state.interrupted { task.cancel() }
         }
-        return try await task.value
+        do {
+            return try await task.value
+        } catch {
+            // Whatever the cancelled operation reports (a wait cut short can surface as a time-out on a
+            // loaded machine), after Ctrl-C the outcome is the interruption: exit 130.
+            if pending.withLock({ $0.interrupted }) { throw CancellationError() }
+            throw error
+        }
     }
 }

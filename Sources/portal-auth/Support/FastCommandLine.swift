@@ -57,7 +57,7 @@ enum FastCommandLine {
     /// The options of both commands: the selection and the session values they use without a browser.
     /// (Arrays, not sets or dictionaries, here and below: a first `Set<String>` costs the process a scan of every
     /// protocol conformance in the binary, as much as the rest of the fast path.)
-    private static let sharedValues = ["portal", "client-id", "iap", "url", "store", "timeout", "ca-bundle"]
+    private static let sharedValues = ["portal", "client-id", "iap", "url", "name", "store", "timeout", "ca-bundle"]
 
     /// The invocation for `arguments` (without the program name), or nil when the full parser must read them.
     static func invocation(_ arguments: [String]) -> Invocation? {
@@ -81,10 +81,15 @@ enum FastCommandLine {
             guard (try? invocation.validate()) != nil else { return nil }
             return .token(invocation)
         case "refresh":
-            guard let found = options(arguments.dropFirst(), values: sharedValues, flags: ["print-token"]),
+            guard let found = options(arguments.dropFirst(), values: sharedValues + ["format"], flags: ["print-token"]),
                   let selection = selection(found), let session = session(found)
             else { return nil }
-            return .refresh(RefreshInvocation(selection: selection, printToken: found["print-token"] != nil, session: session))
+            var invocation = RefreshInvocation(selection: selection, printToken: found["print-token"] != nil, session: session)
+            if let text = found["format"] {
+                guard let format = TokenFormat(rawValue: text) else { return nil }
+                invocation.format = format
+            }
+            return .refresh(invocation)
         default:
             return nil
         }
@@ -137,7 +142,8 @@ enum FastCommandLine {
 
     /// The selection values, if valid.
     private static func selection(_ found: Found) -> SelectionArguments? {
-        let selection = SelectionArguments(portal: found["portal"], clientID: found["client-id"], iap: found["iap"], url: found["url"])
+        let selection = SelectionArguments(
+            portal: found["portal"], clientID: found["client-id"], iap: found["iap"], url: found["url"], name: found["name"])
         guard (try? selection.validate()) != nil else { return nil }
         return selection
     }

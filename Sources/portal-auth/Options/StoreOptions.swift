@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// Options of every command that uses the credential store without signing in: the store, the time limit and
+/// the transport (`status`, `refresh`, `revoke`, `exec`, …). Commands that may open a browser add `BrowserOptions`
+/// (together: `SessionOptions`).
+struct StoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Seconds the command may take: the wait for the browser sign-in, and every request and retry after the start.", valueName: "seconds"))
+    var timeout: Int = 300
+
+    @Option(help: ArgumentHelp(
+        "Where credentials live: auto, keyring, file, or a store file's path.",
+        discussion: """
+            Default: $PORTAL_AUTH_STORE, else auto: the desktop keyring (Secret Service) when one answers and is \
+            unlocked, else the file $XDG_STATE_HOME/portal-auth/credentials.json. keyring fails at once (exit 70) \
+            when the keyring is absent or locked; a path is a store file there (./keyring for a file named keyring).
+            """,
+        valueName: "auto|keyring|file|path"), completion: .file(extensions: ["json"]))
+    var store: String?
+
+    @OptionGroup var transport: TransportOptions
+
+    /// The values, for `SessionArguments` (which the fast path of `token` and `refresh` fills in too).
+    var arguments: SessionArguments {
+        SessionArguments(timeout: timeout, store: store, caBundle: transport.caBundle)
+    }
+
+    func validate() throws {
+        try arguments.validateStoreValues()
+    }
+
+    /// See `SessionArguments.httpClient`.
+    var httpClient: CurlHTTPClient { arguments.httpClient }
+
+    /// See `SessionArguments.storeFile()` (the keyring or the file).
+    func storeFile() throws -> CredentialStoreFile { try arguments.storeFile() }
+
+    /// See `SessionArguments.credentialStore(settings:forSignIn:)`.
+    func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
+        try arguments.credentialStore(settings: settings, forSignIn: forSignIn)
+    }
+}
