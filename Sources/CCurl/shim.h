@@ -23,7 +23,8 @@
       (handle, part, content, flags))                                                                            \
     X(p, CURLUcode, curl_url_get, (CURLU *handle, CURLUPart part, char **content, unsigned int flags),     \
       (handle, part, content, flags))                                                                            \
-    X(p, char *, curl_version, (void), ())
+    X(p, char *, curl_version, (void), ())                                                                       \
+    X(p, curl_version_info_data *, curl_version_info, (CURLversion age), (age))
 /// The variadic ones, called through PA_DYNAMIC_FUNCTION by the typed helpers below.
 #define PA_CURL_VARIADIC_FUNCTIONS(X, p) X(p, , curl_easy_setopt, , ) X(p, , curl_easy_getinfo, , )
 

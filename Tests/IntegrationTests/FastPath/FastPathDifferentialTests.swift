@@ -10,16 +10,37 @@ import Testing
 /// fast path that silently stopped taking them fails here too.
 @Suite("token and refresh: the fast path and the full parser agree")
 struct FastPathDifferentialTests {
+    /// How a case names its store.
+    enum StoreChoice: String, Sendable {
+        /// `--store PATH`.
+        case path
+        /// `PORTAL_AUTH_STORE=PATH`.
+        case environment
+        /// `--store file`: the file at `$XDG_STATE_HOME/portal-auth/credentials.json`.
+        case file
+        /// `--store auto` with no session bus: that file too.
+        case auto
+        /// No option and no variable (auto): that file too.
+        case unnamed
+        /// `--store keyring` with no session bus: refused at once.
+        case keyring
+    }
+
     /// One command line on one store.
     struct Case: Sendable, CustomTestStringConvertible {
         let store: FastPathStore
         let arguments: [String]
         /// Whether the fast path takes this command line (else the full parser does, also without the variable).
         let fast: Bool
-        /// Whether the store is named by $PORTAL_AUTH_STORE instead of --store.
-        var storeFromEnvironment = false
+        /// How the store is named.
+        var storeChoice = StoreChoice.path
+        /// Commands run first on the store (by the full parser), e.g. `name` and `use` (issue 16).
+        var prepare: [[String]] = []
 
-        var testDescription: String { "\(store): \(arguments.joined(separator: " "))\(fast ? "" : " (full parser)")" }
+        var testDescription: String {
+            let prepared = prepare.map { "\($0.joined(separator: " ")); " }.joined()
+            return "\(store) (\(storeChoice)): \(prepared)\(arguments.joined(separator: " "))\(fast ? "" : " (full parser)")"
+        }
     }
 
     private static let portal = FastPathStore.portal
@@ -32,7 +53,44 @@ struct FastPathDifferentialTests {
             cases.append(Case(store: store, arguments: ["token", "--portal", portal], fast: true))
             cases.append(Case(store: store, arguments: ["token", "--portal", portal, "--format", "json"], fast: true))
             cases.append(Case(store: store, arguments: ["refresh", "--portal", portal, "--timeout", "20"], fast: true))
+            cases.append(Case(store: store, arguments: ["refresh", "--format", "json"], fast: true))
+            cases.append(Case(store: store, arguments: ["token"], fast: true))
         }
+        // Every way of naming the store (issue 14, 16): the same store chosen, the same refusal of a keyring
+        // that cannot be used.
+        for choice in [StoreChoice.file, .auto, .unnamed, .keyring, .environment] {
+            cases.append(Case(store: .valid, arguments: ["token", "--format", "json"], fast: true, storeChoice: choice))
+            cases.append(Case(store: .expired, arguments: ["token", "--portal", portal, "--format", "json"], fast: true, storeChoice: choice))
+            cases.append(Case(store: .missing, arguments: ["token", "--portal", portal], fast: true, storeChoice: choice))
+            cases.append(Case(store: .several, arguments: ["refresh", "--name", "work", "--format", "header"], fast: true, storeChoice: choice,
+                              prepare: [["name", "work", "--portal", portal, "--client-id", "app2"]]))
+        }
+        // The default sign-in and names (issue 16).
+        let name = ["name", "work", "--portal", portal, "--client-id", "app2"]
+        let use = ["use", "--portal", portal, "--client-id", "app1"]
+        let useIAP = ["use", "--iap", FastPathStore.iapFile]
+        let named: [(arguments: [String], fast: Bool, prepare: [[String]])] = [
+            (["token", "--name", "work"], true, [name]),
+            (["token", "--name", "work", "--format", "json"], true, [name]),
+            (["token", "--name", "other"], true, [name]),
+            (["token", "--name", "other", "--format", "json"], true, [name]),
+            (["token", "--name", "work"], true, []),
+            (["token"], true, [use]),
+            (["token", "--format", "json"], true, [use]),
+            (["token", "--format", "header"], true, [useIAP]),
+            (["token", "--id-token", "--format", "json"], true, [useIAP]),
+            (["token", "--id-token"], true, [use]),
+            (["token", "--format", "json"], true, [name]),
+            (["refresh"], true, [use]),
+            (["refresh", "--name", "work", "--format", "json"], true, [name]),
+            (["token", "--portal", portal, "--client-id", "app2", "--format", "json"], true, [use]),
+            (["token", "--name", "bad name"], false, []),
+            (["token", "--name", "work", "--portal", portal], false, [name]),
+            (["refresh", "--format", "xml"], false, [use]),
+            (["refresh", "--name", "work", "--print-token", "--format", "json"], true, [name]),
+        ]
+        cases += named.map { Case(store: .several, arguments: $0.arguments, fast: $0.fast, prepare: $0.prepare) }
+
         let several: [(arguments: [String], fast: Bool)] = [
             (["token", "--portal", portal, "--client-id", "app2", "--format", "header"], true),
             (["token", "--portal=\(portal)", "--client-id=app1", "--format=json"], true),
@@ -59,7 +117,6 @@ struct FastPathDifferentialTests {
             (["token", "--portal", "gis.example.com/portal"], false),
             (["token", "--portal", portal, "--iap", FastPathStore.iapFile], false),
             (["token", "--client-id", "app1"], false),
-            (["token"], false),
             (["token", "--portal", portal, "--timeout", "0"], false),
             (["token", "--portal", portal, "--ca-bundle", "/nonexistent/ca.pem"], false),
             (["token", "--portal", portal, "--portal", portal], false),
@@ -78,8 +135,7 @@ struct FastPathDifferentialTests {
             (["status"], false),
         ]
         cases += several.map { Case(store: .several, arguments: $0.arguments, fast: $0.fast) }
-        cases.append(Case(store: .valid, arguments: ["token", "--portal", portal, "--format", "header"], fast: true, storeFromEnvironment: true))
-        cases.append(Case(store: .missing, arguments: ["token", "--portal", portal], fast: true, storeFromEnvironment: true))
+        cases.append(Case(store: .valid, arguments: ["token", "--portal", portal, "--format", "header"], fast: true, storeChoice: .environment))
         return cases
     }()
 
@@ -114,15 +170,33 @@ struct FastPathDifferentialTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-fast-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = directory.appendingPathComponent("credentials.json")
-        try testCase.store.write(to: store, now: now)
-        var environment = ["XDG_STATE_HOME": directory.appendingPathComponent("state").path, "PORTAL_AUTH_FAST_PATH": mode ?? ""]
-        var arguments = testCase.arguments
-        if testCase.storeFromEnvironment {
-            environment["PORTAL_AUTH_STORE"] = store.path
-        } else if arguments.first == "token" || arguments.first == "refresh" {
-            arguments += ["--store", store.path]
+        let state = directory.appendingPathComponent("state")
+        // No session bus (and none at $XDG_RUNTIME_DIR/bus): auto falls back to the file, keyring is refused.
+        var environment = [
+            "XDG_STATE_HOME": state.path, "XDG_RUNTIME_DIR": directory.path, "DBUS_SESSION_BUS_ADDRESS": "", "PORTAL_AUTH_STORE": "",
+        ]
+        var store = directory.appendingPathComponent("credentials.json")
+        var storeWords: [String] = []
+        switch testCase.storeChoice {
+        case .path: storeWords = ["--store", store.path]
+        case .environment: environment["PORTAL_AUTH_STORE"] = store.path
+        case .file, .auto, .unnamed, .keyring:
+            let folder = state.appendingPathComponent("portal-auth")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            store = folder.appendingPathComponent("credentials.json")
+            if testCase.storeChoice != .unnamed { storeWords = ["--store", testCase.storeChoice.rawValue] }
         }
+        try testCase.store.write(to: store, now: now)
+        // The preparation names the store itself: `--store keyring` would refuse it.
+        let prepareWords = testCase.storeChoice == .keyring ? ["--store", store.path] : storeWords
+        for command in testCase.prepare {
+            let prepared = try await ToolRunner.run(
+                command + prepareWords, environment: environment.merging(["PORTAL_AUTH_FAST_PATH": "off"]) { $1 }, timeout: .seconds(60))
+            try #require(prepared.status == 0, "preparing with \(command): \(prepared)")
+        }
+        environment["PORTAL_AUTH_FAST_PATH"] = mode ?? ""
+        var arguments = testCase.arguments
+        if arguments.first == "token" || arguments.first == "refresh" { arguments += storeWords }
         let result = try await ToolRunner.run(arguments, environment: environment, timeout: .seconds(60))
         #expect(!result.timedOut, "\(result)")
         return Outcome(

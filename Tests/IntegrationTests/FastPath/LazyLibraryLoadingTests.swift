@@ -34,4 +34,14 @@ struct LazyLibraryLoadingTests {
         #expect(refresh.status == 69, "\(refresh)")
         #expect(refresh.stderr.contains("file=libcurl.so.4 [0];  \(linked.isEmpty ? "dynamically loaded by" : "needed by")"))
     }
+
+    @Test("--version names the libcurl and OpenSSL the process opens (through the same loading)")
+    func versionsThroughLoading() async throws {
+        let result = try await ToolRunner.run(["--version"], environment: ["PORTAL_AUTH_FAST_PATH": "only"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("portal-auth "), "\(result)")
+        #expect(result.stdout.contains("(libcurl "), "\(result)")
+        #expect(result.stdout.contains(", OpenSSL 3"), "\(result)")
+        #expect(!result.stdout.contains("unavailable"), "\(result)")
+    }
 }
