@@ -32,9 +32,13 @@ extension CredentialStoreFile {
     ///
     /// - Throws: `KeyringError` when the keyring is chosen and cannot be used (absent, locked, not answering);
     ///   `CredentialStoreError` when no location can be derived.
+    /// - Parameter environment: only the variables of ``selectionEnvironmentNames`` are read from it.
     public static func select(store: String? = nil, environment: [String: String], currentDirectory: String? = nil) throws -> CredentialStoreFile {
         try select(store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }
+
+    /// The environment variables `select` reads: a caller may pass only these (see `ProcessEnvironment`).
+    public static let selectionEnvironmentNames = StoreLocation.environmentNames + ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
 
     /// ``select(store:environment:currentDirectory:)`` with the keyring access given (tests).
     static func select(
