@@ -42,7 +42,10 @@ static inline int pa_dynamic_library_load(struct pa_dynamic_library *library) {
     state = library->state;
     if (state == 0) {
         state = 1;
-        void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
+        // RTLD_LAZY: the functions used are looked up with dlsym below, so a missing one still fails here; the
+        // libraries of the chain that are not linked with -z now then bind their own calls on first use instead
+        // of all at once (about a sixth of a refresh's instructions went to binding libcurl's chain).
+        void *handle = dlopen(library->soname, RTLD_LAZY | RTLD_LOCAL);
         if (handle == NULL) {
             const char *reason = dlerror();
             snprintf(library->error, sizeof library->error,

@@ -13,8 +13,17 @@ final class TokenKeeper: Sendable {
         let key: String
     }
 
+    /// A refresh under way. A class around the task, so that a keeper that never refreshes (`portal-auth token`
+    /// with a valid token) never needs the metadata of `Task<StoredCredential, any Error>`: making it checks the
+    /// type's generic requirements, which costs the first time a scan of every protocol conformance in the binary.
+    private final class Refresh: Sendable {
+        let task: Task<StoredCredential, any Error>
+
+        init(_ task: Task<StoredCredential, any Error>) { self.task = task }
+    }
+
     private let state: Mutex<StoredCredential>
-    private let inFlight = Mutex<Task<StoredCredential, any Error>?>(nil)
+    private let inFlight = Mutex<Refresh?>(nil)
     private let invalidated = Mutex(false)
     private let persistenceState: Mutex<Persistence?>
     /// Tokens refreshed by this process that could not be written to the store (disk full, I/O error), and
@@ -74,13 +83,14 @@ final class TokenKeeper: Sendable {
         let pendingWrite = persistence != nil && unsaved.withLock { $0 != nil }
         if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
 
-        let task: Task<StoredCredential, any Error> = inFlight.withLock { running in
+        let refresh: Refresh = inFlight.withLock { running in
             if let running, !force { return running }
-            let task = Task { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) }
-            running = task
-            return task
+            let refresh = Refresh(Task { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) })
+            running = refresh
+            return refresh
         }
-        defer { inFlight.withLock { if $0 == task { $0 = nil } } }
+        defer { inFlight.withLock { if $0 === refresh { $0 = nil } } }
+        let task = refresh.task
         let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
         try requireValidIDToken(refreshed, keeping: token, margin: margin, now: now())
         return refreshed

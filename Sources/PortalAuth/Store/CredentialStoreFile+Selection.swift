@@ -40,14 +40,28 @@ extension CredentialStoreFile {
     /// The environment variables `select` reads: a caller may pass only these (see `ProcessEnvironment`).
     public static let selectionEnvironmentNames = StoreLocation.environmentNames + ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
 
+    /// ``select(store:environment:currentDirectory:)`` reading each variable through `lookup` (for example
+    /// ``ProcessEnvironment/value(of:)``) instead of from a dictionary: `portal-auth token` then makes no dictionary
+    /// (see ``ProcessEnvironment/value(of:)``).
+    package static func select(store: String? = nil, lookup: (String) -> String?, currentDirectory: String? = nil) throws -> CredentialStoreFile {
+        try select(store: store, lookup: lookup, currentDirectory: currentDirectory, storage: SecretServiceClient())
+    }
+
     /// ``select(store:environment:currentDirectory:)`` with the keyring access given (tests).
     static func select(
         store: String?, environment: [String: String], currentDirectory: String?, storage: any SecretItemStorage
     ) throws -> CredentialStoreFile {
-        let given = store.flatMap { $0.isEmpty ? nil : $0 } ?? environment[StoreLocation.environmentVariable]
+        try select(store: store, lookup: { environment[$0] }, currentDirectory: currentDirectory, storage: storage)
+    }
+
+    /// The one implementation of the selection: the others call it.
+    static func select(
+        store: String?, lookup: (String) -> String?, currentDirectory: String?, storage: any SecretItemStorage
+    ) throws -> CredentialStoreFile {
+        let given = store.flatMap { $0.isEmpty ? nil : $0 } ?? lookup(StoreLocation.environmentVariable)
         let choice = Choice(given)
-        var defaults = environment
-        defaults[StoreLocation.environmentVariable] = nil
+        // The default place ignores PORTAL_AUTH_STORE (it chose the word, not a path).
+        func defaults(_ name: String) -> String? { name == StoreLocation.environmentVariable ? nil : lookup(name) }
         var file: CredentialStoreFile
         switch choice {
         case .path(let path):
@@ -56,24 +70,24 @@ extension CredentialStoreFile {
             file.secretStorage = storage
             return file
         case .file:
-            file = CredentialStoreFile(location: try StoreLocation.resolve(environment: defaults))
+            file = CredentialStoreFile(location: try StoreLocation.resolve(lookup: defaults))
             file.secretStorage = storage
             return file
         case .keyring:
-            file = CredentialStoreFile(location: try StoreLocation.resolve(environment: defaults))
+            file = CredentialStoreFile(location: try StoreLocation.resolve(lookup: defaults))
             file.secretStorage = storage
-            try probe(storage, environment: environment)
+            try probe(storage, lookup: lookup)
             file.backend = .keyring
             return file
         case .automatic:
-            file = CredentialStoreFile(location: try StoreLocation.resolve(environment: defaults))
+            file = CredentialStoreFile(location: try StoreLocation.resolve(lookup: defaults))
             file.secretStorage = storage
             if let data = FileManager.default.contents(atPath: file.path), StoreDocument.recordedBackend(data) == .file {
                 file.backendReason = "the store file records that its secrets stay in it (portal-auth store migrate --to file)"
                 return file
             }
             do {
-                try probe(storage, environment: environment)
+                try probe(storage, lookup: lookup)
                 file.backend = .keyring
                 file.backendReason = "a Secret Service answers and its default collection is unlocked"
             } catch {
@@ -86,8 +100,14 @@ extension CredentialStoreFile {
     /// Checks that the keyring can be used; without a session bus address (nor `$XDG_RUNTIME_DIR/bus`) it fails at
     /// once, without loading libsecret (and without glib starting a bus of its own).
     static func probe(_ storage: any SecretItemStorage, environment: [String: String]) throws(KeyringError) {
-        let address = environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
-        let runtimeBus = (environment["XDG_RUNTIME_DIR"] ?? "").isEmpty ? nil : environment["XDG_RUNTIME_DIR"]! + "/bus"
+        try probe(storage, lookup: { environment[$0] })
+    }
+
+    /// ``probe(_:environment:)`` reading each variable through `lookup`.
+    static func probe(_ storage: any SecretItemStorage, lookup: (String) -> String?) throws(KeyringError) {
+        let address = lookup("DBUS_SESSION_BUS_ADDRESS") ?? ""
+        let runtimeDirectory = lookup("XDG_RUNTIME_DIR") ?? ""
+        let runtimeBus = runtimeDirectory.isEmpty ? nil : runtimeDirectory + "/bus"
         if address.isEmpty && !(runtimeBus.map { FileManager.default.fileExists(atPath: $0) } ?? false) {
             throw KeyringError(.noSessionBus, message: "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         }

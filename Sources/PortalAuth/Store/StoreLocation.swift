@@ -51,8 +51,18 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
         environment: [String: String],
         currentDirectory: String? = nil
     ) throws(CredentialStoreError) -> StoreLocation {
+        try resolve(explicitPath: explicitPath, lookup: { environment[$0] }, currentDirectory: currentDirectory)
+    }
+
+    /// ``resolve(explicitPath:environment:currentDirectory:)`` reading each variable through `lookup` (for example
+    /// ``ProcessEnvironment/value(of:)``) instead of from a dictionary.
+    package static func resolve(
+        explicitPath: String? = nil,
+        lookup: (String) -> String?,
+        currentDirectory: String? = nil
+    ) throws(CredentialStoreError) -> StoreLocation {
         func value(_ name: String) -> String? {
-            guard let value = environment[name], !value.isEmpty else { return nil }
+            guard let value = lookup(name), !value.isEmpty else { return nil }
             return value
         }
         if let explicitPath, !explicitPath.isEmpty {
@@ -88,6 +98,12 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
 /// `..` is kept: removing it lexically would be wrong when the part before it is a symbolic link.
 func normalizedAbsolutePath(_ path: String, relativeTo base: String) -> String {
     let joined = path.hasPrefix("/") ? path : base + "/" + path
-    let parts = joined.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-    return "/" + parts.joined(separator: "/")
+    // Appended one by one: `joined(separator:)` on substrings runs unspecialized and looks up their
+    // conformances at run time, a tenth of `portal-auth token` (issue 17).
+    var normalized = ""
+    for part in joined.split(separator: "/", omittingEmptySubsequences: true) where part != "." {
+        normalized += "/"
+        normalized += part
+    }
+    return normalized.isEmpty ? "/" : normalized
 }

@@ -9,8 +9,15 @@ public enum ProcessEnvironment {
     public static func values(of names: [String]) -> [String: String] {
         var values: [String: String] = [:]
         for name in names {
-            if let value = getenv(name) { values[name] = String(cString: value) }
+            if let value = value(of: name) { values[name] = value }
         }
         return values
+    }
+
+    /// The variable `name`, or nil when it is not set. Lookups through this function need no dictionary: the
+    /// first `[String: String]` a process makes costs it a scan of every protocol conformance in the binary,
+    /// which `portal-auth token` avoids (issue 17).
+    public static func value(of name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 }

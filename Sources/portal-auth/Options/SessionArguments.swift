@@ -76,8 +76,7 @@ struct SessionArguments: Equatable {
 
     /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
     func storeFile() throws -> CredentialStoreFile {
-        let environment = ProcessEnvironment.values(of: CredentialStoreFile.selectionEnvironmentNames)
-        return try CredentialStoreFile.select(store: store, environment: environment)
+        try CredentialStoreFile.select(store: store, lookup: ProcessEnvironment.value(of:))
     }
 
     /// The persistent credential store, loaded.

@@ -33,25 +33,17 @@ enum Failure {
     /// The signal watcher is installed before the task starts, so an interrupt at any moment cancels
     /// the operation instead of killing the process with the port still bound.
     static func cancellableOnInterrupt<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let pending = Mutex<(task: Task<T, any Error>?, interrupted: Bool)>((nil, false))
-        let watcher = InterruptWatcher {
-            pending.withLock { state in
-                state.interrupted = true
-                state.task?.cancel()
-            }
-        }
+        let pending = PendingInterrupt()
+        let watcher = InterruptWatcher { pending.interrupt() }
         defer { withExtendedLifetime(watcher) {} }
         let task = Task { try await operation() }
-        pending.withLock { state in
-            state.task = task
-            if state.interrupted { task.cancel() }
-        }
+        pending.started { task.cancel() }
         do {
             return try await task.value
         } catch {
             // Whatever the cancelled operation reports (a wait cut short can surface as a time-out on a
             // loaded machine), after Ctrl-C the outcome is the interruption: exit 130.
-            if pending.withLock({ $0.interrupted }) { throw CancellationError() }
+            if pending.interrupted { throw CancellationError() }
             throw error
         }
     }

@@ -246,6 +246,43 @@ struct KeyringStoreTests {
         }
     }
 
+    @Test("a lookup function (portal-auth token's getenv) chooses exactly what the same variables in a dictionary choose",
+          arguments: [nil, "auto", "file", "keyring", "./keyring"] as [String?])
+    func lookupChoosesAsDictionary(store: String?) throws {
+        let temporary = try TemporaryDirectory()
+        let environments: [[String: String]] = [
+            ["XDG_STATE_HOME": temporary.path],
+            ["XDG_STATE_HOME": temporary.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"],
+            ["HOME": temporary.path, "PORTAL_AUTH_STORE": "file", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"],
+            ["HOME": temporary.path, "PORTAL_AUTH_STORE": "keyring", "XDG_RUNTIME_DIR": temporary.path],
+            ["XDG_STATE_HOME": "relative", "HOME": temporary.path, "PORTAL_AUTH_STORE": ""],
+            ["PORTAL_AUTH_STORE": temporary.path + "/chosen.json"],
+            [:],
+        ]
+        for environment in environments {
+            let fromDictionary = InMemorySecretStorage()
+            let fromLookup = InMemorySecretStorage()
+            let expected = Result { try CredentialStoreFile.select(store: store, environment: environment, currentDirectory: "/", storage: fromDictionary) }
+            let chosen = Result { try CredentialStoreFile.select(store: store, lookup: { environment[$0] }, currentDirectory: "/", storage: fromLookup) }
+            #expect(Self.outcome(chosen) == Self.outcome(expected), "\(environment)")
+            #expect(fromLookup.calls == fromDictionary.calls, "\(environment)")
+        }
+        // The process's own environment through getenv, as `portal-auth token` reads it, against Foundation's copy.
+        let process = Result { try CredentialStoreFile.select(store: store, lookup: ProcessEnvironment.value(of:), currentDirectory: "/", storage: InMemorySecretStorage()) }
+        let copied = Result {
+            try CredentialStoreFile.select(store: store, environment: ProcessInfo.processInfo.environment, currentDirectory: "/", storage: InMemorySecretStorage())
+        }
+        #expect(Self.outcome(process) == Self.outcome(copied))
+    }
+
+    /// What a store choice came to, comparable: the path, rule, backend and reason, or the error's text.
+    private static func outcome(_ result: Result<CredentialStoreFile, any Error>) -> [String?] {
+        switch result {
+        case .success(let file): return [file.path, "\(file.location.source)", "\(file.backend)", file.backendReason]
+        case .failure(let error): return ["error", "\(error)"]
+        }
+    }
+
     // MARK: - Pure parts
 
     @Test("candidates: newer unnamed items first, then the named one; older ones are leftovers")
