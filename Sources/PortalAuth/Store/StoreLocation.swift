@@ -98,12 +98,13 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
 /// `..` is kept: removing it lexically would be wrong when the part before it is a symbolic link.
 func normalizedAbsolutePath(_ path: String, relativeTo base: String) -> String {
     let joined = path.hasPrefix("/") ? path : base + "/" + path
-    // Appended one by one: `joined(separator:)` on substrings runs unspecialized and looks up their
-    // conformances at run time, a tenth of `portal-auth token` (issue 17).
+    // Appended one by one, each part made a String first: `joined(separator:)` and `append(contentsOf:)` with
+    // substrings run unspecialized and look up conformances at run time, a twentieth of `portal-auth token`
+    // (issue 17).
     var normalized = ""
     for part in joined.split(separator: "/", omittingEmptySubsequences: true) where part != "." {
-        normalized += "/"
-        normalized += part
+        normalized.append("/")
+        normalized.append(String(part))
     }
     return normalized.isEmpty ? "/" : normalized
 }
