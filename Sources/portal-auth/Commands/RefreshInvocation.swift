@@ -30,7 +30,7 @@ struct RefreshInvocation {
             }
             let who = issued.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
             StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
-                + "\(issued.expirationDate.ISO8601Format()) (\(issued.secondsLeft()) s).")
+                + "\(UTCTimestamp.iso8601(issued.expirationDate)) (\(issued.secondsLeft()) s).")
             if let format = format ?? (printToken ? .plain : nil) {
                 try TokenInvocation.print(issued, format: format, headerName: nil)
             }

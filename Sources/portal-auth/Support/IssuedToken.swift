@@ -31,7 +31,7 @@ struct IssuedToken {
             extra = [
                 ("configuration_file", Output.json(configurationFile)),
                 ("id_token", Output.json(idToken)),
-                ("id_token_expires_at", Output.json(idTokenExpirationDate?.ISO8601Format())),
+                ("id_token_expires_at", Output.json(idTokenExpirationDate.map(UTCTimestamp.iso8601))),
                 ("id_token_expires_in", idTokenExpirationDate.map { .integer(Int64(max(0, Int($0.timeIntervalSince(now).rounded(.down))))) } ?? .null),
             ]
         }

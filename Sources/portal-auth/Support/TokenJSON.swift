@@ -21,7 +21,7 @@ enum TokenJSON {
             ("client_id", Output.json(clientID)),
             ("token", .string(token)),
             ("token_type", .string(tokenType)),
-            ("expires_at", .string(expirationDate.ISO8601Format())),
+            ("expires_at", .string(UTCTimestamp.iso8601(expirationDate))),
             ("expires_in", .integer(Int64(max(0, Int(expirationDate.timeIntervalSince(now).rounded(.down)))))),
             ("ssl_required", .bool(sslRequired)),
         ] + extra.map { (key: $0.0, value: $0.1) }
