@@ -44,8 +44,8 @@ enum DetectedChallenge: Sendable, Equatable {
         }
         if (300..<400).contains(response.statusCode), !covering.isEmpty,
            let location = response.headers["Location"], let target = URL(string: location, relativeTo: url)?.absoluteURL,
-           let host = URLRules.normalisedHost(of: target),
-           covering.contains(where: { URLRules.normalisedHost(of: $0.authorizeURL) == host })
+           let host = URLNormalization.host(of: target),
+           covering.contains(where: { URLNormalization.host(of: $0.authorizeURL) == host })
         {
             return .identityAwareProxy(detail: "redirected to the identity provider at \(host)")
         }

@@ -82,7 +82,7 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     private static func parseHosts(_ text: String) throws(Invalid) -> Hosts {
         if text == "*" { return .any }
         if text.hasPrefix("[") {
-            guard let address = URLRules.canonicalIPv6(String(text.dropFirst().dropLast())) else {
+            guard let address = URLNormalization.canonicalIPv6(String(text.dropFirst().dropLast())) else {
                 throw Invalid(reason: "\"\(text)\" is not an IPv6 address")
             }
             return .exact(address)
@@ -132,8 +132,8 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the pattern covers `url`'s host (and port, when the pattern names one).
     func matches(_ url: URL) -> Bool {
-        guard let host = URLRules.normalisedHost(of: url) else { return false }
-        if let port, URLRules.effectivePort(of: url) != port { return false }
+        guard let host = URLNormalization.host(of: url) else { return false }
+        if let port, URLNormalization.effectivePort(of: url) != port { return false }
         switch hosts {
         case .any: return true
         case .domain(let domain): return host == domain || host.hasSuffix("." + domain)

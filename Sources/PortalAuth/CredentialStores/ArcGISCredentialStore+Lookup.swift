@@ -3,9 +3,9 @@ public import Foundation
 extension ArcGISCredentialStore {
     /// Every OAuth user credential for a portal (every client ID when `clientID` is nil), in store order.
     public func oauthUserCredentials(portalURL: URL, clientID: String? = nil) -> [OAuthUserCredential] {
-        let wanted = StoredCredential.normalized(portalURL)
+        let wanted = URLNormalization.comparable(portalURL)
         return credentials.compactMap(\.kind.oAuthUser).filter {
-            StoredCredential.normalized($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
+            URLNormalization.comparable($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
         }
     }
 

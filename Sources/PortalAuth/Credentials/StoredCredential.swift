@@ -78,19 +78,6 @@ extension StoredCredential {
         }
     }
 
-    /// Scheme and host lower-cased, default port and trailing slashes dropped.
-    static func normalized(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        if (components.scheme == "https" && components.port == 443) || (components.scheme == "http" && components.port == 80) {
-            components.port = nil
-        }
-        while components.path.hasSuffix("/") { components.path.removeLast() }
-        components.query = nil
-        components.fragment = nil
-        return components.string ?? url.absoluteString
-    }
 }
 
 // MARK: - JSON

@@ -14,7 +14,7 @@ enum DeviceAuthorizationEndpoint {
 
     /// `https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode` for an Entra v2.0 authorize endpoint.
     static func entra(_ authorizeURL: URL) -> URL? {
-        guard URLRules.normalisedHost(of: authorizeURL) == "login.microsoftonline.com" else { return nil }
+        guard URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com" else { return nil }
         var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: false)
         var parts = authorizeURL.path.split(separator: "/").map(String.init)
         guard parts.count >= 2, parts.last?.lowercased() == "authorize" else { return nil }
@@ -35,7 +35,7 @@ enum DeviceAuthorizationEndpoint {
               let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
               let document = try? JSONValue.parse(response.body),
               let advertised = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              StoredCredential.normalized(advertised) == StoredCredential.normalized(authorizeURL),
+              URLNormalization.comparable(advertised) == URLNormalization.comparable(authorizeURL),
               let text = document["device_authorization_endpoint"]?.stringValue,
               let endpoint = URLRules.url(from: text), URLRules.endpointProblem(endpoint) == nil
         else { return nil }

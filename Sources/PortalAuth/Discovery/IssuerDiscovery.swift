@@ -30,14 +30,14 @@ enum IssuerDiscovery {
               let document = try? JSONValue.parse(response.body),
               let issuer = document["issuer"]?.stringValue,
               let advertised = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              StoredCredential.normalized(advertised) == StoredCredential.normalized(authorizeURL)
+              URLNormalization.comparable(advertised) == URLNormalization.comparable(authorizeURL)
         else { return nil }
         return Issuer(identifier: issuer, sendsIssuerInResponses: document["authorization_response_iss_parameter_supported"]?.boolValue == true)
     }
 
     /// `https://login.microsoftonline.com/{tenant}/v2.0` for a tenant-specific Entra v2.0 endpoint.
     static func entraIssuer(_ authorizeURL: URL) -> String? {
-        guard authorizeURL.host?.lowercased() == "login.microsoftonline.com" else { return nil }
+        guard URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com" else { return nil }
         let parts = authorizeURL.path.split(separator: "/")
         guard let tenant = parts.first, !["common", "organizations", "consumers"].contains(tenant.lowercased()) else { return nil }
         return "https://login.microsoftonline.com/\(tenant)/v2.0"

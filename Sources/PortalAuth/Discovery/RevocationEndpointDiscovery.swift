@@ -8,7 +8,7 @@ enum RevocationEndpointDiscovery {
     /// The advertised endpoint, or `nil` when there is none, the document cannot be read, or it describes
     /// another authorize endpoint than `authorizeURL`.
     static func endpoint(forAuthorizeURL authorizeURL: URL, httpClient: any HTTPClient) async -> URL? {
-        guard authorizeURL.host?.lowercased() != "login.microsoftonline.com",
+        guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com",
               var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: true)
         else { return nil }
         components.query = nil
@@ -18,7 +18,7 @@ enum RevocationEndpointDiscovery {
               let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
               let document = try? JSONValue.parse(response.body),
               let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              StoredCredential.normalized(advertisedAuthorize) == StoredCredential.normalized(authorizeURL),
+              URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL),
               let revocation = document["revocation_endpoint"]?.stringValue.flatMap(URL.init(string:)),
               revocation.host != nil
         else { return nil }

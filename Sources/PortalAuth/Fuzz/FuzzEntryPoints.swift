@@ -72,7 +72,7 @@ public enum FuzzEntryPoints {
         }
         guard let url else { return broken }
         let matched = pattern.matches(url)
-        let host = URLRules.normalisedHost(of: url)
+        let host = URLNormalization.host(of: url)
         if matched {
             guard let host else {
                 broken.append("a match for a URL without a host")
@@ -86,7 +86,7 @@ public enum FuzzEntryPoints {
                 // Never `evilcontoso.com` for `*.contoso.com`.
                 if host != domain && !host.hasSuffix("." + domain) { broken.append("a domain pattern matched outside it") }
             }
-            if let port = pattern.port, URLRules.effectivePort(of: url) != port {
+            if let port = pattern.port, URLNormalization.effectivePort(of: url) != port {
                 broken.append("a pattern with a port matched another port")
             }
         }

@@ -250,7 +250,7 @@ final class TokenKeeper: Sendable {
     /// with the names asked for at sign-in (its `.default` comes back expanded into other names in the response).
     static func refreshScope(_ credential: StoredCredential) -> String? {
         guard credential.kind == .iap, let authorizeURL = credential.authorizeURL,
-              URLRules.normalisedHost(of: authorizeURL) == "login.microsoftonline.com"
+              URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com"
         else { return nil }
         let asked = credential.requestedScopes ?? credential.scopes
         return asked.isEmpty ? nil : asked.joined(separator: " ")

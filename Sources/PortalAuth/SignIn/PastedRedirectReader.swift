@@ -79,7 +79,7 @@ public struct PastedRedirectReader: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if let pasted = URL(string: trimmed), let scheme = pasted.scheme, !scheme.isEmpty {
             guard scheme.lowercased() == expectedRedirect.scheme?.lowercased(),
-                  URLRules.normalisedHost(of: pasted) == URLRules.normalisedHost(of: expectedRedirect) else {
+                  URLNormalization.host(of: pasted) == URLNormalization.host(of: expectedRedirect) else {
                 let start = expectedRedirect.absoluteString
                 throw .notAwaitedResponse("it does not start with \(start); paste the address the browser shows after signing in")
             }
