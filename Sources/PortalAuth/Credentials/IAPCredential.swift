@@ -152,7 +152,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// The store key of an IAP credential: its configuration file's real path (or, for a configuration built in
     /// code, its authorize URL) and client ID.
     static func storeKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
-        "iap|\(configurationFile ?? URLNormalization.comparable(authorizeURL))|\(clientID)"
+        StoredCredential.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL, clientID: clientID)
     }
 
     /// The store key a credential signed in with `configuration` gets.

@@ -64,20 +64,22 @@ extension StoredCredential {
     var key: String {
         switch kind {
         case .oauthUser:
-            return OAuthUserCredential.storeKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
+            return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
         case .iap:
-            return IAPCredential.storeKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+            return Self.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
         }
     }
 
-    /// The credential of the kind that wrote this record, rebuilt from it.
-    func credential(persistence: TokenKeeper.Persistence?, settings: SignInSettings) -> ArcGISCredential {
-        switch kind {
-        case .oauthUser: return OAuthUserCredential(record: self, persistence: persistence, settings: settings)
-        case .iap: return IAPCredential(record: self, persistence: persistence, settings: settings)
-        }
+    /// The key of an OAuth user sign-in: portal URL (normalised) and client ID.
+    static func oauthUserKey(portalURL: URL, clientID: String) -> String {
+        "oauth-user|\(URLNormalization.comparable(portalURL))|\(clientID)"
     }
 
+    /// The key of an IAP sign-in: its configuration file's real path (or, for a configuration built in code, its
+    /// authorize URL) and client ID.
+    static func iapKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
+        "iap|\(configurationFile ?? URLNormalization.comparable(authorizeURL))|\(clientID)"
+    }
 }
 
 // MARK: - JSON
