@@ -4,7 +4,7 @@ import Foundation
 /// challenge at most once, so that it always ends.
 struct AuthenticatedRequest {
     let manager: AuthenticationManager
-    let original: HTTPRequest
+    let original: TransportRequest
 
     /// More than every step below can take (each happens at most once): a guard against a loop, never reached.
     static let maximumAttempts = 8
@@ -27,7 +27,7 @@ struct AuthenticatedRequest {
 
     /// The request as sent, and which credentials it carried.
     struct Prepared {
-        var request: HTTPRequest
+        var request: TransportRequest
         /// The ArcGIS token credential whose token was sent.
         var token: (ArcGISCredential)?
         /// The IAP credential whose token was sent.
@@ -39,17 +39,17 @@ struct AuthenticatedRequest {
     }
 
     private var url: URL { original.url }
-    private var httpClient: any HTTPClient { manager.settings.httpClient }
+    private var httpClient: any TransportClient { manager.settings.httpClient }
 
     // MARK: - Sending
 
-    func send() async throws -> HTTPResponse {
+    func send() async throws -> TransportResponse {
         var progress = Progress()
         var lastError: (any Error)?
         for _ in 0..<Self.maximumAttempts {
             try Task.checkCancellation()
             let prepared = try await prepare(&progress)
-            let response: HTTPResponse
+            let response: TransportResponse
             do {
                 response = try await httpClient.send(prepared.request)
             } catch let error as TransportError {
@@ -136,7 +136,7 @@ struct AuthenticatedRequest {
     }
 
     /// Whether the caller already put a token in the request (a header, or `token=` in the query or form body).
-    static func carriesArcGISToken(_ request: HTTPRequest) -> Bool {
+    static func carriesArcGISToken(_ request: TransportRequest) -> Bool {
         if request.headers.contains("X-Esri-Authorization") { return true }
         let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         if query.contains(where: { $0.name == "token" }) { return true }
@@ -144,11 +144,11 @@ struct AuthenticatedRequest {
         return String(decoding: body, as: UTF8.self).split(separator: "&").contains { $0.hasPrefix("token=") }
     }
 
-    private static func isForm(_ request: HTTPRequest) -> Bool {
+    private static func isForm(_ request: TransportRequest) -> Bool {
         request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
     }
 
-    private func attach(_ token: String, referer: String, to request: inout HTTPRequest) {
+    private func attach(_ token: String, referer: String, to request: inout TransportRequest) {
         if !referer.isEmpty { request.headers.replaceOrAdd(name: "Referer", value: referer) }
         switch manager.arcGISTokenPlacement {
         case .parameter where request.method == .get:

@@ -26,7 +26,7 @@ extension AuthenticationManager {
     ///   server) when no credential answered it; `ArcGISChallengeCancellationError` when a handler cancelled; `CredentialError`
     ///   (`insecureTransport`, or a stored credential that cannot be refreshed for a reason other than a sign-in);
     ///   `NetworkCredentialError` for a credential that cannot be stored; `TransportError`.
-    public func data(for request: HTTPRequest) async throws -> HTTPResponse {
+    public func data(for request: TransportRequest) async throws -> TransportResponse {
         try await AuthenticatedRequest(manager: self, original: request).send()
     }
 

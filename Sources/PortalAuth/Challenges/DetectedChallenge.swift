@@ -20,7 +20,7 @@ enum DetectedChallenge: Sendable, Equatable {
     ///
     /// - Parameter iapConfigurations: the IAP configurations known (stored credentials', the authenticator's):
     ///   a host they cover that answers 401, or redirects to their identity provider, is behind a proxy.
-    static func detect(in response: HTTPResponse, for url: URL, iapConfigurations: [IAPConfiguration]) -> DetectedChallenge? {
+    static func detect(in response: TransportResponse, for url: URL, iapConfigurations: [IAPConfiguration]) -> DetectedChallenge? {
         let covering = iapConfigurations.filter { $0.canBeUsed(for: url) }
         if response.statusCode == 401 || response.statusCode == 403 {
             let offered = WWWAuthenticateChallenge.parse(response.headers.values(for: "WWW-Authenticate"))
@@ -57,7 +57,7 @@ enum DetectedChallenge: Sendable, Equatable {
     }
 
     /// The ArcGIS error document of a small JSON (or JSON-looking) body.
-    private static func envelope(of response: HTTPResponse) -> ArcGISErrorEnvelope? {
+    private static func envelope(of response: TransportResponse) -> ArcGISErrorEnvelope? {
         guard response.body.count < 64 * 1024, response.body.first(where: { !$0.isWhitespace }) == UInt8(ascii: "{") else { return nil }
         return ArcGISErrorEnvelope(body: response.body)
     }

@@ -14,7 +14,7 @@ public import Foundation
 /// for credential in await store.credentials(forHost: "gis.example.com") {
 ///     if case .password(let password) = credential { print(password.username) }
 /// }
-/// var request = HTTPRequest.get(url)
+/// var request = TransportRequest.get(url)
 /// request.credentials = await store.transportCredentials(for: url)
 /// ```
 public actor NetworkCredentialStore {

@@ -6,7 +6,7 @@ import Foundation
 /// `…/oauth2/v2.0/authorize`; else `device_authorization_endpoint` of the OpenID Connect discovery document next to
 /// the authorize endpoint, counted only when that document names the same authorize endpoint.
 enum DeviceAuthorizationEndpoint {
-    static func resolve(explicit: URL?, authorizeURL: URL, httpClient: any HTTPClient) async -> URL? {
+    static func resolve(explicit: URL?, authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
         if let explicit { return explicit }
         if let entra = entra(authorizeURL) { return entra }
         return await discovered(authorizeURL: authorizeURL, httpClient: httpClient)
@@ -26,7 +26,7 @@ enum DeviceAuthorizationEndpoint {
     }
 
     /// The discovery document's `device_authorization_endpoint`, when it is a usable endpoint.
-    static func discovered(authorizeURL: URL, httpClient: any HTTPClient) async -> URL? {
+    static func discovered(authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
         var base = authorizeURL.absoluteString
         if let query = base.firstIndex(of: "?") { base = String(base[..<query]) }
         while base.hasSuffix("/") { base.removeLast() }

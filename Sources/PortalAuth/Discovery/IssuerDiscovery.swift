@@ -17,7 +17,7 @@ enum IssuerDiscovery {
     /// Microsoft Entra tenants have a fixed form. Other servers are asked through OpenID Connect
     /// discovery next to the authorize endpoint (`…/authorize` → `…/.well-known/openid-configuration`);
     /// the answer counts only when it names the same authorize endpoint.
-    static func issuer(forAuthorizeURL authorizeURL: URL, httpClient: any HTTPClient) async -> Issuer? {
+    static func issuer(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> Issuer? {
         if let entra = entraIssuer(authorizeURL) { return Issuer(identifier: entra, sendsIssuerInResponses: false) }
         var base = authorizeURL.absoluteString
         if let query = base.firstIndex(of: "?") { base = String(base[..<query]) }

@@ -7,7 +7,7 @@ import Foundation
 enum RevocationEndpointDiscovery {
     /// The advertised endpoint, or `nil` when there is none, the document cannot be read, or it describes
     /// another authorize endpoint than `authorizeURL`.
-    static func endpoint(forAuthorizeURL authorizeURL: URL, httpClient: any HTTPClient) async -> URL? {
+    static func endpoint(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
         guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com",
               var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: true)
         else { return nil }

@@ -192,11 +192,11 @@ public enum FuzzEntryPoints {
         let selector = Int(data.first ?? 0)
         let status = tokenStatuses[selector % tokenStatuses.count]
         let contentType = tokenContentTypes[(selector / tokenStatuses.count) % tokenContentTypes.count]
-        var headers: HTTPHeaders = []
+        var headers: TransportHeaders = []
         if let contentType { headers.add(name: "Content-Type", value: contentType) }
         if (300..<400).contains(status) { headers.add(name: "Location", value: "/elsewhere?code=secret") }
         let endpoint = URL(string: "https://portal.example/sharing/rest/oauth2/token")!
-        let response = HTTPResponse(statusCode: status, headers: headers, body: data.dropFirst(), url: endpoint)
+        let response = TransportResponse(statusCode: status, headers: headers, body: data.dropFirst(), url: endpoint)
         do {
             let tokens = try TokenResponse.parse(response, endpoint: endpoint)
             if tokens.accessToken.isEmpty { broken.append("a token response with an empty access token") }

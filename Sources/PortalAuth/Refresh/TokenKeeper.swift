@@ -20,7 +20,7 @@ final class TokenKeeper: Sendable {
     /// Tokens refreshed by this process that could not be written to the store (disk full, I/O error), and
     /// the refresh token they replaced: written at the next refresh if the store still holds that token.
     private let unsaved = Mutex<(spent: String, credential: StoredCredential)?>(nil)
-    let httpClient: any HTTPClient
+    let httpClient: any TransportClient
     let policy: RefreshPolicy
     /// What the credential is for, in messages.
     let target: String
@@ -28,7 +28,7 @@ final class TokenKeeper: Sendable {
     let logger: Logger
 
     init(
-        _ credential: StoredCredential, persistence: Persistence?, httpClient: any HTTPClient, policy: RefreshPolicy, target: String,
+        _ credential: StoredCredential, persistence: Persistence?, httpClient: any TransportClient, policy: RefreshPolicy, target: String,
         logger: Logger = Logger(label: "PortalAuth.refresh", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.state = Mutex(credential)
@@ -210,7 +210,7 @@ final class TokenKeeper: Sendable {
         ]
         if exchange { fields.append(("redirect_uri", credential.redirectURL.absoluteString)) }
         if let scope = Self.refreshScope(credential) { fields.append(("scope", scope)) }
-        let request = HTTPRequest.form(credential.tokenURL, fields: fields)
+        let request = TransportRequest.form(credential.tokenURL, fields: fields)
 
         let pauses = policy.backoffs
         var lastError = ""
@@ -264,7 +264,7 @@ final class TokenKeeper: Sendable {
     /// (Ctrl-C, SIGTERM, SIGHUP): its answer is awaited, within the attempt timeout, and stored, and the
     /// cancellation takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such
     /// a sign-in.
-    private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func send(_ request: TransportRequest) async throws -> TransportResponse {
         let client = httpClient
         let timeout = policy.attemptTimeout
         let url = RedactedURL(request.url)

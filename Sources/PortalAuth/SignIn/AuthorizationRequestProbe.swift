@@ -34,9 +34,9 @@ struct AuthorizationRequestProbe: Sendable {
     var timeout: Duration = .seconds(10)
 
     /// Sends the request and reads the answer; never throws.
-    func check(httpClient: any HTTPClient, logger: Logger) async -> Finding {
-        let request = HTTPRequest.get(url)
-        let response: HTTPResponse
+    func check(httpClient: any TransportClient, logger: Logger) async -> Finding {
+        let request = TransportRequest.get(url)
+        let response: TransportResponse
         do {
             response = try await withDeadline(timeout, onTimeout: {
                 TransportError(.timedOut, url: RedactedURL(url), detail: "no answer within \(timeout)")
@@ -53,7 +53,7 @@ struct AuthorizationRequestProbe: Sendable {
     }
 
     /// What an answer to the authorization URL says.
-    static func finding(in response: HTTPResponse, redirectURI: URL) -> Finding {
+    static func finding(in response: TransportResponse, redirectURI: URL) -> Finding {
         let status = response.statusCode
         if (300..<400).contains(status) {
             guard let location = response.headers["Location"],

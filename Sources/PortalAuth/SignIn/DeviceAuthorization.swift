@@ -23,7 +23,7 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
     }
 
     /// Reads a successful device authorization response.
-    static func parse(_ response: HTTPResponse, endpoint: URL) throws(DeviceCodeError) -> DeviceAuthorization {
+    static func parse(_ response: TransportResponse, endpoint: URL) throws(DeviceCodeError) -> DeviceAuthorization {
         func invalid(_ problem: String) -> DeviceCodeError { .invalidResponse(endpoint: endpoint, problem: problem) }
         guard let json = try? JSONValue.parse(response.body), let object = json.objectValue else {
             throw invalid("the answer is not a JSON object")

@@ -77,7 +77,7 @@ struct DeviceCodeFlow: Sendable {
     }
 
     /// The `error` of a poll's answer (RFC 8628 §3.5), top level or in an ArcGIS-style envelope; nil for tokens.
-    static func pollError(in response: HTTPResponse) -> String? {
+    static func pollError(in response: TransportResponse) -> String? {
         guard let json = try? JSONValue.parse(response.body) else { return nil }
         return json["error"]?.stringValue ?? json["error"]?["error"]?.stringValue
     }

@@ -12,7 +12,7 @@ public struct SignInSettings: Sendable {
     /// Whether a redirect URL pasted on standard input may finish the sign-in (a browser on another machine).
     public var acceptsPastedRedirect: Bool
     /// The HTTP client for token, discovery and revocation requests.
-    public var httpClient: any HTTPClient
+    public var httpClient: any TransportClient
     /// When the resulting credential refreshes its tokens.
     public var refreshPolicy: RefreshPolicy
     /// Debug events; never a secret.
@@ -30,7 +30,7 @@ public struct SignInSettings: Sendable {
         timeout: Duration = .seconds(300),
         observer: any SignInObserver = SilentSignInObserver(),
         acceptsPastedRedirect: Bool = false,
-        httpClient: any HTTPClient = CurlHTTPClient(),
+        httpClient: any TransportClient = CurlHTTPClient(),
         refreshPolicy: RefreshPolicy = RefreshPolicy(),
         logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() }),
         clock: any SignInClock = SystemSignInClock(),

@@ -34,7 +34,7 @@ struct TokenRevocation: Sendable {
     }
 
     /// The form the endpoint receives.
-    var request: HTTPRequest {
+    var request: TransportRequest {
         switch style {
         case .arcGIS:
             return .form(endpoint, fields: [
@@ -46,7 +46,7 @@ struct TokenRevocation: Sendable {
     }
 
     /// Sends the revocation, trying transient failures (network, 5xx) again as `policy` says.
-    func send(with client: any HTTPClient, policy: RefreshPolicy) async throws {
+    func send(with client: any TransportClient, policy: RefreshPolicy) async throws {
         var backoff = policy.initialBackoff
         for attempt in 1...policy.attempts {
             do {
@@ -58,7 +58,7 @@ struct TokenRevocation: Sendable {
         }
     }
 
-    private func sendOnce(with client: any HTTPClient) async throws -> HTTPResponse {
+    private func sendOnce(with client: any TransportClient) async throws -> TransportResponse {
         do {
             return try await client.send(request)
         } catch let error as CancellationError {
@@ -71,7 +71,7 @@ struct TokenRevocation: Sendable {
     // MARK: - Reading the answer
 
     /// Whether `response` says the token is revoked; throws what it says otherwise.
-    func evaluate(_ response: HTTPResponse) throws(RevocationError) {
+    func evaluate(_ response: TransportResponse) throws(RevocationError) {
         let place = RedactedURL(endpoint)
         let json = try? JSONValue.parse(response.body)
         let status = response.statusCode

@@ -11,7 +11,7 @@ extension TokenService {
     ///   token.`), `TokenEndpointError` for failures and answers without a token, `TransportError`.
     func generateToken(
         username: String, password: String, expirationMinutes: Int?, referer: String,
-        httpClient: any HTTPClient, now: Date = Date()
+        httpClient: any TransportClient, now: Date = Date()
     ) async throws -> TokenInfo {
         var fields = [("username", username), ("password", password)]
         if let expirationMinutes { fields.append(("expiration", String(expirationMinutes))) }
@@ -29,7 +29,7 @@ extension TokenService {
     ///   - secret: removed from any text of the server that is repeated.
     ///   - defaultLifetime: used when the answer has no `expires`.
     static func tokenInfo(
-        from response: HTTPResponse, endpoint: URL, principal: String, secret: String, defaultLifetime: Duration, now: Date
+        from response: TransportResponse, endpoint: URL, principal: String, secret: String, defaultLifetime: Duration, now: Date
     ) throws -> TokenInfo {
         let status = response.statusCode
         let json = try? JSONValue.parse(response.body)

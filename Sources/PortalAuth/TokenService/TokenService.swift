@@ -18,7 +18,7 @@ struct TokenService: Sendable, Equatable {
     /// Finds the token service for `url`, reading `rest/info` for a server.
     ///
     /// - Throws: `TokenServiceError` (`invalidURL`, `discoveryFailed`, `notTokenSecured`), `TransportError`.
-    static func discover(for url: URL, httpClient: any HTTPClient) async throws -> TokenService {
+    static func discover(for url: URL, httpClient: any TransportClient) async throws -> TokenService {
         if let problem = URLRules.endpointProblem(url) {
             throw TokenServiceError(.invalidURL, url: RedactedURL(url), detail: "the URL \(problem)")
         }
@@ -46,7 +46,7 @@ struct TokenService: Sendable, Equatable {
     // MARK: - Server discovery
 
     /// The token service named by `{root}/rest/info?f=json`.
-    private static func fromInfo(of root: URL, httpClient: any HTTPClient) async throws -> URL {
+    private static func fromInfo(of root: URL, httpClient: any TransportClient) async throws -> URL {
         var components = URLComponents(url: root.appending(path: "rest/info"), resolvingAgainstBaseURL: true)!
         components.queryItems = [URLQueryItem(name: "f", value: "json")]
         let infoURL = components.url!

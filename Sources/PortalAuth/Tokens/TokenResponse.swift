@@ -62,7 +62,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// - Anything else: a server failure (5xx), an unexpected status, or an invalid response.
     ///
     /// - Parameter endpoint: the URL the request went to, named (without query) in errors.
-    public static func parse(_ response: HTTPResponse, endpoint: URL) throws(TokenEndpointError) -> TokenResponse {
+    public static func parse(_ response: TransportResponse, endpoint: URL) throws(TokenEndpointError) -> TokenResponse {
         let status = response.statusCode
         let parsed = Result { () throws(JSONSyntaxError) in try JSONValue.parse(response.body) }
 
@@ -126,7 +126,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A short, safe summary of a body that is not a token response.
-    private static func bodySummary(_ response: HTTPResponse, _ parsed: Result<JSONValue, JSONSyntaxError>) -> String {
+    private static func bodySummary(_ response: TransportResponse, _ parsed: Result<JSONValue, JSONSyntaxError>) -> String {
         if response.body.isEmpty { return "an empty body" }
         if case .success(let json) = parsed { return "a JSON \(json.typeName) without an error code" }
         let type = response.mediaType.map { TokenEndpointError.clean($0, limit: 60) } ?? "no content type"
@@ -134,7 +134,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// ` titled "502 Bad Gateway"` for an HTML page with a title, else empty.
-    private static func titleSuffix(_ response: HTTPResponse) -> String {
+    private static func titleSuffix(_ response: TransportResponse) -> String {
         let text = String(decoding: response.body.prefix(16 * 1024), as: UTF8.self)
         guard let open = text.range(of: "<title", options: .caseInsensitive),
             let start = text[open.upperBound...].firstIndex(of: ">"),

@@ -2,7 +2,7 @@
 ///
 /// A name may occur more than once (`Set-Cookie`, `WWW-Authenticate`). The `description` lists names only:
 /// header values can hold tokens and passwords.
-public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral, CustomStringConvertible {
+public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral, CustomStringConvertible {
     /// The fields in order, names as given.
     public private(set) var fields: [(name: String, value: String)]
 
@@ -64,7 +64,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByArrayLite
         fields.makeIterator()
     }
 
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    public static func == (lhs: TransportHeaders, rhs: TransportHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }

@@ -5,7 +5,7 @@ public import Foundation
 ///
 /// The `description` names the method, the URL without its query, and sizes: never header values or the body,
 /// which hold codes, tokens and secrets.
-public struct HTTPRequest: Sendable, CustomStringConvertible {
+public struct TransportRequest: Sendable, CustomStringConvertible {
     /// An HTTP method.
     public struct Method: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -31,7 +31,7 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
     /// The URL; `http` is allowed only to loopback hosts.
     public var url: URL
     /// The header fields, sent in this order.
-    public var headers: HTTPHeaders
+    public var headers: TransportHeaders
     /// The body, or `nil` for none.
     public var body: Data?
     /// Password, client certificate and server trust for this request's host; dropped when a redirect leaves it.
@@ -39,7 +39,7 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
 
     /// Creates a request.
     public init(
-        method: Method = .get, url: URL, headers: HTTPHeaders = [], body: Data? = nil,
+        method: Method = .get, url: URL, headers: TransportHeaders = [], body: Data? = nil,
         credentials: TransportCredentials = TransportCredentials()
     ) {
         self.method = method
@@ -52,14 +52,14 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
     // MARK: - Common requests
 
     /// A `GET` that asks for JSON.
-    public static func get(_ url: URL) -> HTTPRequest {
-        HTTPRequest(method: .get, url: url, headers: [("Accept", "application/json")])
+    public static func get(_ url: URL) -> TransportRequest {
+        TransportRequest(method: .get, url: url, headers: [("Accept", "application/json")])
     }
 
     /// A `POST` of `fields` as `application/x-www-form-urlencoded` (see `FormEncoding`) that asks for JSON:
     /// the shape of every OAuth token, revocation and ArcGIS REST request.
-    public static func form(_ url: URL, fields: [(String, String)]) -> HTTPRequest {
-        HTTPRequest(
+    public static func form(_ url: URL, fields: [(String, String)]) -> TransportRequest {
+        TransportRequest(
             method: .post, url: url,
             headers: [
                 ("Content-Type", "application/x-www-form-urlencoded"),

@@ -3,18 +3,18 @@ public import Foundation
 /// An HTTP response: status, ordered header fields, body and the URL that answered.
 ///
 /// The `description` gives the status, the URL without query and the body size, never the body.
-public struct HTTPResponse: Sendable, CustomStringConvertible {
+public struct TransportResponse: Sendable, CustomStringConvertible {
     /// The status code, e.g. 200.
     public var statusCode: Int
     /// The header fields of the final response, in order; look them up without regard to case.
-    public var headers: HTTPHeaders
+    public var headers: TransportHeaders
     /// The body, decoded from any `Content-Encoding`.
     public var body: Data
     /// The URL that gave this response (the last one when redirects were followed).
     public var url: URL
 
     /// Creates a response.
-    public init(statusCode: Int, headers: HTTPHeaders = [], body: Data = Data(), url: URL) {
+    public init(statusCode: Int, headers: TransportHeaders = [], body: Data = Data(), url: URL) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body

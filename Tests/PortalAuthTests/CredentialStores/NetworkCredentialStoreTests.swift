@@ -7,8 +7,8 @@ import Testing
 @Suite("Network credentials against TLS, client-certificate, Basic and Digest servers", .timeLimit(.minutes(1)), .tags(.python, .openssl), ExternalTools.condition)
 struct NetworkCredentialStoreTests {
     /// Sends `request` with what `store` holds for its URL.
-    func send(_ url: URL, _ store: NetworkCredentialStore, client: CurlHTTPClient = CurlHTTPClient()) async throws -> HTTPResponse {
-        var request = HTTPRequest.get(url)
+    func send(_ url: URL, _ store: NetworkCredentialStore, client: CurlHTTPClient = CurlHTTPClient()) async throws -> TransportResponse {
+        var request = TransportRequest.get(url)
         request.credentials = await store.transportCredentials(for: url)
         return try await client.send(request)
     }
@@ -44,13 +44,13 @@ struct NetworkCredentialStoreTests {
                 // The other server — another port, and another host name — is still refused.
                 for otherURL in [other.url("/json"), other.url("/json", host: "localhost")] {
                     #expect(await store.transportCredentials(for: otherURL).isEmpty)
-                    var request = HTTPRequest.get(otherURL)
+                    var request = TransportRequest.get(otherURL)
                     request.credentials = await store.transportCredentials(for: otherURL)
                     #expect(await transportError(CurlHTTPClient(), request)?.kind == .tlsVerificationFailed)
                 }
                 // Even given the trusted certificate outright, the other server's certificate does not verify:
                 // the trust is in one certificate, not "verification off".
-                var forced = HTTPRequest.get(other.url("/json"))
+                var forced = TransportRequest.get(other.url("/json"))
                 forced.credentials = await store.transportCredentials(for: url)
                 #expect(await transportError(CurlHTTPClient(), forced)?.kind == .tlsVerificationFailed)
                 // The same host on its other name is another protection space: not trusted until asked.

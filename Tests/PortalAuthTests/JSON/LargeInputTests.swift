@@ -13,8 +13,8 @@ struct LargeInputTests {
         for index in 0..<150_000 { body += #","k\#(index)":\#(index)"# }
         body += #","refresh_token":"RT-big"}"#
         #expect(body.utf8.count > 1_600_000)
-        let response = HTTPResponse(
-            statusCode: 200, headers: HTTPHeaders([(name: "Content-Type", value: "application/json")]), body: Data(body.utf8),
+        let response = TransportResponse(
+            statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]), body: Data(body.utf8),
             url: URL(string: "https://idp.example/token")!)
         let tokens = try TokenResponse.parse(response, endpoint: response.url)
         #expect(tokens.accessToken == "AT-big")

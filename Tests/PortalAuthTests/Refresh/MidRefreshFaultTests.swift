@@ -18,11 +18,11 @@ struct MidRefreshFaultTests {
         ("connection reset", ScriptedHTTPClient.unreachable(.connectionFailed)),
         ("not HTTP", ScriptedHTTPClient.unreachable(.invalidResponse)),
         ("500", ScriptedHTTPClient.json(#"{"error":"server_error"}"#, status: 500)),
-        ("502 HTML", Result<HTTPResponse, any Error>.success(HTTPResponse(statusCode: 502, headers: [("Content-Type", "text/html")], body: Data("<title>Bad Gateway</title>".utf8), url: ScriptedHTTPClient.tokenURL))),
+        ("502 HTML", Result<TransportResponse, any Error>.success(TransportResponse(statusCode: 502, headers: [("Content-Type", "text/html")], body: Data("<title>Bad Gateway</title>".utf8), url: ScriptedHTTPClient.tokenURL))),
         ("504", ScriptedHTTPClient.json("{}", status: 504)),
         ("portal envelope 500", ScriptedHTTPClient.json(#"{"error":{"code":500,"message":"Internal error"}}"#)),
-    ] as [(String, Result<HTTPResponse, any Error>)])
-    func possiblyDeliveredNotResent(name: String, answer: Result<HTTPResponse, any Error>) async throws {
+    ] as [(String, Result<TransportResponse, any Error>)])
+    func possiblyDeliveredNotResent(name: String, answer: Result<TransportResponse, any Error>) async throws {
         let record = Fixture.record(.iap, refresh: "secret-refresh")
         let (temporary, store) = try await Fixture.seeded(with: record)
         defer { withExtendedLifetime(temporary) {} }
@@ -45,8 +45,8 @@ struct MidRefreshFaultTests {
         ("503", ScriptedHTTPClient.json(#"{"error":"temporarily_unavailable"}"#, status: 503)),
         ("429", ScriptedHTTPClient.json("{}", status: 429)),
         ("408", ScriptedHTTPClient.json("{}", status: 408)),
-    ] as [(String, Result<HTTPResponse, any Error>)])
-    func notDeliveredRetried(name: String, answer: Result<HTTPResponse, any Error>) async throws {
+    ] as [(String, Result<TransportResponse, any Error>)])
+    func notDeliveredRetried(name: String, answer: Result<TransportResponse, any Error>) async throws {
         let client = ScriptedHTTPClient([answer, ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2")])
         let fresh = try await Fixture.keeper(Fixture.record(.iap), client).validCredential()
         #expect(client.count == 2, "\(name)")
@@ -69,7 +69,7 @@ struct MidRefreshFaultTests {
     // MARK: - Refused ID token
 
     /// A token response with a rotated refresh token and `idToken`.
-    static func tokens(_ access: String, refresh: String, idToken: String) -> Result<HTTPResponse, any Error> {
+    static func tokens(_ access: String, refresh: String, idToken: String) -> Result<TransportResponse, any Error> {
         let object: JSONObject = [
             "access_token": .string(access), "refresh_token": .string(refresh), "id_token": .string(idToken),
             "expires_in": .integer(3600), "token_type": .string("Bearer"),

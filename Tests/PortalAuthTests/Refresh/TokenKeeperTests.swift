@@ -168,8 +168,8 @@ struct TokenKeeperTests {
         ("portal 400", ScriptedHTTPClient.json(#"{"error":{"code":400,"error":"invalid_grant","message":"Invalid refresh_token","details":[]}}"#), "Invalid refresh_token"),
         ("Glewlwyd 400 with an empty body", ScriptedHTTPClient.json("", status: 400), "HTTP 400"),
         ("401 with an HTML page", ScriptedHTTPClient.json("<html><title>Unauthorized</title></html>", status: 401), "HTTP 401"),
-    ] as [(String, Result<HTTPResponse, any Error>, String)])
-    func deadRefreshToken(name: String, answer: Result<HTTPResponse, any Error>, mentions: String) async throws {
+    ] as [(String, Result<TransportResponse, any Error>, String)])
+    func deadRefreshToken(name: String, answer: Result<TransportResponse, any Error>, mentions: String) async throws {
         let client = ScriptedHTTPClient([answer])
         let keeper = Self.keeper(Self.record(access: "secret-access", refresh: "secret-refresh"), client)
         let error = try await #require(throws: CredentialError.self) { try await keeper.validCredential() }
@@ -199,8 +199,8 @@ struct TokenKeeperTests {
         ("connection refused", ScriptedHTTPClient.unreachable(.cannotConnect)),
         ("unknown host", ScriptedHTTPClient.unreachable(.cannotResolveHost)),
         ("429", ScriptedHTTPClient.json(#"{}"#, status: 429)),
-    ] as [(String, Result<HTTPResponse, any Error>)])
-    func transientFailures(name: String, answer: Result<HTTPResponse, any Error>) async throws {
+    ] as [(String, Result<TransportResponse, any Error>)])
+    func transientFailures(name: String, answer: Result<TransportResponse, any Error>) async throws {
         let client = ScriptedHTTPClient([answer])
         let policy = RefreshPolicy(attempts: 4, initialBackoff: .milliseconds(40), maximumBackoff: .milliseconds(60), attemptTimeout: .seconds(5))
         #expect(policy.backoffs == [.milliseconds(40), .milliseconds(60), .milliseconds(60)])
@@ -240,7 +240,7 @@ struct TokenKeeperTests {
         ScriptedHTTPClient.json("[]"),
         ScriptedHTTPClient.json("{}", status: 404),
     ])
-    func notRetried(answer: Result<HTTPResponse, any Error>) async throws {
+    func notRetried(answer: Result<TransportResponse, any Error>) async throws {
         let client = ScriptedHTTPClient([answer])
         await #expect(throws: (any Error).self) { try await Self.keeper(Self.record(), client).validCredential() }
         #expect(client.count == 1)

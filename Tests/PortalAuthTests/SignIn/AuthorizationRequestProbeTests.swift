@@ -10,10 +10,10 @@ struct AuthorizationRequestProbeTests {
     static let redirect = URL(string: "http://127.0.0.1:43210/callback")!
     static let authorize = URL(string: "https://idp.example/oauth2/authorize?client_id=c")!
 
-    static func response(_ status: Int, location: String? = nil, contentType: String = "text/html", body: String = "") -> HTTPResponse {
+    static func response(_ status: Int, location: String? = nil, contentType: String = "text/html", body: String = "") -> TransportResponse {
         var headers: [(name: String, value: String)] = [("Content-Type", contentType)]
         if let location { headers.append(("Location", location)) }
-        return HTTPResponse(statusCode: status, headers: HTTPHeaders(headers), body: Data(body.utf8), url: authorize)
+        return TransportResponse(statusCode: status, headers: TransportHeaders(headers), body: Data(body.utf8), url: authorize)
     }
 
     @Test("a redirect back to the loopback with error is a rejection carrying the provider's code and text")
@@ -60,9 +60,9 @@ struct AuthorizationRequestProbeTests {
             if request.url.path.hasSuffix("/authorize") {
                 let query = SignOutFakes.query(of: request.url)
                 let back = "\(query["redirect_uri"] ?? "")?error=invalid_request&error_description=redirect_uri%20is%20not%20registered&state=\(query["state"] ?? "")"
-                return HTTPResponse(statusCode: 302, headers: [("Location", back)], body: Data(), url: request.url)
+                return TransportResponse(statusCode: 302, headers: [("Location", back)], body: Data(), url: request.url)
             }
-            return HTTPResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
+            return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
         }
         let browser = SignOutFakes.Browser()  // shows the provider's error page: never redirects back
         let settings = SignInSettings(browser: browser, timeout: .seconds(120), httpClient: http)
@@ -76,7 +76,7 @@ struct AuthorizationRequestProbeTests {
     @Test("an error page is told to the observer at once, and the sign-in still completes when the browser does better")
     func errorPageWarnsAndWaits() async throws {
         let provider = IAPSignInConformanceTests.goodProvider { url in
-            HTTPResponse(statusCode: 403, headers: [("Content-Type", "text/html")], body: Data("<title>Forbidden client</title>".utf8), url: url)
+            TransportResponse(statusCode: 403, headers: [("Content-Type", "text/html")], body: Data("<title>Forbidden client</title>".utf8), url: url)
         }
         let observer = Observer()
         let settings = SignInSettings(browser: provider.browser, timeout: .seconds(120), observer: observer, httpClient: provider.http)

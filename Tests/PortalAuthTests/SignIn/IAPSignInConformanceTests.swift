@@ -26,17 +26,17 @@ struct IAPSignInConformanceTests {
 
         /// - Parameter authorize: the answer to a request for the authorization URL without a browser (the
         ///   pre-browser check); by default a sign-in page.
-        init(authorize: (@Sendable (URL) -> HTTPResponse)? = nil, tokens: @escaping @Sendable (_ nonce: String?) -> String) {
+        init(authorize: (@Sendable (URL) -> TransportResponse)? = nil, tokens: @escaping @Sendable (_ nonce: String?) -> String) {
             let seen = self.seen
             http = ScriptedHTTPClient { _, request in
                 if request.url.path.hasSuffix("/authorize") {
-                    return authorize?(request.url) ?? HTTPResponse(
+                    return authorize?(request.url) ?? TransportResponse(
                         statusCode: 200, headers: [("Content-Type", "text/html")], body: Data("<title>Sign in</title>".utf8), url: request.url)
                 }
                 if request.url.path.hasSuffix("openid-configuration") {
-                    return HTTPResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
+                    return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
                 }
-                return HTTPResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
+                return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
                                     body: Data(tokens(seen.nonce.withLock { $0 }).utf8), url: request.url)
             }
         }
@@ -74,7 +74,7 @@ struct IAPSignInConformanceTests {
     }
 
     /// A provider giving an ID token with the request's nonce, and `scope` when given.
-    static func goodProvider(scope: String? = nil, authorize: (@Sendable (URL) -> HTTPResponse)? = nil) -> Provider {
+    static func goodProvider(scope: String? = nil, authorize: (@Sendable (URL) -> TransportResponse)? = nil) -> Provider {
         Provider(authorize: authorize) { nonce in
             var object: JSONObject = ["access_token": .string("ACCESS-1"), "token_type": .string("Bearer"), "expires_in": .integer(3600),
                                       "refresh_token": .string("REFRESH-1"), "id_token": .string(idToken(nonce: nonce))]

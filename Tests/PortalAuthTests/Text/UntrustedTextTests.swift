@@ -14,9 +14,9 @@ struct UntrustedTextTests {
         text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
-    private static func tokenResponse(_ body: [String: Any]) throws -> HTTPResponse {
-        HTTPResponse(
-            statusCode: 200, headers: HTTPHeaders([(name: "Content-Type", value: "application/json")]),
+    private static func tokenResponse(_ body: [String: Any]) throws -> TransportResponse {
+        TransportResponse(
+            statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]),
             body: try JSONSerialization.data(withJSONObject: body), url: endpoint)
     }
 
@@ -59,8 +59,8 @@ struct UntrustedTextTests {
 
     @Test("an ArcGIS error message from a token service is shown without control characters")
     func arcGISMessage() throws {
-        let response = HTTPResponse(
-            statusCode: 200, headers: HTTPHeaders([(name: "Content-Type", value: "application/json")]),
+        let response = TransportResponse(
+            statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]),
             body: try JSONSerialization.data(withJSONObject: ["error": ["code": 400, "message": Self.hostile]]), url: Self.endpoint)
         do {
             _ = try TokenService.tokenInfo(
@@ -100,8 +100,8 @@ struct UntrustedTextTests {
 
     @Test("a generateToken token with CR LF is refused")
     func generatedTokenWithLineBreak() throws {
-        let response = HTTPResponse(
-            statusCode: 200, headers: HTTPHeaders([(name: "Content-Type", value: "application/json")]),
+        let response = TransportResponse(
+            statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]),
             body: try JSONSerialization.data(withJSONObject: ["token": "abc\r\nX-Injected: 1", "expires": 4_102_444_800_000]), url: Self.endpoint)
         #expect(throws: TokenEndpointError.self) {
             try TokenService.tokenInfo(

@@ -12,10 +12,10 @@ struct TokenCase: CustomTestStringConvertible, Sendable {
 
     var testDescription: String { name }
 
-    var response: HTTPResponse {
+    var response: TransportResponse {
         var fields = headers.map { (name: $0.0, value: $0.1) }
         if let contentType { fields.insert((name: "Content-Type", value: contentType), at: 0) }
-        return HTTPResponse(statusCode: status, headers: HTTPHeaders(fields), body: Data(body.utf8), url: TokenResponseTests.endpoint)
+        return TransportResponse(statusCode: status, headers: TransportHeaders(fields), body: Data(body.utf8), url: TokenResponseTests.endpoint)
     }
 }
 

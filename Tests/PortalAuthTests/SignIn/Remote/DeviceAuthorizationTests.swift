@@ -6,7 +6,7 @@ import Testing
 @Suite("Device authorization response and endpoint")
 struct DeviceAuthorizationTests {
     private func parse(_ body: String) throws(DeviceCodeError) -> DeviceAuthorization {
-        let response = HTTPResponse(statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8), url: FakeIdentityProvider.deviceURL)
+        let response = TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8), url: FakeIdentityProvider.deviceURL)
         return try DeviceAuthorization.parse(response, endpoint: FakeIdentityProvider.deviceURL)
     }
 

@@ -47,8 +47,8 @@ struct FakeIdentityProvider: Sendable {
         let provider = self
         let polls = Mutex(0)
         return ScriptedHTTPClient { _, request in
-            func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
-                HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")],
+            func json(_ value: JSONValue, status: Int = 200) -> TransportResponse {
+                TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")],
                              body: Data(value.serialized(indent: 0).utf8), url: request.url)
             }
             switch request.url.absoluteString {
