@@ -25,7 +25,7 @@ struct StatusCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(error)
         }
-        let summaries = store.summaries.sorted { ($0.kind, $0.target) < ($1.kind, $1.target) }
+        let summaries = store.summaries.sorted { ($0.kind.rawValue, $0.target) < ($1.kind.rawValue, $1.target) }
         let now = Date()
         switch format {
         case .json:
@@ -45,7 +45,7 @@ struct StatusCommand: AsyncParsableCommand {
             if summaries.isEmpty { Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.") }
             for summary in summaries {
                 Output.result("")
-                Output.result(summary.kind == "iap" ? "IAP \(summary.target)" : "Portal \(summary.target)")
+                Output.result(summary.kind == .iap ? "IAP \(summary.target)" : "Portal \(summary.target)")
                 Output.result("  client ID:      \(summary.clientID)")
                 Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
                 Output.result("  access token:   \(Self.describe(summary.accessTokenExpirationDate, now: now))")
@@ -70,7 +70,7 @@ struct StatusCommand: AsyncParsableCommand {
     private func json(_ summary: CredentialSummary, now: Date) -> JSONValue {
         func date(_ value: Date?) -> JSONValue { value.map { .string($0.ISO8601Format()) } ?? .null }
         return .object([
-            "kind": .string(summary.kind),
+            "kind": .string(summary.kind.rawValue),
             "target": .string(summary.target),
             "client_id": .string(summary.clientID),
             "username": Output.json(summary.username),
