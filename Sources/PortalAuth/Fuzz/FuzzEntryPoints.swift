@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// One call per fuzz target: feeds arbitrary bytes through a parser the way the library meets them, and returns
 /// the invariants the input broke (empty when none).
@@ -7,10 +7,9 @@ public import Foundation
 /// the input) and by the unit test that replays `Fixtures/fuzz/<target>/` on every `swift test`. It is SPI, not
 /// API: the parsers it reaches are internal, and `@testable import` would tie fuzzing to debug builds and keep the
 /// replay test from sharing this code.
-@_spi(Fuzzing)
-public enum FuzzEntryPoints {
+package enum FuzzEntryPoints {
     /// The fuzz targets, by the name used for `Fixtures/fuzz/<name>/` and `scripts/fuzz`.
-    public static let targets: [String: @Sendable (Data) -> [String]] = [
+    package static let targets: [String: @Sendable (Data) -> [String]] = [
         "iap-configuration": iapConfiguration,
         "host-pattern": hostPattern,
         "callback-request": callbackRequest,
@@ -21,7 +20,7 @@ public enum FuzzEntryPoints {
     // MARK: - IAP configuration loader
 
     /// The bytes of an IAP configuration file, through the loader's checks, decoder and error messages.
-    public static func iapConfiguration(_ data: Data) -> [String] {
+    package static func iapConfiguration(_ data: Data) -> [String] {
         var broken: [String] = []
         let file = URL(fileURLWithPath: "/fuzz/iap.json")
         let report = IAPConfiguration.report(parsing: data, file: file)
@@ -56,7 +55,7 @@ public enum FuzzEntryPoints {
 
     /// A host pattern and a URL, separated by the first line feed: parsing, matching, and the rules a match
     /// must keep.
-    public static func hostPattern(_ data: Data) -> [String] {
+    package static func hostPattern(_ data: Data) -> [String] {
         var broken: [String] = []
         let text = String(decoding: data, as: UTF8.self)
         let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
@@ -104,7 +103,7 @@ public enum FuzzEntryPoints {
 
     /// A request as the loopback listener reads it: found in pieces (the listener's incremental scan), parsed,
     /// checked for its Host, evaluated against one pending sign-in, and answered with a page.
-    public static func callbackRequest(_ data: Data) -> [String] {
+    package static func callbackRequest(_ data: Data) -> [String] {
         var broken: [String] = []
         let bytes = Array(data)
         let limit = 16 * 1024
@@ -187,7 +186,7 @@ public enum FuzzEntryPoints {
     // MARK: - Token responses
 
     /// A token endpoint's answer: the first byte picks the status and content type, the rest is the body.
-    public static func tokenResponse(_ data: Data) -> [String] {
+    package static func tokenResponse(_ data: Data) -> [String] {
         var broken: [String] = []
         let selector = Int(data.first ?? 0)
         let status = tokenStatuses[selector % tokenStatuses.count]
@@ -228,7 +227,7 @@ public enum FuzzEntryPoints {
 
     /// The bytes of a store file: decoded, every entry read back as a credential, rebuilt as the credential store
     /// does, summarised as `status` shows it, and written again (the store rewrites entries it keeps).
-    public static func storedCredential(_ data: Data) -> [String] {
+    package static func storedCredential(_ data: Data) -> [String] {
         var broken: [String] = []
         guard let entries = try? StoreDocument.decode(data, path: "/fuzz/credentials.json") else { return broken }
         for (key, entry) in entries {

@@ -1,5 +1,5 @@
 internal import CJansson
-public import Foundation
+package import Foundation
 
 // MARK: - Parsing
 
@@ -7,7 +7,7 @@ extension JSONValue {
     /// Parses `data` strictly: UTF-8 only, duplicate object keys rejected, nothing after the value.
     ///
     /// - Throws: `JSONSyntaxError` with jansson's line, column and message.
-    public static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
+    package static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
         var error = json_error_t()
         let root: UnsafeMutablePointer<json_t>? = data.withUnsafeBytes { buffer in
             // jansson wants a non-null pointer even for an empty buffer.
@@ -25,7 +25,7 @@ extension JSONValue {
     }
 
     /// Parses a string (see `parse(_:)`).
-    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+    package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Data(text.utf8))
     }
 
@@ -75,7 +75,7 @@ extension JSONValue {
     /// The value as JSON text: compact when `indent` is 0, else pretty-printed with that many spaces.
     ///
     /// Non-finite numbers, which JSON cannot hold, are written as `null`.
-    public func serialized(indent: Int = 0) -> String {
+    package func serialized(indent: Int = 0) -> String {
         let tree = makeJansson()
         defer { pa_json_decref(tree) }
         guard let text = json_dumps(tree, pa_json_encode_flags(Int32(max(0, min(indent, 31))))) else { return "null" }

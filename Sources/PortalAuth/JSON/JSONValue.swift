@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Objects keep their members in document order, so a stored file or a printed
 /// report reads the way it was written.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -17,13 +17,13 @@ public enum JSONValue: Sendable, Equatable {
     // MARK: - Accessors
 
     /// The string, when this is a string.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The value as an integer, when it is an integer or a number with no fraction.
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         switch self {
         case .integer(let value): return value
         case .number(let value) where value.rounded() == value && abs(value) < 9.0e18: return Int64(value)
@@ -32,7 +32,7 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// The value as a floating-point number, when it is numeric.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .integer(let value): return Double(value)
         case .number(let value): return value
@@ -41,30 +41,30 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// The Boolean, when this is a Boolean.
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The elements, when this is an array.
-    public var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
     /// The object, when this is an object.
-    public var objectValue: JSONObject? {
+    package var objectValue: JSONObject? {
         if case .object(let value) = self { return value }
         return nil
     }
 
     /// The member named `key`, when this is an object that has it.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         objectValue?[key]
     }
 
     /// The JSON type name used in messages: "object", "array", "string", "number", "boolean" or "null".
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "boolean"
@@ -80,14 +80,14 @@ public enum JSONValue: Sendable, Equatable {
 ///
 /// Lookups, additions and replacements take constant time (a key index beside the ordered members), so building or
 /// reading an object with many members stays linear in its size; removing a member takes linear time.
-public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+package struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// The members in document order; keys are unique.
-    public private(set) var members: [(key: String, value: JSONValue)]
+    package private(set) var members: [(key: String, value: JSONValue)]
     /// The position of each key in `members`.
     private var positions: [String: Int]
 
     /// Creates an object from ordered members; a later duplicate key replaces the earlier value.
-    public init(_ members: [(key: String, value: JSONValue)] = []) {
+    package init(_ members: [(key: String, value: JSONValue)] = []) {
         self.members = []
         self.positions = [:]
         self.members.reserveCapacity(members.count)
@@ -96,15 +96,15 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 
     /// Creates an object from a literal.
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.init(elements.map { (key: $0.0, value: $0.1) })
     }
 
     /// The keys in order.
-    public var keys: [String] { members.map(\.key) }
+    package var keys: [String] { members.map(\.key) }
 
     /// The value for `key`; setting `nil` removes the member.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         get { positions[key].map { members[$0].value } }
         set {
             if let index = positions[key] {
@@ -122,7 +122,7 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         }
     }
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    package static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
             && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }

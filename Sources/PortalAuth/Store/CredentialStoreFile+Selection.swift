@@ -94,7 +94,7 @@ extension CredentialStoreFile {
 extension CredentialStoreFile {
     /// Why entries that name a keyring item could not be read (the item is missing or corrupted, the keyring is
     /// locked or absent), by entry key; empty when all could.
-    public func keyringProblems() -> [String: String] {
+    package func keyringProblems() -> [String: String] {
         guard let snapshot = try? read() else { return [:] }
         return snapshot.entries.compactMapValues { $0[KeyringEntryFormat.problemMember]?.stringValue }
     }

@@ -14,11 +14,11 @@ import Glibc
 /// ```swift
 /// try CoreDumpProtection.disable()
 /// ```
-public enum CoreDumpProtection {
+package enum CoreDumpProtection {
     /// Disables core dumps of this process for the rest of its life. Idempotent.
     ///
     /// - Throws: `CoreDumpProtectionError` naming the call that failed (the other one is applied anyway).
-    public static func disable() throws(CoreDumpProtectionError) {
+    package static func disable() throws(CoreDumpProtectionError) {
         var failures: [String] = []
         var limit = rlimit(rlim_cur: 0, rlim_max: 0)
         if setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) != 0 {
@@ -31,14 +31,14 @@ public enum CoreDumpProtection {
     }
 
     /// The process's core-file size limit (soft, hard), for tests and diagnostics.
-    public static var coreLimit: (soft: UInt64, hard: UInt64)? {
+    package static var coreLimit: (soft: UInt64, hard: UInt64)? {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { return nil }
         return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
     }
 
     /// Whether the process is marked dumpable (`PR_GET_DUMPABLE`), for tests and diagnostics.
-    public static var isDumpable: Bool {
+    package static var isDumpable: Bool {
         pa_get_dumpable() != 0
     }
 }

@@ -4,12 +4,12 @@
 /// A terminal obeys control characters: ESC starts sequences that can move the cursor, rewrite the screen, set the
 /// window title or the clipboard; BEL rings; CR and LF let a server forge lines that look like the tool's own. Every
 /// place that shows such text passes it through ``neutralised(_:limit:)`` first.
-public enum DisplayText {
+package enum DisplayText {
     /// `text` on one line with nothing a terminal obeys: line breaks, tabs and other whitespace controls become one
     /// space (runs folded, ends trimmed); other C0 and C1 controls, DEL and the invisible direction and width
     /// marks (U+200B–U+200F, U+202A–U+202E, U+2066–U+2069, U+061C, U+FEFF) become a visible escape such as `\u{1B}`.
     /// Longer than `limit` characters (escapes counted as shown): cut, with "…" added.
-    public static func neutralised(_ text: String, limit: Int? = nil) -> String {
+    package static func neutralised(_ text: String, limit: Int? = nil) -> String {
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
         var count = 0
@@ -38,7 +38,7 @@ public enum DisplayText {
 
     /// Whether `text` holds a character ``neutralised(_:limit:)`` would change (whitespace apart from the plain
     /// space included): such text is refused where it must stay as it is, such as a token or a user name.
-    public static func containsControlCharacters(_ text: String) -> Bool {
+    package static func containsControlCharacters(_ text: String) -> Bool {
         text.unicodeScalars.contains { isHidden($0) || (isFoldedSpace($0) && $0 != " ") }
     }
 

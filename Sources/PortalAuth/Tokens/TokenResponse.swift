@@ -1,31 +1,31 @@
-public import Foundation
+package import Foundation
 
 /// The tokens a token endpoint returned: the standard OAuth fields (RFC 6749 §5.1, OpenID Connect's `id_token`)
 /// and ArcGIS's (`username`, `ssl`, `refresh_token_expires_in`).
 ///
 /// The `description` shows which tokens are present and their lifetimes, never the tokens.
-public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
+package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// The access token.
-    public var accessToken: String
+    package var accessToken: String
     /// The token type; `Bearer` when the response has none (ArcGIS sends none).
-    public var tokenType: String
+    package var tokenType: String
     /// The access token's lifetime from the response time (`expires_in`).
-    public var expiresIn: Duration?
+    package var expiresIn: Duration?
     /// The refresh token, when one was issued (it rotates with some providers: keep the newest).
-    public var refreshToken: String?
+    package var refreshToken: String?
     /// The refresh token's lifetime (ArcGIS `refresh_token_expires_in`).
-    public var refreshTokenExpiresIn: Duration?
+    package var refreshTokenExpiresIn: Duration?
     /// The OpenID Connect ID token (a JWT), unverified.
-    public var idToken: String?
+    package var idToken: String?
     /// The granted scopes (`scope`, space-separated or an array); `nil` when not stated.
-    public var scopes: [String]?
+    package var scopes: [String]?
     /// The ArcGIS user name.
-    public var username: String?
+    package var username: String?
     /// ArcGIS `ssl`: the token must only be sent over https.
-    public var isSSLRequired: Bool?
+    package var isSSLRequired: Bool?
 
     /// Creates a token response.
-    public init(
+    package init(
         accessToken: String, tokenType: String = "Bearer", expiresIn: Duration? = nil, refreshToken: String? = nil,
         refreshTokenExpiresIn: Duration? = nil, idToken: String? = nil, scopes: [String]? = nil,
         username: String? = nil, isSSLRequired: Bool? = nil
@@ -41,7 +41,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
         self.isSSLRequired = isSSLRequired
     }
 
-    public var description: String {
+    package var description: String {
         var parts = ["\(tokenType) access token"]
         if let expiresIn { parts.append("expires in \(expiresIn)") }
         if refreshToken != nil { parts.append("refresh token" + (refreshTokenExpiresIn.map { " (expires in \($0))" } ?? "")) }
@@ -62,7 +62,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// - Anything else: a server failure (5xx), an unexpected status, or an invalid response.
     ///
     /// - Parameter endpoint: the URL the request went to, named (without query) in errors.
-    public static func parse(_ response: TransportResponse, endpoint: URL) throws(TokenEndpointError) -> TokenResponse {
+    package static func parse(_ response: TransportResponse, endpoint: URL) throws(TokenEndpointError) -> TokenResponse {
         let status = response.statusCode
         let parsed = Result { () throws(JSONSyntaxError) in try JSONValue.parse(response.body) }
 
