@@ -1,23 +1,23 @@
-public import Foundation
+package import Foundation
 
 /// A redirect URL with an application's own scheme, such as `my-maps-app://auth`, which the desktop hands to the
 /// scheme's registered handler (a `.desktop` file with `MimeType=x-scheme-handler/my-maps-app;`).
 ///
 /// The SDK's IAP files and OAuth configurations use such redirects; on a Linux desktop the handler forwards the
 /// address to the waiting sign-in over a private socket (see ``SchemeRedirectForwarder``).
-public struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible {
+package struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible {
     /// Schemes that are never an application's own: the web, files, and the out-of-band URN.
     private static let reservedSchemes: Set<String> = [
         "http", "https", "file", "ftp", "data", "javascript", "about", "blob", "mailto", "urn", "ws", "wss",
     ]
 
     /// The redirect URL as registered.
-    public let url: URL
+    package let url: URL
     /// The scheme in lower case, e.g. `my-maps-app`.
-    public let scheme: String
+    package let scheme: String
 
     /// The redirect when `url` has a custom scheme (RFC 3986 syntax, not http, https, file, …); nil otherwise.
-    public init?(_ url: URL) {
+    package init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), Self.isValidScheme(scheme), !Self.reservedSchemes.contains(scheme),
               url.fragment == nil, url.user == nil, url.password == nil
         else { return nil }
@@ -26,7 +26,7 @@ public struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible 
     }
 
     /// Whether `text` is a scheme name by RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` or `.`.
-    public static func isValidScheme(_ text: String) -> Bool {
+    package static func isValidScheme(_ text: String) -> Bool {
         guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic, text.count <= 64 else {
             return false
         }
@@ -36,9 +36,9 @@ public struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The MIME type the desktop uses for the scheme: `x-scheme-handler/my-maps-app`.
-    public var mimeType: String { "x-scheme-handler/\(scheme)" }
+    package var mimeType: String { "x-scheme-handler/\(scheme)" }
 
-    public var description: String { url.absoluteString }
+    package var description: String { url.absoluteString }
 
     // MARK: - Matching received addresses
 
@@ -67,7 +67,7 @@ public struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible 
 
     /// Whether a graphical desktop session is present (`DISPLAY` or `WAYLAND_DISPLAY` set), so a browser can hand
     /// a custom-scheme address to its handler; without one the final address has to be pasted back.
-    public static func hasDesktopSession(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    package static func hasDesktopSession(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 }

@@ -25,7 +25,7 @@ extension IAPConfiguration {
     /// warning (unknown keys, a redirect URL unusable on this platform), with lines and columns.
     ///
     /// - Parameter url: A `file:` URL.
-    public static func report(from url: URL) async -> IAPConfigurationReport {
+    package static func report(from url: URL) async -> IAPConfigurationReport {
         guard url.isFileURL else { return IAPConfigurationReport(file: url, error: .notAFileURL(url)) }
         do {
             let data = try await ConfigurationFileReader.read(url)
