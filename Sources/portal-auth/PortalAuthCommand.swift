@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PortalAuth
+import Synchronization
 
 /// The `portal-auth` tool: the root command that holds every subcommand.
 @main
@@ -10,7 +11,10 @@ struct PortalAuthCommand: AsyncParsableCommand {
         LoginCommand.self,
         IAPCommand.self,
         StatusCommand.self,
+        UseCommand.self,
+        NameCommand.self,
         TokenCommand.self,
+        ExecCommand.self,
         RefreshCommand.self,
         RevokeCommand.self,
         SignOutCommand.self,
@@ -21,6 +25,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
         RegisterSchemeCommand.self,
         UnregisterSchemeCommand.self,
         HandleRedirectCommand.self,
+        CompletionCommand.self,
     ]
 
     static let configuration = CommandConfiguration(
@@ -41,9 +46,29 @@ struct PortalAuthCommand: AsyncParsableCommand {
 
             Run `portal-auth help <command>` (for example `portal-auth help iap check`) for details.
 
+            Commands that pick a stored sign-in (token, refresh, revoke, exec, status) use the only one, or \
+            the default set with `portal-auth use`, unless told with --portal, --iap, --url or --name.
+
             Exit status: 0 success; 64 wrong usage; 65 invalid content (a configuration or a server's \
             answer); 66 an input file is missing or unreadable; 69 a server is unavailable; 70 an internal \
-            or local error; 75 timed out; 77 refused, or a sign-in is needed; 130 interrupted.
+            or local error; 75 timed out; 77 refused, or a sign-in is needed; 130 interrupted. With \
+            --format json a failure also prints {"error": {"status", "category", "message"}} on stdout.
+
+            Environment:
+              PORTAL_AUTH_STORE          auto, keyring, file or a store file (as --store)
+              XDG_STATE_HOME             store file folder (portal-auth/credentials.json)
+              PORTAL_AUTH_CA_BUNDLE      PEM bundle of trusted CAs (then CURL_CA_BUNDLE,
+                                         SSL_CERT_FILE)
+              PORTAL_AUTH_CLIENT_SECRET  app-token's client secret when no file is given
+              PORTAL_AUTH_LAUNCH_DIR     folder of the browser launch page
+              BROWSER                    the browser command (else xdg-open)
+              DISPLAY, WAYLAND_DISPLAY,  whether a browser can be shown here
+              SSH_CONNECTION
+              XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins
+              https_proxy, no_proxy      proxies (read by libcurl)
+
+            Set for `portal-auth exec` commands: PORTAL_AUTH_TOKEN and others (see
+            `portal-auth help exec`).
             """,
         version: PortalAuthVersion.string,
         subcommands: subcommands
@@ -58,6 +83,12 @@ struct PortalAuthCommand: AsyncParsableCommand {
             StandardError.line("portal-auth: warning: \(error)")
         }
         _ = CommandClock.start
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--version"] {
+            // Asked here, not in the configuration: the libraries' versions are looked up only when wanted.
+            print("portal-auth \(PortalAuthVersion.string) (\(LinkedLibraryVersions.description()))")
+            return
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
@@ -66,7 +97,30 @@ struct PortalAuthCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            finish(with: error, arguments: arguments)
         }
     }
+
+    /// Ends the process for `error`: help and `--version` as the argument parser prints them; every failure with
+    /// one prefix, `portal-auth: error: …` (the parser's own messages included), and under `--format json` also
+    /// as a JSON object on stdout (see `ErrorReport`), unless the command printed its own JSON document already.
+    static func finish(with error: any Error, arguments: [String]) -> Never {
+        let status = exitCode(for: error).rawValue
+        if status == 0 { exit(withError: error) }
+        if !(error is ExitCode) {
+            // The parser's errors ("Error: …" and a usage line) and anything a command did not report itself.
+            let category = (error as? any CategorizedError)?.category ?? (error is CancellationError ? .cancelled : .usage)
+            var message = fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+            if message.isEmpty { message = "\(error)" }
+            StandardError.line("portal-auth: error: \(message)")
+            ErrorReport.record(message.components(separatedBy: "\nUsage: ").first ?? message, category: category)
+        }
+        if wantsJSONError(arguments), !ErrorReport.printedJSON.withLock({ $0 }), let report = ErrorReport.last.withLock({ $0 }) {
+            Output.json(ErrorReport.json(status: status, message: report.message, category: report.category))
+        }
+        Foundation.exit(status)
+    }
+
+    private static func wantsJSONError(_ arguments: [String]) -> Bool { ErrorReport.wantsJSON(arguments) }
 }

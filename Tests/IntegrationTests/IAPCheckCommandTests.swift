@@ -260,10 +260,10 @@ struct IAPCheckCommandTests {
     // MARK: - Usage
 
     static let usage: [(arguments: [String], message: String)] = [
-        (["--url", "maps.contoso.com"], #"Error: --url "maps.contoso.com" is not an absolute http or https URL; write it like https://maps.contoso.com/portal"#),
-        (["--url", "ftp://maps.contoso.com/"], #"Error: --url "ftp://maps.contoso.com/" is not an absolute http or https URL; write it like https://maps.contoso.com/portal"#),
-        (["--format", "xml"], "Error: The value 'xml' is invalid for '--format <format>'. Please provide one of 'text' and 'json'."),
-        (["--frobnicate"], "Error: Unknown option '--frobnicate'"),
+        (["--url", "maps.contoso.com"], #"portal-auth: error: --url "maps.contoso.com" is not an absolute http or https URL; write it like https://maps.contoso.com/portal"#),
+        (["--url", "ftp://maps.contoso.com/"], #"portal-auth: error: --url "ftp://maps.contoso.com/" is not an absolute http or https URL; write it like https://maps.contoso.com/portal"#),
+        (["--format", "xml"], "portal-auth: error: The value 'xml' is invalid for '--format <format>'. Please provide one of 'text' and 'json'."),
+        (["--frobnicate"], "portal-auth: error: Unknown option '--frobnicate'"),
     ]
 
     @Test("usage errors exit 64 with the reason on stderr", arguments: usage)
@@ -278,7 +278,7 @@ struct IAPCheckCommandTests {
     func missingConfig() async throws {
         let result = try await ToolRunner.run(["iap", "check"])
         #expect(result.status == 64)
-        #expect(result.stderrLines.first == "Error: Missing expected argument '--config <file>'")
+        #expect(result.stderrLines.first == "portal-auth: error: Missing expected argument '--config <file>'")
     }
 
     // MARK: - Help and version
@@ -287,7 +287,7 @@ struct IAPCheckCommandTests {
     func version() async throws {
         let result = try await ToolRunner.run(["--version"])
         #expect(result.status == 0)
-        #expect(result.stdout == PortalAuthVersion.string + "\n")
+        #expect(result.stdout.hasPrefix("portal-auth \(PortalAuthVersion.string) (libcurl "), "\(result)")
     }
 
     @Test("help explains the tool, the iap group and check, with an example configuration")

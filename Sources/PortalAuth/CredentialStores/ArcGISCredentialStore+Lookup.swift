@@ -15,4 +15,10 @@ extension ArcGISCredentialStore {
         let wanted = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         return credentials.compactMap(\.kind.iap).filter { $0.keeper.current.configurationFile == wanted }
     }
+
+    /// Every IAP credential signed in to the identity provider and client of `configuration` (any user, any copy
+    /// of its file).
+    public func iapCredentials(for configuration: IAPConfiguration) -> [IAPCredential] {
+        credentials.compactMap(\.kind.iap).filter { $0.isSignIn(to: configuration) }
+    }
 }

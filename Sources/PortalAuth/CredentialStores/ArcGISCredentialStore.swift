@@ -103,10 +103,13 @@ public final class ArcGISCredentialStore: Sendable {
         oauthUserCredentials(portalURL: portalURL, clientID: clientID).first
     }
 
-    /// The IAP credential for a configuration (same file, or same authorize URL, and client ID), if held.
+    /// The IAP credential for a configuration: a sign-in to the same identity provider (authorize URL) and client
+    /// ID, the one last signed in with the same file first, if held. An identical copy of the file elsewhere finds
+    /// the same sign-in.
     public func iapCredential(for configuration: IAPConfiguration) -> IAPCredential? {
-        let key = IAPCredential.storeKey(for: configuration)
-        return credentials.lazy.compactMap(\.kind.iap).first { $0.storeKey == key }
+        let matching = credentials.compactMap(\.kind.iap).filter { $0.isSignIn(to: configuration) }
+        let file = configuration.sourceFile?.resolvingSymlinksInPath().path
+        return matching.first { file != nil && $0.keeper.current.configurationFile == file } ?? matching.first
     }
 
     /// The IAP credentials signed in with the configuration file at `file` (compared by real path), without
@@ -177,8 +180,10 @@ public final class ArcGISCredentialStore: Sendable {
 
     /// Removes a credential (and its entry in the file).
     public func remove(_ credential: ArcGISCredential) async throws {
-        if let file, let key = credential.kind.tokenKeeping?.storeKey {
-            try await persistence.run { try await file.update { snapshot in _ = snapshot.remove(key) } }
+        if let file, let keeping = credential.kind.tokenKeeping {
+            // The key the entry was read under too: an entry of an older store may be under an older key.
+            let keys = [keeping.storeKey, keeping.keeper.persistence?.key].compactMap { $0 }
+            try await persistence.run { try await file.update { snapshot in keys.forEach { snapshot.remove($0) } } }
         }
         held.withLock { $0.removeAll { $0 === credential } }
     }
@@ -211,6 +216,11 @@ public final class ArcGISCredentialStore: Sendable {
         guard case .object(let entry) = keeping.record.json else { return nil }
         let recovery = try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
             snapshot.set(entry, for: key)
+            // Entries of the same sign-in under an older form of its key (IAP entries once keyed by file path)
+            // move to the new key: the old entry goes.
+            for other in snapshot.keys where other != key {
+                if let stored = snapshot.entry(for: other), StoredCredential(json: .object(stored))?.key == key { snapshot.remove(other) }
+            }
             return snapshot.recovery
         }
         keeping.keeper.attach(TokenKeeper.Persistence(store: file, key: key))

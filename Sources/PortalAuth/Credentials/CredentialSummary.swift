@@ -30,6 +30,23 @@ public struct CredentialSummary: Sendable, Equatable {
     public let hostsBehindProxy: [String]
     /// When the credential was last signed in or refreshed.
     public let updatedAt: Date
+    /// Why the identity provider refused the refresh token at the last refresh (it expired or was revoked);
+    /// nil when it has not. A sign-in is then needed.
+    public let refreshTokenRefusal: String?
+    /// The key that identifies the sign-in in the store (what `portal-auth use` and names point at).
+    public let storeKey: String
+    /// The portal URL (portal sign-ins), or the identity provider's authorize URL (IAP sign-ins).
+    public let url: URL
+    /// The IAP configuration file last signed in with, when there was one.
+    public let configurationFile: String?
+
+    /// Whether the sign-in can still give tokens without a new sign-in at `now`: the access token is valid, or a
+    /// refresh token is held that has not expired and was not refused.
+    public func isUsable(at now: Date = Date()) -> Bool {
+        guard refreshTokenRefusal == nil else { return false }
+        let refreshable = hasRefreshToken && refreshTokenExpirationDate.map { $0 > now } ?? true
+        return refreshable || accessTokenExpirationDate > now
+    }
 
     init(_ record: StoredCredential) {
         switch record.kind {
@@ -48,5 +65,9 @@ public struct CredentialSummary: Sendable, Equatable {
         idTokenExpirationDate = record.idTokenExpiresAt
         hostsBehindProxy = record.hostsBehindProxy
         updatedAt = record.updatedAt
+        refreshTokenRefusal = record.refreshTokenRefusal
+        storeKey = record.key
+        url = (record.kind == .oauthUser ? record.portalURL : record.authorizeURL) ?? record.tokenURL
+        configurationFile = record.configurationFile
     }
 }

@@ -146,18 +146,18 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
     var storeKey: String {
-        Self.storeKey(configurationFile: keeper.current.configurationFile, authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+        Self.storeKey(authorizeURL: configuration.authorizeURL, clientID: configuration.clientID, username: keeper.current.username)
     }
 
-    /// The store key of an IAP credential: its configuration file's real path (or, for a configuration built in
-    /// code, its authorize URL) and client ID.
-    static func storeKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
-        StoredCredential.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL, clientID: clientID)
+    /// The store key of an IAP credential (see `StoredCredential.iapKey`): the identity provider, the client ID and
+    /// the user.
+    static func storeKey(authorizeURL: URL, clientID: String, username: String?) -> String {
+        StoredCredential.iapKey(authorizeURL: authorizeURL, clientID: clientID, username: username)
     }
 
-    /// The store key a credential signed in with `configuration` gets.
-    static func storeKey(for configuration: IAPConfiguration) -> String {
-        storeKey(configurationFile: configuration.sourceFile.map { $0.resolvingSymlinksInPath().path },
-                 authorizeURL: configuration.authorizeURL, clientID: configuration.clientID)
+    /// Whether this credential is a sign-in to the identity provider and client of `configuration` (any user).
+    func isSignIn(to configuration: IAPConfiguration) -> Bool {
+        URLNormalization.comparable(self.configuration.authorizeURL) == URLNormalization.comparable(configuration.authorizeURL)
+            && self.configuration.clientID == configuration.clientID
     }
 }

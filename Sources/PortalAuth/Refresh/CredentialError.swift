@@ -51,6 +51,18 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         }
     }
 
+    /// Whether the identity provider refused the refresh token (it expired, or was revoked).
+    var isRefreshTokenRejection: Bool {
+        if case .refreshTokenRejected = code { return true }
+        return false
+    }
+
+    /// What the provider said when it refused the refresh token (never a token); empty for other errors.
+    var detail: String {
+        if case .refreshTokenRejected(let detail) = code { return detail }
+        return ""
+    }
+
     public var category: ErrorCategory {
         switch code {
         case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return .refused

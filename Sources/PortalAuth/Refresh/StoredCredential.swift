@@ -46,6 +46,9 @@ struct StoredCredential: Sendable, Equatable {
     /// Why the last ID token a refresh brought was refused (it failed a check); nil once one is accepted.
     /// The refresh's other tokens were kept, and `idToken` is the one accepted before. Never holds a token.
     var idTokenRefusal: String? = nil
+    /// Why the identity provider last refused the refresh token (`invalid_grant`, …); nil until it does, and again
+    /// after a new sign-in. `status` shows it instead of the refresh token's expiry. Never holds a token.
+    var refreshTokenRefusal: String? = nil
     /// The granted scopes: the token response's `scope`, or what was asked for when it had none (RFC 6749 §5.1).
     var scopes: [String]
     var tokenType: String
@@ -66,7 +69,7 @@ extension StoredCredential {
         case .oauthUser:
             return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
         case .iap:
-            return Self.iapKey(configurationFile: configurationFile, authorizeURL: authorizeURL ?? tokenURL, clientID: clientID)
+            return Self.iapKey(authorizeURL: authorizeURL ?? tokenURL, clientID: clientID, username: username)
         }
     }
 
@@ -75,10 +78,13 @@ extension StoredCredential {
         "oauth-user|\(URLNormalization.comparable(portalURL))|\(clientID)"
     }
 
-    /// The key of an IAP sign-in: its configuration file's real path (or, for a configuration built in code, its
-    /// authorize URL) and client ID.
-    static func iapKey(configurationFile: String?, authorizeURL: URL, clientID: String) -> String {
-        "iap|\(configurationFile ?? URLNormalization.comparable(authorizeURL))|\(clientID)"
+    /// The key of an IAP sign-in: what identifies the sign-in — the identity provider (its authorize URL,
+    /// normalised), the client ID and the user — so that an identical copy of the configuration file elsewhere
+    /// names the same sign-in. The file last used is kept in the entry (`configuration_file`), not in the key.
+    /// Stores written before keyed IAP entries by the file's path (`iap|/path/file.json|client`); such entries
+    /// still load, and move to this key when the sign-in is next stored (see `ArcGISCredentialStore`).
+    static func iapKey(authorizeURL: URL, clientID: String, username: String?) -> String {
+        "iap|\(URLNormalization.comparable(authorizeURL))|\(clientID)|\(username ?? "")"
     }
 }
 
@@ -109,6 +115,7 @@ extension StoredCredential {
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
         object["id_token_refused"] = idTokenRefusal.map { .string($0) }
+        object["refresh_token_refused"] = refreshTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
         object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
         object["token_type"] = .string(tokenType)
@@ -155,6 +162,7 @@ extension StoredCredential {
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
         self.idTokenRefusal = object["id_token_refused"]?.stringValue
+        self.refreshTokenRefusal = object["refresh_token_refused"]?.stringValue
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"

@@ -161,7 +161,7 @@ final class TokenKeeper: Sendable {
         _ persistence: Persistence, margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
         unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
     ) async throws -> StoredCredential {
-        try await persistence.store.withExclusiveAccess(reservingSpace: true) { snapshot in
+        let outcome: Result<StoredCredential, CredentialError> = try await persistence.store.withExclusiveAccess(reservingSpace: true) { snapshot in
             guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry)) else {
                 throw CredentialError.notStored(self.target)
             }
@@ -177,9 +177,19 @@ final class TokenKeeper: Sendable {
             let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
             if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token)) {
                 self.state.withLock { $0 = stored }
-                return stored
+                return .success(stored)
             }
-            let refreshed = try await self.refresh(stored, now: now)
+            var refreshed: StoredCredential
+            do {
+                refreshed = try await self.refresh(stored, now: now)
+            } catch let error as CredentialError where error.isRefreshTokenRejection {
+                // Recorded, so that `status` tells a refused refresh token from a valid one without a request.
+                stored.refreshTokenRefusal = error.detail
+                if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
+                self.state.withLock { $0 = stored }
+                return .failure(error)
+            }
+            refreshed.refreshTokenRefusal = nil
             if case .object(let object) = refreshed.json { snapshot.set(object, for: persistence.key) }
             // Kept in memory before the store is written: should the write fail, this process still has the
             // rotated refresh token (see `unsaved`), and says so.
@@ -187,8 +197,9 @@ final class TokenKeeper: Sendable {
             if let spent = stored.refreshToken, refreshed.refreshToken != spent {
                 self.unsaved.withLock { $0 = (spent, refreshed) }
             }
-            return refreshed
+            return .success(refreshed)
         }
+        return try outcome.get()
     }
 
     /// One refresh (or exchange) against the token endpoint, retrying with backoff the failures that certainly

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// One interactive authorization-code sign-in with PKCE through the system browser and a loopback
 /// redirect (RFC 8252) — or a custom-scheme redirect through the desktop's scheme handler — shared by the ArcGIS
@@ -66,6 +67,7 @@ struct AuthorizationCodeFlow: Sendable {
         var page: BrowserLaunchPage?
         if case .browser = presentation {
             settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
+            if settings.browser == nil { try Self.reachNoBrowser(url: url, redirect: listener.redirectURL, settings: settings) }
         }
         // The provider's answer to the same URL, looked at while the browser starts (or the person signs in
         // elsewhere): a rejected request (an unregistered redirect URL, an unknown client) ends the sign-in now
@@ -158,6 +160,18 @@ struct AuthorizationCodeFlow: Sendable {
                 if let callback = next { return callback }
             }
             throw CancellationError()
+        }
+    }
+
+    /// With no browser to open, the authorization URL must reach someone: it is logged (`notice`, the URL without
+    /// any `id_token_hint`), and when neither the observer nor the logger would pass it on (the defaults,
+    /// `SilentSignInObserver` and a no-op log handler) the sign-in fails at once instead of waiting in silence.
+    static func reachNoBrowser(url: URL, redirect: URL, settings: SignInSettings) throws {
+        settings.logger.notice("no browser is set: open the sign-in URL in a browser", metadata: [
+            "url": "\(url.absoluteString)", "redirect": "\(redirect.absoluteString)",
+        ])
+        if settings.observer is SilentSignInObserver && settings.logger.handler is SwiftLogNoOpLogHandler {
+            throw SignInError.urlUnheard()
         }
     }
 }

@@ -17,6 +17,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case noRemotePath(String)
         case methodUnsupported(String)
         case missingIDToken(String)
+        case urlUnheard
     }
 
     private let code: Code
@@ -34,6 +35,8 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func browserFailed(_ message: String) -> SignInError { SignInError(.browserFailed(message)) }
     static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
+    /// No browser is set and neither the observer nor the logger passes the sign-in URL on.
+    static func urlUnheard() -> SignInError { SignInError(.urlUnheard) }
     static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
 
     /// Whether the browser command could not start or failed, so the sign-in cannot go on through it.
@@ -62,7 +65,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .browserFailed: return .unavailable
-        case .noRemotePath, .methodUnsupported: return .usage
+        case .noRemotePath, .methodUnsupported, .urlUnheard: return .usage
         case .notLoopbackRedirect: return .usage
         }
     }
@@ -84,6 +87,10 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
                 + "it may come from another server, so it was refused. Sign in again."
         case .browserFailed(let message):
             return "the browser could not be started (\(message))."
+        case .urlUnheard:
+            return "no browser is set, and nothing receives the sign-in URL (the observer is SilentSignInObserver and the "
+                + "logger discards events): give SignInSettings a browser, an observer whose signInWillOpenBrowser shows "
+                + "the URL, or a logger"
         case .noRemotePath(let reason):
             return "no browser can be used here (\(reason)) and there is no terminal to paste the final address on. "
                 + "Run the command on a terminal (over SSH: ssh -t), or with --device-code where the identity provider offers it."

@@ -10,6 +10,7 @@ struct AppTokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app-token",
         abstract: "Get an application token for a client ID and secret (OAuth 2.0 client credentials).",
+        usage: "portal-auth app-token --portal <url> --client-id <id> [<options>]",
         discussion: """
             Asks the portal's {portal}/sharing/rest/oauth2/token for a token of the application itself (no user), \
             with grant_type=client_credentials. Prints the token alone on stdout. Nothing is stored.
@@ -62,10 +63,8 @@ struct AppTokenCommand: AsyncParsableCommand {
                     for: url, clientID: clientID, clientSecret: secret, tokenExpirationMinutes: expiration, httpClient: client)
             }
             let info = try await credential.tokenInfo
-            try TokenPrinter.print(info, format: format, fields: [
-                ("client_id", .string(clientID)),
-                ("portal", .string(credential.portalURL.absoluteString)),
-            ], summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")
+            try TokenPrinter.print(
+                info, format: format, kind: "oauth-application", url: credential.portalURL, username: nil, clientID: clientID, summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")
         } catch {
             throw Failure.report(error)
         }

@@ -7,6 +7,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate-token",
         abstract: "Get an ArcGIS token for a username and password (the generateToken operation).",
+        usage: "portal-auth generate-token --portal <url> --username <name> [<options>]",
         discussion: """
             Finds the token service of the portal or server — {portal}/sharing/rest/generateToken for a portal, \
             the tokenServicesUrl of {root}/rest/info for a server URL such as https://host/server/rest/services — \
@@ -17,9 +18,11 @@ struct GenerateTokenCommand: AsyncParsableCommand {
             or type it when asked (a terminal is needed; nothing is echoed). Nothing is stored.
 
             Examples:
-              portal-auth generate-token --portal https://gis.example.com/portal --username alice
-              printf '%s\\n' "$PASSWORD" | portal-auth generate-token --portal https://gis.example.com/portal \\
-                  --username alice --password-stdin --expiration 30 --format json
+              portal-auth generate-token --username alice \\
+                  --portal https://gis.example.com/portal
+              printf '%s\\n' "$PASSWORD" | portal-auth generate-token \\
+                  --portal https://gis.example.com/portal --username alice \\
+                  --password-stdin --expiration 30 --format json
 
             Exit status: 0 success; 64 wrong usage (or no terminal to ask for the password); 69 the server is \
             unavailable; 77 the username or password was refused; 130 interrupted.
@@ -66,8 +69,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
                     referer: referer, httpClient: client)
             }
             let info = try await credential.tokenInfo
-            try TokenPrinter.print(info, format: format, fields: [
-                ("username", .string(username)),
+            try TokenPrinter.print(info, format: format, kind: "token", url: url, username: username, clientID: nil, extra: [
                 ("referer", .string(credential.referer)),
                 ("token_service_url", .string(credential.tokenServiceURL.absoluteString)),
             ], summary: "Token for \(username) from \(credential.tokenServiceURL.absoluteString); send it with Referer: \(credential.referer).")
@@ -82,8 +84,6 @@ struct GenerateTokenCommand: AsyncParsableCommand {
         guard SecretInput.canPrompt else {
             throw InputError.usage("no terminal to ask for the password of \(username): give it on standard input with --password-stdin")
         }
-        let password = try await SecretInput.prompt("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
-        guard !password.isEmpty else { throw InputError.usage("the password is empty") }
-        return password
+        return try await SecretInput.password("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
     }
 }

@@ -7,6 +7,7 @@ struct IAPCheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Check an IAP configuration file and show which URLs it can be used for.",
+        usage: "portal-auth iap check --config <file> [--url <url> ...] [<options>]",
         discussion: """
             Reads the JSON file given with --config, reports every problem at once (with line and column), \
             warns about unknown keys (suggesting the key you probably meant), prints the configuration, and \
@@ -53,7 +54,7 @@ struct IAPCheckCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The IAP configuration file (JSON) to check.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("The IAP configuration file (JSON) to check.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String
 
     @Option(name: .customLong("url"), help: ArgumentHelp(

@@ -7,6 +7,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Sign in to an Identity-Aware Proxy through the browser and keep the tokens.",
+        usage: "portal-auth iap login --config <file> [<options>]",
         discussion: """
             Loads the IAP configuration file (see `portal-auth iap check`), opens the identity provider's \
             sign-in page (OpenID Connect authorization code with PKCE) and waits for the redirect on the \
@@ -31,7 +32,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The IAP configuration JSON file.", valueName: "file"))
+    @Option(help: ArgumentHelp("The IAP configuration JSON file.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String
 
     @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
@@ -42,9 +43,15 @@ struct IAPLoginCommand: AsyncParsableCommand {
         "The identity provider's device authorization endpoint, when its discovery document does not name one.", valueName: "url"))
     var deviceAuthorizationURL: String?
 
+    @Option(help: ArgumentHelp("A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
+    var name: String?
+
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
+        if let name, !SignInPreferences.isValidName(name) {
+            throw ValidationError("--name \"\(name)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+        }
         if let deviceAuthorizationURL, URL(string: deviceAuthorizationURL)?.host == nil
             || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "") {
             throw ValidationError("--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode")
@@ -69,7 +76,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
                 try await IAPCredential.credential(
                     for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings, replacing: previous)
             }
-            try await store.keepSignIn(credential)
+            try await store.keepSignIn(credential, name: name)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
             StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")

@@ -7,6 +7,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Sign out of the identity provider of an IAP sign-in and delete the stored sign-in.",
+        usage: "portal-auth iap logout --config <file> [<options>]",
         discussion: """
             Opens the configuration's logout_url in the browser (OpenID Connect RP-initiated logout, with \
             the stored ID token as id_token_hint) and waits on the loopback redirect URL for the identity \
@@ -29,7 +30,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"))
+    @Option(help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String
 
     @OptionGroup var session: SessionOptions
@@ -42,7 +43,11 @@ struct IAPLogoutCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(error)
         }
-        let credentials = store.iapCredentials(configurationFile: config)
+        var credentials = store.iapCredentials(configurationFile: config)
+        // A copy of the file signed in with elsewhere: the same provider and client.
+        if credentials.isEmpty, let configuration = try? await IAPConfiguration.configuration(from: URL(fileURLWithPath: config)) {
+            credentials = store.iapCredentials(for: configuration)
+        }
         if credentials.isEmpty {
             StandardError.line("No stored IAP sign-in for \(config); nothing to sign out of. `portal-auth status` lists the stored sign-ins.")
             return
@@ -70,6 +75,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
         let who = credential.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
         do {
             try await store.remove(credential)
+            store.forgetDeletedSignIns()
         } catch {
             StandardError.line("portal-auth: error: the IAP sign-in for \(config)\(who) could not be deleted: \(error)")
             return Failure.report(error)
@@ -80,7 +86,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             case .revoked:
                 StandardError.line("The identity provider revoked the tokens\(who).")
             case .failed(let why):
-                StandardError.line("warning: the tokens were NOT revoked\(who): \(why). They stay usable until they expire.")
+                StandardError.line("portal-auth: warning: the tokens were NOT revoked\(who): \(why). They stay usable until they expire.")
             case .notOffered:
                 break
             }

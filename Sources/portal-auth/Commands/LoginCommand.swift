@@ -44,9 +44,15 @@ struct LoginCommand: AsyncParsableCommand {
             + "the refresh-token lifetime when that is shorter).", valueName: "minutes"))
     var refreshTokenExchangeInterval: Int?
 
+    @Option(help: ArgumentHelp("A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
+    var name: String?
+
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
+        if let name, !SignInPreferences.isValidName(name) {
+            throw ValidationError("--name \"\(name)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+        }
         guard URL(string: portal)?.host != nil else {
             throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
         }
@@ -87,7 +93,7 @@ struct LoginCommand: AsyncParsableCommand {
             let credential = try await Failure.cancellableOnInterrupt { [settings] in
                 try await OAuthUserCredential.credential(for: configuration, using: method, settings: settings)
             }
-            try await store.keepSignIn(credential)
+            try await store.keepSignIn(credential, name: name)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.expirationDate
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")

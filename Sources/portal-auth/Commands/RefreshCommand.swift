@@ -7,12 +7,13 @@ struct RefreshCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Refresh the tokens of a stored sign-in now.",
+        usage: "portal-auth refresh [<selection>] [--format <format>] [<options>]",
         discussion: """
             Sends the refresh token to the identity provider (ArcGIS: exchange_refresh_token instead when the \
             refresh token is within its exchange interval of expiring) and stores the new tokens, under the \
             store's lock. If another process refreshed the same sign-in while this one waited for the lock, its \
             tokens are kept and no request is sent. Prints a status line on standard error, and the new token on \
-            standard output only with --print-token.
+            standard output only with --format (or --print-token).
 
             Exit status: 0 refreshed; 64 wrong usage; 65 the store is corrupted; 69 the identity provider is \
             unreachable or failing (the stored sign-in is kept); 77 a sign-in is needed.
@@ -21,17 +22,23 @@ struct RefreshCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: CredentialSelection
 
-    @Flag(name: .customLong("print-token"), help: "Also print the new access token on standard output.")
+    @Flag(name: .customLong("print-token"), help: "Also print the new access token on standard output (as --format plain).")
     var printToken = false
 
-    @OptionGroup var session: SessionOptions
+    @Option(help: ArgumentHelp(
+        "Print the new token on standard output: plain, header or json (the shape `token --format json` prints).", valueName: "format"))
+    var format: TokenFormat?
+
+    @OptionGroup var session: StoreOptions
 
     func run() async throws {
         do {
             let store = try session.credentialStore()
             let target = selection.target
-            guard let credential = SelectedCredential.find(target, in: store) else {
-                throw SignInNeeded(reason: TokenCommand.nothingStored(for: target), command: SelectedCredential.signInCommand(for: target, store: session.store))
+            guard let credential = try await SelectedCredential.find(target, in: store) else {
+                throw SignInNeeded(
+                    reason: TokenCommand.nothingStored(for: target),
+                    command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: try store.preferences()))
             }
             let issued: IssuedToken
             do {
@@ -45,7 +52,9 @@ struct RefreshCommand: AsyncParsableCommand {
             let who = issued.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
             StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
                 + "\(issued.expirationDate.ISO8601Format()) (\(issued.secondsLeft()) s).")
-            if printToken { Output.result(issued.value) }
+            if let format = format ?? (printToken ? .plain : nil) {
+                try TokenCommand.print(issued, format: format, headerName: nil)
+            }
         } catch {
             throw Failure.report(error)
         }

@@ -29,12 +29,15 @@ struct RequestCommand: AsyncParsableCommand {
             success (exit 0); a status of 400 or more is also noted on standard error with --format body.
 
             Examples:
-              portal-auth request "https://gis.example.com/portal/sharing/rest/portals/self?f=json"
-              portal-auth request https://maps.contoso.com/portal/sharing/rest/portals/self?f=json \\
-                  --config contoso-iap.json --interactive --format json
-              portal-auth request https://gis.example.com/server/rest/services/Roads/FeatureServer/0/query \\
-                  --data 'where=1=1&outFields=*&f=json' --portal https://gis.example.com/portal \\
-                  --client-id abc123 --interactive
+              portal-auth request \\
+                  "https://gis.example.com/portal/sharing/rest/portals/self?f=json"
+              portal-auth request --config contoso-iap.json \\
+                  --interactive --format json \\
+                  "https://maps.contoso.com/portal/sharing/rest/portals/self?f=json"
+              portal-auth request --data 'where=1=1&outFields=*&f=json' \\
+                  --portal https://gis.example.com/portal \\
+                  --client-id abc123 --interactive \\
+                  https://gis.example.com/server/rest/services/Roads/FeatureServer/0/query
 
             Exit status: 0 a response was received; 64 wrong usage; 66 an input file is unreadable; 69 the server \
             is unreachable or its certificate is not trusted; 77 a sign-in or credential is needed (or was \
@@ -126,6 +129,8 @@ struct RequestCommand: AsyncParsableCommand {
         switch format {
         case .body:
             FileHandle.standardOutput.write(response.body)
+            // Text that does not end a line would run into the shell prompt; binary bodies stay byte for byte.
+            if Self.needsFinalNewline(response.body) { FileHandle.standardOutput.write(Data("\n".utf8)) }
             if response.statusCode >= 400 {
                 StandardError.line("portal-auth: note: HTTP \(response.statusCode) from \(RedactedURL(response.url))")
             }
@@ -198,7 +203,7 @@ struct RequestCommand: AsyncParsableCommand {
                 if let oauth = oauthConfiguration, oauth.canBeUsed(for: target), !interactive {
                     let command = ShellWord.command(
                         ["portal-auth", "login", "--portal", oauth.portalURL.absoluteString, "--client-id", oauth.clientID] + storeWords)
-                    return SignInNeeded(reason: "\(challenge)", command: command, offersInteractive: true)
+                    return SignInNeeded(reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: true))
                 }
                 return SignInNeeded(reason: "\(challenge)", command: nil, hint: interactive
                     ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
@@ -206,7 +211,7 @@ struct RequestCommand: AsyncParsableCommand {
             case .identityAwareProxy:
                 if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file {
                     let command = ShellWord.command(["portal-auth", "iap", "login", "--config", file] + storeWords)
-                    return SignInNeeded(reason: "\(challenge)", command: command, offersInteractive: !interactive)
+                    return SignInNeeded(reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: !interactive))
                 }
                 return SignInNeeded(reason: "\(challenge)", command: nil, hint: "Give the proxy's IAP configuration with --config FILE" + (interactive ? "." : " and --interactive."))
             default:
@@ -217,5 +222,16 @@ struct RequestCommand: AsyncParsableCommand {
             return Advised(error: transport, advice: "If you trust this server, run again with --interactive --prompt-untrusted to inspect its certificate.")
         }
         return error
+    }
+
+    /// This command line again with `--interactive`, ready to paste; nil when not `wanted`.
+    static func again(withInteractive wanted: Bool) -> String? {
+        wanted ? ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst() + ["--interactive"]) : nil
+    }
+
+    /// Whether a printed body is text (UTF-8, no NUL) that does not end with a newline.
+    static func needsFinalNewline(_ body: Data) -> Bool {
+        guard let last = body.last, last != UInt8(ascii: "\n"), !body.contains(0) else { return false }
+        return String(data: body, encoding: .utf8) != nil
     }
 }

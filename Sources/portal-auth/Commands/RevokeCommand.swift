@@ -7,11 +7,14 @@ struct RevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Revoke a portal sign-in's tokens at the portal and delete the stored sign-in.",
+        usage: "portal-auth revoke [<selection>] [<options>]",
         discussion: """
             Sends the refresh token to the portal's oauth2/revokeToken endpoint, which revokes the access \
             tokens made with it too, then deletes the stored sign-in. The sign-in is deleted also when the \
             revocation fails; its tokens then stay valid on the portal until they expire. Without \
-            --client-id every stored sign-in to the portal is revoked.
+            --client-id every stored sign-in to the portal is revoked; without --portal, the sign-in \
+            picked as for `portal-auth token` (the only one, the default, --name NAME, --url URL). The \
+            app's client ID stays known, so `portal-auth token --interactive` can sign in again.
 
             Example:
               portal-auth revoke --portal https://www.arcgis.com
@@ -22,34 +25,31 @@ struct RevokeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The portal URL, as given to `portal-auth login`.", valueName: "url"))
-    var portal: String
+    @OptionGroup var selection: CredentialSelection
 
-    @Option(name: .customLong("client-id"), help: ArgumentHelp("Only the sign-in made with this client ID.", valueName: "id"))
-    var clientID: String?
-
-    @OptionGroup var session: SessionOptions
-
-    func validate() throws {
-        guard URL(string: portal)?.host != nil else {
-            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
-        }
-    }
+    @OptionGroup var session: StoreOptions
 
     func run() async throws {
-        let portalURL = URL(string: portal)!
         let store: ArcGISCredentialStore
+        let credentials: [OAuthUserCredential]
         do {
             store = try session.credentialStore()
+            credentials = try await chosen(in: store)
         } catch {
             throw Failure.report(error)
         }
-        let credentials = store.oauthUserCredentials(portalURL: portalURL, clientID: clientID)
         if credentials.isEmpty {
-            let client = clientID.map { " with client ID \($0)" } ?? ""
-            StandardError.line("No stored sign-in to the portal \(portal)\(client); nothing to revoke. `portal-auth status` lists the stored sign-ins.")
+            StandardError.line("\(TokenCommand.nothingStored(for: selection.target)); nothing to revoke. `portal-auth status` lists the stored sign-ins.")
             return
         }
+        // The apps stay known (so `token --interactive` and the printed commands can name the client ID); a default
+        // or name that pointed at a deleted sign-in goes with it.
+        try? store.updatePreferences { preferences in
+            for configuration in credentials.map(\.configuration).reversed() {
+                preferences.remember(.init(portalURL: configuration.portalURL, clientID: configuration.clientID, redirectURL: configuration.redirectURL))
+            }
+        }
+        defer { store.forgetDeletedSignIns() }
         var failure: ExitCode?
         for credential in credentials {
             let failed = await revokeAndDelete(credential, from: store)
@@ -57,6 +57,19 @@ struct RevokeCommand: AsyncParsableCommand {
             if failed?.rawValue == 130 { throw ExitCode(130) }  // the rest stays stored: the user stopped
         }
         if let failure { throw failure }
+    }
+
+    /// The portal sign-ins to revoke: every one for `--portal` without `--client-id`, else the one selected.
+    private func chosen(in store: ArcGISCredentialStore) async throws -> [OAuthUserCredential] {
+        if case .portal(let url, let clientID) = selection.target {
+            return store.oauthUserCredentials(portalURL: url, clientID: clientID)
+        }
+        switch try await SelectedCredential.find(selection.target, in: store) {
+        case .portal(let credential)?: return [credential]
+        case .iap(let credential, _)?:
+            throw UsageProblem(description: "\(credential.targetDescription) is an IAP sign-in: end it with `portal-auth iap logout --config FILE`")
+        case nil: return []
+        }
     }
 
     /// Revokes, then deletes whatever the revocation gave; the exit code of the first problem, if any.

@@ -7,6 +7,7 @@ struct SignOutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-out",
         abstract: "Revoke every portal sign-in, sign out of every IAP sign-in, and empty the credential store.",
+        usage: "portal-auth sign-out [--format <format>] [<options>]",
         discussion: """
             Revokes the tokens of every stored portal sign-in (as `portal-auth revoke`), then signs out of \
             the identity provider of every stored IAP sign-in (as `portal-auth iap logout`: a browser tab each, \
@@ -31,14 +32,16 @@ struct SignOutCommand: AsyncParsableCommand {
         let (settings, observer) = session.signOutSettings()
         let manager = AuthenticationManager(settings: settings)
         let path: String
+        let store: ArcGISCredentialStore
         do {
-            let store = try session.credentialStore(settings: settings)
+            store = try session.credentialStore(settings: settings)
             manager.arcGISCredentialStore = store
             path = store.file?.path ?? "memory"
         } catch {
             throw Failure.report(error)
         }
         let report = try await Failure.cancellableOnInterrupt { await manager.signOut() }
+        store.forgetDeletedSignIns()
         observer.clearStatus()
 
         let entries = report.revocations + report.invalidations

@@ -2,38 +2,85 @@ import ArgumentParser
 import Foundation
 import PortalAuth
 
-/// `portal-auth status`: what is signed in, never a token.
+/// `portal-auth status`: what is signed in, never a token; its exit status says whether a token can be had.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the stored sign-ins: who, where, and when their tokens expire (never a token).",
+        usage: "portal-auth status [<selection>] [--quiet] [--format <fmt>] [<options>]",
         discussion: """
-            Exit status 0 also when nothing is stored; 65 when the store file is corrupted; 70 when its \
-            permissions are unsafe.
+            Reads the store only: no request is sent. The sign-in that counts is the one the options pick, \
+            else the only one or the default (`portal-auth use`), else any. It is usable when its access \
+            token is valid or its refresh token is held, not expired, and was not refused at the last refresh.
+
+            Examples:
+              portal-auth status
+              portal-auth status --quiet || portal-auth login \\
+                  --portal https://www.arcgis.com --client-id abc123
+
+            Exit status: 0 the sign-in that counts is usable; 77 nothing is stored for it, or its refresh \
+            token expired or was refused (sign in again); 64 wrong usage; 65 the store file is corrupted; \
+            70 its permissions are unsafe.
             """
     )
+
+    @OptionGroup var selection: CredentialSelection
 
     @Option(help: "Output format: text for people, json for scripts.")
     var format: OutputFormat = .text
 
-    @OptionGroup var session: SessionOptions
+    @Flag(name: .shortAndLong, help: "Print nothing; only the exit status tells (a cheap \"am I signed in?\").")
+    var quiet = false
+
+    @OptionGroup var session: StoreOptions
 
     func run() async throws {
         let store: ArcGISCredentialStore
+        let preferences: SignInPreferences
+        let selectedKey: String?
         do {
             store = try session.credentialStore()
+            preferences = try store.preferences()
+            selectedKey = try await selected(in: store, preferences: preferences)
         } catch {
+            if quiet { throw ExitStatus.exitCode(for: (error as? any CategorizedError)?.category ?? .local) }
             throw Failure.report(error)
         }
         let summaries = store.summaries.sorted { ($0.kind.rawValue, $0.target) < ($1.kind.rawValue, $1.target) }
         let now = Date()
+        // Several and no default, without options: usable when any is.
+        let counted = selectedKey.map { key in summaries.filter { $0.storeKey == key } } ?? summaries
+        let usable = counted.contains { $0.isUsable(at: now) }
+        if !quiet { show(summaries, store: store, preferences: preferences, selectedKey: selectedKey, now: now) }
+        if !usable { throw ExitStatus.exitCode(for: .refused) }
+    }
+
+    /// The store key of the sign-in that counts; nil for "any" (no options, several, no default).
+    private func selected(in store: ArcGISCredentialStore, preferences: SignInPreferences) async throws -> String? {
+        if case .automatic = selection.target {
+            do {
+                return try await SignInSelection.select(.automatic, in: store, preferences: preferences).flatMap(SignInSelection.storeKey(of:))
+            } catch {
+                return nil
+            }
+        }
+        return try await SignInSelection.select(selection.target, in: store, preferences: preferences).flatMap(SignInSelection.storeKey(of:))
+            ?? "-"  // nothing stored for what was asked: nothing counts
+    }
+
+    // MARK: - Showing
+
+    private func show(
+        _ summaries: [CredentialSummary], store: ArcGISCredentialStore, preferences: SignInPreferences, selectedKey: String?, now: Date
+    ) {
         switch format {
         case .json:
             Output.json(.object([
                 "store": .string(store.file?.path ?? ""),
                 "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
                 "secrets_in_reason": Output.json(store.file?.backendReason),
-                "credentials": .array(summaries.map { json($0, now: now) }),
+                "default": Output.json(preferences.defaultKey.flatMap { key in summaries.first { $0.storeKey == key }?.storeKey }),
+                "credentials": .array(summaries.map { json($0, preferences: preferences, now: now) }),
                 "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
             ]))
         case .text:
@@ -44,40 +91,68 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if summaries.isEmpty { Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.") }
             for summary in summaries {
+                var marks: [String] = []
+                if preferences.defaultKey == summary.storeKey { marks.append("default") }
+                if let name = preferences.name(of: summary.storeKey) { marks.append("name: \(name)") }
+                let suffix = marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"
                 Output.result("")
-                Output.result(summary.kind == .iap ? "IAP \(summary.target)" : "Portal \(summary.target)")
+                Output.result((summary.kind == .iap ? "IAP \(summary.target)" : "Portal \(summary.target)") + suffix)
                 Output.result("  client ID:      \(summary.clientID)")
                 Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
                 Output.result("  access token:   \(Self.describe(summary.accessTokenExpirationDate, now: now))")
-                let refresh = summary.hasRefreshToken ? (summary.refreshTokenExpirationDate.map { Self.describe($0, now: now) } ?? "held, expiry not told by the server") : "none"
-                Output.result("  refresh token:  \(refresh)")
+                Output.result("  refresh token:  \(Self.refreshState(summary, now: now))")
                 if let idExpiry = summary.idTokenExpirationDate { Output.result("  ID token:       \(Self.describe(idExpiry, now: now))") }
                 if !summary.hostsBehindProxy.isEmpty { Output.result("  hosts:          \(summary.hostsBehindProxy.joined(separator: ", "))") }
+                if !summary.isUsable(at: now) { Output.result("  sign in again:  the stored tokens cannot give a new access token") }
             }
             for key in store.unreadableEntries {
-                Output.diagnostic("warning: the stored entry \(key) cannot be read; sign in again to replace it")
+                Output.diagnostic("portal-auth: warning: the stored entry \(key) cannot be read; sign in again to replace it")
             }
         }
     }
 
-    /// "expires 2026-11-22T10:00:00Z (in 59 min)" or "expired … (3 min ago)".
+    /// "refused at the last refresh (invalid_grant)", "valid until …", "held, expiry not told by the server", "none".
+    static func refreshState(_ summary: CredentialSummary, now: Date) -> String {
+        guard summary.hasRefreshToken else { return "none" }
+        if let refusal = summary.refreshTokenRefusal {
+            return "refused by the identity provider at the last refresh (\(DisplayText.neutralised(refusal, limit: 200)))"
+        }
+        return summary.refreshTokenExpirationDate.map { describe($0, now: now) } ?? "held, expiry not told by the server"
+    }
+
+    /// "valid until 2026-11-22T10:00:00Z (in 59 min)" or "expired … (3 min ago)"; days past 48 hours.
     static func describe(_ date: Date, now: Date) -> String {
         let seconds = Int(date.timeIntervalSince(now))
-        let span = abs(seconds) >= 3600 ? "\(abs(seconds) / 3600) h \(abs(seconds) % 3600 / 60) min" : abs(seconds) >= 60 ? "\(abs(seconds) / 60) min" : "\(abs(seconds)) s"
+        let span = Self.span(abs(seconds))
         return seconds > 0 ? "valid until \(date.ISO8601Format()) (in \(span))" : "expired at \(date.ISO8601Format()) (\(span) ago)"
     }
 
-    private func json(_ summary: CredentialSummary, now: Date) -> JSONValue {
+    /// "45 s", "59 min", "5 h 3 min", "13 d 4 h" (days from 48 hours on).
+    static func span(_ seconds: Int) -> String {
+        if seconds >= 48 * 3600 { return "\(seconds / 86_400) d \(seconds % 86_400 / 3600) h" }
+        if seconds >= 3600 { return "\(seconds / 3600) h \(seconds % 3600 / 60) min" }
+        if seconds >= 60 { return "\(seconds / 60) min" }
+        return "\(seconds) s"
+    }
+
+    private func json(_ summary: CredentialSummary, preferences: SignInPreferences, now: Date) -> JSONValue {
         func date(_ value: Date?) -> JSONValue { value.map { .string($0.ISO8601Format()) } ?? .null }
         return .object([
             "kind": .string(summary.kind.rawValue),
+            "key": .string(summary.storeKey),
+            "name": Output.json(preferences.name(of: summary.storeKey)),
+            "default": .bool(preferences.defaultKey == summary.storeKey),
             "target": .string(summary.target),
+            "url": .string(summary.url.absoluteString),
+            "configuration_file": Output.json(summary.configurationFile),
             "client_id": .string(summary.clientID),
             "username": Output.json(summary.username),
+            "usable": .bool(summary.isUsable(at: now)),
             "access_token_expires_at": date(summary.accessTokenExpirationDate),
             "access_token_valid": .bool(summary.accessTokenExpirationDate > now),
             "has_refresh_token": .bool(summary.hasRefreshToken),
             "refresh_token_expires_at": date(summary.refreshTokenExpirationDate),
+            "refresh_token_refused": Output.json(summary.refreshTokenRefusal),
             "id_token_expires_at": date(summary.idTokenExpirationDate),
             "hosts_behind_proxy": .array(summary.hostsBehindProxy.map { .string($0) }),
             "updated_at": date(summary.updatedAt),

@@ -9,9 +9,12 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print a valid access token for a stored sign-in, refreshing it when needed.",
+        usage: "portal-auth token [<selection>] [--format <format>] [<options>]",
         discussion: """
             Picks the stored sign-in with --portal (and --client-id when several apps are signed in to it), \
-            --iap, or --url (the first sign-in whose portal or hosts_behind_proxy covers the URL). When the \
+            --iap (the file, or an identical copy of it), --url (the first sign-in whose portal or \
+            hosts_behind_proxy covers the URL) or --name; without them, the only stored sign-in, else the \
+            default one (`portal-auth use`). When the \
             access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
             this at once, one refresh request is sent and all of them print the same new token. With --id-token \
             the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \
@@ -21,8 +24,9 @@ struct TokenCommand: AsyncParsableCommand {
             Formats: plain prints the token and a newline; header prints a header line for curl -H: \
             `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
             a proxy or web-tier authentication) and `Authorization: Bearer …` for an IAP (--header-name changes \
-            the name); json prints token, token_type, expires_at (ISO 8601), expires_in (seconds left), \
-            username, and for an IAP the ID token and its expiry.
+            the name); json prints the object every command that prints a token prints (see \
+            `portal-auth help`): kind, url, username, client_id, token, token_type, expires_at (ISO 8601), \
+            expires_in (seconds left), ssl_required, and for an IAP configuration_file, id_token and its expiry.
 
             A browser is never opened unless --interactive is given. Without it, when a sign-in is needed \
             (nothing stored, or the refresh token expired or was revoked) the exit status is 77 and the command \
@@ -87,22 +91,47 @@ struct TokenCommand: AsyncParsableCommand {
     private func obtain() async throws -> IssuedToken {
         let store = try session.credentialStore()
         let target = selection.target
-        guard let credential = SelectedCredential.find(target, in: store) else {
+        let preferences = try store.preferences()
+        guard let credential = try await SelectedCredential.find(target, in: store) else {
             let needed = SignInNeeded(
                 reason: Self.nothingStored(for: target),
-                command: SelectedCredential.signInCommand(for: target, store: session.store), offersInteractive: true)
+                command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: preferences),
+                interactiveCommand: Self.interactiveCommand(for: target, preferences: preferences, credentialStored: false))
             guard interactive else { throw needed }
-            return try await token(from: signIn(target, replacing: nil, store: store))
+            return try await token(from: signIn(target, replacing: nil, store: store, preferences: preferences))
         }
         do {
             return try await token(from: credential)
         } catch let error as CredentialError where error.requiresSignIn {
             guard interactive else {
-                throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store), offersInteractive: true)
+                throw SignInNeeded(
+                    reason: "\(error)", command: credential.signInCommand(store: session.store),
+                    interactiveCommand: Self.interactiveCommand(for: target, preferences: preferences, credentialStored: true))
             }
             StandardError.line("portal-auth: \(error); signing in again.")
-            return try await token(from: signIn(target, replacing: credential, store: store))
+            return try await token(from: signIn(target, replacing: credential, store: store, preferences: preferences))
         }
+    }
+
+    /// This command line again with `--interactive` (and the client ID remembered for the portal when it lacks
+    /// one), or nil when `--interactive` could not sign in from it: nothing stored and no portal app or IAP file
+    /// named.
+    static func interactiveCommand(
+        for target: CredentialSelection.Target, preferences: SignInPreferences, credentialStored: Bool,
+        arguments: [String] = Array(CommandLine.arguments.dropFirst())
+    ) -> String? {
+        var extra: [String] = []
+        if !credentialStored {
+            switch target {
+            case .portal(let url, let clientID):
+                guard clientID == nil else { break }
+                guard let app = preferences.app(for: url) else { return nil }
+                extra = ["--client-id", app.clientID]
+            case .iap: break
+            case .url, .name, .automatic: return nil
+            }
+        }
+        return ShellWord.command(["portal-auth"] + arguments + extra + ["--interactive"])
     }
 
     private func token(from credential: SelectedCredential) async throws -> IssuedToken {
@@ -130,13 +159,17 @@ struct TokenCommand: AsyncParsableCommand {
             return "no stored sign-in for the portal \(url.absoluteString)" + (clientID.map { " with client ID \($0)" } ?? "")
         case .iap(let file): return "no stored sign-in for the IAP configuration \(file.path)"
         case .url(let url): return "no stored portal or IAP sign-in covers \(url.absoluteString)"
+        case .name(let name): return "the sign-in named \(name) is no longer stored"
+        case .automatic: return "no portal or IAP sign-in is stored"
         }
     }
 
     // MARK: - Interactive sign-in
 
     /// Signs in through the browser for `target` (or again for `previous`) and stores the credential.
-    private func signIn(_ target: CredentialSelection.Target, replacing previous: SelectedCredential?, store: ArcGISCredentialStore) async throws -> SelectedCredential {
+    private func signIn(
+        _ target: CredentialSelection.Target, replacing previous: SelectedCredential?, store: ArcGISCredentialStore, preferences: SignInPreferences
+    ) async throws -> SelectedCredential {
         let signedIn: SelectedCredential
         switch (previous, target) {
         case (.portal(let old)?, _):
@@ -147,14 +180,17 @@ struct TokenCommand: AsyncParsableCommand {
             if let file { configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file)) }
             signedIn = try await signInToIAP(configuration, replacing: old)
         case (nil, .portal(let url, let clientID)):
-            guard let clientID else {
-                throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString); add --client-id ID to sign in")
+            // The app signed in to this portal before (kept after `revoke`) when no client ID is given.
+            guard let app = preferences.app(for: url, clientID: clientID) ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) }) else {
+                throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString) and no app was signed in to it "
+                    + "here before; add --client-id with the client ID of the app registered in the portal")
             }
-            signedIn = try await signInToPortal(OAuthUserConfiguration(portalURL: url, clientID: clientID))
+            signedIn = try await signInToPortal(OAuthUserConfiguration(
+                portalURL: url, clientID: app.clientID, redirectURL: app.redirectURL ?? OAuthUserConfiguration.defaultRedirectURL))
         case (nil, .iap(let file)):
             let configuration = try await IAPConfiguration.configuration(from: file)
             signedIn = try await signInToIAP(configuration, replacing: store.previousIAPSignIn(for: configuration))
-        case (nil, .url):
+        case (nil, .url), (nil, .name), (nil, .automatic):
             throw SignInNeeded(reason: Self.nothingStored(for: target), command: nil)
         }
         switch signedIn {
@@ -189,6 +225,11 @@ struct TokenCommand: AsyncParsableCommand {
     // MARK: - Printing
 
     private func print(_ issued: IssuedToken) throws {
+        try Self.print(issued, format: format, headerName: headerName)
+    }
+
+    /// Prints `issued` in `format` on stdout (the only place `token` and `refresh` write a token).
+    static func print(_ issued: IssuedToken, format: TokenFormat, headerName: String?) throws {
         // A stored token from before tokens were checked on entry: a CR LF would print a second header line.
         if let problem = TokenCharacters.problem(inToken: issued.value) {
             throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be printed: \(problem). Sign in again.")
@@ -200,24 +241,7 @@ struct TokenCommand: AsyncParsableCommand {
             let name = headerName ?? (issued.kind == "oauth-user" ? "X-Esri-Authorization" : "Authorization")
             Output.result("\(name): Bearer \(issued.value)")
         case .json:
-            let now = Date()
-            var object: JSONObject = [
-                "kind": .string(issued.kind),
-                "target": .string(issued.target),
-                "username": Output.json(issued.username),
-                "token": .string(issued.value),
-                "token_type": .string(issued.type),
-                "expires_at": .string(issued.expirationDate.ISO8601Format()),
-                "expires_in": .integer(Int64(max(0, issued.secondsLeft(at: now)))),
-            ]
-            if issued.kind == "iap" {
-                object["id_token"] = Output.json(issued.idToken)
-                object["id_token_expires_at"] = Output.json(issued.idTokenExpirationDate?.ISO8601Format())
-                object["id_token_expires_in"] = issued.idTokenExpirationDate.map {
-                    .integer(Int64(max(0, Int($0.timeIntervalSince(now).rounded(.down)))))
-                } ?? .null
-            }
-            Output.json(.object(object))
+            Output.json(issued.json())
         }
     }
 }

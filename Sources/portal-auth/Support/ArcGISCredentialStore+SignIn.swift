@@ -2,8 +2,20 @@ import PortalAuth
 
 extension ArcGISCredentialStore {
     /// Stores a new sign-in; when the store file was corrupted, says on standard error where the unreadable copy
-    /// was kept (it is renamed, never overwritten).
-    func keepSignIn(_ credential: ArcGISCredential) async throws {
-        if let recovery = try await addAndPersist(credential) { StandardError.line("warning: \(recovery.description)") }
+    /// was kept (it is renamed, never overwritten). A portal app is remembered (its client ID serves later
+    /// suggestions), and `name`, when given, names the sign-in.
+    func keepSignIn(_ credential: ArcGISCredential, name: String? = nil) async throws {
+        if let recovery = try await addAndPersist(credential) { StandardError.line("portal-auth: warning: \(recovery.description)") }
+        let key = SignInSelection.storeKey(of: credential)
+        do {
+            try updatePreferences { preferences in
+                if let portal = credential.kind.oAuthUser?.configuration {
+                    preferences.remember(.init(portalURL: portal.portalURL, clientID: portal.clientID, redirectURL: portal.redirectURL))
+                }
+                if let name, let key { preferences.names[name] = key }
+            }
+        } catch {
+            StandardError.line("portal-auth: warning: the sign-in is stored, but its name and app could not be remembered: \(error)")
+        }
     }
 }

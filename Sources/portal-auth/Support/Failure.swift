@@ -19,9 +19,11 @@ enum Failure {
         if StandardError.isTerminal { StandardError.write("\r\u{1B}[2K") }
         if category == .cancelled {
             StandardError.line("portal-auth: interrupted; nothing was changed.")
+            ErrorReport.record("interrupted; nothing was changed", category: category)
         } else {
             StandardError.line("portal-auth: error: \(error)")
             if let hint { StandardError.line(hint) }
+            ErrorReport.record("\(error)" + (hint.map { "\n\($0)" } ?? ""), category: category)
         }
         return ExitStatus.exitCode(for: category)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuth
 
 /// The token `portal-auth token` hands out, with what its output formats show about it.
 struct IssuedToken {
@@ -6,6 +7,11 @@ struct IssuedToken {
     let kind: String
     /// "the portal https://…" or "the IAP configuration …".
     let target: String
+    /// The portal URL, or the IAP's identity provider (authorize URL): bare, for JSON.
+    let url: URL
+    let clientID: String?
+    /// The IAP configuration file the sign-in was last made with, when known.
+    let configurationFile: String?
     let username: String?
     /// The token printed (the access token, or the ID token with `--id-token`).
     let value: String
@@ -17,6 +23,22 @@ struct IssuedToken {
     let idTokenExpirationDate: Date?
     /// Whether `value` is the ID token.
     let isIDToken: Bool
+
+    /// The token in the one JSON shape of every command that prints a token (see `TokenJSON`).
+    func json(at now: Date = Date()) -> JSONValue {
+        var extra: [(String, JSONValue)] = []
+        if kind == "iap" {
+            extra = [
+                ("configuration_file", Output.json(configurationFile)),
+                ("id_token", Output.json(idToken)),
+                ("id_token_expires_at", Output.json(idTokenExpirationDate?.ISO8601Format())),
+                ("id_token_expires_in", idTokenExpirationDate.map { .integer(Int64(max(0, Int($0.timeIntervalSince(now).rounded(.down))))) } ?? .null),
+            ]
+        }
+        return TokenJSON.object(
+            kind: kind, url: url, username: username, clientID: clientID, token: value, tokenType: type,
+            expirationDate: expirationDate, sslRequired: false, extra: extra, now: now)
+    }
 
     /// Whole seconds left at `now` (negative once expired).
     func secondsLeft(at now: Date = Date()) -> Int {

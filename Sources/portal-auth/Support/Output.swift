@@ -1,5 +1,6 @@
 import Foundation
 import PortalAuth
+import Synchronization
 
 /// Writes the tool's output: results to stdout, diagnostics to stderr, JSON pretty-printed.
 enum Output {
@@ -11,6 +12,7 @@ enum Output {
     /// Prints `value` to stdout as JSON indented by two spaces.
     static func json(_ value: JSONValue) {
         print(value.serialized(indent: 2))
+        ErrorReport.printedJSON.withLock { $0 = true }
     }
 
     /// Prints `line` to stderr.

@@ -35,7 +35,7 @@ enum SchemeSignIn {
             return
         case .handledBy(let other):
             StandardError.line(
-                "warning: \(redirect.scheme): links open \(other), not portal-auth; unless that application forwards "
+                "portal-auth: warning: \(redirect.scheme): links open \(other), not portal-auth; unless that application forwards "
                 + "them to portal-auth, the sign-in cannot finish. To take the scheme over: \(command) --force")
         case .notRegistered:
             guard interactive else {

@@ -8,24 +8,27 @@ enum SelectedCredential: Sendable {
 
     // MARK: - Finding
 
-    /// The credential the selection names in `store`, or nil when none is stored.
-    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore) -> SelectedCredential? {
-        switch target {
-        case .portal(let url, let clientID):
-            return store.oauthUserCredential(portalURL: url, clientID: clientID).map { .portal($0) }
-        case .iap(let file):
-            let found = store.iapCredentials(configurationFile: file).first
-            return found.map { .iap($0, configurationFile: file.path) }
-        case .url(let url):
-            switch store.credential(for: url)?.kind {
-            case .oAuthUser(let credential): return .portal(credential)
-            case .iap(let credential): return .iap(credential, configurationFile: credential.configuration.sourceFile?.path)
-            case .token, .oAuthApplication, .pregeneratedToken, nil: return nil
-            }
+    /// The credential the selection names in `store`, or nil when none is stored (`SignInSelection` decides).
+    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore) async throws -> SelectedCredential? {
+        let found = try await SignInSelection.select(target, in: store, preferences: store.preferences())
+        switch found?.kind {
+        case .oAuthUser(let credential): return .portal(credential)
+        case .iap(let credential):
+            if case .iap(let file) = target { return .iap(credential, configurationFile: file.path) }
+            return .iap(credential, configurationFile: credential.configuration.sourceFile?.path)
+        case .token, .oAuthApplication, .pregeneratedToken, nil: return nil
         }
     }
 
     // MARK: - Describing
+
+    /// The library's credential.
+    var credential: ArcGISCredential {
+        switch self {
+        case .portal(let credential): return credential
+        case .iap(let credential, _): return credential
+        }
+    }
 
     /// "the portal https://…" or "the IAP configuration /path/file.json".
     var target: String {
@@ -56,15 +59,22 @@ enum SelectedCredential: Sendable {
         Self.signInCommand(for: self, store: store)
     }
 
-    /// The sign-in command for a selection with nothing stored; nil for `--url`, which names no sign-in.
-    static func signInCommand(for target: CredentialSelection.Target, store: String?) -> String? {
+    /// The sign-in command for a selection with nothing stored; nil when it cannot be told (`--url`, `--name` or
+    /// no selection matching nothing; a portal whose app's client ID was never seen here).
+    static func signInCommand(for target: CredentialSelection.Target, store: String?, preferences: SignInPreferences) -> String? {
         let storeWords = store.map { ["--store", $0] } ?? []
         switch target {
         case .portal(let url, let clientID):
-            return ShellWord.command(["portal-auth", "login", "--portal", url.absoluteString, "--client-id", clientID ?? "CLIENT_ID"] + storeWords)
+            guard let app = preferences.app(for: url, clientID: clientID) ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) })
+            else { return nil }
+            var words = ["portal-auth", "login", "--portal", url.absoluteString, "--client-id", app.clientID]
+            if let redirect = app.redirectURL, redirect != OAuthUserConfiguration.defaultRedirectURL {
+                words += ["--redirect-url", redirect.absoluteString]
+            }
+            return ShellWord.command(words + storeWords)
         case .iap(let file):
             return ShellWord.command(["portal-auth", "iap", "login", "--config", file.path] + storeWords)
-        case .url:
+        case .url, .name, .automatic:
             return nil
         }
     }
@@ -97,9 +107,10 @@ enum SelectedCredential: Sendable {
         case .portal(let credential):
             let info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: force)
             return IssuedToken(
-                kind: kind, target: target, username: credential.username, value: info.accessToken, type: "Bearer",
+                kind: kind, target: target, url: credential.configuration.portalURL, clientID: credential.configuration.clientID,
+                configurationFile: nil, username: credential.username, value: info.accessToken, type: "Bearer",
                 expirationDate: info.expirationDate, idToken: nil, idTokenExpirationDate: nil, isIDToken: false)
-        case .iap(let credential, _):
+        case .iap(let credential, let file):
             let info = try await credential.tokenInfo(
                 minimumValidity: minimumValidity, forceRefresh: force, keeping: idToken ? .idToken : .accessToken)
             let type = info.tokenType.lowercased() == "bearer" ? "Bearer" : info.tokenType
@@ -113,11 +124,13 @@ enum SelectedCredential: Sendable {
                     throw NoIDToken(target: target)
                 }
                 return IssuedToken(
-                    kind: kind, target: target, username: credential.username, value: value, type: "ID",
+                    kind: kind, target: target, url: credential.configuration.authorizeURL, clientID: credential.configuration.clientID,
+                    configurationFile: file, username: credential.username, value: value, type: "ID",
                     expirationDate: expiry, idToken: value, idTokenExpirationDate: expiry, isIDToken: true)
             }
             return IssuedToken(
-                kind: kind, target: target, username: credential.username, value: info.accessToken, type: type,
+                kind: kind, target: target, url: credential.configuration.authorizeURL, clientID: credential.configuration.clientID,
+                configurationFile: file, username: credential.username, value: info.accessToken, type: type,
                 expirationDate: info.accessTokenExpirationDate, idToken: info.idToken,
                 idTokenExpirationDate: info.idTokenExpirationDate, isIDToken: false)
         }

@@ -8,8 +8,9 @@ struct SignInNeeded: CategorizedError, CustomStringConvertible {
     let reason: String
     /// The command that signs in, ready to paste; nil when it cannot be told (`--url` matching nothing).
     let command: String?
-    /// Whether to mention that `--interactive` signs in from the same command.
-    var offersInteractive = false
+    /// This command again with `--interactive` (and what else it needs, such as `--client-id`), ready to paste;
+    /// nil when `--interactive` could not sign in from it.
+    var interactiveCommand: String? = nil
     /// What to do when no command can be told, instead of the general advice.
     var hint: String? = nil
 
@@ -18,10 +19,11 @@ struct SignInNeeded: CategorizedError, CustomStringConvertible {
     var description: String {
         guard let command else {
             if let hint { return "\(reason). \(hint)" }
+            if let interactiveCommand { return "\(reason). Sign in with:\n    \(interactiveCommand)" }
             return "\(reason). Sign in with `portal-auth login --portal URL --client-id ID` "
                 + "or `portal-auth iap login --config FILE` first."
         }
         return "\(reason). Sign in with:\n    \(command)"
-            + (offersInteractive ? "\n(or run this command again with --interactive)" : "")
+            + (interactiveCommand.map { "\nor sign in and print the token at once with:\n    \($0)" } ?? "")
     }
 }

@@ -57,7 +57,7 @@ enum SecretInput {
         }
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
-            StandardError.line("warning: \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
+            StandardError.line("portal-auth: warning: \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
         }
         let text = String(decoding: data.prefix(limit + 1), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw InputError.unreadable("the \(what) file \(path) is empty") }
@@ -76,6 +76,16 @@ enum SecretInput {
     /// line cancel the prompt and the terminal is always restored; Backspace and Ctrl-U edit the line.
     static func prompt(_ text: String) async throws -> String {
         try await BlockingWork.run(name: "portal-auth-prompt") { try promptBlocking(text) }
+    }
+
+    /// Asks for a password with echo off until one is typed: an empty answer (Enter alone) is never sent, it is
+    /// explained and asked again; Ctrl-C or Ctrl-D stops.
+    static func password(_ text: String) async throws -> String {
+        while true {
+            let password = try await prompt(text)
+            if !password.isEmpty { return password }
+            StandardError.line("The password is empty; type it (nothing is shown), or press Ctrl-C to stop.")
+        }
     }
 
     /// Asks on the terminal for a line that is not secret (a user name, a file path), echoed as typed; the

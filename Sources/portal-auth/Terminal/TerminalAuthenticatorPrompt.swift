@@ -19,7 +19,7 @@ struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
         return try await cancellable {
             let username = try await SecretInput.line("Username (empty to skip): ").trimmingCharacters(in: .whitespaces)
             guard !username.isEmpty else { return nil }
-            let password = try await SecretInput.prompt("Password for \(username): ")
+            let password = try await SecretInput.password("Password for \(username): ")
             return LoginAnswer(username: username, password: password)
         }
     }

@@ -19,7 +19,7 @@ final class TerminalLogoutObserver: SignInObserver {
 
     func browserLaunchFailed(_ message: String) {
         clearStatus()
-        StandardError.line("warning: \(message); open the URL above by hand.")
+        StandardError.line("portal-auth: warning: \(message); open the URL above by hand.")
     }
 
     func waitingForBrowser(remaining: Duration) {

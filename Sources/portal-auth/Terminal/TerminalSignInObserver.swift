@@ -40,7 +40,7 @@ final class TerminalSignInObserver: SignInObserver {
 
     func browserLaunchFailed(_ message: String) {
         clearStatus()
-        StandardError.line("warning: \(message); open the URL above by hand.")
+        StandardError.line("portal-auth: warning: \(message); open the URL above by hand.")
     }
 
     func browserUnavailable(reason: String) {
@@ -111,7 +111,7 @@ final class TerminalSignInObserver: SignInObserver {
 
     func signInRequestProblem(_ message: String) {
         clearStatus()
-        StandardError.line("warning: the identity provider seems to reject this sign-in request: \(message). If the browser "
+        StandardError.line("portal-auth: warning: the identity provider seems to reject this sign-in request: \(message). If the browser "
             + "shows an error page too, press Ctrl-C and check the client ID and the registered redirect URL.")
     }
 

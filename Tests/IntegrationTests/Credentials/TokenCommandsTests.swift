@@ -34,10 +34,12 @@ struct TokenCommandsTests {
         let token = try #require(json["token"]?.stringValue)
         #expect(json["referer"]?.stringValue == "https://app.example.test")
         #expect(json["username"]?.stringValue == "alice")
-        #expect(json["ssl"] == .bool(false))
+        #expect(json["ssl_required"] == .bool(false))
         #expect(json["token_service_url"]?.stringValue == "\(server.portal)/sharing/rest/generateToken")
-        let expires = try #require(json["expires"]?.integerValue)
-        #expect(abs(Double(expires) / 1000 - Date().timeIntervalSince1970 - 3600) < 30, "the server's default: 60 minutes")
+        #expect(TokenJSONShape.problems(in: json, kind: "token").isEmpty, "\(TokenJSONShape.problems(in: json, kind: "token"))")
+        #expect(json["url"]?.stringValue == "\(server.portal)/rest/services", "a bare URL")
+        let expires = try #require(json["expires_in"]?.integerValue)
+        #expect(abs(expires - 3600) < 30, "the server's default: 60 minutes")
         #expect(try await server.portalSelf(token: token)["user"]?["username"]?.stringValue == "alice")
     }
 
@@ -77,8 +79,9 @@ struct TokenCommandsTests {
         #expect(fromEnvironment.status == 0, "\(fromEnvironment)")
         let json = try JSONValue.parse(Data(fromEnvironment.stdout.utf8))
         #expect(json["client_id"]?.stringValue == server.appClientID)
-        let expires = try #require(json["expires"]?.integerValue)
-        #expect(abs(Double(expires) / 1000 - Date().timeIntervalSince1970 - 900) < 30)
+        #expect(TokenJSONShape.problems(in: json, kind: "oauth-application").isEmpty, "\(TokenJSONShape.problems(in: json, kind: "oauth-application"))")
+        let expires = try #require(json["expires_in"]?.integerValue)
+        #expect(abs(expires - 900) < 30)
 
         let header = try await ToolRunner.run(
             ["app-token", "--portal", server.portal, "--client-id", server.appClientID, "--client-secret-file", server.appSecretFile, "--format", "header"])

@@ -195,9 +195,19 @@ struct GlewlwydConformanceTests {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
         let first = try server.configuration(in: store, name: "first.json")
-        let second = try server.configuration(in: store, name: "second.json")
         #expect(try await server.login(first, store).status == 0)
-        #expect(try await server.login(second, store).status == 0)
+        // A second sign-in on the same provider, client and fixed redirect port: Glewlwyd has one client and one
+        // user, and a copy of the same file is the same sign-in, so the entry is copied as another user's (the
+        // store key names provider, client and user).
+        let (key, entry) = try #require(try store.entries().first)
+        let user = try #require(key.lastIndex(of: "|"))
+        let file = CredentialStoreFile(location: StoreLocation(path: store.path))
+        try await file.update { snapshot in
+            guard var copy = entry.objectValue else { return }
+            copy["username"] = .string("second-user")
+            copy["configuration_file"] = .string(store.directory.appendingPathComponent("second.json").path)
+            snapshot.set(copy, for: key[..<user] + "|second-user")
+        }
         #expect(try store.entries().count == 2)
         let result = try await ToolRunner.run(
             ["sign-out", "--browser-command", server.browser, "--timeout", "20"],
@@ -211,7 +221,7 @@ struct GlewlwydConformanceTests {
         #expect(lines.contains { $0.contains("confirmed the end of the browser session") }, "\(result)")
         let log = try String(contentsOf: store.directory.appendingPathComponent("browser.log"), encoding: .utf8)
         let runs = log.split(separator: "\n").filter { $0.contains("] open ") }.count
-        #expect(runs >= 4, "two sign-ins, then both logouts opened the browser: \(log)")
+        #expect(runs >= 3, "one sign-in, then both logouts opened the browser: \(log)")
         #expect(result.stdout.contains("NOT revoked"), "Glewlwyd refuses the public client's revocation: \(result)")
         #expect(result.status == 69, "\(result)")
         #expect(try store.entries().isEmpty)

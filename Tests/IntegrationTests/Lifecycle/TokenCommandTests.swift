@@ -155,14 +155,14 @@ struct TokenCommandTests {
     }
 
     @Test("command-line mistakes are usage errors (64)", arguments: [
-        ["token"],
+        ["token", "--name", "not a name"],
         ["token", "--portal", "https://a.example", "--iap", "x.json"],
         ["token", "--client-id", "abc", "--iap", "x.json"],
         ["token", "--portal", "not a url"],
         ["token", "--portal", "https://a.example", "--min-valid", "-1"],
         ["token", "--portal", "https://a.example", "--format", "yaml"],
         ["token", "--portal", "https://a.example", "--header-name", "X-Token"],
-        ["refresh"],
+        ["refresh", "--url", "not a url"],
     ])
     func usageErrors(arguments: [String]) async throws {
         let result = try await ToolRunner.run(arguments)

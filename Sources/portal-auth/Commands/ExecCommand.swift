@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import PortalAuth
+
+/// `portal-auth exec`: runs a command with a fresh token in its environment, the way `aws-vault exec` does.
+///
+/// The tool replaces itself with the command (`execve`) once the token is in hand: the command's exit status is
+/// the tool's, and signals reach it directly (there is no process in between to forward them). The token is put
+/// only into the environment given to `execve`: never into an argument, never into this process's own
+/// environment, so no other child (a browser) can see it.
+struct ExecCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exec",
+        abstract: "Run a command with a fresh token in its environment.",
+        usage: "portal-auth exec [<selection>] [<options>] -- <command> [<argument> ...]",
+        discussion: """
+            Picks the stored sign-in as `portal-auth token` does (the only one, the default, --portal, --iap, \
+            --url, --name), refreshes it when it has less than --min-valid seconds left, and runs the command \
+            with these variables set (only in its environment, never on a command line):
+
+              PORTAL_AUTH_TOKEN             the access token
+              PORTAL_AUTH_TOKEN_TYPE        Bearer
+              PORTAL_AUTH_TOKEN_EXPIRES_AT  its expiry, ISO 8601
+              PORTAL_AUTH_KIND              oauth-user or iap
+              PORTAL_AUTH_URL               the portal, or the IAP's identity provider
+              ARCGIS_TOKEN                  the access token (portal sign-ins)
+              PORTAL_AUTH_ID_TOKEN          the ID token (IAP sign-ins that hold one)
+
+            The command replaces portal-auth (exec): its exit status is passed through and signals reach it \
+            directly. A token expiring while the command runs is not renewed.
+
+            Examples:
+              portal-auth exec -- sh -c \\
+                  'curl -H "X-Esri-Authorization: Bearer $ARCGIS_TOKEN" "$0"' \\
+                  'https://www.arcgis.com/sharing/rest/portals/self?f=json'
+              portal-auth exec --name work -- python3 publish.py
+
+            Exit status: the command's; 64 wrong usage; 77 a sign-in is needed; 69 the identity provider is \
+            unreachable; 126 the command cannot be run; 127 it was not found.
+            """
+    )
+
+    @OptionGroup var selection: CredentialSelection
+
+    @Option(name: .customLong("min-valid"), help: ArgumentHelp(
+        "Seconds the token must stay valid when the command starts; refresh first when it has less.", valueName: "seconds"))
+    var minValid: Int = 300
+
+    @OptionGroup var session: StoreOptions
+
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else { throw ValidationError("give the command to run after --, e.g. portal-auth exec -- env") }
+        guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
+    }
+
+    func run() async throws {
+        let environment: [String: String]
+        let executable: String
+        do {
+            let store = try session.credentialStore()
+            guard let credential = try await SelectedCredential.find(selection.target, in: store) else {
+                throw SignInNeeded(
+                    reason: TokenCommand.nothingStored(for: selection.target),
+                    command: SelectedCredential.signInCommand(for: selection.target, store: session.store, preferences: try store.preferences()))
+            }
+            let minValid = self.minValid
+            let issued: IssuedToken
+            do {
+                issued = try await Failure.cancellableOnInterrupt {
+                    try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: false)
+                }
+            } catch let error as CredentialError where error.requiresSignIn {
+                throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
+            }
+            if let problem = TokenCharacters.problem(inToken: issued.value) {
+                throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be passed on: \(problem). Sign in again.")
+            }
+            environment = ProcessInfo.processInfo.environment.merging(Self.variables(for: issued)) { $1 }
+            executable = try Self.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
+        } catch let failure as ExecFailure {
+            StandardError.line("portal-auth: error: \(failure.description)")
+            throw ExitCode(failure.status)
+        } catch {
+            throw Failure.report(error)
+        }
+        let failure = Self.replaceProcess(executable: executable, arguments: command, environment: environment)
+        StandardError.line("portal-auth: error: \(failure.description)")
+        throw ExitCode(failure.status)
+    }
+
+    // MARK: - Environment
+
+    /// The variables that carry the token to the command.
+    static func variables(for issued: IssuedToken) -> [String: String] {
+        var variables = [
+            "PORTAL_AUTH_TOKEN": issued.value,
+            "PORTAL_AUTH_TOKEN_TYPE": issued.type,
+            "PORTAL_AUTH_TOKEN_EXPIRES_AT": issued.expirationDate.ISO8601Format(),
+            "PORTAL_AUTH_KIND": issued.kind,
+            "PORTAL_AUTH_URL": issued.url.absoluteString,
+        ]
+        if issued.kind == "oauth-user" { variables["ARCGIS_TOKEN"] = issued.value }
+        if issued.kind == "iap", let idToken = issued.idToken { variables["PORTAL_AUTH_ID_TOKEN"] = idToken }
+        return variables
+    }
+
+    // MARK: - Running
+
+    /// A command that could not be run: 127 not found, 126 not executable.
+    struct ExecFailure: Error, CustomStringConvertible {
+        let status: Int32
+        let description: String
+    }
+
+    /// The path of `name`: as given when it holds a slash, else the first executable file of that name on `path`.
+    static func resolve(_ name: String, path: String?) throws -> String {
+        if name.contains("/") { return name }
+        for directory in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
+            var info = stat()
+            if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return candidate }
+        }
+        throw ExecFailure(status: 127, description: "\(DisplayText.neutralised(name, limit: 200)): command not found on PATH")
+    }
+
+    /// Replaces this process with the command; returns only when `execve` failed.
+    static func replaceProcess(executable: String, arguments: [String], environment: [String: String]) -> ExecFailure {
+        // The signal mask survives execve, and this may run on a thread that blocks signals (the tool's signal
+        // watchers are gone by now and have put back the dispositions the tool started with, so a signal ignored at
+        // start, as under nohup, stays ignored for the command).
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        pthread_sigmask(SIG_SETMASK, &empty, nil)
+        fflush(nil)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        execve(executable, argv, envp)
+        let code = errno
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+        let name = DisplayText.neutralised(arguments[0], limit: 200)
+        let status: Int32 = code == ENOENT ? 127 : 126
+        return ExecFailure(status: status, description: "\(name) cannot be run: \(String(cString: strerror(code)))")
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// Options of the commands that may open a browser to sign in (`login`, `iap login`, `token --interactive`, …).
+struct BrowserOptions: ParsableArguments {
+    @Option(name: .customLong("browser-command"), help: ArgumentHelp(
+        "Command that opens the sign-in URL (the URL is appended, or replaces a %s word).",
+        discussion: "Default: $BROWSER, else xdg-open.", valueName: "command"))
+    var browserCommand: String?
+
+    @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the URL and, on a terminal, read the address the browser ends on (signing in on another machine).")
+    var noBrowser = false
+
+    @Flag(name: .customLong("browser"), help: ArgumentHelp(
+        "Open the browser even where none seems to be visible (no display, an SSH session).",
+        discussion: "Without --browser, --no-browser or --device-code the choice is automatic: the browser when there is a display, else the device code when the identity provider offers one, else paste-back on a terminal."))
+    var forceBrowser = false
+
+    @Flag(name: .customLong("device-code"), help: "Sign in with a code entered on a verification page from any device (IAP identity providers that offer the device authorization grant).")
+    var deviceCode = false
+
+    func validate() throws {
+        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
+        if forced.count > 1 {
+            throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
+        }
+        if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
+        }
+    }
+
+    /// How to sign in: forced by --browser (or a --browser-command), --no-browser or --device-code, else automatic.
+    var signInMethod: SignInMethod {
+        if deviceCode { return .deviceCode }
+        if noBrowser { return .pasteBack }
+        if forceBrowser || browserCommand != nil { return .browser }
+        return .automatic
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+import PortalAuth
+
+/// The help texts as a person reads them at 80 columns and copies examples from them.
+@Suite("help texts")
+struct HelpTextTests {
+    /// Every command, as `portal-auth help` takes it.
+    static let commands: [[String]] = [
+        [], ["login"], ["iap"], ["iap", "check"], ["iap", "login"], ["iap", "logout"], ["status"], ["use"], ["name"], ["token"],
+        ["exec"], ["refresh"], ["revoke"], ["sign-out"], ["generate-token"], ["app-token"], ["request"], ["register-scheme"],
+        ["unregister-scheme"], ["handle-redirect"], ["completion"],
+    ]
+
+    @Test("at most 80 columns, no example wrapped by the help printer, URLs with ? quoted", arguments: commands)
+    func layout(command: [String]) async throws {
+        let result = try await ToolRunner.run(["help"] + command, environment: ["COLUMNS": "80"])
+        #expect(result.status == 0, "\(result)")
+        var previous = ""
+        for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            #expect(line.count <= 80, "longer than 80 columns: \(line)")
+            // An indented example line followed by an unindented one: the help printer wrapped the example.
+            let previousIsExample = previous.hasPrefix("  ") && !previous.hasPrefix("   ") && !previous.trimmingCharacters(in: .whitespaces).hasPrefix("-")
+            #expect(!(previousIsExample && !line.isEmpty && !line.hasPrefix(" ")), "wrapped example: \(previous) / \(line)")
+            for match in line.matches(of: /https?:\/\/\S*\?\S*/) {
+                let before = line[..<match.range.lowerBound].last
+                #expect(before == "'" || before == "\"", "a URL with ? must be quoted to paste into a shell: \(line)")
+            }
+            previous = line
+        }
+    }
+
+    @Test("options a command never uses are not offered", arguments: [
+        ("status", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+        ("refresh", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+        ("revoke", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+        ("exec", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+    ])
+    func unusedOptions(command: String, absent: [String]) async throws {
+        let result = try await ToolRunner.run(["help", command])
+        for option in absent {
+            #expect(!result.stdout.contains(option + " ") && !result.stdout.contains(option + "\n"), "\(command) offers \(option)")
+        }
+        #expect(result.stdout.contains("--store"))
+    }
+
+    @Test("the top-level help lists the environment variables")
+    func environment() async throws {
+        let result = try await ToolRunner.run(["--help"])
+        for variable in ["PORTAL_AUTH_STORE", "XDG_STATE_HOME", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_CLIENT_SECRET", "PORTAL_AUTH_LAUNCH_DIR", "BROWSER", "https_proxy"] {
+            #expect(result.stdout.contains("\n  \(variable) ") || result.stdout.contains("\n  \(variable),"), "\(variable) missing")
+        }
+    }
+
+    @Test("completion scripts for bash, zsh and fish; bash reads its script")
+    func completionScripts() async throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let result = try await ToolRunner.run(["completion", shell])
+            #expect(result.status == 0 && result.stdout.contains("portal-auth") && result.stdout.contains("---completion"), "\(shell): \(result.stderr)")
+            if shell == "bash" {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("pa-completion-\(UUID().uuidString).bash")
+                defer { try? FileManager.default.removeItem(at: file) }
+                try Data(result.stdout.utf8).write(to: file)
+                let process = ChildProcess()
+                process.executableURL = URL(fileURLWithPath: "/bin/bash")
+                process.arguments = ["-n", file.path]
+                try process.run()
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0, "bash -n rejects the completion script")
+                #expect(result.stdout.contains("'!*.@(json)'"), "configuration files complete as .json files")
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import PortalAuth
+
+/// What scripts read: the token JSON shape, JSON errors, one error prefix, `exec`, `--version`.
+@Suite("output for scripts")
+struct ScriptOutputTests {
+    static let portal = "https://gis.example.test/portal"
+
+    @Test("token --format json: the common shape with bare URLs, for a portal and an IAP sign-in")
+    func tokenShape() async throws {
+        let store = try PreparedStore()
+        let file = store.directory.appendingPathComponent("contoso-iap.json")
+        try FileManager.default.copyItem(at: SignInSelectionCommandTests.fixture("iap/entra.json"), to: file)
+        try await store.write([PreparedStore.portal(Self.portal, token: "portal-token"), try PreparedStore.iap(file: file.path, token: "iap-token")])
+
+        let portal = try await ToolRunner.run(["token", "--portal", Self.portal, "--format", "json"], environment: store.environment)
+        let portalJSON = try JSONValue.parse(Data(portal.stdout.utf8))
+        #expect(TokenJSONShape.problems(in: portalJSON, kind: "oauth-user").isEmpty, "\(TokenJSONShape.problems(in: portalJSON, kind: "oauth-user"))")
+        #expect(portalJSON["url"]?.stringValue == Self.portal)
+        #expect(portalJSON["client_id"]?.stringValue == "app1")
+        #expect(portalJSON["token_type"]?.stringValue == "Bearer")
+
+        let iap = try await ToolRunner.run(["token", "--iap", file.path, "--format", "json"], environment: store.environment)
+        let iapJSON = try JSONValue.parse(Data(iap.stdout.utf8))
+        #expect(TokenJSONShape.problems(in: iapJSON, kind: "iap").isEmpty, "\(TokenJSONShape.problems(in: iapJSON, kind: "iap"))")
+        #expect(iapJSON["url"]?.stringValue?.hasPrefix("https://login.microsoftonline.com/") == true)
+        #expect(iapJSON["configuration_file"]?.stringValue == file.resolvingSymlinksInPath().path)
+    }
+
+    @Test("under --format json a failure is also a JSON object on stdout, with the exit status", arguments: [
+        (["token", "--format", "json"], Int32(77), "refused"),
+        (["token", "--format", "json", "--portal", "not a url"], 64, "usage"),
+        (["refresh", "--format=json"], 77, "refused"),
+        (["status", "--format", "json", "--name", "nobody"], 64, "usage"),
+    ])
+    func jsonErrors(arguments: [String], status: Int32, category: String) async throws {
+        let store = try PreparedStore()
+        let result = try await ToolRunner.run(arguments, environment: store.environment)
+        #expect(result.status == status, "\(result)")
+        let json = try JSONValue.parse(Data(result.stdout.utf8))
+        #expect(json["error"]?["status"]?.integerValue == Int64(status), "\(result)")
+        #expect(json["error"]?["category"]?.stringValue == category)
+        let message = try #require(json["error"]?["message"]?.stringValue)
+        #expect(!message.isEmpty && !message.contains("Usage:"))
+        #expect(result.stderr.hasPrefix("portal-auth: error: \(message.split(separator: "\n")[0])"), "\(result)")
+    }
+
+    @Test("every failure has the prefix portal-auth: error:, the argument parser's own included", arguments: [
+        ["token", "--frob"], ["nonsense"], ["token", "--portal"], ["exec"], ["completion", "tcsh"], ["token", "--min-valid", "-1"],
+    ])
+    func errorPrefix(arguments: [String]) async throws {
+        let store = try PreparedStore()
+        let result = try await ToolRunner.run(arguments, environment: store.environment)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.hasPrefix("portal-auth: error: "), "\(result)")
+        #expect(!result.stderr.contains("Error: "), "\(result)")
+    }
+
+    @Test("exec: the token in the command's environment only, its exit status and signal passed through")
+    func exec() async throws {
+        let store = try PreparedStore()
+        try await store.write([PreparedStore.portal(Self.portal, token: "portal-token")])
+        let printed = try await ToolRunner.run(
+            ["exec", "--", "sh", "-c", #"printf '%s %s %s %s' "$PORTAL_AUTH_TOKEN" "$ARCGIS_TOKEN" "$PORTAL_AUTH_URL" "$PORTAL_AUTH_TOKEN_TYPE""#],
+            environment: store.environment)
+        #expect(printed.status == 0 && printed.stdout == "portal-token portal-token \(Self.portal) Bearer", "\(printed)")
+        #expect(printed.stderr.isEmpty)
+
+        let exited = try await ToolRunner.run(["exec", "--", "sh", "-c", "exit 7"], environment: store.environment)
+        #expect(exited.status == 7, "\(exited)")
+        let killed = try await ToolRunner.run(["exec", "--", "sh", "-c", "kill -TERM $$"], environment: store.environment)
+        #expect(killed.status == 128 + SIGTERM, "\(killed)")
+        // The command gets the signals a tool ignored or blocked on its threads back in their default state.
+        let interrupted = try await ToolRunner.run(["exec", "--", "sh", "-c", "kill -INT $$; sleep 5; exit 3"], environment: store.environment)
+        #expect(interrupted.status == 128 + SIGINT, "\(interrupted)")
+
+        let missing = try await ToolRunner.run(["exec", "--", "no-such-command-here"], environment: store.environment)
+        #expect(missing.status == 127 && missing.stderr.hasPrefix("portal-auth: error: no-such-command-here: command not found"), "\(missing)")
+        let arguments = try await ToolRunner.run(["exec", "--", "sh", "-c", #"cat /proc/$$/cmdline | tr '\0' ' '"#], environment: store.environment)
+        #expect(arguments.status == 0 && !arguments.stdout.contains("portal-token"), "\(arguments)")
+
+        let empty = try PreparedStore()
+        let nothing = try await ToolRunner.run(["exec", "--", "true"], environment: empty.environment)
+        #expect(nothing.status == 77, "\(nothing)")
+    }
+
+    @Test("--version names the libcurl and OpenSSL the tool runs with")
+    func version() async throws {
+        let result = try await ToolRunner.run(["--version"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("portal-auth \(PortalAuthVersion.string) (libcurl "), "\(result)")
+        #expect(result.stdout.contains("OpenSSL 3") || result.stdout.contains("OpenSSL 1"), "\(result)")
+    }
+}
