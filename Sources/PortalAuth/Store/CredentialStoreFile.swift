@@ -213,10 +213,13 @@ public struct CredentialStoreFile: Sendable {
     /// The current time as `20261122T021300Z`.
     private static func utcTimestamp() -> String {
         var now = time(nil)
-        var parts = tm()
-        gmtime_r(&now, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let count = strftime(&buffer, buffer.count, "%Y%m%dT%H%M%SZ", &parts)
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // The `tm` is filled by gmtime_r rather than built with `tm()`, whose imported initializer the
+        // release build attributes to whichever C module saw <time.h> first.
+        return withUnsafeTemporaryAllocation(of: tm.self, capacity: 1) { parts in
+            guard let part = parts.baseAddress, gmtime_r(&now, part) != nil else { return "\(now)" }
+            var buffer = [CChar](repeating: 0, count: 32)
+            let count = strftime(&buffer, buffer.count, "%Y%m%dT%H%M%SZ", part)
+            return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
     }
 }

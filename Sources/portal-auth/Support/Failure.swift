@@ -46,6 +46,13 @@ enum Failure {
             state.task = task
             if state.interrupted { task.cancel() }
         }
-        return try await task.value
+        do {
+            return try await task.value
+        } catch {
+            // Whatever the cancelled operation reports (a wait cut short can surface as a time-out on a
+            // loaded machine), after Ctrl-C the outcome is the interruption: exit 130.
+            if pending.withLock({ $0.interrupted }) { throw CancellationError() }
+            throw error
+        }
     }
 }
