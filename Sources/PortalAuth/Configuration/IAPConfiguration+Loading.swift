@@ -38,7 +38,7 @@ extension IAPConfiguration {
     // MARK: - Checking bytes
 
     /// Checks the bytes of a configuration file; `file` names it in messages and becomes ``sourceFile``.
-    static func report(parsing data: Data, file: URL) -> IAPConfigurationReport {
+    package static func report(parsing data: Data, file: URL) -> IAPConfigurationReport {
         guard data.count <= ConfigurationError.maximumFileSize else {
             return IAPConfigurationReport(file: file, error: .tooLarge(file, size: data.count))
         }

@@ -48,7 +48,7 @@ public struct CredentialSummary: Sendable, Equatable {
         return refreshable || accessTokenExpirationDate > now
     }
 
-    init(_ record: StoredCredential) {
+    package init(_ record: StoredCredential) {
         switch record.kind {
         case .oauthUser: kind = .oauthUser
         case .iap: kind = .iap

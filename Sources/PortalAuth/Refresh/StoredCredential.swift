@@ -1,18 +1,18 @@
-import Foundation
+package import Foundation
 
 /// One credential as the persistent store keeps it: what it is for, and its tokens.
 ///
 /// Holds tokens: never printed, logged or put into an error.
-struct StoredCredential: Sendable, Equatable {
+package struct StoredCredential: Sendable, Equatable {
     /// What kind of sign-in produced it.
-    enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         case oauthUser = "oauth-user"
         case iap
     }
 
     // MARK: - What it is for
 
-    var kind: Kind
+    package var kind: Kind
     var clientID: String
     /// The portal (OAuth user credentials).
     var portalURL: URL?
@@ -34,8 +34,8 @@ struct StoredCredential: Sendable, Equatable {
     // MARK: - Tokens
 
     var username: String?
-    var accessToken: String
-    var accessTokenExpiresAt: Date
+    package var accessToken: String
+    package var accessTokenExpiresAt: Date
     var refreshToken: String?
     var refreshTokenExpiresAt: Date?
     /// When the current refresh token was issued (its age decides the ArcGIS exchange); nil in entries
@@ -92,7 +92,7 @@ extension StoredCredential {
 
 extension StoredCredential {
     /// The JSON object written to the store.
-    var json: JSONValue {
+    package var json: JSONValue {
         var object = JSONObject()
         object["kind"] = .string(kind.rawValue)
         object["client_id"] = .string(clientID)
@@ -127,7 +127,7 @@ extension StoredCredential {
 
     /// Reads an entry back; `nil` when a required field is missing or has the wrong type
     /// (the caller reports the entry as unusable by its key, never by its content).
-    init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let object = json.objectValue,
               let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)),
               let clientID = object["client_id"]?.stringValue,

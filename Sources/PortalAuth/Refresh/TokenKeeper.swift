@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Logging
 import Synchronization
 
@@ -6,9 +6,9 @@ import Synchronization
 /// newest refresh token (rotation), exchanges an ageing ArcGIS refresh token, and — when the
 /// credential lives in a persistent store — does all of that under the store's exclusive lock,
 /// re-reading the entry first, so that many processes refreshing at once send one request.
-final class TokenKeeper: Sendable {
+package final class TokenKeeper: Sendable {
     /// Where a persistent credential lives.
-    struct Persistence: Sendable {
+    package struct Persistence: Sendable {
         let store: CredentialStoreFile
         let key: String
     }
@@ -88,7 +88,7 @@ final class TokenKeeper: Sendable {
 
     /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own, or — when the ID
     /// token is the one asked for — the ID token to its expiry.
-    static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
+    package static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
         if credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now) {
             return true
         }
@@ -117,7 +117,7 @@ final class TokenKeeper: Sendable {
     /// never reaches its expiry. The age counts from when the token was issued; entries without that time
     /// count from the expiry minus the lifetime asked for. At most half the lifetime is waited, so an
     /// interval longer than a granted lifetime cannot let the token expire, nor make every call exchange.
-    static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
+    package static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
         guard credential.kind == .oauthUser, credential.refreshToken != nil,
               let expiry = credential.refreshTokenExpiresAt, let interval = credential.refreshTokenExchangeSeconds, interval > 0
         else { return false }

@@ -1,11 +1,11 @@
-import Foundation
+package import Foundation
 import Glibc
 
 /// The one place where URLs and hosts are normalised for comparing, so that a configuration check, a stored
 /// sign-in's key, a discovery document's issuer and a protection space all agree on when two URLs are the same.
-enum URLNormalization {
+package enum URLNormalization {
     /// The host of `url` normalised by `host(_:)`, or `nil` when the URL has none.
-    static func host(of url: URL) -> String? {
+    package static func host(of url: URL) -> String? {
         guard let host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
         return Self.host(host)
     }
@@ -20,7 +20,7 @@ enum URLNormalization {
     }
 
     /// The port the URL connects to: its explicit port, else 80 for http and 443 for https.
-    static func effectivePort(of url: URL) -> Int? {
+    package static func effectivePort(of url: URL) -> Int? {
         if let port = url.port { return port }
         switch url.scheme?.lowercased() {
         case "http": return 80

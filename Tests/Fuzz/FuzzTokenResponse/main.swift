@@ -1,4 +1,4 @@
-import PortalAuth
+import FuzzChecks
 import FuzzSupport
 
 // libFuzzer on the token-response parser.

@@ -1,12 +1,13 @@
 package import Foundation
+import PortalAuth
 
 /// One call per fuzz target: feeds arbitrary bytes through a parser the way the library meets them, and returns
 /// the invariants the input broke (empty when none).
 ///
 /// Shared by the libFuzzer executables under `Tests/Fuzz/` (which crash on a broken invariant so libFuzzer keeps
-/// the input) and by the unit test that replays `Fixtures/fuzz/<target>/` on every `swift test`. It is SPI, not
-/// API: the parsers it reaches are internal, and `@testable import` would tie fuzzing to debug builds and keep the
-/// replay test from sharing this code.
+/// the input) and by the unit test that replays `Fixtures/fuzz/<target>/` on every `swift test`. A target of its
+/// own, outside the `PortalAuth` product: it reaches the parsers through PortalAuth's `package` API (not
+/// `@testable import`, which would tie fuzzing to debug builds).
 package enum FuzzEntryPoints {
     /// The fuzz targets, by the name used for `Fixtures/fuzz/<name>/` and `scripts/fuzz`.
     package static let targets: [String: @Sendable (Data) -> [String]] = [
@@ -232,10 +233,7 @@ package enum FuzzEntryPoints {
         guard let entries = try? StoreDocument.decode(data, path: "/fuzz/credentials.json") else { return broken }
         for (key, entry) in entries {
             guard let record = StoredCredential(json: .object(entry)) else { continue }
-            switch record.kind {
-            case .oauthUser: _ = OAuthUserCredential(record: record, persistence: nil, settings: fuzzSettings)
-            case .iap: _ = IAPCredential(record: record, persistence: nil, settings: fuzzSettings)
-            }
+            _ = record.credential(persistence: nil, settings: fuzzSettings)
             _ = CredentialSummary(record)
             // The refresh decisions do arithmetic on the stored times and lifetimes.
             _ = TokenKeeper.needsRefresh(record, margin: .seconds(300), now: Date())
