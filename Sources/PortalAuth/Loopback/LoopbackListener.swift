@@ -144,11 +144,12 @@ package final class LoopbackListener: Sendable {
                 return try await BlockingWork.run(name: "PortalAuth.loopback") {
                     let loop = LoopbackServeLoop(control: control, settings: settings, logger: logger)
                     let outcome = loop.run()
-                    control.finish(statistics: loop.statistics)
+                    logger.debug("loopback listener finished", metadata: loop.statistics.logMetadata)
+                    control.finish()
                     return outcome
                 }
             } catch {
-                control.finish(statistics: LoopbackStatistics())  // cancelled before the serving loop started
+                control.finish()  // cancelled before the serving loop started
                 return .failure(cancelledError)
             }
         } onCancel: {
@@ -173,9 +174,6 @@ package final class LoopbackListener: Sendable {
 
     /// The listening descriptors (for tests of their flags).
     var listeningDescriptors: [Int32] { control.listeners }
-
-    /// What the serving loop counted during the wait (for tests).
-    var statistics: LoopbackStatistics { control.statistics }
 
     /// Binds every address of `endpoint` on one port; for `localhost` on an ephemeral port, retries until ::1 can
     /// take the port 127.0.0.1 got, and goes on with 127.0.0.1 alone when IPv6 is missing or no port fits.
