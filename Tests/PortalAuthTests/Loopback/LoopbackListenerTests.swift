@@ -61,7 +61,8 @@ struct LoopbackListenerTests {
 
     @Test("[::1] binds IPv6 only", .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func ipv6Only() async throws {
-        let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]/callback")))
+        // A port outside the ephemeral range, so that no other test's listener on 127.0.0.1 can have it meanwhile.
+        let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]:\(try freePort())/callback")))
         #expect(listener.listeningAddresses == ["[::1]:\(listener.port)"])
         #expect(throws: TestFailure.self) { try TestSocket(host: "127.0.0.1", port: listener.port) }
         async let result = outcome(of: listener)
@@ -73,7 +74,9 @@ struct LoopbackListenerTests {
         "localhost on a fixed port whose ::1 side is taken fails naming [::1] (a browser would reach the other program)",
         .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func localhostHalfBusy() throws {
-        let holder = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]/callback")))
+        // A port outside the kernel's ephemeral range: an ephemeral port of ::1 may be the local port of another
+        // test's IPv4 client connection at the same time, which would make 127.0.0.1 busy too.
+        let holder = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]:\(try freePort())/callback")))
         let url = try #require(URL(string: "http://localhost:\(holder.port)/callback"))
         #expect {
             try LoopbackListener(redirectURL: url)
