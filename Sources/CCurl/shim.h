@@ -1,56 +1,87 @@
 #ifndef PORTALAUTH_CCURL_SHIM_H
 #define PORTALAUTH_CCURL_SHIM_H
 #include <curl/curl.h>
+#include "../CSystem/dynamic_library.h"
+
+// libcurl is opened with dlopen on first use, not linked (see dynamic_library.h): Swift calls the pa_ wrappers
+// below, after pa_curl_load() succeeded (CurlLibrary.load() in the library). The headers come from
+// libcurl4-openssl-dev; at run time only libcurl.so.4 (Debian package libcurl4) is needed.
+
+/// Every libcurl function the library calls, with a pa_ wrapper each.
+#define PA_CURL_FUNCTIONS(X, p)                                                                                  \
+    X(p, CURLcode, curl_global_init, (long flags), (flags))                                                      \
+    X(p, CURL *, curl_easy_init, (void), ())                                                                     \
+    X(p, void, curl_easy_cleanup, (CURL *handle), (handle))                                                      \
+    X(p, CURLcode, curl_easy_perform, (CURL *handle), (handle))                                                  \
+    X(p, const char *, curl_easy_strerror, (CURLcode code), (code))                                              \
+    X(p, struct curl_slist *, curl_slist_append, (struct curl_slist *list, const char *text), (list, text))      \
+    X(p, void, curl_slist_free_all, (struct curl_slist *list), (list))                                           \
+    X(p, void, curl_free, (void *pointer), (pointer))                                                            \
+    X(p, CURLU *, curl_url, (void), ())                                                                          \
+    X(p, void, curl_url_cleanup, (CURLU *handle), (handle))                                                      \
+    X(p, CURLUcode, curl_url_set, (CURLU *handle, CURLUPart part, const char *content, unsigned int flags),      \
+      (handle, part, content, flags))                                                                            \
+    X(p, CURLUcode, curl_url_get, (CURLU *handle, CURLUPart part, char **content, unsigned int flags),     \
+      (handle, part, content, flags))                                                                            \
+    X(p, char *, curl_version, (void), ())                                                                       \
+    X(p, curl_version_info_data *, curl_version_info, (CURLversion age), (age))
+/// The variadic ones, called through PA_DYNAMIC_FUNCTION by the typed helpers below.
+#define PA_CURL_VARIADIC_FUNCTIONS(X, p) X(p, , curl_easy_setopt, , ) X(p, , curl_easy_getinfo, , )
+
+PA_DYNAMIC_LIBRARY(curl, PA_CURL_FUNCTIONS, PA_CURL_VARIADIC_FUNCTIONS, "libcurl.so.4", "libcurl4",
+                   "libcurl4-openssl-dev libssl-dev")
+#define pa_curl_easy_setopt PA_DYNAMIC_FUNCTION(curl, curl_easy_setopt)
+#define pa_curl_easy_getinfo PA_DYNAMIC_FUNCTION(curl, curl_easy_getinfo)
 
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call:
 // one typed wrapper per argument kind, prefixed pa_.
 
 /// Sets a long-valued option.
 static inline CURLcode pa_curl_setopt_long(CURL *handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+    return pa_curl_easy_setopt(handle, option, value);
 }
 /// Sets a string-valued option (curl copies the string).
 static inline CURLcode pa_curl_setopt_string(CURL *handle, CURLoption option, const char *value) {
-    return curl_easy_setopt(handle, option, value);
+    return pa_curl_easy_setopt(handle, option, value);
 }
 /// Sets a pointer-valued option (userdata, header lists, error buffers).
 static inline CURLcode pa_curl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
-    return curl_easy_setopt(handle, option, value);
+    return pa_curl_easy_setopt(handle, option, value);
 }
 /// Sets a write/header callback.
 typedef size_t (*pa_curl_write_callback)(char *, size_t, size_t, void *);
 static inline CURLcode pa_curl_setopt_write_function(CURL *handle, CURLoption option, pa_curl_write_callback callback) {
-    return curl_easy_setopt(handle, option, callback);
+    return pa_curl_easy_setopt(handle, option, callback);
 }
 /// Sets the transfer-progress callback (used for cancellation).
 typedef int (*pa_curl_xferinfo_callback)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
 static inline CURLcode pa_curl_setopt_xferinfo_function(CURL *handle, pa_curl_xferinfo_callback callback) {
-    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    return pa_curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
 /// Reads a long-valued piece of information (response code, ...).
 static inline CURLcode pa_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return pa_curl_easy_getinfo(handle, info, value);
 }
 /// Reads a string-valued piece of information (effective URL, content type, ...).
 static inline CURLcode pa_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
-    return curl_easy_getinfo(handle, info, value);
+    return pa_curl_easy_getinfo(handle, info, value);
 }
 /// Reads the certificate chain of the last TLS connection (CURLINFO_CERTINFO, with CURLOPT_CERTINFO set).
 static inline CURLcode pa_curl_getinfo_certinfo(CURL *handle, struct curl_certinfo **value) {
-    return curl_easy_getinfo(handle, CURLINFO_CERTINFO, value);
+    return pa_curl_easy_getinfo(handle, CURLINFO_CERTINFO, value);
 }
 /// Sets a curl_off_t-valued option (sizes such as CURLOPT_MAXFILESIZE_LARGE), which is not always a long.
 static inline CURLcode pa_curl_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
+    return pa_curl_easy_setopt(handle, option, value);
 }
 /// Sets a blob option (CURLOPT_SSLCERT_BLOB, CURLOPT_CAINFO_BLOB); curl copies the bytes (CURL_BLOB_COPY).
 static inline CURLcode pa_curl_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
     struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
-    return curl_easy_setopt(handle, option, &blob);
+    return pa_curl_easy_setopt(handle, option, &blob);
 }
 /// CURL_GLOBAL_DEFAULT is a macro made of other macros, which Swift does not import.
 static inline CURLcode pa_curl_global_init_default(void) {
-    return curl_global_init(CURL_GLOBAL_DEFAULT);
+    return pa_curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 /// CURLAUTH_* are macros built from casts and shifts, which Swift does not import.
 static inline long pa_curlauth_basic(void) { return (long)CURLAUTH_BASIC; }
@@ -61,8 +92,8 @@ static inline long pa_curlauth_digest(void) { return (long)CURLAUTH_DIGEST; }
 /// returns a CURLcode (0 to go on).
 typedef int (*pa_curl_ssl_ctx_callback)(void *, void *, void *);
 static inline CURLcode pa_curl_setopt_ssl_ctx_function(CURL *handle, pa_curl_ssl_ctx_callback callback, void *data) {
-    CURLcode code = curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, (curl_ssl_ctx_callback)callback);
+    CURLcode code = pa_curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, (curl_ssl_ctx_callback)callback);
     if (code != CURLE_OK) return code;
-    return curl_easy_setopt(handle, CURLOPT_SSL_CTX_DATA, data);
+    return pa_curl_easy_setopt(handle, CURLOPT_SSL_CTX_DATA, data);
 }
 #endif

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import PortalAuth
 import Synchronization
 
@@ -75,7 +76,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
     )
 
     /// Runs the tool: core dumps are disabled before any token or password is in memory, and every command's
-    /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs.
+    /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs. A plain `token` or
+    /// `refresh` command line skips ArgumentParser (see `FastCommandLine`).
     static func main() async {
         do {
             try CoreDumpProtection.disable()
@@ -87,6 +89,21 @@ struct PortalAuthCommand: AsyncParsableCommand {
         if arguments == ["--version"] {
             // Asked here, not in the configuration: the libraries' versions are looked up only when wanted.
             print("portal-auth \(PortalAuthVersion.string) (\(LinkedLibraryVersions.description()))")
+            return
+        }
+        let mode = FastCommandLine.Mode.current
+        let fast = mode == .off ? nil : FastCommandLine.invocation(arguments)
+        if fast == nil && mode == .only {
+            StandardError.line(FastCommandLine.refusal)
+            Glibc.exit(ExitStatus.code(for: .local))
+        }
+        if let invocation = fast {
+            do {
+                try await invocation.run()
+            } catch {
+                // The same ending as the full path: the exit status, and the JSON error under --format json.
+                finish(with: error, arguments: arguments)
+            }
             return
         }
         do {

@@ -74,16 +74,29 @@ def peak_rss_kib(command, runs=RSS_RUNS):
 # MARK: - 1. token with a valid stored token
 
 
+FLOOR = "swift hello -static-stdlib (floor)"
+TOKEN_GOAL = 2.0
+REFRESH_GOAL = 1.3
+
+
+def require_fast_path(arguments):
+    """The measured command line must take the fast path (PORTAL_AUTH_FAST_PATH=only refuses it otherwise)."""
+    done = subprocess.run([TOOL, *arguments], capture_output=True, text=True,
+                          env={**os.environ, "PORTAL_AUTH_FAST_PATH": "only"})
+    if done.returncode != 0:
+        raise SystemExit(f"bench: `portal-auth {arguments[0]}` does not take the fast path:\n{done.stderr}")
+
+
 def bench_token():
     tool = [TOOL, "token", "--portal", PORTAL, "--store", STORE]
+    require_fast_path(tool[1:])
     commands = [
-        ("swift hello (process floor)", [E["BENCH_HELLO"]]),
-        ("swift hello -static-stdlib", [E["BENCH_HELLO_STATIC"]]),
-        ("portal-auth --version (start-up only)", [TOOL, "--version"]),
+        (FLOOR, [E["BENCH_HELLO_STATIC"]]),
+        ("swift hello (dynamic Swift runtime)", [E["BENCH_HELLO"]]),
+        ("portal-auth --version (full parser)", [TOOL, "--version"]),
         ("portal-auth token", tool),
+        ("portal-auth token, full parser (env)", ["env", "PORTAL_AUTH_FAST_PATH=off", *tool]),
     ]
-    if E.get("BENCH_TOOL_STATIC"):
-        commands.append(("portal-auth token (--static-swift-stdlib)", [E["BENCH_TOOL_STATIC"], *tool[1:]]))
     commands += [
         ("oidc-agent: oidc-token", ["oidc-token", E["BENCH_OIDC_ACCOUNT"]]),
         ("msal acquire_token_silent", [E["BENCH_PYTHON"], E["BENCH_MSAL_SCRIPT"], "silent", E["BENCH_MSAL_DIR"]]),
@@ -97,13 +110,14 @@ def bench_token():
     for label, command in commands:
         results[label]["peak_rss_kib"] = peak_rss_kib(command)
         results[label]["command"] = shlex.join(command)
-    floor = results["swift hello (process floor)"]
+    floor = results[FLOOR]
     for entry in results.values():
         entry["ratio_to_hello"] = entry["median_ms"] / floor["median_ms"]
         entry["cpu_ratio_to_hello"] = (entry["user_ms"] + entry["system_ms"]) / (floor["user_ms"] + floor["system_ms"])
+    ratio = results["portal-auth token"]["ratio_to_hello"]
     return {"results": results, "server_token_requests_during_run": stats["token_requests_total"],
-            "target": "portal-auth token <= 2x swift hello (median)",
-            "ratio": results["portal-auth token"]["ratio_to_hello"]}
+            "target": f"portal-auth token <= {TOKEN_GOAL}x swift hello -static-stdlib (median)",
+            "ratio": ratio, "goal_met": ratio <= TOKEN_GOAL}
 
 
 # MARK: - 2. forced refresh
@@ -116,13 +130,13 @@ def bench_refresh():
     check = subprocess.run(curl[:4] + ["-"] + curl[5:], capture_output=True, text=True, check=True).stdout
     if '"access_token"' not in check:
         raise SystemExit("bench: the curl refresh POST got no access_token")
+    refresh = [TOOL, "refresh", "--portal", PORTAL, "--store", STORE]
+    require_fast_path(refresh[1:])
     commands = [
         ("curl refresh POST", curl),
-        ("portal-auth refresh", [TOOL, "refresh", "--portal", PORTAL, "--store", STORE]),
+        ("portal-auth refresh", refresh),
     ]
-    if E.get("BENCH_TOOL_STATIC"):
-        commands.append(("portal-auth refresh (--static-swift-stdlib)", [E["BENCH_TOOL_STATIC"], *commands[1][1][1:]]))
-    runs = max(10, RUNS // 2)
+    runs = RUNS
     testctl("reset-stats", b"")
     results = hyperfine("refresh", commands, runs=runs, warmup=2)
     stats = testctl("stats")
@@ -132,7 +146,8 @@ def bench_refresh():
     for entry in results.values():
         entry["ratio_to_curl"] = entry["median_ms"] / curl_median
     ratio = results["portal-auth refresh"]["ratio_to_curl"]
-    return {"results": results, "target": "portal-auth refresh <= 1.3x curl (median)", "ratio": ratio,
+    return {"results": results, "target": f"portal-auth refresh <= {REFRESH_GOAL}x curl (median)", "ratio": ratio,
+            "goal_met": ratio <= REFRESH_GOAL,
             "server_token_requests": stats["token_requests"], "server_token_errors": stats["token_errors"]}
 
 
@@ -269,21 +284,21 @@ def bench_signin():
 def table(report):
     lines = []
     token = report["token"]["results"]
-    lines.append(f"1. token with a valid stored token ({RUNS} runs each, one hyperfine run; ratio = median / swift hello median)")
+    lines.append(f"1. token with a valid stored token ({RUNS} runs each, one hyperfine run; ratio = median / {FLOOR} median)")
     lines.append(f"   {'command':44} {'median ms':>10} {'ratio':>7} {'user+sys ms':>12} {'cpu ratio':>10} {'peak RSS KiB':>13}")
     for label, entry in token.items():
         lines.append(f"   {label:44} {entry['median_ms']:10.1f} {entry['ratio_to_hello']:7.2f} "
                      f"{entry['user_ms'] + entry['system_ms']:12.1f} {entry['cpu_ratio_to_hello']:10.2f} {entry['peak_rss_kib']:13.0f}")
-    lines.append(f"   target portal-auth token <= 2x hello: {report['token']['ratio']:.2f}x "
-                 f"({'met' if report['token']['ratio'] <= 2 else 'NOT met'}); token requests seen by the server "
+    lines.append(f"   goal portal-auth token <= {TOKEN_GOAL}x static hello: {report['token']['ratio']:.2f}x "
+                 f"{'PASS' if report['token']['goal_met'] else 'FAIL'}; token requests seen by the server "
                  f"during the run: {report['token']['server_token_requests_during_run']}")
     refresh = report["refresh"]
     lines.append("2. forced refresh, portal face (grant_type=refresh_token, no rotation)")
     for label, entry in refresh["results"].items():
         lines.append(f"   {label:44} {entry['median_ms']:10.1f} ms median {entry['ratio_to_curl']:5.2f}x, "
                      f"user+sys {entry['user_ms'] + entry['system_ms']:.1f} ms ({entry['runs']} runs)")
-    lines.append(f"   target portal-auth refresh <= 1.3x curl: {refresh['ratio']:.2f}x "
-                 f"({'met' if refresh['ratio'] <= 1.3 else 'NOT met'}); server errors: {refresh['server_token_errors'] or 'none'}")
+    lines.append(f"   goal portal-auth refresh <= {REFRESH_GOAL}x curl: {refresh['ratio']:.2f}x "
+                 f"{'PASS' if refresh['goal_met'] else 'FAIL'}; server errors: {refresh['server_token_errors'] or 'none'}")
     concurrent = report["concurrent"]
     lines.append(f"3. concurrent token on an expired token ({ROUNDS} rounds each, interleaved)")
     for n in ("1", "32"):
@@ -308,6 +323,7 @@ def main():
     if sys.argv[1:] != ["run"]:
         raise SystemExit(__doc__)
     report = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "binary": {"path": TOOL, "bytes": os.path.getsize(TOOL), "installed_by": E.get("BENCH_INSTALLED_BY", "")},
               "machine": {"nproc": os.cpu_count(), "loadavg_start": os.getloadavg()},
               "settings": {"runs": RUNS, "warmup": WARMUP, "rss_runs": RSS_RUNS, "concurrent_rounds": ROUNDS, "signins": SIGNINS},
               "peers": json.loads(E["BENCH_PEERS_JSON"])}
@@ -329,6 +345,12 @@ def main():
         ok = False
     if "token" in report and report["token"]["server_token_requests_during_run"] != 0:
         ok = False
+    # The speed goals fail the run only when asked (scripts/bench --strict): on a loaded machine the ratios move.
+    missed = [name for name in ("token", "refresh") if name in report and not report[name]["goal_met"]]
+    if missed:
+        print(f"speed goals missed: {', '.join(missed)}{' (--strict: failing)' if E.get('BENCH_STRICT') == '1' else ''}")
+        if E.get("BENCH_STRICT") == "1":
+            ok = False
     sys.exit(0 if ok else 1)
 
 

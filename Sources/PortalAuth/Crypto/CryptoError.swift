@@ -7,6 +7,7 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible, Categorized
         case digestFailed
         case invalidKey
         case invalidSignature
+        case libraryUnavailable
     }
 
     private let code: Code
@@ -21,6 +22,7 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible, Categorized
     static func digestFailed() -> CryptoError { CryptoError(.digestFailed, openSSLErrorText()) }
     static func invalidKey(_ why: String) -> CryptoError { CryptoError(.invalidKey, why) }
     static func invalidSignature() -> CryptoError { CryptoError(.invalidSignature, "the signature does not match the key") }
+    static func libraryUnavailable(_ error: SystemLibraryError) -> CryptoError { CryptoError(.libraryUnavailable, error.description) }
 
     public var category: ErrorCategory { code == .invalidSignature || code == .invalidKey ? .invalidContent : .local }
 
@@ -30,16 +32,17 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible, Categorized
         case .digestFailed: return "SHA-256 failed (OpenSSL: \(detail))"
         case .invalidKey: return "unusable signing key: \(detail)"
         case .invalidSignature: return "signature check failed: \(detail)"
+        case .libraryUnavailable: return "OpenSSL is needed and missing: \(detail)"
         }
     }
 }
 
 /// The oldest queued OpenSSL error as text, clearing the queue.
 func openSSLErrorText() -> String {
-    let code = ERR_get_error()
-    ERR_clear_error()
+    let code = pa_ERR_get_error()
+    pa_ERR_clear_error()
     guard code != 0 else { return "no detail" }
     var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
+    pa_ERR_error_string_n(code, &buffer, buffer.count)
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -11,6 +11,8 @@ struct PKCS12Error: Error, Sendable, Equatable {
         case unsupportedEncryption
         /// No private key, no certificate for it, or the two do not belong together.
         case noIdentity
+        /// OpenSSL's libcrypto cannot be opened (the file was not looked at).
+        case libraryMissing
     }
 
     /// What went wrong.

@@ -11,13 +11,17 @@ import Foundation
 enum PKCS12Identity {
     /// The certificate of the identity in `data`.
     ///
-    /// - Throws: `PKCS12Error` of kind `notPKCS12`, `wrongPassword`, `unsupportedEncryption` or `noIdentity`.
+    /// - Throws: `PKCS12Error` of kind `notPKCS12`, `wrongPassword`, `unsupportedEncryption`, `noIdentity`, or
+    ///   `libraryMissing` when OpenSSL cannot be opened.
     static func open(_ data: Data, password: String) throws(PKCS12Error) -> X509Certificate {
-        defer { ERR_clear_error() }
+        do { try OpenSSLLibrary.loadCrypto() } catch {
+            throw PKCS12Error(.libraryMissing, "OpenSSL is needed to open it and is missing: \(error)")
+        }
+        defer { pa_ERR_clear_error() }
         let parsed: OpaquePointer? = data.withUnsafeBytes { bytes in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
-            return d2i_PKCS12(nil, &cursor, bytes.count)
+            return pa_d2i_PKCS12(nil, &cursor, bytes.count)
         }
         guard let pkcs12 = parsed else {
             let text = String(decoding: data.prefix(64), as: UTF8.self)
@@ -26,26 +30,26 @@ enum PKCS12Identity {
                 : data.isEmpty ? "the file is empty" : "OpenSSL cannot decode it (\(openSSLErrorText()))"
             throw PKCS12Error(.notPKCS12, detail)
         }
-        defer { PKCS12_free(pkcs12) }
+        defer { pa_PKCS12_free(pkcs12) }
 
-        if PKCS12_mac_present(pkcs12) == 1 {
+        if pa_PKCS12_mac_present(pkcs12) == 1 {
             // OpenSSL's own tool tries an empty password both as "" and as no password.
-            let fits = PKCS12_verify_mac(pkcs12, password, Int32(password.utf8.count)) == 1
-                || (password.isEmpty && PKCS12_verify_mac(pkcs12, nil, 0) == 1)
+            let fits = pa_PKCS12_verify_mac(pkcs12, password, Int32(password.utf8.count)) == 1
+                || (password.isEmpty && pa_PKCS12_verify_mac(pkcs12, nil, 0) == 1)
             if !fits { throw PKCS12Error(.wrongPassword, "MAC verification failed") }
         }
 
         var key: OpaquePointer?
         var certificate: OpaquePointer?
-        guard PKCS12_parse(pkcs12, password, &key, &certificate, nil) == 1 else {
+        guard pa_PKCS12_parse(pkcs12, password, &key, &certificate, nil) == 1 else {
             let reason = openSSLErrorText()
-            if PKCS12_mac_present(pkcs12) != 1 {
+            if pa_PKCS12_mac_present(pkcs12) != 1 {
                 throw PKCS12Error(.wrongPassword, "the file has no MAC; decryption failed: \(reason)")
             }
             let unsupported = reason.lowercased().contains("unsupported")
             throw PKCS12Error(unsupported ? .unsupportedEncryption : .notPKCS12, reason)
         }
-        defer { if let key { EVP_PKEY_free(key) } }
+        defer { if let key { pa_EVP_PKEY_free(key) } }
         let owned = certificate.map(X509Certificate.init(owning:))
         guard let key else {
             throw PKCS12Error(.noIdentity, "it holds no private key, only certificates")

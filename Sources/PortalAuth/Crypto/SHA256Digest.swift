@@ -4,12 +4,13 @@ internal import COpenSSL
 enum SHA256Digest {
     /// The 32-byte digest of `bytes`.
     static func hash<Bytes: Sequence>(_ bytes: Bytes) throws(CryptoError) -> [UInt8] where Bytes.Element == UInt8 {
+        do { try OpenSSLLibrary.loadCrypto() } catch { throw .libraryUnavailable(error) }
         let input = Array(bytes)
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let ok = input.withUnsafeBytes { source in
             digest.withUnsafeMutableBufferPointer { target in
-                EVP_Digest(source.baseAddress, source.count, target.baseAddress, &length, EVP_sha256(), nil)
+                pa_EVP_Digest(source.baseAddress, source.count, target.baseAddress, &length, pa_EVP_sha256(), nil)
             }
         }
         guard ok == 1 else { throw .digestFailed() }

@@ -4,8 +4,9 @@ internal import COpenSSL
 enum SecureRandom {
     /// `count` random bytes.
     static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        do { try OpenSSLLibrary.loadCrypto() } catch { throw .libraryUnavailable(error) }
         var bytes = [UInt8](repeating: 0, count: count)
-        let result = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
+        let result = bytes.withUnsafeMutableBufferPointer { pa_RAND_bytes($0.baseAddress, Int32(count)) }
         guard result == 1 else { throw .randomUnavailable() }
         return bytes
     }

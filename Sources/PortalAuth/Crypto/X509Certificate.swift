@@ -11,45 +11,47 @@ final class X509Certificate {
         self.handle = handle
     }
 
-    /// Parses DER bytes; `nil` when they are not one certificate.
+    /// Parses DER bytes; `nil` when they are not one certificate (or libcrypto is missing, which cannot be when
+    /// the bytes came from libcurl's OpenSSL connection).
     convenience init?(der: Data) {
+        guard (try? OpenSSLLibrary.loadCrypto()) != nil else { return nil }
         let parsed: OpaquePointer? = der.withUnsafeBytes { bytes in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
-            return d2i_X509(nil, &cursor, bytes.count)
+            return pa_d2i_X509(nil, &cursor, bytes.count)
         }
         guard let parsed else {
-            ERR_clear_error()
+            pa_ERR_clear_error()
             return nil
         }
         self.init(owning: parsed)
     }
 
-    deinit { X509_free(handle) }
+    deinit { pa_X509_free(handle) }
 
     // MARK: - Reading
 
     /// The DER encoding.
     var der: Data {
         var buffer: UnsafeMutablePointer<UInt8>?
-        let length = i2d_X509(handle, &buffer)
+        let length = pa_i2d_X509(handle, &buffer)
         guard length > 0, let buffer else { return Data() }
-        defer { CRYPTO_free(buffer, #fileID, #line) }
+        defer { pa_CRYPTO_free(buffer, #fileID, #line) }
         return Data(bytes: buffer, count: Int(length))
     }
 
     /// The subject as OpenSSL's one-line form, e.g. `/CN=gis.example.com/O=Example`.
-    var subject: String { Self.oneLine(X509_get_subject_name(handle)) }
+    var subject: String { Self.oneLine(pa_X509_get_subject_name(handle)) }
     /// The issuer, in the same form.
-    var issuer: String { Self.oneLine(X509_get_issuer_name(handle)) }
+    var issuer: String { Self.oneLine(pa_X509_get_issuer_name(handle)) }
 
     /// The start of the validity period.
-    var notBefore: Date? { Self.date(X509_get0_notBefore(handle)) }
+    var notBefore: Date? { Self.date(pa_X509_get0_notBefore(handle)) }
     /// The end of the validity period.
-    var notAfter: Date? { Self.date(X509_get0_notAfter(handle)) }
+    var notAfter: Date? { Self.date(pa_X509_get0_notAfter(handle)) }
 
     /// Whether the certificate is issued by its own subject (its signature is not checked).
-    var isSelfIssued: Bool { X509_self_signed(handle, 0) == 1 }
+    var isSelfIssued: Bool { pa_X509_self_signed(handle, 0) == 1 }
 
     /// Whether the certificate names `host` (a DNS name, with wildcards as TLS allows them, or an IP address)
     /// in its subject alternative names, or in its common name when it has none.
@@ -58,15 +60,15 @@ final class X509Certificate {
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         var v4 = in_addr(), v6 = in6_addr()
         if inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1 {
-            return X509_check_ip_asc(handle, name, 0) == 1
+            return pa_X509_check_ip_asc(handle, name, 0) == 1
         }
-        return X509_check_host(handle, name, name.utf8.count, 0, nil) == 1
+        return pa_X509_check_host(handle, name, name.utf8.count, 0, nil) == 1
     }
 
     /// Whether `key` (`EVP_PKEY *`) is the private key of this certificate.
     func isPaired(with key: OpaquePointer) -> Bool {
-        let paired = X509_check_private_key(handle, key) == 1
-        ERR_clear_error()
+        let paired = pa_X509_check_private_key(handle, key) == 1
+        pa_ERR_clear_error()
         return paired
     }
 
@@ -75,14 +77,14 @@ final class X509Certificate {
     private static func oneLine(_ name: OpaquePointer?) -> String {
         guard let name else { return "" }
         var buffer = [CChar](repeating: 0, count: 512)
-        guard X509_NAME_oneline(name, &buffer, Int32(buffer.count)) != nil else { return "" }
+        guard pa_X509_NAME_oneline(name, &buffer, Int32(buffer.count)) != nil else { return "" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date? {
         guard let time else { return nil }
         var parts = tm()
-        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        guard pa_ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
     }
 }

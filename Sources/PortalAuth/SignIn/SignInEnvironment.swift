@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the machine offers a sign-in: whether a browser started here can be seen by the person signing in.
 ///
@@ -20,8 +20,14 @@ public struct SignInEnvironment: Sendable, Equatable {
         self.hasForwardedDisplay = hasForwardedDisplay
     }
 
+    /// The variables `current` reads.
+    @usableFromInline
+    static let variableNames = ["DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"]
+
     /// The environment described by the variables `environment` (this process's by default).
-    public static func current(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> SignInEnvironment {
+    public static func current(
+        _ environment: [String: String] = ProcessEnvironment.values(of: variableNames)
+    ) -> SignInEnvironment {
         func value(_ name: String) -> String? {
             guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
             return value

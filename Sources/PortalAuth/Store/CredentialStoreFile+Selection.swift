@@ -32,9 +32,14 @@ extension CredentialStoreFile {
     ///
     /// - Throws: `KeyringError` when the keyring is chosen and cannot be used (absent, locked, not answering);
     ///   `CredentialStoreError` when no location can be derived.
+    /// - Parameter environment: the variables that choose the store (`PORTAL_AUTH_STORE`, `XDG_STATE_HOME`, `HOME`,
+    ///   `DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`); others are not read.
     public static func select(store: String? = nil, environment: [String: String], currentDirectory: String? = nil) throws -> CredentialStoreFile {
         try select(store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }
+
+    /// The environment variables `select` reads: a caller may pass only these (see `ProcessEnvironment`).
+    package static let selectionEnvironmentNames = StoreLocation.environmentNames + ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
 
     /// ``select(store:environment:currentDirectory:)`` with the keyring access given (tests).
     static func select(

@@ -39,6 +39,10 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
         self.source = source
     }
 
+    /// The environment variables `resolve` reads, for callers that pass only those (copying the whole
+    /// environment into a dictionary is a measurable part of `portal-auth token`).
+    package static let environmentNames = [environmentVariable, "XDG_STATE_HOME", "HOME"]
+
     /// Resolves the store location from an explicit path and the environment (see the type's documentation).
     ///
     /// - Throws: `CredentialStoreError` of kind `noLocation` when nothing names a location.

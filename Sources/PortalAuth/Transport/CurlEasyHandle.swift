@@ -18,11 +18,12 @@ final class CurlEasyHandle {
     /// Creates a handle whose errors name `url`.
     init(url: RedactedURL) throws(TransportError) {
         self.url = url
+        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: url, detail: error.description) }
         let global = Self.globalInitResult
         guard global == CURLE_OK else {
             throw TransportError(.curlSetup, url: url, detail: "curl_global_init: " + Self.text(of: global), curlCode: Int(global.rawValue))
         }
-        guard let handle = curl_easy_init() else {
+        guard let handle = pa_curl_easy_init() else {
             throw TransportError(.curlSetup, url: url, detail: "curl_easy_init returned no handle")
         }
         self.handle = handle
@@ -32,8 +33,8 @@ final class CurlEasyHandle {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        curl_slist_free_all(headerList)
+        pa_curl_easy_cleanup(handle)
+        pa_curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
 
@@ -99,14 +100,14 @@ final class CurlEasyHandle {
     func setHeaderLines(_ lines: [String]) throws(TransportError) {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
-            guard let appended = curl_slist_append(list, line) else {
-                curl_slist_free_all(list)
+            guard let appended = pa_curl_slist_append(list, line) else {
+                pa_curl_slist_free_all(list)
                 throw TransportError(.curlSetup, url: url, detail: "curl_slist_append failed")
             }
             list = appended
         }
         try check(pa_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)), "CURLOPT_HTTPHEADER")
-        curl_slist_free_all(headerList)
+        pa_curl_slist_free_all(headerList)
         headerList = list
     }
 
@@ -115,7 +116,7 @@ final class CurlEasyHandle {
     /// Runs the transfer; returns `CURLE_OK` or the failure code with libcurl's message.
     func perform() -> (code: CURLcode, message: String) {
         errorBuffer[0] = 0
-        let code = curl_easy_perform(handle)
+        let code = pa_curl_easy_perform(handle)
         return (code, code == CURLE_OK ? "" : message(for: code))
     }
 
@@ -163,6 +164,6 @@ final class CurlEasyHandle {
     }
 
     private static func text(of code: CURLcode) -> String {
-        curl_easy_strerror(code).map { String(cString: $0) } ?? "CURLcode \(code.rawValue)"
+        pa_curl_easy_strerror(code).map { String(cString: $0) } ?? "CURLcode \(code.rawValue)"
     }
 }

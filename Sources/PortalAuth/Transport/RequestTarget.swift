@@ -19,6 +19,7 @@ struct RequestTarget: Equatable {
     /// only `http` and `https`, and `http` only to loopback hosts.
     static func checked(_ url: URL) throws(TransportError) -> RequestTarget {
         let redacted = RedactedURL(url)
+        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: redacted, detail: error.description) }
         guard let parts = CurlURLParts(url.absoluteString) else {
             throw TransportError(.unsupportedURL, url: redacted, detail: "libcurl cannot parse the URL")
         }
@@ -63,9 +64,9 @@ private struct CurlURLParts {
     let port: Int
 
     init?(_ text: String) {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
+        guard let handle = pa_curl_url() else { return nil }
+        defer { pa_curl_url_cleanup(handle) }
+        guard pa_curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
             let scheme = Self.part(handle, CURLUPART_SCHEME, 0),
             let host = Self.part(handle, CURLUPART_HOST, 0),
             let port = Self.part(handle, CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT)).flatMap({ Int($0) })
@@ -77,8 +78,8 @@ private struct CurlURLParts {
 
     private static func part(_ handle: OpaquePointer, _ which: CURLUPart, _ flags: UInt32) -> String? {
         var value: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, which, &value, flags) == CURLUE_OK, let value else { return nil }
-        defer { curl_free(value) }
+        guard pa_curl_url_get(handle, which, &value, flags) == CURLUE_OK, let value else { return nil }
+        defer { pa_curl_free(value) }
         return String(cString: value)
     }
 }

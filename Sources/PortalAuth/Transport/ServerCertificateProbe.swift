@@ -47,6 +47,9 @@ public struct ServerCertificateProbe: Sendable {
             let asked = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
             asked.initialize(to: 0)
             defer { asked.deallocate() }
+            do { try OpenSSLLibrary.loadSSL() } catch {
+                throw TransportError(.libraryUnavailable, url: handle.url, detail: "\(error)")
+            }
             try handle.setSSLContextFunction(pa_ssl_ctx_note_client_certificate_request, data: UnsafeMutableRawPointer(asked))
             let (code, message) = handle.perform()
             if asked.pointee != 0 { return true }  // asked, whatever the refusal of the missing certificate gave

@@ -43,6 +43,8 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         public static let invalidRedirect = Kind(code: .invalidRedirect)
         /// libcurl could not be set up (an internal problem).
         public static let curlSetup = Kind(code: .curlSetup)
+        /// libcurl (or OpenSSL) is not installed: it is opened on first use and could not be; nothing was sent.
+        public static let libraryUnavailable = Kind(code: .libraryUnavailable)
         /// Any other transfer failure.
         public static let transferFailed = Kind(code: .transferFailed)
 
@@ -55,7 +57,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         case tlsVerificationFailed, tlsHandshakeFailed, caBundleUnusable, clientCertificateUnusable, clientCertificateRequired
         case connectionFailed, invalidResponse, responseTooLarge
         case tooManyRedirects, invalidRedirect
-        case curlSetup, transferFailed
+        case curlSetup, libraryUnavailable, transferFailed
     }
 
     /// What went wrong.
@@ -87,7 +89,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         case .timedOut: return .timedOut
         case .clientCertificateRequired: return .refused
         case .responseTooLarge: return .invalidContent
-        case .curlSetup: return .local
+        case .curlSetup, .libraryUnavailable: return .local
         case .cannotResolveHost, .cannotConnect, .tlsVerificationFailed, .tlsHandshakeFailed,
             .connectionFailed, .invalidResponse, .tooManyRedirects, .invalidRedirect, .transferFailed:
             return .unavailable
@@ -142,6 +144,8 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
             return "Refused the redirect from \(target)\(cause)."
         case .curlSetup:
             return "libcurl could not prepare the request to \(target)\(cause). This is an internal problem; please report it."
+        case .libraryUnavailable:
+            return "Cannot send the request to \(target)\(cause)."
         case .transferFailed:
             return "The request to \(target) failed\(cause)."
         }

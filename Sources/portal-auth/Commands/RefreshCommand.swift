@@ -31,32 +31,12 @@ struct RefreshCommand: AsyncParsableCommand {
 
     @OptionGroup var session: StoreOptions
 
+    /// The values, for `RefreshInvocation` (which the fast path in `FastCommandLine` fills in too).
+    var invocation: RefreshInvocation {
+        RefreshInvocation(selection: selection.arguments, printToken: printToken, format: format, session: session.arguments)
+    }
+
     func run() async throws {
-        do {
-            let store = try session.credentialStore()
-            let target = selection.target
-            guard let credential = try await SelectedCredential.find(target, in: store) else {
-                throw SignInNeeded(
-                    reason: TokenCommand.nothingStored(for: target),
-                    command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: try store.preferences()))
-            }
-            let issued: IssuedToken
-            do {
-                // Signals cancel instead of killing: a refresh already sent is still stored (see TokenCommand).
-                issued = try await Failure.cancellableOnInterrupt {
-                    try await credential.token(minimumValidity: .zero, force: true, idToken: false)
-                }
-            } catch let error as CredentialError where error.requiresSignIn {
-                throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
-            }
-            let who = issued.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
-            StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
-                + "\(issued.expirationDate.ISO8601Format()) (\(issued.secondsLeft()) s).")
-            if let format = format ?? (printToken ? .plain : nil) {
-                try TokenCommand.print(issued, format: format, headerName: nil)
-            }
-        } catch {
-            throw Failure.report(error)
-        }
+        try await invocation.run()
     }
 }

@@ -20,21 +20,15 @@ struct BrowserOptions: ParsableArguments {
     @Flag(name: .customLong("device-code"), help: "Sign in with a code entered on a verification page from any device (IAP identity providers that offer the device authorization grant).")
     var deviceCode = false
 
-    func validate() throws {
-        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
-        if forced.count > 1 {
-            throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
-        }
-        if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
-            throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
-        }
+    /// The values, for the rules in `SessionArguments`.
+    private var arguments: SessionArguments {
+        SessionArguments(browserCommand: browserCommand, noBrowser: noBrowser, forceBrowser: forceBrowser, deviceCode: deviceCode)
     }
 
-    /// How to sign in: forced by --browser (or a --browser-command), --no-browser or --device-code, else automatic.
-    var signInMethod: SignInMethod {
-        if deviceCode { return .deviceCode }
-        if noBrowser { return .pasteBack }
-        if forceBrowser || browserCommand != nil { return .browser }
-        return .automatic
+    func validate() throws {
+        try arguments.validateBrowserChoice()
     }
+
+    /// See `SessionArguments.signInMethod`.
+    var signInMethod: SignInMethod { arguments.signInMethod }
 }

@@ -17,32 +17,26 @@ struct SessionOptions: ParsableArguments {
     var httpClient: CurlHTTPClient { storage.httpClient }
     var signInMethod: SignInMethod { browser.signInMethod }
 
-    /// Sign-in settings for an interactive sign-in to `target`.
-    ///
-    /// Pasted addresses are read only from a terminal, and not while a browser is forced (its countdown is drawn).
-    func signInSettings(target: String) -> SignInSettings {
-        let method = signInMethod
-        let acceptsPaste = method != .browser && isatty(0) == 1
-        return SignInSettings(
-            browser: noBrowser || deviceCode ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
-            timeout: .seconds(timeout),
-            observer: TerminalSignInObserver(target: target, waitLimit: .seconds(timeout)),
-            acceptsPastedRedirect: acceptsPaste,
-            httpClient: httpClient
-        )
+    /// The values, for `SessionArguments` (which the fast path of `token` and `refresh` fills in too).
+    var arguments: SessionArguments {
+        var arguments = storage.arguments
+        arguments.browserCommand = browser.browserCommand
+        arguments.noBrowser = browser.noBrowser
+        arguments.forceBrowser = browser.forceBrowser
+        arguments.deviceCode = browser.deviceCode
+        return arguments
     }
 
-    /// The error for a sign-in that cannot go on without a terminal, with the command to run on one.
-    func terminalNeeded(_ error: any Error) -> any Error {
-        guard let signIn = error as? SignInError, signIn.needsTerminal else { return error }
-        let command = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
-        return Advised(error: signIn, advice: "Run this on a terminal:\n    \(command)")
-    }
+    /// See `SessionArguments.signInSettings(target:)`.
+    func signInSettings(target: String) -> SignInSettings { arguments.signInSettings(target: target) }
+
+    /// See `SessionArguments.terminalNeeded(_:)`.
+    func terminalNeeded(_ error: any Error) -> any Error { arguments.terminalNeeded(error) }
 
     /// The credential store file these options name.
     func storeFile() throws -> CredentialStoreFile { try storage.storeFile() }
 
-    /// The persistent credential store, loaded (see `StoreOptions.credentialStore(settings:forSignIn:)`).
+    /// The persistent credential store, loaded (see `SessionArguments.credentialStore(settings:forSignIn:)`).
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
         try storage.credentialStore(settings: settings, forSignIn: forSignIn)
     }

@@ -21,36 +21,23 @@ struct StoreOptions: ParsableArguments {
 
     @OptionGroup var transport: TransportOptions
 
+    /// The values, for `SessionArguments` (which the fast path of `token` and `refresh` fills in too).
+    var arguments: SessionArguments {
+        SessionArguments(timeout: timeout, store: store, caBundle: transport.caBundle)
+    }
+
     func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
+        try arguments.validateStoreValues()
     }
 
-    /// The HTTP client with the CA bundle setting; no request runs past `--timeout` from the start of the command,
-    /// whatever the retries (revocation, refresh, discovery).
-    var httpClient: CurlHTTPClient {
-        var client = transport.httpClient
-        client.configuration.deadline = CommandClock.deadline(seconds: timeout)
-        return client
-    }
+    /// See `SessionArguments.httpClient`.
+    var httpClient: CurlHTTPClient { arguments.httpClient }
 
-    /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
-    func storeFile() throws -> CredentialStoreFile {
-        try CredentialStoreFile.select(store: store, environment: ProcessInfo.processInfo.environment)
-    }
+    /// See `SessionArguments.storeFile()` (the keyring or the file).
+    func storeFile() throws -> CredentialStoreFile { try arguments.storeFile() }
 
-    /// The persistent credential store, loaded.
-    ///
-    /// - Parameter forSignIn: a sign-in may start over when the store is corrupted: the corrupted file is kept
-    ///   aside (and reported) when the new sign-in is stored. Other commands report it and stop.
-    ///   - settings: how the loaded credentials refresh; by default no browser and the HTTP client of these
-    ///     options (so `--ca-bundle` applies to every refresh and revocation).
+    /// See `SessionArguments.credentialStore(settings:forSignIn:)`.
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
-        let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
-        let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
-        if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
-            let count = store.unreadableEntries.count
-            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(problem, limit: 400))")
-        }
-        return store
+        try arguments.credentialStore(settings: settings, forSignIn: forSignIn)
     }
 }

@@ -9,13 +9,21 @@ struct TransportOptions: ParsableArguments {
     var caBundle: String?
 
     func validate() throws {
+        try Self.validate(caBundle: caBundle)
+    }
+
+    /// The HTTP client with the CA bundle setting.
+    var httpClient: CurlHTTPClient { Self.httpClient(caBundle: caBundle) }
+
+    /// Checks `--ca-bundle` (also for `SessionArguments`, which the fast path of `token` and `refresh` fills in).
+    static func validate(caBundle: String?) throws {
         if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
             throw ValidationError("--ca-bundle \(caBundle) is not a readable file; give the path of a PEM bundle")
         }
     }
 
-    /// The HTTP client with the CA bundle setting.
-    var httpClient: CurlHTTPClient {
+    /// The HTTP client with the CA bundle setting `caBundle`.
+    static func httpClient(caBundle: String?) -> CurlHTTPClient {
         var configuration = TransportConfiguration()
         if let caBundle { configuration.tls.caBundle = URL(fileURLWithPath: caBundle) }
         return CurlHTTPClient(configuration: configuration)

@@ -49,6 +49,7 @@ public struct CertificateImportError: CategorizedError, CustomStringConvertible,
         case .wrongPassword: kind = .wrongPassword
         case .unsupportedEncryption: kind = .unsupportedEncryption
         case .noIdentity: kind = .noIdentity
+        case .libraryMissing: kind = .fileUnreadable
         }
         self.init(kind, file: file, detail: error.detail)
     }

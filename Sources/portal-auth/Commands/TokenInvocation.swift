@@ -1,0 +1,195 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// What `portal-auth token` does, given its option values: both the ArgumentParser command (`TokenCommand`) and
+/// the fast path (`FastCommandLine`) run this, so the store location, the selection, the validity and refresh
+/// rule and the printing exist once.
+struct TokenInvocation {
+    var selection: SelectionArguments
+    var minValid = 300
+    var format: TokenFormat = .plain
+    var idToken = false
+    var headerName: String?
+    var interactive = false
+    var session: SessionArguments
+
+    /// Checks this command's own options (the selection and session values are checked by their own types,
+    /// as ArgumentParser does for option groups); throws the `ValidationError` the command reports.
+    func validate() throws {
+        guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
+        if let headerName, headerName.isEmpty || headerName.contains(where: { $0 == ":" || $0.isWhitespace }) {
+            throw ValidationError("--header-name \"\(headerName)\" is not an HTTP header name")
+        }
+        if headerName != nil && format != .header { throw ValidationError("--header-name goes with --format header") }
+    }
+
+    /// Prints the token (or reports the failure and throws its `ExitCode`).
+    func run() async throws {
+        do {
+            let issued = try await obtain()
+            try print(issued)
+        } catch {
+            throw Failure.report(error)
+        }
+    }
+
+    // MARK: - Getting the token
+
+    private func obtain() async throws -> IssuedToken {
+        let store = try session.credentialStore()
+        let target = selection.target
+        let preferences = try store.preferences()
+        guard let credential = try await SelectedCredential.find(target, in: store) else {
+            let needed = SignInNeeded(
+                reason: Self.nothingStored(for: target),
+                command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: preferences),
+                interactiveCommand: Self.interactiveCommand(for: target, preferences: preferences, credentialStored: false))
+            guard interactive else { throw needed }
+            return try await token(from: signIn(target, replacing: nil, store: store, preferences: preferences))
+        }
+        do {
+            return try await token(from: credential)
+        } catch let error as CredentialError where error.requiresSignIn {
+            guard interactive else {
+                throw SignInNeeded(
+                    reason: "\(error)", command: credential.signInCommand(store: session.store),
+                    interactiveCommand: Self.interactiveCommand(for: target, preferences: preferences, credentialStored: true))
+            }
+            StandardError.line("portal-auth: \(error); signing in again.")
+            return try await token(from: signIn(target, replacing: credential, store: store, preferences: preferences))
+        }
+    }
+
+    /// This command line again with `--interactive` (and the client ID remembered for the portal when it lacks
+    /// one), or nil when `--interactive` could not sign in from it: nothing stored and no portal app or IAP file
+    /// named.
+    static func interactiveCommand(
+        for target: CredentialSelection.Target, preferences: SignInPreferences, credentialStored: Bool,
+        arguments: [String] = Array(CommandLine.arguments.dropFirst())
+    ) -> String? {
+        var extra: [String] = []
+        if !credentialStored {
+            switch target {
+            case .portal(let url, let clientID):
+                guard clientID == nil else { break }
+                guard let app = preferences.app(for: url) else { return nil }
+                extra = ["--client-id", app.clientID]
+            case .iap: break
+            case .url, .name, .automatic: return nil
+            }
+        }
+        return ShellWord.command(["portal-auth"] + arguments + extra + ["--interactive"])
+    }
+
+    private func token(from credential: SelectedCredential) async throws -> IssuedToken {
+        if idToken, case .portal = credential {
+            throw UsageProblem(description: "--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins")
+        }
+        // Ctrl-C and SIGTERM cancel the work instead of killing the process: a refresh already sent is then
+        // still stored (a rotated refresh token is not lost), and the port or lock is released.
+        let (minValid, idToken) = (self.minValid, self.idToken)
+        let issued = try await Failure.cancellableOnInterrupt {
+            try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
+        }
+        let left = issued.secondsLeft()
+        if left < minValid {
+            StandardError.line("portal-auth: warning: the new token for \(issued.target) is valid for \(max(0, left)) s only, "
+                + "less than --min-valid \(minValid): the identity provider issues shorter tokens.")
+        }
+        return issued
+    }
+
+    /// "no stored sign-in for the portal https://… with client ID abc", "… covers https://…".
+    static func nothingStored(for target: CredentialSelection.Target) -> String {
+        switch target {
+        case .portal(let url, let clientID):
+            return "no stored sign-in for the portal \(url.absoluteString)" + (clientID.map { " with client ID \($0)" } ?? "")
+        case .iap(let file): return "no stored sign-in for the IAP configuration \(file.path)"
+        case .url(let url): return "no stored portal or IAP sign-in covers \(url.absoluteString)"
+        case .name(let name): return "the sign-in named \(name) is no longer stored"
+        case .automatic: return "no portal or IAP sign-in is stored"
+        }
+    }
+
+    // MARK: - Interactive sign-in
+
+    /// Signs in through the browser for `target` (or again for `previous`) and stores the credential.
+    private func signIn(
+        _ target: CredentialSelection.Target, replacing previous: SelectedCredential?, store: ArcGISCredentialStore, preferences: SignInPreferences
+    ) async throws -> SelectedCredential {
+        let signedIn: SelectedCredential
+        switch (previous, target) {
+        case (.portal(let old)?, _):
+            signedIn = try await signInToPortal(old.configuration)
+        case (.iap(let old, let file)?, _):
+            // Reload the file when there is one: the stored copy lacks the prompt type.
+            var configuration = old.configuration
+            if let file { configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file)) }
+            signedIn = try await signInToIAP(configuration, replacing: old)
+        case (nil, .portal(let url, let clientID)):
+            // The app signed in to this portal before (kept after `revoke`) when no client ID is given.
+            guard let app = preferences.app(for: url, clientID: clientID) ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) }) else {
+                throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString) and no app was signed in to it "
+                    + "here before; add --client-id with the client ID of the app registered in the portal")
+            }
+            signedIn = try await signInToPortal(OAuthUserConfiguration(
+                portalURL: url, clientID: app.clientID, redirectURL: app.redirectURL ?? OAuthUserConfiguration.defaultRedirectURL))
+        case (nil, .iap(let file)):
+            let configuration = try await IAPConfiguration.configuration(from: file)
+            signedIn = try await signInToIAP(configuration, replacing: store.previousIAPSignIn(for: configuration))
+        case (nil, .url), (nil, .name), (nil, .automatic):
+            throw SignInNeeded(reason: Self.nothingStored(for: target), command: nil)
+        }
+        switch signedIn {
+        case .portal(let credential): try await add(credential, to: store)
+        case .iap(let credential, _): try await add(credential, to: store)
+        }
+        return signedIn
+    }
+
+    private func signInToPortal(_ configuration: OAuthUserConfiguration) async throws -> SelectedCredential {
+        try configuration.validate()
+        let settings = session.signInSettings(target: "the portal \(configuration.portalURL.absoluteString)")
+        let credential = try await Failure.cancellableOnInterrupt {
+            try await OAuthUserCredential.credential(for: configuration, settings: settings)
+        }
+        return .portal(credential)
+    }
+
+    private func signInToIAP(_ configuration: IAPConfiguration, replacing previous: IAPCredential?) async throws -> SelectedCredential {
+        let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?")")
+        let credential = try await Failure.cancellableOnInterrupt {
+            try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
+        }
+        return .iap(credential, configurationFile: configuration.sourceFile?.path)
+    }
+
+    private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
+        try await store.keepSignIn(credential)
+        StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
+    }
+
+    // MARK: - Printing
+
+    private func print(_ issued: IssuedToken) throws {
+        try Self.print(issued, format: format, headerName: headerName)
+    }
+
+    /// Prints `issued` in `format` on stdout (the only place `token` and `refresh` write a token).
+    static func print(_ issued: IssuedToken, format: TokenFormat, headerName: String?) throws {
+        // A stored token from before tokens were checked on entry: a CR LF would print a second header line.
+        if let problem = TokenCharacters.problem(inToken: issued.value) {
+            throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be printed: \(problem). Sign in again.")
+        }
+        switch format {
+        case .plain:
+            Output.result(issued.value)
+        case .header:
+            let name = headerName ?? (issued.kind == "oauth-user" ? "X-Esri-Authorization" : "Authorization")
+            Output.result("\(name): Bearer \(issued.value)")
+        case .json:
+            Output.json(issued.json())
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import PortalAuth
+
+/// The values of the session options (`BrowserOptions`, `StoreOptions` and its `TransportOptions`), whichever
+/// parser read them, and what the commands make of them: the store, the HTTP client, the sign-in settings.
+struct SessionArguments: Equatable {
+    var browserCommand: String?
+    var noBrowser = false
+    var forceBrowser = false
+    var deviceCode = false
+    var timeout = 300
+    var store: String?
+    var caBundle: String?
+
+    /// Checks the values together; throws the `ValidationError` the command reports.
+    func validate() throws {
+        try validateBrowserChoice()
+        try validateStoreValues()
+    }
+
+    /// Checks the browser values (`BrowserOptions`).
+    func validateBrowserChoice() throws {
+        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
+        if forced.count > 1 {
+            throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
+        }
+        if let browserCommand, browserCommand.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--browser-command is empty; give a command such as firefox, or use --no-browser")
+        }
+    }
+
+    /// Checks the store and transport values (`StoreOptions`; `--ca-bundle` as `TransportOptions` checks it).
+    func validateStoreValues() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
+        try TransportOptions.validate(caBundle: caBundle)
+    }
+
+    /// The HTTP client with the CA bundle setting; no request runs past `--timeout` from the start of the command,
+    /// whatever the retries (revocation, refresh, discovery).
+    var httpClient: CurlHTTPClient {
+        var client = TransportOptions.httpClient(caBundle: caBundle)
+        client.configuration.deadline = CommandClock.deadline(seconds: timeout)
+        return client
+    }
+
+    /// How to sign in: forced by --browser (or a --browser-command), --no-browser or --device-code, else automatic.
+    var signInMethod: SignInMethod {
+        if deviceCode { return .deviceCode }
+        if noBrowser { return .pasteBack }
+        if forceBrowser || browserCommand != nil { return .browser }
+        return .automatic
+    }
+
+    /// Sign-in settings for an interactive sign-in to `target`.
+    ///
+    /// Pasted addresses are read only from a terminal, and not while a browser is forced (its countdown is drawn).
+    func signInSettings(target: String) -> SignInSettings {
+        let method = signInMethod
+        let acceptsPaste = method != .browser && isatty(0) == 1
+        return SignInSettings(
+            browser: noBrowser || deviceCode ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
+            timeout: .seconds(timeout),
+            observer: TerminalSignInObserver(target: target, waitLimit: .seconds(timeout)),
+            acceptsPastedRedirect: acceptsPaste,
+            httpClient: httpClient
+        )
+    }
+
+    /// The error for a sign-in that cannot go on without a terminal, with the command to run on one.
+    func terminalNeeded(_ error: any Error) -> any Error {
+        guard let signIn = error as? SignInError, signIn.needsTerminal else { return error }
+        let command = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
+        return Advised(error: signIn, advice: "Run this on a terminal:\n    \(command)")
+    }
+
+    /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
+    func storeFile() throws -> CredentialStoreFile {
+        let environment = ProcessEnvironment.values(of: CredentialStoreFile.selectionEnvironmentNames)
+        return try CredentialStoreFile.select(store: store, environment: environment)
+    }
+
+    /// The persistent credential store, loaded.
+    ///
+    /// - Parameter forSignIn: a sign-in may start over when the store is corrupted: the corrupted file is kept
+    ///   aside (and reported) when the new sign-in is stored. Other commands report it and stop.
+    ///   - settings: how the loaded credentials refresh; by default no browser and the HTTP client of these
+    ///     options (so `--ca-bundle` applies to every refresh and revocation).
+    func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
+        let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
+        let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
+            let count = store.unreadableEntries.count
+            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(problem, limit: 400))")
+        }
+        return store
+    }
+}
