@@ -18,7 +18,7 @@ struct SDKStyleTests {
         ArcGISEnvironment.apiKey = nil
     }
 
-    static func username(in response: HTTPResponse) -> String? {
+    static func username(in response: TransportResponse) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
               let user = object["user"] as? [String: Any]
         else { return nil }

@@ -45,9 +45,9 @@ public struct ArcGISAuthenticationChallenge: Sendable, CustomStringConvertible {
     public let error: AuthenticationChallengeError
     /// The HTTP client of the manager that raised the challenge (so a `TokenCredential` made for the challenge
     /// reaches the server the same way).
-    let httpClient: any HTTPClient
+    let httpClient: any TransportClient
 
-    init(requestURL: URL, kind: Kind, error: AuthenticationChallengeError, httpClient: any HTTPClient) {
+    init(requestURL: URL, kind: Kind, error: AuthenticationChallengeError, httpClient: any TransportClient) {
         self.requestURL = requestURL
         self.kind = kind
         self.error = error

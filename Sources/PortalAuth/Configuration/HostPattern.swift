@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One entry of `hosts_behind_proxy`: which hosts (and optionally which port) an IAP configuration covers.
 ///
@@ -9,9 +9,9 @@ import Foundation
 /// - `host:8443` also requires the URL's port (80 for http and 443 for https when the URL has none).
 ///
 /// Comparison ignores case and one trailing dot on either side.
-struct HostPattern: Sendable, Hashable, CustomStringConvertible {
+package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// Which hosts the pattern covers.
-    enum Hosts: Sendable, Hashable {
+    package enum Hosts: Sendable, Hashable {
         /// `*`.
         case any
         /// `*.domain`: the domain and all its subdomains.
@@ -21,21 +21,21 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The pattern as written.
-    let text: String
+    package let text: String
     /// The hosts covered.
-    let hosts: Hosts
+    package let hosts: Hosts
     /// The port required, when the pattern names one.
-    let port: Int?
+    package let port: Int?
 
     /// Why a pattern is invalid; the message completes "is not a valid host pattern: …".
-    struct Invalid: Error, Sendable, Equatable {
+    package struct Invalid: Error, Sendable, Equatable {
         let reason: String
     }
 
     // MARK: - Parsing
 
     /// Parses `text`, or throws why it is not a pattern.
-    init(_ text: String) throws(Invalid) {
+    package init(_ text: String) throws(Invalid) {
         self.text = text
         guard !text.isEmpty else { throw Invalid(reason: "it is empty; write a host such as \"maps.contoso.com\" or \"*.contoso.com\"") }
         guard !text.contains(where: { $0.isWhitespace }) else { throw Invalid(reason: "it contains white space") }
@@ -82,7 +82,7 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     private static func parseHosts(_ text: String) throws(Invalid) -> Hosts {
         if text == "*" { return .any }
         if text.hasPrefix("[") {
-            guard let address = URLRules.canonicalIPv6(String(text.dropFirst().dropLast())) else {
+            guard let address = URLNormalization.canonicalIPv6(String(text.dropFirst().dropLast())) else {
                 throw Invalid(reason: "\"\(text)\" is not an IPv6 address")
             }
             return .exact(address)
@@ -131,9 +131,9 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Matching
 
     /// Whether the pattern covers `url`'s host (and port, when the pattern names one).
-    func matches(_ url: URL) -> Bool {
-        guard let host = URLRules.normalisedHost(of: url) else { return false }
-        if let port, URLRules.effectivePort(of: url) != port { return false }
+    package func matches(_ url: URL) -> Bool {
+        guard let host = URLNormalization.host(of: url) else { return false }
+        if let port, URLNormalization.effectivePort(of: url) != port { return false }
         switch hosts {
         case .any: return true
         case .domain(let domain): return host == domain || host.hasSuffix("." + domain)
@@ -155,7 +155,7 @@ struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The pattern as written.
-    var description: String { text }
+    package var description: String { text }
 }
 
 extension Character {

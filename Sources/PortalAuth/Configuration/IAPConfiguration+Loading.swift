@@ -25,7 +25,7 @@ extension IAPConfiguration {
     /// warning (unknown keys, a redirect URL unusable on this platform), with lines and columns.
     ///
     /// - Parameter url: A `file:` URL.
-    public static func report(from url: URL) async -> IAPConfigurationReport {
+    package static func report(from url: URL) async -> IAPConfigurationReport {
         guard url.isFileURL else { return IAPConfigurationReport(file: url, error: .notAFileURL(url)) }
         do {
             let data = try await ConfigurationFileReader.read(url)
@@ -38,7 +38,7 @@ extension IAPConfiguration {
     // MARK: - Checking bytes
 
     /// Checks the bytes of a configuration file; `file` names it in messages and becomes ``sourceFile``.
-    static func report(parsing data: Data, file: URL) -> IAPConfigurationReport {
+    package static func report(parsing data: Data, file: URL) -> IAPConfigurationReport {
         guard data.count <= ConfigurationError.maximumFileSize else {
             return IAPConfigurationReport(file: file, error: .tooLarge(file, size: data.count))
         }

@@ -52,6 +52,6 @@ extension IAPConfiguration {
 
     /// Whether ``authorizeURL`` is a Microsoft identity platform endpoint (`login.microsoftonline.com`).
     public var isMicrosoftEntra: Bool {
-        URLRules.normalisedHost(of: authorizeURL) == "login.microsoftonline.com"
+        URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com"
     }
 }

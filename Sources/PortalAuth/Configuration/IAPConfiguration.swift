@@ -35,7 +35,7 @@ public struct IAPConfiguration: Sendable, Hashable {
     public let sourceFile: URL?
 
     /// `hostsBehindProxy`, parsed.
-    let hostPatterns: [HostPattern]
+    package let hostPatterns: [HostPattern]
 
     /// Creates a configuration from values that have passed the rules.
     init(

@@ -1,23 +1,23 @@
-public import Foundation
+package import Foundation
 
 /// Everything found while loading an IAP configuration file: the configuration when it is valid, every
 /// error, and every warning, so that a tool can show them all at once.
-public struct IAPConfigurationReport: Sendable {
+package struct IAPConfigurationReport: Sendable {
     /// The file that was checked.
-    public let file: URL
+    package let file: URL
     /// The configuration, when the file is valid.
-    public let configuration: IAPConfiguration?
+    package let configuration: IAPConfiguration?
     /// The error `IAPConfiguration.configuration(from:)` throws for this file, or `nil` when it is valid.
-    public let error: ConfigurationError?
+    package let error: ConfigurationError?
     /// Things worth knowing that do not prevent loading: unknown keys (with the nearest known key) and a
     /// redirect URL that cannot receive a loopback redirect on this platform.
-    public let warnings: [ConfigurationIssue]
+    package let warnings: [ConfigurationIssue]
 
     /// Whether the file holds a valid configuration.
-    public var isValid: Bool { configuration != nil }
+    package var isValid: Bool { configuration != nil }
 
     /// Every problem that prevents loading, in document order; empty when the file is valid.
-    public var errors: [ConfigurationIssue] { error?.issues ?? [] }
+    package var errors: [ConfigurationIssue] { error?.issues ?? [] }
 
     /// Creates a report.
     init(file: URL, configuration: IAPConfiguration?, error: ConfigurationError?, warnings: [ConfigurationIssue]) {

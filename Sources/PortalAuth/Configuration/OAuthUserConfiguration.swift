@@ -121,12 +121,12 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// Whether `url` belongs to the portal or server at `portalURL` by the rules of ``canBeUsed(for:)``: also used
     /// by the credentials that are not made from a configuration (tokens, application credentials).
     static func url(_ url: URL, isWithin portalURL: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), let host = URLRules.normalisedHost(of: url),
-              let portalScheme = portalURL.scheme?.lowercased(), let portalHost = URLRules.normalisedHost(of: portalURL)
+        guard let scheme = url.scheme?.lowercased(), let host = URLNormalization.host(of: url),
+              let portalScheme = portalURL.scheme?.lowercased(), let portalHost = URLNormalization.host(of: portalURL)
         else { return false }
         if Self.isArcGISOnline(portalHost), scheme == "https", Self.isArcGISOnline(host) { return true }
         guard scheme == portalScheme, host == portalHost,
-              URLRules.effectivePort(of: url) == URLRules.effectivePort(of: portalURL),
+              URLNormalization.effectivePort(of: url) == URLNormalization.effectivePort(of: portalURL),
               let path = Self.resolvedSegments(url.path(percentEncoded: true))
         else { return false }
         let portalPath = Self.rootSegments(of: portalURL.path(percentEncoded: true)).map { $0.lowercased() }

@@ -1,59 +1,14 @@
 import Foundation
-import Glibc
 
-/// The URL rules shared by both configurations: what counts as loopback, how hosts and ports compare,
-/// and what an endpoint URL must look like.
+/// The URL rules shared by both configurations: what a redirect and an endpoint URL must look like. Hosts and
+/// URLs are compared through `URLNormalization` (Transport).
 enum URLRules {
-    // MARK: - Hosts and ports
-
-    /// The host in lower case without a trailing dot (IPv6 literals without brackets), or `nil`.
-    static func normalisedHost(of url: URL) -> String? {
-        guard let host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
-        return normalisedHost(host)
-    }
-
-    /// `host` in lower case without one trailing dot and without IPv6 brackets.
-    static func normalisedHost(_ host: String) -> String {
-        var host = host.lowercased()
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host.hasSuffix("."), host.count > 1 { host.removeLast() }
-        return canonicalIPv6(host) ?? host
-    }
-
-    /// The port the URL connects to: its explicit port, else 80 for http and 443 for https.
-    static func effectivePort(of url: URL) -> Int? {
-        if let port = url.port { return port }
-        switch url.scheme?.lowercased() {
-        case "http": return 80
-        case "https": return 443
-        default: return nil
-        }
-    }
-
-    /// Whether `host` (normalised) is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
-    static func isLoopbackHost(_ host: String) -> Bool {
-        let host = normalisedHost(host)
-        if host == "localhost" || host == "::1" { return true }
-        var address = in_addr()
-        guard inet_pton(AF_INET, host, &address) == 1 else { return false }
-        // s_addr is in network byte order: the first octet is the lowest byte in memory.
-        return withUnsafeBytes(of: &address) { $0.first == 127 }
-    }
-
-    /// The canonical text of an IPv6 address (`0:0::1` becomes `::1`), or `nil` when `text` is not one.
-    static func canonicalIPv6(_ text: String) -> String? {
-        guard text.contains(":") else { return nil }
-        var address = in6_addr()
-        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    // MARK: - Redirects
 
     /// Whether `url` can receive a loopback redirect on this machine: `http` to a loopback host.
     static func isLoopbackRedirect(_ url: URL) -> Bool {
-        guard url.scheme?.lowercased() == "http", let host = normalisedHost(of: url) else { return false }
-        return isLoopbackHost(host)
+        guard url.scheme?.lowercased() == "http", let host = URLNormalization.host(of: url) else { return false }
+        return URLNormalization.isLoopbackHost(host)
     }
 
     // MARK: - Rules
@@ -71,13 +26,13 @@ enum URLRules {
             // The URL is not repeated: it holds a password.
             return "must not contain a user name or password; put credentials nowhere in the configuration"
         }
-        guard let host = normalisedHost(of: url) else {
+        guard let host = URLNormalization.host(of: url) else {
             return "must name a host, found \"\(url.absoluteString)\""
         }
         if let port = url.port, !(1...65535).contains(port) {
             return "has port \(port), which is outside 1-65535"
         }
-        if scheme == "http", !isLoopbackHost(host) {
+        if scheme == "http", !URLNormalization.isLoopbackHost(host) {
             return "must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found \"\(url.absoluteString)\""
         }
         return nil

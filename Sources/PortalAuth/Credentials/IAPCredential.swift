@@ -149,18 +149,15 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         Self.storeKey(authorizeURL: configuration.authorizeURL, clientID: configuration.clientID, username: keeper.current.username)
     }
 
-    /// The store key of an IAP credential: what identifies the sign-in — the identity provider (its authorize URL,
-    /// normalised), the client ID and the user — so that an identical copy of the configuration file elsewhere
-    /// names the same sign-in. The file last used is kept in the entry (`configuration_file`), not in the key.
-    /// Stores written before keyed IAP entries by the file's path (`iap|/path/file.json|client`); such entries
-    /// still load, and move to this key when the sign-in is next stored (see `ArcGISCredentialStore`).
+    /// The store key of an IAP credential (see `StoredCredential.iapKey`): the identity provider, the client ID and
+    /// the user.
     static func storeKey(authorizeURL: URL, clientID: String, username: String?) -> String {
-        "iap|\(StoredCredential.normalized(authorizeURL))|\(clientID)|\(username ?? "")"
+        StoredCredential.iapKey(authorizeURL: authorizeURL, clientID: clientID, username: username)
     }
 
     /// Whether this credential is a sign-in to the identity provider and client of `configuration` (any user).
     func isSignIn(to configuration: IAPConfiguration) -> Bool {
-        StoredCredential.normalized(self.configuration.authorizeURL) == StoredCredential.normalized(configuration.authorizeURL)
+        URLNormalization.comparable(self.configuration.authorizeURL) == URLNormalization.comparable(configuration.authorizeURL)
             && self.configuration.clientID == configuration.clientID
     }
 }

@@ -53,7 +53,7 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     ///   `CancellationError`.
     public static func credential(
         for portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes: Int? = nil,
-        httpClient: any HTTPClient = CurlHTTPClient()
+        httpClient: any TransportClient = CurlHTTPClient()
     ) async throws -> OAuthApplicationCredential {
         try await credential(
             for: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: tokenExpirationMinutes,
@@ -63,7 +63,7 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     /// `credential(for:…)` with a clock, for tests.
     static func credential(
         for portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes: Int?,
-        httpClient: any HTTPClient, now: @escaping @Sendable () -> Date
+        httpClient: any TransportClient, now: @escaping @Sendable () -> Date
     ) async throws -> OAuthApplicationCredential {
         let configuration = OAuthUserConfiguration(portalURL: portalURL, clientID: clientID)
         try configuration.validate()
@@ -80,7 +80,7 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     /// One client credentials request: `grant_type=client_credentials`, `client_id`, `client_secret`,
     /// `expiration`, `f=json` → `{access_token, expires_in}`.
     private static func requestToken(
-        at tokenURL: URL, clientID: String, clientSecret: String, expirationMinutes: Int?, httpClient: any HTTPClient, now: Date
+        at tokenURL: URL, clientID: String, clientSecret: String, expirationMinutes: Int?, httpClient: any TransportClient, now: Date
     ) async throws -> TokenInfo {
         var fields = [("grant_type", "client_credentials"), ("client_id", clientID), ("client_secret", clientSecret)]
         if let expirationMinutes { fields.append(("expiration", String(expirationMinutes))) }

@@ -117,6 +117,6 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
 
     /// The store key of an OAuth user credential: portal URL (normalised) and client ID.
     static func storeKey(portalURL: URL, clientID: String) -> String {
-        "oauth-user|\(StoredCredential.normalized(portalURL))|\(clientID)"
+        StoredCredential.oauthUserKey(portalURL: portalURL, clientID: clientID)
     }
 }

@@ -61,7 +61,7 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     ///   `CancellationError`.
     public static func credential(
         for url: URL, username: String, password: String, tokenExpirationMinutes: Int? = nil,
-        referer: String = TokenCredential.defaultReferer, httpClient: any HTTPClient = CurlHTTPClient()
+        referer: String = TokenCredential.defaultReferer, httpClient: any TransportClient = CurlHTTPClient()
     ) async throws -> TokenCredential {
         try await credential(
             for: url, username: username, password: password, tokenExpirationMinutes: tokenExpirationMinutes,
@@ -71,7 +71,7 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     /// `credential(for:…)` with a clock, for tests.
     static func credential(
         for url: URL, username: String, password: String, tokenExpirationMinutes: Int?, referer: String,
-        httpClient: any HTTPClient, now: @escaping @Sendable () -> Date
+        httpClient: any TransportClient, now: @escaping @Sendable () -> Date
     ) async throws -> TokenCredential {
         let minutes = tokenExpirationMinutes.flatMap { $0 > 0 ? $0 : nil }
         let service = try await TokenService.discover(for: url, httpClient: httpClient)

@@ -11,11 +11,11 @@ import Foundation
 enum PKCS12Identity {
     /// The certificate of the identity in `data`.
     ///
-    /// - Throws: `NetworkCredentialError` of kind `notPKCS12`, `wrongPassword`, `unsupportedEncryption`,
-    ///   `noIdentity`, naming `file`.
-    static func open(_ data: Data, password: String, file: URL) throws(NetworkCredentialError) -> X509Certificate {
+    /// - Throws: `PKCS12Error` of kind `notPKCS12`, `wrongPassword`, `unsupportedEncryption`, `noIdentity`, or
+    ///   `libraryMissing` when OpenSSL cannot be opened.
+    static func open(_ data: Data, password: String) throws(PKCS12Error) -> X509Certificate {
         do { try OpenSSLLibrary.loadCrypto() } catch {
-            throw NetworkCredentialError(.fileUnreadable, file: file, detail: "OpenSSL is needed to open it and is missing: \(error)")
+            throw PKCS12Error(.libraryMissing, "OpenSSL is needed to open it and is missing: \(error)")
         }
         defer { pa_ERR_clear_error() }
         let parsed: OpaquePointer? = data.withUnsafeBytes { bytes in
@@ -28,7 +28,7 @@ enum PKCS12Identity {
             let detail = text.contains("-----BEGIN")
                 ? "it is PEM text; make a .p12 with openssl pkcs12 -export -in CERT.pem -inkey KEY.pem -out FILE.p12"
                 : data.isEmpty ? "the file is empty" : "OpenSSL cannot decode it (\(openSSLErrorText()))"
-            throw NetworkCredentialError(.notPKCS12, file: file, detail: detail)
+            throw PKCS12Error(.notPKCS12, detail)
         }
         defer { pa_PKCS12_free(pkcs12) }
 
@@ -36,7 +36,7 @@ enum PKCS12Identity {
             // OpenSSL's own tool tries an empty password both as "" and as no password.
             let fits = pa_PKCS12_verify_mac(pkcs12, password, Int32(password.utf8.count)) == 1
                 || (password.isEmpty && pa_PKCS12_verify_mac(pkcs12, nil, 0) == 1)
-            if !fits { throw NetworkCredentialError(.wrongPassword, file: file, detail: "MAC verification failed") }
+            if !fits { throw PKCS12Error(.wrongPassword, "MAC verification failed") }
         }
 
         var key: OpaquePointer?
@@ -44,21 +44,21 @@ enum PKCS12Identity {
         guard pa_PKCS12_parse(pkcs12, password, &key, &certificate, nil) == 1 else {
             let reason = openSSLErrorText()
             if pa_PKCS12_mac_present(pkcs12) != 1 {
-                throw NetworkCredentialError(.wrongPassword, file: file, detail: "the file has no MAC; decryption failed: \(reason)")
+                throw PKCS12Error(.wrongPassword, "the file has no MAC; decryption failed: \(reason)")
             }
             let unsupported = reason.lowercased().contains("unsupported")
-            throw NetworkCredentialError(unsupported ? .unsupportedEncryption : .notPKCS12, file: file, detail: reason)
+            throw PKCS12Error(unsupported ? .unsupportedEncryption : .notPKCS12, reason)
         }
         defer { if let key { pa_EVP_PKEY_free(key) } }
         let owned = certificate.map(X509Certificate.init(owning:))
         guard let key else {
-            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no private key, only certificates")
+            throw PKCS12Error(.noIdentity, "it holds no private key, only certificates")
         }
         guard let owned else {
-            throw NetworkCredentialError(.noIdentity, file: file, detail: "it holds no certificate for its private key")
+            throw PKCS12Error(.noIdentity, "it holds no certificate for its private key")
         }
         guard owned.isPaired(with: key) else {
-            throw NetworkCredentialError(.noIdentity, file: file, detail: "its private key does not belong to the certificate \(owned.subject)")
+            throw PKCS12Error(.noIdentity, "its private key does not belong to the certificate \(owned.subject)")
         }
         return owned
     }

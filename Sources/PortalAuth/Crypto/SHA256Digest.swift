@@ -16,12 +16,4 @@ enum SHA256Digest {
         guard ok == 1 else { throw .digestFailed() }
         return Array(digest.prefix(Int(length)))
     }
-
-    /// Lower-case hexadecimal digest of a string's UTF-8 bytes.
-    static func hexHash(_ text: String) throws(CryptoError) -> String {
-        try hash(Array(text.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
-    }
 }

@@ -7,9 +7,9 @@ import Foundation
 /// unknown state (the caller keeps waiting); a repeated response parameter or an undecodable query is malformed;
 /// an `iss` that differs from the expected issuer is refused (RFC 9207, also for error responses); an `error` is the
 /// identity provider's refusal; a response without `code` when one is required is refused; anything else is accepted.
-struct CallbackEvaluator: Sendable {
+package struct CallbackEvaluator: Sendable {
     /// What a request means.
-    enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// Another path (a favicon, a stray request): 404, keep waiting.
         case notFound
         /// A callback that belongs to no pending sign-in: 400 with an explanation, keep waiting.
@@ -31,7 +31,7 @@ struct CallbackEvaluator: Sendable {
     }
 
     /// Why a callback matched no pending sign-in.
-    enum UnknownState: Sendable, Equatable {
+    package enum UnknownState: Sendable, Equatable {
         case missing
         case repeated
         case mismatch
@@ -49,7 +49,7 @@ struct CallbackEvaluator: Sendable {
     /// The parameters that must not appear twice (RFC 6749 §3.1).
     private static let singleParameters: Set<String> = ["state", "code", "error", "error_description", "error_uri", "iss"]
 
-    init(path: String, states: Set<String>, issuer: String? = nil, requiresCode: Bool = true) {
+    package init(path: String, states: Set<String>, issuer: String? = nil, requiresCode: Bool = true) {
         self.path = path.isEmpty ? "/" : path
         self.states = states
         self.issuer = issuer
@@ -59,7 +59,7 @@ struct CallbackEvaluator: Sendable {
     // MARK: - Requests
 
     /// Evaluates an HTTP request target: origin form (`/callback?…`) or absolute form (`http://host/callback?…`).
-    func evaluate(target: String) -> Outcome {
+    package func evaluate(target: String) -> Outcome {
         let (requestPath, query) = Self.splitTarget(target)
         guard Self.samePath(requestPath, path) else { return .notFound }
         let parameters: [LoopbackCallback.Parameter]
@@ -99,7 +99,7 @@ struct CallbackEvaluator: Sendable {
 
     /// The callback in a redirect URL the user pasted back (from a browser on another machine), or the reason it
     /// is not the awaited response.
-    func callback(fromPastedURL text: String) throws(LoopbackError) -> LoopbackCallback {
+    package func callback(fromPastedURL text: String) throws(LoopbackError) -> LoopbackCallback {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix("/") || trimmed.contains("://") else {
             throw .notAwaitedResponse("it is not an address; paste the whole address from the browser's address bar")

@@ -2,7 +2,7 @@ import Foundation
 
 /// A self-contained HTML page the loopback listener answers with: no scripts, no external resources, every echoed
 /// text HTML-escaped. Pages never promise to close themselves (browsers do not let them).
-struct CallbackPage: Sendable, Equatable {
+package struct CallbackPage: Sendable, Equatable {
     /// The HTTP status the page goes with.
     let status: LoopbackResponse.Status
     /// The page title and heading.
@@ -15,12 +15,12 @@ struct CallbackPage: Sendable, Equatable {
     // MARK: - The pages
 
     /// The matching response was accepted.
-    static func success(title: String, message: String) -> CallbackPage {
+    package static func success(title: String, message: String) -> CallbackPage {
         CallbackPage(status: .ok, title: title, paragraphs: [message])
     }
 
     /// The matching response was a refusal; `error` says which (identity provider error, issuer mismatch, …).
-    static func failure(_ error: LoopbackError) -> CallbackPage {
+    package static func failure(_ error: LoopbackError) -> CallbackPage {
         var paragraphs: [String]
         if let code = error.identityProviderErrorCode {
             paragraphs = ["The identity provider did not sign you in. It answered: \(code)."]
@@ -38,7 +38,7 @@ struct CallbackPage: Sendable, Equatable {
     }
 
     /// A callback whose `state` matches no pending sign-in.
-    static func unknownState(_ reason: CallbackEvaluator.UnknownState) -> CallbackPage {
+    package static func unknownState(_ reason: CallbackEvaluator.UnknownState) -> CallbackPage {
         let why = switch reason {
         case .missing: "This sign-in response has no state, so it cannot be matched to the sign-in in progress."
         case .repeated: "This sign-in response has more than one state, so it cannot be trusted."
@@ -56,39 +56,39 @@ struct CallbackPage: Sendable, Equatable {
     }
 
     /// A callback whose query cannot be read.
-    static func malformedCallback(_ reason: String) -> CallbackPage {
+    package static func malformedCallback(_ reason: String) -> CallbackPage {
         CallbackPage(
             status: .badRequest, title: "Unreadable sign-in response",
             paragraphs: ["This sign-in response cannot be read: \(reason).", "It was ignored; the terminal is still waiting."])
     }
 
     /// Any path other than the redirect path (a favicon, a stray request).
-    static let notFound = CallbackPage(
+    package static let notFound = CallbackPage(
         status: .notFound, title: "Not found",
         paragraphs: ["This address only receives the sign-in response of the terminal program."])
 
     /// A method other than GET and HEAD.
-    static let methodNotAllowed = CallbackPage(
+    package static let methodNotAllowed = CallbackPage(
         status: .methodNotAllowed, title: "Method not allowed",
         paragraphs: ["Only GET requests are answered here."])
 
     /// A request whose head is larger than the listener reads.
-    static let headTooLarge = CallbackPage(
+    package static let headTooLarge = CallbackPage(
         status: .headerFieldsTooLarge, title: "Request too large",
         paragraphs: ["The request headers are larger than this sign-in helper accepts."])
 
     /// A request that is not HTTP/1.x, or not a request at all.
-    static func badRequest(_ reason: String) -> CallbackPage {
+    package static func badRequest(_ reason: String) -> CallbackPage {
         CallbackPage(status: .badRequest, title: "Bad request", paragraphs: ["The request cannot be read: \(reason)."])
     }
 
     /// An HTTP version other than 1.0 and 1.1.
-    static let versionNotSupported = CallbackPage(
+    package static let versionNotSupported = CallbackPage(
         status: .httpVersionNotSupported, title: "HTTP version not supported",
         paragraphs: ["Only HTTP/1.0 and HTTP/1.1 are answered here."])
 
     /// A request naming a host that is not a loopback name (DNS rebinding, a misdirected request).
-    static let wrongHost = CallbackPage(
+    package static let wrongHost = CallbackPage(
         status: .misdirectedRequest, title: "Wrong host",
         paragraphs: ["This sign-in helper only answers requests addressed to a loopback host."])
 
@@ -127,7 +127,7 @@ struct CallbackPage: Sendable, Equatable {
     }
 
     /// The HTTP response carrying the page (`headOnly` for HEAD requests).
-    func response(headOnly: Bool = false) -> LoopbackResponse {
+    package func response(headOnly: Bool = false) -> LoopbackResponse {
         LoopbackResponse(status: status, body: Array(html.utf8), headOnly: headOnly, location: location)
     }
 

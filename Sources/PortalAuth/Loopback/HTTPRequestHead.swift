@@ -2,9 +2,9 @@
 ///
 /// Only what the loopback listener needs: the method, the request target, the version and the headers
 /// (to read `Host`). Anything outside the grammar is rejected rather than guessed at.
-struct HTTPRequestHead: Sendable, Equatable {
+package struct HTTPRequestHead: Sendable, Equatable {
     /// Why a head could not be parsed; each maps to one response status.
-    enum ParseError: Error, Sendable, Equatable {
+    package enum ParseError: Error, Sendable, Equatable {
         /// Not an HTTP/1.x request line or header block (400).
         case malformed(String)
         /// An HTTP version other than 1.0 and 1.1 (505).
@@ -12,22 +12,22 @@ struct HTTPRequestHead: Sendable, Equatable {
     }
 
     /// The method, e.g. `GET` (case-sensitive, as RFC 9110 says).
-    let method: String
+    package let method: String
     /// The request target as sent: origin form `/path?query`, or absolute form `http://host/path?query`.
-    let target: String
+    package let target: String
     /// `HTTP/1.0` or `HTTP/1.1`.
     let version: String
     /// Header fields in order; names as sent.
     let headers: [(name: String, value: String)]
 
-    static func == (lhs: HTTPRequestHead, rhs: HTTPRequestHead) -> Bool {
+    package static func == (lhs: HTTPRequestHead, rhs: HTTPRequestHead) -> Bool {
         lhs.method == rhs.method && lhs.target == rhs.target && lhs.version == rhs.version
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 
     /// The first value of the header `name` (case-insensitive).
-    func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         let lowered = name.lowercased()
         return headers.first { $0.name.lowercased() == lowered }?.value
     }
@@ -36,7 +36,7 @@ struct HTTPRequestHead: Sendable, Equatable {
 
     /// The index just past the blank line that ends a head (`CRLF CRLF`, or bare `LF LF`), searching from
     /// `start` (pass the previous buffer length minus 3 to scan incrementally), or nil if it is not there yet.
-    static func endOfHead(in bytes: [UInt8], from start: Int = 0) -> Int? {
+    package static func endOfHead(in bytes: [UInt8], from start: Int = 0) -> Int? {
         var index = max(start, 0)
         while index < bytes.count {
             if bytes[index] == lineFeed {
@@ -53,7 +53,7 @@ struct HTTPRequestHead: Sendable, Equatable {
     // MARK: - Parsing
 
     /// Parses a complete head (the bytes up to and including the blank line).
-    static func parse(_ bytes: some Collection<UInt8>) throws(ParseError) -> HTTPRequestHead {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(ParseError) -> HTTPRequestHead {
         var lines = splitLines(Array(bytes))
         // RFC 9112 §2.2: a server should ignore at least one empty line before the request line.
         if let first = lines.first, first.isEmpty { lines.removeFirst() }

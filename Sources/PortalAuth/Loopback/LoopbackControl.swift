@@ -31,7 +31,6 @@ final class LoopbackControl: Sendable {
         var stopRequest: StopRequest?
         var listenersClosed = false
         var pipeClosed = false
-        var statistics = LoopbackStatistics()
     }
 
     /// The listening sockets (one, or two for `localhost`).
@@ -104,17 +103,13 @@ final class LoopbackControl: Sendable {
         state.withLock { state in closeListeners(&state) }
     }
 
-    /// Ends the wait: closes what is left and records the statistics; the waiting task then gets the outcome.
-    func finish(statistics: LoopbackStatistics) {
+    /// Ends the wait: closes what is left; the waiting task then gets the outcome.
+    func finish() {
         state.withLock { state in
             closeAll(&state)
-            state.statistics = statistics
             state.phase = .finished
         }
     }
-
-    /// What the serving loop counted (after the wait ended).
-    var statistics: LoopbackStatistics { state.withLock { $0.statistics } }
 
     // MARK: - Closing
 

@@ -1,9 +1,9 @@
-import Foundation
+package import Foundation
 import Glibc
 
 /// What a loopback redirect URL asks for: the addresses to bind, the port, the path to answer on, and the URL's own
 /// spelling (kept, so the `redirect_uri` sent says `localhost` when the registered one does).
-struct LoopbackEndpoint: Sendable, Equatable {
+package struct LoopbackEndpoint: Sendable, Equatable {
     /// A loopback address to bind.
     enum Address: Sendable, Equatable, CustomStringConvertible {
         /// An IPv4 address in 127.0.0.0/8, dotted.
@@ -34,7 +34,7 @@ struct LoopbackEndpoint: Sendable, Equatable {
     // MARK: - Parsing
 
     /// Checks that `url` is an `http` URL on a loopback host and reads what to bind.
-    init(redirectURL url: URL) throws(LoopbackError) {
+    package init(redirectURL url: URL) throws(LoopbackError) {
         let text = url.absoluteString
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             throw .invalidRedirectURL(text, reason: "it is not a valid URL")
@@ -108,7 +108,7 @@ struct LoopbackEndpoint: Sendable, Equatable {
 
     /// Whether the value of a `Host` header names a loopback host (port allowed): a request naming another host
     /// reached the listener by DNS rebinding or by mistake.
-    static func isLoopbackHostHeader(_ value: String) -> Bool {
+    package static func isLoopbackHostHeader(_ value: String) -> Bool {
         var host = Substring(value)
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else { return false }

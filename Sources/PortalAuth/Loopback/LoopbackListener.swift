@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 import Synchronization
 import Glibc
-public import Logging
+package import Logging
 
 /// Receives the browser's redirect of one sign-in (or one logout confirmation) on a loopback port (RFC 8252 §7.3).
 ///
@@ -16,28 +16,28 @@ public import Logging
 /// both keep the wait going. The matching response ends it: a success page and the response's parameters, or a
 /// failure page and the identity provider's error. After the end — or Task cancellation, or `close()` — every socket
 /// is closed and the port is free.
-public final class LoopbackListener: Sendable {
+package final class LoopbackListener: Sendable {
     // MARK: - Configuration
 
     /// Pages and limits of a listener; the defaults suit a browser sign-in.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The title of the page shown after the accepted response.
-        public var successTitle: String
+        package var successTitle: String
         /// The message of that page, e.g. "Signed in to https://www.arcgis.com. You can close this tab and return to
         /// the terminal." (The page cannot close itself, so it does not say it will.)
-        public var successMessage: String
+        package var successMessage: String
         /// The largest request head (request line and headers) read; a larger one gets 431 and is closed.
-        public var maximumHeadBytes: Int
+        package var maximumHeadBytes: Int
         /// How long one connection may stay open, from accepting to closing.
-        public var connectionTimeout: Duration
+        package var connectionTimeout: Duration
         /// The most connections served at once; a new one beyond that replaces the oldest idle one.
-        public var maximumConnections: Int
+        package var maximumConnections: Int
         /// For `localhost` on an ephemeral port: how many ports to try for one that both 127.0.0.1 and ::1 can
         /// take before going on with 127.0.0.1 alone.
-        public var dualStackAttempts: Int
+        package var dualStackAttempts: Int
 
         /// Creates a configuration.
-        public init(
+        package init(
             successTitle: String = "Signed in",
             successMessage: String = "You are signed in. You can close this tab and return to the terminal.",
             maximumHeadBytes: Int = 16 * 1024,
@@ -58,11 +58,11 @@ public final class LoopbackListener: Sendable {
 
     /// The redirect URL with the real port: the same scheme, host spelling (`localhost` stays `localhost`), path and
     /// query as given. Send this as `redirect_uri`.
-    public let redirectURL: URL
+    package let redirectURL: URL
     /// The addresses listened on, e.g. `["127.0.0.1:53817", "[::1]:53817"]`.
-    public let listeningAddresses: [String]
+    package let listeningAddresses: [String]
     /// The port listened on.
-    public let port: Int
+    package let port: Int
 
     private let endpoint: LoopbackEndpoint
     private let configuration: Configuration
@@ -76,7 +76,7 @@ public final class LoopbackListener: Sendable {
     /// - `redirectURL`: `http` on `127.x.x.x`, `[::1]` or `localhost` (both 127.0.0.1 and ::1 where IPv6 exists);
     ///   with a port, that port (busy: an error naming it), with none or 0, a free one.
     /// - `logger`: debug events; never the code, the state or the query.
-    public init(
+    package init(
         redirectURL: URL,
         configuration: Configuration = .init(),
         logger: Logger = Logger(label: "PortalAuth.loopback", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -108,7 +108,7 @@ public final class LoopbackListener: Sendable {
     ///
     /// While a wait is in progress the serving thread closes the sockets as it ends, an instant later; the waiting
     /// call returns only after that.
-    public func close() {
+    package func close() {
         control.requestStop(.close)
     }
 
@@ -124,7 +124,7 @@ public final class LoopbackListener: Sendable {
     ///
     /// Throws the identity provider's error (`.identityProviderError`, `.refused`), `.issuerMismatch`,
     /// `.cancelled` on Task cancellation or `close()`, `.timedOut`. Call once: the listener ends with the wait.
-    public func waitForCallback(
+    package func waitForCallback(
         state: String, issuer: String? = nil, requiresCode: Bool = true, timeout: Duration? = nil
     ) async throws(LoopbackError) -> LoopbackCallback {
         let settings = LoopbackServeLoop.Settings(
@@ -144,11 +144,12 @@ public final class LoopbackListener: Sendable {
                 return try await BlockingWork.run(name: "PortalAuth.loopback") {
                     let loop = LoopbackServeLoop(control: control, settings: settings, logger: logger)
                     let outcome = loop.run()
-                    control.finish(statistics: loop.statistics)
+                    logger.debug("loopback listener finished", metadata: loop.statistics.logMetadata)
+                    control.finish()
                     return outcome
                 }
             } catch {
-                control.finish(statistics: LoopbackStatistics())  // cancelled before the serving loop started
+                control.finish()  // cancelled before the serving loop started
                 return .failure(cancelledError)
             }
         } onCancel: {
@@ -159,7 +160,7 @@ public final class LoopbackListener: Sendable {
 
     /// The callback in a redirect URL the user pasted back (a browser on another machine), checked by the same
     /// rules as a request to the listener. The caller closes the listener (or cancels the wait) afterwards.
-    public func callback(
+    package func callback(
         fromPastedURL text: String, state: String, issuer: String? = nil, requiresCode: Bool = true
     ) throws(LoopbackError) -> LoopbackCallback {
         try evaluator(state: state, issuer: issuer, requiresCode: requiresCode).callback(fromPastedURL: text)
@@ -173,9 +174,6 @@ public final class LoopbackListener: Sendable {
 
     /// The listening descriptors (for tests of their flags).
     var listeningDescriptors: [Int32] { control.listeners }
-
-    /// What the serving loop counted during the wait (for tests).
-    var statistics: LoopbackStatistics { control.statistics }
 
     /// Binds every address of `endpoint` on one port; for `localhost` on an ephemeral port, retries until ::1 can
     /// take the port 127.0.0.1 got, and goes on with 127.0.0.1 alone when IPv6 is missing or no port fits.

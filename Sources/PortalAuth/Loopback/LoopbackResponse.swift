@@ -1,7 +1,7 @@
 /// An HTTP/1.1 response of the loopback listener, serialized with the headers every answer carries:
 /// `Connection: close`, HTML in UTF-8, no caching, a Content-Security-Policy that allows nothing but inline style,
 /// no referrer, no framing, no sniffing.
-struct LoopbackResponse: Sendable, Equatable {
+package struct LoopbackResponse: Sendable, Equatable {
     /// The statuses the listener uses.
     enum Status: Int, Sendable {
         case ok = 200
@@ -51,7 +51,7 @@ struct LoopbackResponse: Sendable, Equatable {
     var location: String? = nil
 
     /// The bytes to write.
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var head = "HTTP/1.1 \(status.rawValue) \(status.reason)\r\n"
         for (name, value) in Self.fixedHeaders { head += "\(name): \(value)\r\n" }
         if status == .methodNotAllowed { head += "Allow: GET, HEAD\r\n" }

@@ -1,5 +1,5 @@
 /// What an update does when the store file it re-reads under the lock is corrupted.
-public enum CorruptedStorePolicy: Sendable, Equatable {
+package enum CorruptedStorePolicy: Sendable, Equatable {
     /// Throw a `corrupted` ``CredentialStoreError`` and leave the file as it is (the default: a refresh in a
     /// script must not quietly drop every other credential).
     case fail

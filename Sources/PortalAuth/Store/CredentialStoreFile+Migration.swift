@@ -9,7 +9,7 @@ extension CredentialStoreFile {
     ///   reachable); they stay as they were.
     /// - Throws: `KeyringError` when the keyring is the target and cannot be used, or an item cannot be written;
     ///   `CredentialStoreError` for the file.
-    public func migrate(to backend: StoreBackend) async throws -> [String] {
+    package func migrate(to backend: StoreBackend) async throws -> [String] {
         try await migrate(to: backend, environment: ProcessInfo.processInfo.environment)
     }
 

@@ -32,13 +32,14 @@ extension CredentialStoreFile {
     ///
     /// - Throws: `KeyringError` when the keyring is chosen and cannot be used (absent, locked, not answering);
     ///   `CredentialStoreError` when no location can be derived.
-    /// - Parameter environment: only the variables of ``selectionEnvironmentNames`` are read from it.
+    /// - Parameter environment: the variables that choose the store (`PORTAL_AUTH_STORE`, `XDG_STATE_HOME`, `HOME`,
+    ///   `DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`); others are not read.
     public static func select(store: String? = nil, environment: [String: String], currentDirectory: String? = nil) throws -> CredentialStoreFile {
         try select(store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }
 
     /// The environment variables `select` reads: a caller may pass only these (see `ProcessEnvironment`).
-    public static let selectionEnvironmentNames = StoreLocation.environmentNames + ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
+    package static let selectionEnvironmentNames = StoreLocation.environmentNames + ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
 
     /// ``select(store:environment:currentDirectory:)`` reading each variable through `lookup` (for example
     /// ``ProcessEnvironment/value(of:)``) instead of from a dictionary: `portal-auth token` then makes no dictionary
@@ -118,7 +119,7 @@ extension CredentialStoreFile {
 extension CredentialStoreFile {
     /// Why entries that name a keyring item could not be read (the item is missing or corrupted, the keyring is
     /// locked or absent), by entry key; empty when all could.
-    public func keyringProblems() -> [String: String] {
+    package func keyringProblems() -> [String: String] {
         guard let snapshot = try? read() else { return [:] }
         return snapshot.entries.compactMapValues { $0[KeyringEntryFormat.problemMember]?.stringValue }
     }

@@ -63,7 +63,7 @@ public struct CredentialStoreFile: Sendable {
     ///   user's, or the directory is readable or writable by others; `notRegularFile`; `corrupted` (with the
     ///   parser's line and column in `syntaxError`) — never an empty snapshot for a file that is there;
     ///   `unsupportedVersion`; `fileSystem`.
-    public func read() throws(CredentialStoreError) -> StoreSnapshot {
+    package func read() throws(CredentialStoreError) -> StoreSnapshot {
         // An entry whose keyring item a writer replaced between the file read and the item read is read again.
         var attempt = 0
         while true {
@@ -94,7 +94,7 @@ public struct CredentialStoreFile: Sendable {
     /// Changes the store under its exclusive lock; the body is synchronous (no I/O of its own).
     ///
     /// See ``withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)``, which this calls.
-    public func update<Result>(
+    package func update<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) throws -> Result
@@ -121,7 +121,7 @@ public struct CredentialStoreFile: Sendable {
     ///   - body: reads and changes the snapshot; its result is returned.
     /// - Throws: `CredentialStoreError` (`lockTimeout`, `cancelled`, the errors of ``read()``, `fileSystem`
     ///   while reserving or writing), or what `body` throws.
-    public func withExclusiveAccess<Result>(
+    package func withExclusiveAccess<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
         reservingSpace: Bool = false,
         isolation: isolated (any Actor)? = #isolation,

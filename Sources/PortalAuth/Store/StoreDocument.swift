@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The store file's format:
 ///
@@ -16,7 +16,7 @@ import Foundation
 /// Pretty-printed with keys in sorted order, so two writes of the same entries give the same bytes.
 /// A file of a newer version is refused (never rewritten by this version); anything else that is not this
 /// shape is corrupted.
-enum StoreDocument {
+package enum StoreDocument {
     /// The value of the `format` member.
     static let formatName = "portal-auth-credentials"
     /// The version this code reads and writes.
@@ -25,7 +25,7 @@ enum StoreDocument {
     /// The entries of a store file's bytes.
     ///
     /// - Throws: `corrupted` (with the parser's position, or the shape problem) or `unsupportedVersion`.
-    static func decode(_ data: Data, path: String) throws(CredentialStoreError) -> [String: JSONObject] {
+    package static func decode(_ data: Data, path: String) throws(CredentialStoreError) -> [String: JSONObject] {
         let root: JSONValue
         do {
             root = try JSONValue.parse(data)
@@ -65,7 +65,7 @@ enum StoreDocument {
     }
 
     /// The bytes of a store file holding `entries` (and recording `backend` as the chosen place of the secrets).
-    static func encode(_ entries: [String: JSONObject], recording backend: StoreBackend? = nil) -> Data {
+    package static func encode(_ entries: [String: JSONObject], recording backend: StoreBackend? = nil) -> Data {
         let sorted = entries.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.object($0.value)) }
         var members: [(key: String, value: JSONValue)] = [
             (key: "format", value: .string(formatName)),

@@ -41,7 +41,7 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// The environment variables `resolve` reads, for callers that pass only those (copying the whole
     /// environment into a dictionary is a measurable part of `portal-auth token`).
-    public static let environmentNames = [environmentVariable, "XDG_STATE_HOME", "HOME"]
+    package static let environmentNames = [environmentVariable, "XDG_STATE_HOME", "HOME"]
 
     /// Resolves the store location from an explicit path and the environment (see the type's documentation).
     ///

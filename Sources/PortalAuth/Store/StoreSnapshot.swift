@@ -3,18 +3,18 @@
 /// Entries are JSON objects keyed by a string (the credentials layer chooses keys and contents; the store
 /// does not look inside). ``isChanged`` tells whether anything differs from what was read, so an update
 /// that changes nothing writes nothing.
-public struct StoreSnapshot: Sendable, Equatable {
+package struct StoreSnapshot: Sendable, Equatable {
     /// The entries, by key.
-    public private(set) var entries: [String: JSONObject]
+    package private(set) var entries: [String: JSONObject]
 
     /// The entries as they were read.
     private let original: [String: JSONObject]
 
     /// Set when this update found the store corrupted and moved it aside (see ``CorruptedStorePolicy``).
-    public let recovery: CorruptedStoreRecovery?
+    package let recovery: CorruptedStoreRecovery?
 
     /// A snapshot of `entries` as read from the store.
-    public init(entries: [String: JSONObject] = [:], recovery: CorruptedStoreRecovery? = nil) {
+    package init(entries: [String: JSONObject] = [:], recovery: CorruptedStoreRecovery? = nil) {
         self.entries = entries
         self.original = entries
         self.recovery = recovery
@@ -23,26 +23,26 @@ public struct StoreSnapshot: Sendable, Equatable {
     // MARK: - Reading
 
     /// The keys, sorted.
-    public var keys: [String] { entries.keys.sorted() }
+    package var keys: [String] { entries.keys.sorted() }
 
     /// True when there are no entries.
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// The entry stored under `key`.
-    public func entry(for key: String) -> JSONObject? { entries[key] }
+    package func entry(for key: String) -> JSONObject? { entries[key] }
 
     /// True when the entries differ from what was read.
-    public var isChanged: Bool { entries != original }
+    package var isChanged: Bool { entries != original }
 
     // MARK: - Changing
 
     /// Stores `entry` under `key`, replacing any entry there.
-    public mutating func set(_ entry: JSONObject, for key: String) { entries[key] = entry }
+    package mutating func set(_ entry: JSONObject, for key: String) { entries[key] = entry }
 
     /// Removes the entry under `key` and returns it.
     @discardableResult
-    public mutating func remove(_ key: String) -> JSONObject? { entries.removeValue(forKey: key) }
+    package mutating func remove(_ key: String) -> JSONObject? { entries.removeValue(forKey: key) }
 
     /// Removes every entry.
-    public mutating func removeAll() { entries.removeAll() }
+    package mutating func removeAll() { entries.removeAll() }
 }

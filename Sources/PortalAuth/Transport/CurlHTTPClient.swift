@@ -1,6 +1,6 @@
 import Foundation
 
-/// The real `HTTPClient`: libcurl (OpenSSL flavour), one easy handle per request, run on a dedicated thread so
+/// The real `TransportClient`: libcurl (OpenSSL flavour), one easy handle per request, run on a dedicated thread so
 /// the blocking `curl_easy_perform` never occupies the Swift cooperative pool.
 ///
 /// - TLS verification of peer and host is always on; `TransportConfiguration.TLS` chooses the CA bundle.
@@ -8,7 +8,7 @@ import Foundation
 /// - Proxies come from the environment (see `TransportConfiguration`).
 /// - Cancelling the calling task stops the transfer within about a second (libcurl's progress callback) and
 ///   throws `CancellationError`.
-public struct CurlHTTPClient: HTTPClient {
+public struct CurlHTTPClient: TransportClient {
     /// The settings used for every request.
     public var configuration: TransportConfiguration
 
@@ -20,7 +20,7 @@ public struct CurlHTTPClient: HTTPClient {
     /// Sends `request`, following redirects hop by hop when `configuration.followRedirects` is set.
     ///
     /// - Throws: `TransportError` when no response was received, `CancellationError` when cancelled.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var deadline = ContinuousClock.now + configuration.timeouts.total
         if let overall = configuration.deadline {
             guard ContinuousClock.now < overall else {
@@ -47,7 +47,7 @@ public struct CurlHTTPClient: HTTPClient {
 
     // MARK: - One hop
 
-    private func sendOnce(_ request: HTTPRequest, deadline: ContinuousClock.Instant) async throws -> HTTPResponse {
+    private func sendOnce(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws -> TransportResponse {
         try Task.checkCancellation()
         let target = try RequestTarget.checked(request.url)
         try Self.validateHeaders(of: request)
@@ -66,7 +66,7 @@ public struct CurlHTTPClient: HTTPClient {
     }
 
     /// Refuses header fields that would split the request (CR, LF or NUL) or have an empty name.
-    private static func validateHeaders(of request: HTTPRequest) throws(TransportError) {
+    private static func validateHeaders(of request: TransportRequest) throws(TransportError) {
         // Bytes, not Characters: "\r\n" is one Character and would slip past a Character test.
         let forbidden: Set<UInt8> = [UInt8(ascii: "\r"), UInt8(ascii: "\n"), 0]
         for field in request.headers {
@@ -99,7 +99,7 @@ public struct CurlHTTPClient: HTTPClient {
     /// method and body. Leaving the origin drops the credentials, the `Authorization`, `X-Esri-Authorization`,
     /// `Proxy-Authorization` and `Cookie` fields and `token` query parameters, and is refused when a body would be
     /// sent again (307, 308); https → http is refused.
-    static func redirect(after response: HTTPResponse, of request: HTTPRequest) throws(TransportError) -> HTTPRequest? {
+    static func redirect(after response: TransportResponse, of request: TransportRequest) throws(TransportError) -> TransportRequest? {
         guard [301, 302, 303, 307, 308].contains(response.statusCode) else { return nil }
         let from = RedactedURL(request.url)
         guard let location = response.headers["Location"],

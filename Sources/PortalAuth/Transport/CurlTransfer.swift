@@ -7,7 +7,7 @@ import Foundation
 /// size limit, and stops the transfer when `cancellation` is set. Only `cancellation` is shared with other
 /// threads.
 final class CurlTransfer {
-    private let request: HTTPRequest
+    private let request: TransportRequest
     private let target: RequestTarget
     private let configuration: TransportConfiguration
     private let deadline: ContinuousClock.Instant
@@ -15,12 +15,12 @@ final class CurlTransfer {
     private let redacted: RedactedURL
 
     private var body = Data()
-    private var headers = HTTPHeaders()
+    private var headers = TransportHeaders()
     private var receivedBytes = 0
     private var exceededLimit = false
 
     init(
-        request: HTTPRequest, target: RequestTarget, configuration: TransportConfiguration,
+        request: TransportRequest, target: RequestTarget, configuration: TransportConfiguration,
         deadline: ContinuousClock.Instant, cancellation: CancellationFlag
     ) {
         self.request = request
@@ -34,7 +34,7 @@ final class CurlTransfer {
     // MARK: - Running
 
     /// Performs the transfer: the response, `CancellationError`, or a `TransportError`.
-    func run() -> Result<HTTPResponse, any Error> {
+    func run() -> Result<TransportResponse, any Error> {
         do throws(TransportError) {
             let handle = try CurlEasyHandle(url: redacted)
             let caBundle = try configure(handle)
@@ -44,7 +44,7 @@ final class CurlTransfer {
                 return .failure(failure(code: code, message: message, caBundle: caBundle))
             }
             let status = try handle.responseCode()
-            return .success(HTTPResponse(statusCode: status, headers: headers, body: body, url: request.url))
+            return .success(TransportResponse(statusCode: status, headers: headers, body: body, url: request.url))
         } catch {
             return .failure(error)
         }
@@ -183,11 +183,11 @@ final class CurlTransfer {
         guard admit(bytes.count) else { return 0 }
         let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
         if line.hasPrefix("HTTP/") {
-            headers = HTTPHeaders()
+            headers = TransportHeaders()
         } else if let first = line.first, first == " " || first == "\t", var last = headers.fields.last {
             // An obsolete folded continuation of the previous field.
             last.value += " " + line.trimmingCharacters(in: .whitespaces)
-            headers = HTTPHeaders(headers.fields.dropLast() + [last])
+            headers = TransportHeaders(headers.fields.dropLast() + [last])
         } else if let colon = line.firstIndex(of: ":") {
             let name = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)

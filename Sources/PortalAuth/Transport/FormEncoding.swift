@@ -3,19 +3,19 @@
 ///
 /// Bytes of the UTF-8 encoding that are ASCII letters, digits or one of `*-._` are kept; a space becomes `+`;
 /// every other byte, the RFC 3986 reserved characters and `~` among them, becomes `%XX` with upper-case hex.
-public enum FormEncoding {
+package enum FormEncoding {
     /// Encodes ordered fields as `name=value&name=value`.
     ///
     /// ```swift
     /// FormEncoding.encode([("grant_type", "authorization_code"), ("redirect_uri", "http://127.0.0.1:8080/cb")])
     /// // "grant_type=authorization_code&redirect_uri=http%3A%2F%2F127.0.0.1%3A8080%2Fcb"
     /// ```
-    public static func encode(_ fields: [(String, String)]) -> String {
+    package static func encode(_ fields: [(String, String)]) -> String {
         fields.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 
     /// Escapes one name or value.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

@@ -6,8 +6,9 @@ public import Foundation
 /// it and without sending it anything: a TLS handshake with verification off (`CURLOPT_CONNECT_ONLY`,
 /// `CURLOPT_CERTINFO`), no HTTP request.
 ///
-/// This is how a server-trust challenge learns what the person is asked to trust; the certificate it returns is
-/// then the only one trusted for that host (`NetworkCredentialStore.trust(_:for:)`), with verification on.
+/// This is how a server-trust challenge learns what the person is asked to trust; the certificate it returns
+/// (`certificate(of:)`, read by the credential layer) is then the only one trusted for that host
+/// (`NetworkCredentialStore.trust(_:for:)`), with verification on.
 /// Proxies and time limits come from the `TransportConfiguration`, as for requests.
 public struct ServerCertificateProbe: Sendable {
     /// The settings used (time limits; the CA bundle is not consulted).
@@ -18,30 +19,19 @@ public struct ServerCertificateProbe: Sendable {
         self.configuration = configuration
     }
 
-    /// The certificate presented by the server of `url` (an https URL), with the rest of its chain.
+    /// The certificates presented by the server of `url` (an https URL) as PEM texts, the server's own first;
+    /// empty when the server sent none. `certificateChain(of:)` reads them.
     ///
-    /// - Returns: the server's certificate first.
-    /// - Throws: `TransportError` (`unsupportedURL` for a URL that is not https, connection and handshake
-    ///   failures), `NetworkCredentialError.certificateUnreadable` when the server sent no readable certificate.
-    public func certificateChain(of url: URL) async throws -> [CertificateInfo] {
+    /// - Throws: `TransportError` (`unsupportedURL` for a URL that is not https, connection and handshake failures).
+    func certificateChainPEM(of url: URL) async throws -> [String] {
         let redacted = RedactedURL(url)
-        let pems: [String] = try await offThread(url) { handle throws(TransportError) in
+        return try await offThread(url) { handle throws(TransportError) in
             let (code, message) = handle.perform()
             guard code == CURLE_OK else {
                 throw TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: nil)
             }
             return try handle.certificateChainPEM()
         }
-        let chain = try pems.map { try CertificateInfo(pem: $0) }
-        guard !chain.isEmpty else {
-            throw NetworkCredentialError(.certificateUnreadable, detail: "the server at \(redacted) sent no certificate")
-        }
-        return chain
-    }
-
-    /// The server's certificate, first of `certificateChain(of:)`.
-    public func certificate(of url: URL) async throws -> CertificateInfo {
-        try await certificateChain(of: url)[0]
     }
 
     /// Whether the server of `url` (an https URL) asks for a TLS client certificate in its handshake

@@ -115,7 +115,7 @@ struct RequestCommand: AsyncParsableCommand {
 
     func run() async throws {
         var configurations: [(file: String, configuration: IAPConfiguration)] = []
-        let response: HTTPResponse
+        let response: TransportResponse
         do {
             for file in iapConfigurations {
                 configurations.append((file, try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file))))
@@ -139,8 +139,8 @@ struct RequestCommand: AsyncParsableCommand {
         }
     }
 
-    private func buildRequest() throws -> HTTPRequest {
-        var request = HTTPRequest(url: URL(string: url)!)
+    private func buildRequest() throws -> TransportRequest {
+        var request = TransportRequest(url: URL(string: url)!)
         var body: Data?
         if let data { body = Data(data.utf8) }
         if let dataFile {
@@ -155,7 +155,7 @@ struct RequestCommand: AsyncParsableCommand {
                 }
             }
         }
-        request.method = method.map { HTTPRequest.Method(rawValue: $0.uppercased()) } ?? (body == nil ? .get : .post)
+        request.method = method.map { TransportRequest.Method(rawValue: $0.uppercased()) } ?? (body == nil ? .get : .post)
         request.body = body
         for header in headers {
             if let field = Self.headerField(header) { request.headers.add(name: field.name, value: field.value) }

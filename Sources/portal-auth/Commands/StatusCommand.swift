@@ -46,7 +46,7 @@ struct StatusCommand: AsyncParsableCommand {
             if quiet { throw ExitStatus.exitCode(for: (error as? any CategorizedError)?.category ?? .local) }
             throw Failure.report(error)
         }
-        let summaries = store.summaries.sorted { ($0.kind, $0.target) < ($1.kind, $1.target) }
+        let summaries = store.summaries.sorted { ($0.kind.rawValue, $0.target) < ($1.kind.rawValue, $1.target) }
         let now = Date()
         // Several and no default, without options: usable when any is.
         let counted = selectedKey.map { key in summaries.filter { $0.storeKey == key } } ?? summaries
@@ -96,7 +96,7 @@ struct StatusCommand: AsyncParsableCommand {
                 if let name = preferences.name(of: summary.storeKey) { marks.append("name: \(name)") }
                 let suffix = marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"
                 Output.result("")
-                Output.result((summary.kind == "iap" ? "IAP \(summary.target)" : "Portal \(summary.target)") + suffix)
+                Output.result((summary.kind == .iap ? "IAP \(summary.target)" : "Portal \(summary.target)") + suffix)
                 Output.result("  client ID:      \(summary.clientID)")
                 Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
                 Output.result("  access token:   \(Self.describe(summary.accessTokenExpirationDate, now: now))")
@@ -138,7 +138,7 @@ struct StatusCommand: AsyncParsableCommand {
     private func json(_ summary: CredentialSummary, preferences: SignInPreferences, now: Date) -> JSONValue {
         func date(_ value: Date?) -> JSONValue { value.map { .string($0.ISO8601Format()) } ?? .null }
         return .object([
-            "kind": .string(summary.kind),
+            "kind": .string(summary.kind.rawValue),
             "key": .string(summary.storeKey),
             "name": Output.json(preferences.name(of: summary.storeKey)),
             "default": .bool(preferences.defaultKey == summary.storeKey),

@@ -10,7 +10,7 @@ enum PrintedResponse {
 
     /// The response as one JSON object: `status`, `url` (without query), `headers` (ordered pairs), `body`
     /// (parsed when it is JSON, else text when it is UTF-8, else `body_base64`).
-    static func json(_ response: HTTPResponse) -> JSONValue {
+    static func json(_ response: TransportResponse) -> JSONValue {
         var object: JSONObject = [
             "status": .integer(Int64(response.statusCode)),
             "url": .string(RedactedURL(response.url).description),

@@ -1,4 +1,4 @@
-@_spi(Fuzzing) import PortalAuth
+import FuzzChecks
 import FuzzSupport
 
 // libFuzzer on the host-pattern matcher.

@@ -16,7 +16,7 @@ struct ChallengeIntegrationTests {
         URL(string: "\(server.portal)/sharing/rest/portals/self?f=json")!
     }
 
-    static func username(in response: HTTPResponse) throws -> String? {
+    static func username(in response: TransportResponse) throws -> String? {
         try JSONValue.parse(response.body)["user"]?["username"]?.stringValue
     }
 
@@ -53,7 +53,7 @@ struct ChallengeIntegrationTests {
         let authenticator = Authenticator(signInSettings: Self.settings(server))
         authenticator.iapConfigurations = [try await IAPConfiguration.configuration(from: URL(fileURLWithPath: server.iapConfig))]
         manager.handleChallenges(using: authenticator)
-        var request = HTTPRequest(url: URL(string: server.iapURL)!)
+        var request = TransportRequest(url: URL(string: server.iapURL)!)
         if acceptsJSON { request.headers.add(name: "Accept", value: "application/json") }
         let response = try await manager.data(for: request)
         #expect(response.statusCode == 200)

@@ -31,7 +31,7 @@ extension TestServer {
 
     /// Every access token on the server expires now.
     func expireAccessTokens() async throws {
-        var request = HTTPRequest(method: .post, url: URL(string: "\(testControl)/expire-access-tokens")!)
+        var request = TransportRequest(method: .post, url: URL(string: "\(testControl)/expire-access-tokens")!)
         request.body = Data()
         #expect(try await CurlHTTPClient().send(request).statusCode == 200)
     }

@@ -61,8 +61,8 @@ final class FaultProxy: Sendable {
     func state() async throws -> State { try await control(.get) }
 
     @discardableResult
-    private func control(_ method: HTTPRequest.Method, body: String? = nil) async throws -> State {
-        let request = HTTPRequest(
+    private func control(_ method: TransportRequest.Method, body: String? = nil) async throws -> State {
+        let request = TransportRequest(
             method: method, url: URL(string: "\(base)/__fault__")!, headers: [("Content-Type", "application/json")],
             body: Data((body ?? "").utf8))
         let response = try await CurlHTTPClient().send(request)

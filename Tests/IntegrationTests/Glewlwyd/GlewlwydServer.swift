@@ -72,7 +72,7 @@ struct GlewlwydServer: Sendable {
     }
 
     /// A token-endpoint request with `fields`, as a script would send it.
-    func token(_ fields: [(String, String)]) async throws -> HTTPResponse {
+    func token(_ fields: [(String, String)]) async throws -> TransportResponse {
         try await CurlHTTPClient().send(.form(URL(string: "\(issuer)/token")!, fields: fields))
     }
 }

@@ -54,7 +54,7 @@ struct TestControl {
 
     /// Back to the start-up configuration.
     func resetConfiguration() async throws {
-        let response = try await CurlHTTPClient().send(HTTPRequest(method: .delete, url: url("config")))
+        let response = try await CurlHTTPClient().send(TransportRequest(method: .delete, url: url("config")))
         #expect(response.statusCode == 200)
     }
 
@@ -72,7 +72,7 @@ struct TestControl {
     private func url(_ path: String) -> URL { URL(string: "\(server.testControl)/\(path)")! }
 
     private func post(_ path: String, json: JSONValue = .object([:])) async throws {
-        let request = HTTPRequest(
+        let request = TransportRequest(
             method: .post, url: url(path), headers: [("Content-Type", "application/json")], body: Data(json.serialized().utf8))
         let response = try await CurlHTTPClient().send(request)
         #expect(response.statusCode == 200, "POST /testctl/\(path): HTTP \(response.statusCode)")

@@ -58,7 +58,7 @@ struct RefreshLifecycleTests {
         #expect(newRefresh != oldRefresh, "DOT rotates refresh tokens; the new one must be kept")
 
         // Send the rotated-out refresh token ourselves: DOT answers 400 invalid_grant, no description.
-        let reuse = HTTPRequest.form(URL(string: "\(server.issuer)/token/")!, fields: [
+        let reuse = TransportRequest.form(URL(string: "\(server.issuer)/token/")!, fields: [
             ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
         ])
         let response = try await CurlHTTPClient().send(reuse)
@@ -87,7 +87,7 @@ struct RefreshLifecycleTests {
         #expect(newRefresh != oldRefresh)
         #expect(try store.entry(.portal).value["refresh_token_expires_at"]?.integerValue != nil)
 
-        let reuse = HTTPRequest.form(URL(string: "\(server.portal)/sharing/rest/oauth2/token")!, fields: [
+        let reuse = TransportRequest.form(URL(string: "\(server.portal)/sharing/rest/oauth2/token")!, fields: [
             ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
         ])
         let response = try await CurlHTTPClient().send(reuse)
@@ -122,7 +122,7 @@ struct RefreshLifecycleTests {
         #expect(result.stdout != (oldAccess ?? "") + "\n")
 
         // The old refresh token is dead now; a second call does not exchange again.
-        let reuse = HTTPRequest.form(URL(string: "\(server.portal)/sharing/rest/oauth2/token")!, fields: [
+        let reuse = TransportRequest.form(URL(string: "\(server.portal)/sharing/rest/oauth2/token")!, fields: [
             ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
         ])
         #expect(ArcGISErrorEnvelope(body: try await CurlHTTPClient().send(reuse).body)?.oauthError == "invalid_grant")

@@ -40,8 +40,8 @@ struct TestServer: Sendable {
     }
 
     /// A GET with extra headers through the library's own HTTP client.
-    func get(_ url: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
-        var request = HTTPRequest.get(URL(string: url)!)
+    func get(_ url: String, headers: [(String, String)] = []) async throws -> TransportResponse {
+        var request = TransportRequest.get(URL(string: url)!)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         return try await CurlHTTPClient().send(request)
     }

@@ -177,7 +177,7 @@ struct AuthenticatedRequestTests {
         #expect(http.requests[1].formField("token") == "P" && http.requests[1].formField("f") == "json")
         #expect(http.requests.allSatisfy { $0.headers["X-Esri-Authorization"] == nil })
 
-        var own = HTTPRequest.get(Fakes.portalSelf)
+        var own = TransportRequest.get(Fakes.portalSelf)
         own.headers.add(name: "X-Esri-Authorization", value: "Bearer MINE")
         _ = try? await manager.data(for: own)
         #expect(http.requests[2].headers.values(for: "X-Esri-Authorization") == ["Bearer MINE"])

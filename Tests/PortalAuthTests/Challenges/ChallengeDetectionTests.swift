@@ -66,8 +66,8 @@ struct ChallengeDetectionTests {
     @Test("responses are read as the right challenge, or as an answer", arguments: cases)
     func detect(_ item: Case) throws {
         let url = try #require(URL(string: item.url))
-        let response = HTTPResponse(
-            statusCode: item.status, headers: HTTPHeaders(item.headers.map { (name: $0.0, value: $0.1) }), body: Data(item.body.utf8), url: url)
+        let response = TransportResponse(
+            statusCode: item.status, headers: TransportHeaders(item.headers.map { (name: $0.0, value: $0.1) }), body: Data(item.body.utf8), url: url)
         #expect(DetectedChallenge.detect(in: response, for: url, iapConfigurations: [Self.iap]) == item.expected)
     }
 

@@ -18,8 +18,8 @@ enum ChallengeFakes {
     }
 
     /// A response to `request`.
-    static func answer(_ body: String, status: Int = 200, headers: [(String, String)] = [], to request: HTTPRequest) -> HTTPResponse {
-        HTTPResponse(statusCode: status, headers: HTTPHeaders([("Content-Type", "application/json")] + headers.map { (name: $0.0, value: $0.1) }),
+    static func answer(_ body: String, status: Int = 200, headers: [(String, String)] = [], to request: TransportRequest) -> TransportResponse {
+        TransportResponse(statusCode: status, headers: TransportHeaders([("Content-Type", "application/json")] + headers.map { (name: $0.0, value: $0.1) }),
                      body: Data(body.utf8), url: request.url)
     }
 
@@ -33,7 +33,7 @@ enum ChallengeFakes {
     }
 
     /// The ArcGIS token a request carries, wherever it is.
-    static func token(in request: HTTPRequest) -> String? {
+    static func token(in request: TransportRequest) -> String? {
         if let header = request.headers["X-Esri-Authorization"] { return String(header.dropFirst("Bearer ".count)) }
         let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         return query.first { $0.name == "token" }?.value ?? request.formField("token")

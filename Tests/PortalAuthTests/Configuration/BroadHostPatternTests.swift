@@ -54,8 +54,8 @@ struct BroadHostPatternTests {
 }
 
 /// An HTTP client that answers every request with 404 (issuer discovery finds nothing).
-private struct RefusingHTTPClient: HTTPClient {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        HTTPResponse(statusCode: 404, url: request.url)
+private struct RefusingHTTPClient: TransportClient {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        TransportResponse(statusCode: 404, url: request.url)
     }
 }

@@ -2,16 +2,16 @@ import Foundation
 import Synchronization
 @testable import PortalAuth
 
-/// A test double of `HTTPClient`: answers each request from a script, counts the requests and keeps their
+/// A test double of `TransportClient`: answers each request from a script, counts the requests and keeps their
 /// form fields, and can hold every answer back for a while (to widen races).
-final class ScriptedHTTPClient: HTTPClient {
+final class ScriptedHTTPClient: TransportClient {
     /// What the script answers to the request with this index (0-based).
-    typealias Script = @Sendable (_ index: Int, _ request: HTTPRequest) throws -> HTTPResponse
+    typealias Script = @Sendable (_ index: Int, _ request: TransportRequest) throws -> TransportResponse
 
     private let script: Script
     private let delay: Duration
     private let gate: @Sendable () async -> Void
-    private let sent = Mutex<[(request: HTTPRequest, at: Date, instant: ContinuousClock.Instant)]>([])
+    private let sent = Mutex<[(request: TransportRequest, at: Date, instant: ContinuousClock.Instant)]>([])
 
     /// - Parameters:
     ///   - delay: how long each answer takes.
@@ -24,11 +24,11 @@ final class ScriptedHTTPClient: HTTPClient {
     }
 
     /// Answers every request with `responses` in turn, repeating the last one.
-    convenience init(delay: Duration = .zero, _ responses: [Result<HTTPResponse, any Error>]) {
+    convenience init(delay: Duration = .zero, _ responses: [Result<TransportResponse, any Error>]) {
         self.init(delay: delay) { index, _ in try responses[min(index, responses.count - 1)].get() }
     }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         let index = sent.withLock { list in
             list.append((request, Date(), ContinuousClock.now))
             return list.count - 1
@@ -39,19 +39,19 @@ final class ScriptedHTTPClient: HTTPClient {
     }
 
     /// A client whose `respond` gets each request and how many requests came before it.
-    convenience init(respond: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+    convenience init(respond: @escaping @Sendable (TransportRequest, Int) throws -> TransportResponse) {
         self.init { index, request in try respond(request, index) }
     }
 
     /// A client that always gives the same answer.
     convenience init(status: Int = 200, body: String, contentType: String = "application/json") {
         self.init { _, request in
-            HTTPResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: request.url)
+            TransportResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: request.url)
         }
     }
 
     /// The requests sent, whole, in order.
-    var requests: [HTTPRequest] { sent.withLock { $0.map(\.request) } }
+    var requests: [TransportRequest] { sent.withLock { $0.map(\.request) } }
 
     /// How many requests were sent.
     var count: Int { sent.withLock { $0.count } }
@@ -80,12 +80,12 @@ final class ScriptedHTTPClient: HTTPClient {
     static let tokenURL = URL(string: "https://idp.example/oauth2/token")!
 
     /// A JSON answer with `status`.
-    static func json(_ text: String, status: Int = 200) -> Result<HTTPResponse, any Error> {
-        .success(HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: tokenURL))
+    static func json(_ text: String, status: Int = 200) -> Result<TransportResponse, any Error> {
+        .success(TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: tokenURL))
     }
 
     /// A token response; `refreshToken` nil leaves `refresh_token` out.
-    static func tokens(_ access: String, refresh: String? = nil, expiresIn: Int = 3600, refreshExpiresIn: Int? = nil) -> Result<HTTPResponse, any Error> {
+    static func tokens(_ access: String, refresh: String? = nil, expiresIn: Int = 3600, refreshExpiresIn: Int? = nil) -> Result<TransportResponse, any Error> {
         var object: JSONObject = ["access_token": .string(access), "expires_in": .integer(Int64(expiresIn)), "token_type": .string("Bearer")]
         if let refresh { object["refresh_token"] = .string(refresh) }
         if let refreshExpiresIn { object["refresh_token_expires_in"] = .integer(Int64(refreshExpiresIn)) }
@@ -93,7 +93,7 @@ final class ScriptedHTTPClient: HTTPClient {
     }
 
     /// A transport failure: nothing answered.
-    static func unreachable(_ kind: TransportError.Kind = .cannotConnect) -> Result<HTTPResponse, any Error> {
+    static func unreachable(_ kind: TransportError.Kind = .cannotConnect) -> Result<TransportResponse, any Error> {
         .failure(TransportError(kind, url: RedactedURL(tokenURL), detail: "scripted"))
     }
 }

@@ -5,17 +5,17 @@ import Synchronization
 /// The requests a scripted client received, in order, whole (`ScriptedHTTPClient` itself keeps only their forms):
 /// what the token-service tests check — URL, method, field order.
 final class RequestLog: Sendable {
-    private let list = Mutex<[HTTPRequest]>([])
+    private let list = Mutex<[TransportRequest]>([])
 
-    func append(_ request: HTTPRequest) { list.withLock { $0.append(request) } }
+    func append(_ request: TransportRequest) { list.withLock { $0.append(request) } }
 
     /// The requests so far.
-    var requests: [HTTPRequest] { list.withLock { $0 } }
+    var requests: [TransportRequest] { list.withLock { $0 } }
 }
 
 extension ScriptedHTTPClient {
     /// A client whose `answer` gets each request and its 0-based index, logging every request in `log`.
-    convenience init(log: RequestLog, delay: Duration = .zero, _ answer: @escaping @Sendable (HTTPRequest, Int) throws -> HTTPResponse) {
+    convenience init(log: RequestLog, delay: Duration = .zero, _ answer: @escaping @Sendable (TransportRequest, Int) throws -> TransportResponse) {
         self.init(delay: delay) { index, request in
             log.append(request)
             return try answer(request, index)
@@ -23,14 +23,14 @@ extension ScriptedHTTPClient {
     }
 }
 
-extension HTTPResponse {
+extension TransportResponse {
     /// A JSON response to `request` with HTTP `status` (200 by default: ArcGIS errors come as 200).
-    static func json(_ text: String, status: Int = 200, for request: HTTPRequest) -> HTTPResponse {
-        HTTPResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: request.url)
+    static func json(_ text: String, status: Int = 200, for request: TransportRequest) -> TransportResponse {
+        TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: request.url)
     }
 }
 
-extension HTTPRequest {
+extension TransportRequest {
     /// The form fields of the body, decoded, in order.
     var formFields: [(String, String)] {
         let text = String(decoding: body ?? Data(), as: UTF8.self)

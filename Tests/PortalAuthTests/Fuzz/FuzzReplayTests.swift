@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(Fuzzing) import PortalAuth
+import FuzzChecks
 
 /// One committed input of a fuzz target: a seed, or a regression saved from a crash.
 struct FuzzInput: Sendable, CustomTestStringConvertible {

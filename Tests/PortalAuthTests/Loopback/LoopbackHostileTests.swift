@@ -19,7 +19,8 @@ struct LoopbackHostileTests {
     /// holds more than one head's worth of bytes per connection nor more than its connection cap.
     @Test("200 hostile connections at once: the sign-in completes, buffers stay bounded")
     func hostileMix() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)))
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
 
@@ -54,7 +55,7 @@ struct LoopbackHostileTests {
         #expect(try await get("/callback?code=right&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "right")
 
-        let statistics = listener.statistics
+        let statistics = try counts.statistics()
         #expect(statistics.peakHeadBytes <= 16 * 1024)
         #expect(statistics.peakConnections <= 64)
         #expect(statistics.accepted >= 200)
@@ -90,7 +91,8 @@ struct LoopbackHostileTests {
 
     @Test("17 wrong requests (states, paths, methods, hosts, escapes) keep the wait going; then the right one completes")
     func wrongStatesThenRight() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL)
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, logger: counts.logger)
         async let result = outcome(of: listener)
         for (request, status) in Self.wrongBeforeRight {
             let response = try await exchange(request, port: listener.port)
@@ -98,7 +100,7 @@ struct LoopbackHostileTests {
         }
         #expect(try await get("/callback?code=right&state=s-123", port: listener.port).status == 200)
         #expect(try await result.get().code == "right")
-        #expect(listener.statistics.answered == Self.wrongBeforeRight.count + 1)
+        #expect(try counts.statistics().answered == Self.wrongBeforeRight.count + 1)
     }
 
     // MARK: - Malformed request lines
@@ -133,7 +135,8 @@ struct LoopbackHostileTests {
 
     @Test("50 slowloris clients trickling a byte every 100 ms do not delay the sign-in, and are cut off at its end")
     func slowlorisCrowd() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)))
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
         // All connected before the callback comes, however slowly this machine runs.
@@ -153,11 +156,11 @@ struct LoopbackHostileTests {
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await get("/callback?code=fast&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "fast")
-        #expect(listener.statistics.timedOut == 0, "the callback did not wait for a trickling client's time limit")
+        #expect(try counts.statistics().timedOut == 0, "the callback did not wait for a trickling client's time limit")
         // The wait's end closed every trickling connection: none is left waiting for an answer.
         let ends = try await trickled.value
         #expect(!ends.contains(.timedOut))
-        #expect(listener.statistics.peakHeadBytes <= 16 * 1024)
+        #expect(try counts.statistics().peakHeadBytes <= 16 * 1024)
     }
 
 }

@@ -61,7 +61,8 @@ struct LoopbackListenerTests {
 
     @Test("[::1] binds IPv6 only", .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func ipv6Only() async throws {
-        let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]/callback")))
+        // A port outside the ephemeral range, so that no other test's listener on 127.0.0.1 can have it meanwhile.
+        let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]:\(try freePort())/callback")))
         #expect(listener.listeningAddresses == ["[::1]:\(listener.port)"])
         #expect(throws: TestFailure.self) { try TestSocket(host: "127.0.0.1", port: listener.port) }
         async let result = outcome(of: listener)
@@ -73,7 +74,9 @@ struct LoopbackListenerTests {
         "localhost on a fixed port whose ::1 side is taken fails naming [::1] (a browser would reach the other program)",
         .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func localhostHalfBusy() throws {
-        let holder = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]/callback")))
+        // A port outside the kernel's ephemeral range: an ephemeral port of ::1 may be the local port of another
+        // test's IPv4 client connection at the same time, which would make 127.0.0.1 busy too.
+        let holder = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]:\(try freePort())/callback")))
         let url = try #require(URL(string: "http://localhost:\(holder.port)/callback"))
         #expect {
             try LoopbackListener(redirectURL: url)
@@ -283,19 +286,21 @@ struct LoopbackListenerTests {
         // The silent connection would hold a one-at-a-time listener for its whole 60 s time limit; the real
         // callback must be served before that limit ran out for any connection (no time-out counted).
         let configuration = LoopbackListener.Configuration(connectionTimeout: .seconds(60))
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: configuration)
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: configuration, logger: counts.logger)
         async let result = outcome(of: listener)
         let silent = try TestSocket(port: listener.port)
         #expect(try await get("/callback?code=c&state=s-123", port: listener.port).status == 200)
         _ = try await result.get()
-        #expect(listener.statistics.timedOut == 0)
+        #expect(try counts.statistics().timedOut == 0)
         _ = silent
     }
 
     @Test("a slowloris client is cut off at the connection time limit while others are served")
     func slowloris() async throws {
         let configuration = LoopbackListener.Configuration(connectionTimeout: .milliseconds(600))
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: configuration)
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: configuration, logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener)
         let slow = try TestSocket(port: port)
@@ -314,7 +319,7 @@ struct LoopbackListenerTests {
         #expect(try await get("/favicon.ico", port: port).status == 404)
         #expect(try await get("/callback?code=fast&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "fast")
-        #expect(listener.statistics.timedOut >= 1)
+        #expect(try counts.statistics().timedOut >= 1)
     }
 
     @Test("a head just over the limit gets 431")
@@ -330,7 +335,8 @@ struct LoopbackListenerTests {
 
     @Test("a 1 MB header is cut off (431 or closed) without holding its bytes, and the sign-in completes")
     func megabyteHeader() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL)
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener)
         let (sentAll, reply) = try await BlockingWork.run { () -> (Bool, [UInt8]) in
@@ -343,18 +349,19 @@ struct LoopbackListenerTests {
         #expect(TestResponse(reply)?.status == 431 || !sentAll)
         #expect(try await get("/callback?code=c&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "c")
-        #expect(listener.statistics.peakHeadBytes <= 16 * 1024)
+        #expect(try counts.statistics().peakHeadBytes <= 16 * 1024)
     }
 
     @Test("200 silent connections at once do not lock out the real callback")
     func connectionFlood() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)))
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
         let flood = try await BlockingWork.run { try (0..<200).map { _ in try TestSocket(port: port) } }
         #expect(try await get("/callback?code=c&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "c")
-        let statistics = listener.statistics
+        let statistics = try counts.statistics()
         #expect(statistics.timedOut == 0, "the callback did not wait for a silent connection's time limit")
         #expect(statistics.peakConnections <= 64)
         #expect(statistics.evicted >= 200 - 64)
@@ -365,7 +372,8 @@ struct LoopbackListenerTests {
 
     @Test("200 requests from 20 parallel clients are all answered, then the callback completes")
     func parallelRequests() async throws {
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL)
+        let counts = ServeLoopCounts()
+        let listener = try LoopbackListener(redirectURL: Self.callbackURL, logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener)
         let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
@@ -386,7 +394,7 @@ struct LoopbackListenerTests {
         #expect(statuses.allSatisfy { $0 == 404 })
         #expect(try await get("/callback?code=c&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "c")
-        #expect(listener.statistics.answered == 201)
+        #expect(try counts.statistics().answered == 201)
     }
 
     @Test(

@@ -16,8 +16,8 @@ enum SignOutFakes {
     /// The scripted HTTP client, which records every request.
     typealias HTTP = ScriptedHTTPClient
 
-    static func response(status: Int = 200, body: String, contentType: String = "application/json", url: URL) -> HTTPResponse {
-        HTTPResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: url)
+    static func response(status: Int = 200, body: String, contentType: String = "application/json", url: URL) -> TransportResponse {
+        TransportResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: url)
     }
 
     /// A failure to reach the server, as a transport reports it.
@@ -27,7 +27,7 @@ enum SignOutFakes {
     }
 
     /// The form fields of a request body, decoded.
-    static func fields(of request: HTTPRequest) -> [String: String] {
+    static func fields(of request: TransportRequest) -> [String: String] {
         let body = String(decoding: request.body ?? Data(), as: UTF8.self)
         var fields: [String: String] = [:]
         for pair in body.split(separator: "&") {

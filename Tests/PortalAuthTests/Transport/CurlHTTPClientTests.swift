@@ -11,7 +11,7 @@ struct Echo {
     let headers: [(String, String)]
     let body: String
 
-    init(_ response: HTTPResponse) throws {
+    init(_ response: TransportResponse) throws {
         let json = try JSONValue.parse(response.body)
         method = json["method"]?.stringValue ?? ""
         path = json["path"]?.stringValue ?? ""
@@ -30,7 +30,7 @@ struct Echo {
 }
 
 /// Sends `request` and returns the `TransportError` it throws, recording an issue when it does not.
-func transportError(_ client: CurlHTTPClient, _ request: HTTPRequest) async -> TransportError? {
+func transportError(_ client: CurlHTTPClient, _ request: TransportRequest) async -> TransportError? {
     do {
         let response = try await client.send(request)
         Issue.record("expected a TransportError, got \(response)")
@@ -72,7 +72,7 @@ struct CurlHTTPClientTests {
     func postRoundTrip() async throws {
         try await FaultServer.with { server async throws in
             let long = String(repeating: "v", count: 2000)  // > 1 KiB, where libcurl would add Expect
-            var request = HTTPRequest.form(server.url("/echo"), fields: [("code", "a b&c"), ("long", long)])
+            var request = TransportRequest.form(server.url("/echo"), fields: [("code", "a b&c"), ("long", long)])
             request.headers.add(name: "X-First", value: "1")
             request.headers.add(name: "X-Second", value: "2")
             let echo = try Echo(try await client.send(request))
@@ -90,7 +90,7 @@ struct CurlHTTPClientTests {
     @Test("other methods, a custom user agent, and an empty POST")
     func otherMethods() async throws {
         try await FaultServer.with { server async throws in
-            var put = HTTPRequest(method: .put, url: server.url("/echo"), headers: [("User-Agent", "custom/1")], body: Data("{}".utf8))
+            var put = TransportRequest(method: .put, url: server.url("/echo"), headers: [("User-Agent", "custom/1")], body: Data("{}".utf8))
             var echo = try Echo(try await client.send(put))
             #expect(echo.method == "PUT")
             #expect(echo.body == "{}")
@@ -99,7 +99,7 @@ struct CurlHTTPClientTests {
             put.body = nil
             echo = try Echo(try await client.send(put))
             #expect(echo.method == "DELETE")
-            echo = try Echo(try await client.send(HTTPRequest(method: .post, url: server.url("/echo"))))
+            echo = try Echo(try await client.send(TransportRequest(method: .post, url: server.url("/echo"))))
             #expect(echo.method == "POST")
             #expect(echo.header("Content-Length") == "0")
         }
@@ -121,7 +121,7 @@ struct CurlHTTPClientTests {
         try await FaultServer.with { server async throws in
             let url = server.url("\(path)?user=alice&password=s3cret")
             #expect(try await client.send(.get(url)).statusCode == 401)
-            var request = HTTPRequest.get(url)
+            var request = TransportRequest.get(url)
             request.credentials.password = .init(username: "alice", password: "wrong", schemes: schemes)
             #expect(try await client.send(request).statusCode == 401)
             request.credentials.password = .init(username: "alice", password: "s3cret", schemes: schemes)
@@ -227,7 +227,7 @@ struct CurlHTTPClientTests {
 
     @Test("a header value with a line break is refused")
     func headerInjection() async throws {
-        var request = HTTPRequest.get(URL(string: "https://example.invalid/")!)
+        var request = TransportRequest.get(URL(string: "https://example.invalid/")!)
         request.headers.add(name: "X-Test", value: "a\r\nInjected: yes")
         let error = try #require(await transportError(client, request))
         #expect(error.kind == .invalidHeader)
@@ -267,23 +267,23 @@ struct CurlHTTPClientTests {
 
     @Test("a redirect to another host drops credentials and authorization")
     func redirectDropsCredentials() throws {
-        var request = HTTPRequest.get(URL(string: "https://a.example.com/x")!)
+        var request = TransportRequest.get(URL(string: "https://a.example.com/x")!)
         request.headers.add(name: "Authorization", value: "Bearer T")
         request.credentials.password = .init(username: "u", password: "p")
-        let sameHost = HTTPResponse(statusCode: 302, headers: [("Location", "/y")], url: request.url)
+        let sameHost = TransportResponse(statusCode: 302, headers: [("Location", "/y")], url: request.url)
         let kept = try #require(try CurlHTTPClient.redirect(after: sameHost, of: request))
         #expect(kept.url.absoluteString == "https://a.example.com/y")
         #expect(kept.headers["Authorization"] == "Bearer T")
         #expect(kept.credentials.password != nil)
 
-        let otherHost = HTTPResponse(statusCode: 307, headers: [("Location", "https://b.example.com/z")], url: request.url)
+        let otherHost = TransportResponse(statusCode: 307, headers: [("Location", "https://b.example.com/z")], url: request.url)
         let dropped = try #require(try CurlHTTPClient.redirect(after: otherHost, of: request))
         #expect(dropped.headers["Authorization"] == nil)
         #expect(dropped.credentials.isEmpty)
 
-        let downgrade = HTTPResponse(statusCode: 301, headers: [("Location", "http://127.0.0.1/")], url: request.url)
+        let downgrade = TransportResponse(statusCode: 301, headers: [("Location", "http://127.0.0.1/")], url: request.url)
         #expect(throws: TransportError.self) { try CurlHTTPClient.redirect(after: downgrade, of: request) }
-        #expect(try CurlHTTPClient.redirect(after: HTTPResponse(statusCode: 200, url: request.url), of: request) == nil)
+        #expect(try CurlHTTPClient.redirect(after: TransportResponse(statusCode: 200, url: request.url), of: request) == nil)
     }
 }
 

@@ -35,7 +35,7 @@ struct FormEncodingTests {
 
     @Test("form requests carry the content type, Accept and the encoded body")
     func formRequest() {
-        let request = HTTPRequest.form(URL(string: "https://portal.example.com/sharing/rest/oauth2/token")!,
+        let request = TransportRequest.form(URL(string: "https://portal.example.com/sharing/rest/oauth2/token")!,
                                        fields: [("client_id", "abc"), ("code", "x y")])
         #expect(request.method == .post)
         #expect(request.headers["content-type"] == "application/x-www-form-urlencoded")

@@ -37,7 +37,7 @@ struct TLSTests {
         let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         try await FaultServer.with(tls: certificate) { server async throws in
-            var request = HTTPRequest.get(server.url("/json"))
+            var request = TransportRequest.get(server.url("/json"))
             request.credentials.trustedServerCertificates = try Data(contentsOf: certificate.certificate)
             #expect(try await CurlHTTPClient().send(request).statusCode == 200)
         }
@@ -95,7 +95,7 @@ struct TLSTests {
         let pkcs12 = try clientIdentity.pkcs12(password: "p12-pass")
         try await FaultServer.with(tls: serverCertificate, clientCA: clientIdentity.certificate) { server async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: serverCertificate.certificate)))
-            var request = HTTPRequest.get(server.url("/json"))
+            var request = TransportRequest.get(server.url("/json"))
             _ = try #require(await transportError(client, request))  // no certificate: refused by the server
 
             request.credentials.clientCertificate = .init(pkcs12: pkcs12, password: "wrong")

@@ -31,9 +31,9 @@ public struct CertificateCredential: Sendable, CustomStringConvertible {
         }
         let info: CertificateInfo
         do {
-            info = try CertificateInfo(PKCS12Identity.open(data, password: password, file: file))
-        } catch let error as NetworkCredentialError {
-            throw CertificateImportError(error)
+            info = try CertificateInfo(PKCS12Identity.open(data, password: password))
+        } catch let error as PKCS12Error {
+            throw CertificateImportError(error, file: file)
         } catch {
             throw CertificateImportError(.notPKCS12, file: file, detail: "\(error)")
         }

@@ -41,8 +41,17 @@ public struct CertificateImportError: CategorizedError, CustomStringConvertible,
         self.detail = detail
     }
 
-    init(_ error: NetworkCredentialError) {
-        self.init(error.kind, file: error.file, detail: error.detail)
+    /// The credential layer's account of a PKCS#12 file that does not open, naming the file.
+    init(_ error: PKCS12Error, file: URL) {
+        let kind: NetworkCredentialError.Kind
+        switch error.kind {
+        case .notPKCS12: kind = .notPKCS12
+        case .wrongPassword: kind = .wrongPassword
+        case .unsupportedEncryption: kind = .unsupportedEncryption
+        case .noIdentity: kind = .noIdentity
+        case .libraryMissing: kind = .fileUnreadable
+        }
+        self.init(kind, file: file, detail: error.detail)
     }
 
     /// The SDK's code: `invalidData` for every file that is not a usable PKCS#12 identity.

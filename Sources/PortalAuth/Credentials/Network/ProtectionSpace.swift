@@ -13,14 +13,14 @@ public struct ProtectionSpace: Hashable, Sendable, CustomStringConvertible {
     /// The space of `url`; `nil` without an http(s) scheme or a host.
     public init?(url: URL) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = URLRules.normalisedHost(of: url), let port = URLRules.effectivePort(of: url)
+              let host = URLNormalization.host(of: url), let port = URLNormalization.effectivePort(of: url)
         else { return nil }
         self.init(host: host, port: port)
     }
 
     /// A space for `host` and `port`.
     public init(host: String, port: Int) {
-        self.host = URLRules.normalisedHost(host)
+        self.host = URLNormalization.host(host)
         self.port = port
     }
 

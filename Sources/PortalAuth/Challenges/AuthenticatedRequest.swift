@@ -1,0 +1,332 @@
+import Foundation
+
+/// One `AuthenticationManager.data(for:)` call: attaches the stored credentials, sends, and answers each kind of
+/// challenge at most once, so that it always ends.
+struct AuthenticatedRequest {
+    let manager: AuthenticationManager
+    let original: TransportRequest
+
+    /// More than every step below can take (each happens at most once): a guard against a loop, never reached.
+    static let maximumAttempts = 8
+
+    /// What has been done so far for this request.
+    struct Progress {
+        var renewedToken = false
+        var renewedIAPToken = false
+        var askedArcGIS = false
+        var askedIAP = false
+        var askedHTTP = false
+        var askedClientCertificate = false
+        var askedServerTrust = false
+        /// The credentials a handler gave: used for the retry even if they do not claim the URL.
+        var chosenToken: (ArcGISCredential)?
+        var chosenIAP: IAPCredential?
+        /// Why a stored credential was left out (it needs a new sign-in): told with the challenge that follows.
+        var unusableCredential: String?
+    }
+
+    /// The request as sent, and which credentials it carried.
+    struct Prepared {
+        var request: TransportRequest
+        /// The ArcGIS token credential whose token was sent.
+        var token: (ArcGISCredential)?
+        /// The IAP credential whose token was sent.
+        var iap: IAPCredential?
+        /// The credentials chosen for the request, sent or left out because they need a new sign-in: a challenge
+        /// must not be answered with them again.
+        var consideredToken: (ArcGISCredential)?
+        var consideredIAP: IAPCredential?
+    }
+
+    private var url: URL { original.url }
+    private var httpClient: any TransportClient { manager.settings.httpClient }
+
+    // MARK: - Sending
+
+    func send() async throws -> TransportResponse {
+        var progress = Progress()
+        var lastError: (any Error)?
+        for _ in 0..<Self.maximumAttempts {
+            try Task.checkCancellation()
+            let prepared = try await prepare(&progress)
+            let response: TransportResponse
+            do {
+                response = try await httpClient.send(prepared.request)
+            } catch let error as TransportError {
+                try await answerTransportFailure(error, prepared: prepared, progress: &progress)
+                lastError = error
+                continue
+            }
+            let known = manager.knownIAPConfigurations
+            guard let challenge = DetectedChallenge.detect(in: response, for: url, iapConfigurations: known) else {
+                return response
+            }
+            switch challenge {
+            case .arcGISToken(let code, let message):
+                try await answerTokenChallenge(code: code, message: message, status: response.statusCode, prepared: prepared, progress: &progress)
+            case .identityAwareProxy(let detail):
+                try await answerIAPChallenge(detail: detail, status: response.statusCode, prepared: prepared, progress: &progress)
+            case .http(let schemes):
+                try await answerHTTPChallenge(schemes, status: response.statusCode, prepared: prepared, progress: &progress)
+            }
+        }
+        throw lastError ?? AuthenticationChallengeError(
+            .tokenRequired, url: url, statusCode: nil, detail: "still challenged after \(Self.maximumAttempts) attempts")
+    }
+
+    // MARK: - Attaching credentials
+
+    private func prepare(_ progress: inout Progress) async throws -> Prepared {
+        var prepared = Prepared(request: original)
+        let credentials = manager.arcGISCredentialStore.credentials
+        if !Self.carriesArcGISToken(original) {
+            let stored = credentials.first { $0.kind.arcGISTokenSource != nil && $0.canBeUsed(for: url) }
+            if let credential = progress.chosenToken ?? stored, let source = credential.kind.arcGISTokenSource {
+                prepared.consideredToken = credential
+                if let info = try await usableToken(of: source, progress: &progress) {
+                    guard !info.isSSLRequired || url.scheme?.lowercased() == "https" else {
+                        throw CredentialError.insecureTransport(credential.targetDescription, url: RedactedURL(url).description)
+                    }
+                    attach(info.accessToken, referer: credential.referer, to: &prepared.request)
+                    prepared.token = credential
+                }
+            } else if let key = ArcGISEnvironment.apiKey, Self.takesAPIKey(url) {
+                attach(key.rawValue, referer: "", to: &prepared.request)
+            }
+        }
+        if !original.headers.contains("Authorization") {
+            let stored = credentials.lazy.compactMap(\.kind.iap).first { $0.canBeUsed(for: self.url) }
+            if let credential = progress.chosenIAP ?? stored {
+                prepared.consideredIAP = credential
+                do {
+                    let info = try await credential.tokenInfo
+                    prepared.request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(info.accessToken)")
+                    prepared.iap = credential
+                } catch let error as CredentialError where error.requiresSignIn {
+                    progress.unusableCredential = error.description
+                }
+            }
+        }
+        let stored = await manager.networkCredentialStore.transportCredentials(for: url)
+        var transport = original.credentials
+        transport.password = transport.password ?? stored.password
+        transport.clientCertificate = transport.clientCertificate ?? stored.clientCertificate
+        transport.trustedServerCertificates = transport.trustedServerCertificates ?? stored.trustedServerCertificates
+        prepared.request.credentials = transport
+        return prepared
+    }
+
+    /// The credential's valid token, or nil when only a new sign-in could give one (then the request goes without,
+    /// and the server's challenge reaches the handler).
+    private func usableToken(of source: any ArcGISTokenSource, progress: inout Progress) async throws -> TokenInfo? {
+        do {
+            return try await source.validTokenInfo(renew: false)
+        } catch let error as CredentialError where error.requiresSignIn {
+            progress.unusableCredential = error.description
+            return nil
+        }
+    }
+
+    /// Whether `ArcGISEnvironment.apiKey` goes with a request to `url` that no stored credential covers: only over
+    /// https to ArcGIS Online and ArcGIS Location Platform hosts (`arcgis.com` and its subdomains), so that the key
+    /// never reaches another server.
+    static func takesAPIKey(_ url: URL) -> Bool {
+        guard url.scheme?.lowercased() == "https", let host = url.host?.lowercased() else { return false }
+        return host == "arcgis.com" || host.hasSuffix(".arcgis.com")
+    }
+
+    /// Whether the caller already put a token in the request (a header, or `token=` in the query or form body).
+    static func carriesArcGISToken(_ request: TransportRequest) -> Bool {
+        if request.headers.contains("X-Esri-Authorization") { return true }
+        let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        if query.contains(where: { $0.name == "token" }) { return true }
+        guard isForm(request), let body = request.body else { return false }
+        return String(decoding: body, as: UTF8.self).split(separator: "&").contains { $0.hasPrefix("token=") }
+    }
+
+    private static func isForm(_ request: TransportRequest) -> Bool {
+        request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+    }
+
+    private func attach(_ token: String, referer: String, to request: inout TransportRequest) {
+        if !referer.isEmpty { request.headers.replaceOrAdd(name: "Referer", value: referer) }
+        switch manager.arcGISTokenPlacement {
+        case .parameter where request.method == .get:
+            if var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
+                let encoded = String(FormEncoding.encode([("token", token)]).dropFirst("token=".count))
+                components.percentEncodedQueryItems = (components.percentEncodedQueryItems ?? []) + [URLQueryItem(name: "token", value: encoded)]
+                if let withToken = components.url {
+                    request.url = withToken
+                    return
+                }
+            }
+        case .parameter where Self.isForm(request):
+            var body = request.body ?? Data()
+            if !body.isEmpty { body.append(UInt8(ascii: "&")) }
+            body.append(Data(FormEncoding.encode([("token", token)]).utf8))
+            request.body = body
+            return
+        default:
+            break
+        }
+        request.headers.replaceOrAdd(name: "X-Esri-Authorization", value: "Bearer \(token)")
+    }
+
+    // MARK: - ArcGIS challenges
+
+    private func answerTokenChallenge(code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource {
+            progress.renewedToken = true
+            do {
+                _ = try await source.validTokenInfo(renew: true)
+                return
+            } catch let error as CredentialError where error.requiresSignIn {
+                progress.unusableCredential = error.description
+            }
+        }
+        var detail = "ArcGIS error \(code): \(message)"
+        if let reason = progress.unusableCredential { detail += "; \(reason)" }
+        let error = AuthenticationChallengeError(
+            code == 499 ? .tokenRequired : .invalidToken, url: url, statusCode: status, detail: detail,
+            credentialWasRefused: progress.askedArcGIS && prepared.token != nil)
+        guard !progress.askedArcGIS else { throw error }
+        progress.askedArcGIS = true
+        let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .oAuthOrToken, error: error, httpClient: httpClient)
+        try await askArcGISHandler(challenge, refused: prepared.consideredToken, progress: &progress)
+    }
+
+    private func answerIAPChallenge(detail: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
+        if let credential = prepared.iap, !progress.renewedIAPToken, !progress.askedIAP {
+            progress.renewedIAPToken = true
+            do {
+                _ = try await credential.tokenInfo(minimumValidity: nil, forceRefresh: true)
+                return
+            } catch let error as CredentialError where error.requiresSignIn {
+                progress.unusableCredential = error.description
+            }
+        }
+        let said = progress.unusableCredential.map { "\(detail); \($0)" } ?? detail
+        let error = AuthenticationChallengeError(
+            .identityAwareProxy, url: url, statusCode: status, detail: said, credentialWasRefused: progress.askedIAP && prepared.iap != nil)
+        guard !progress.askedIAP else { throw error }
+        progress.askedIAP = true
+        let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .identityAwareProxy, error: error, httpClient: httpClient)
+        try await askArcGISHandler(challenge, refused: prepared.consideredIAP, progress: &progress)
+    }
+
+    /// Asks the ArcGIS handler (one challenge at a time) and stores its credential; returns to retry, throws to fail.
+    private func askArcGISHandler(_ challenge: ArcGISAuthenticationChallenge, refused: ArcGISCredential?, progress: inout Progress) async throws {
+        let store = manager.arcGISCredentialStore
+        let wantsIAP = challenge.kind == .identityAwareProxy
+        let chosen: ArcGISCredential = try await manager.challengeQueue.run {
+            // Another request may have answered the same challenge while this one waited.
+            let now = store.credentials.first { ($0.kind.iap != nil) == wantsIAP && $0.canBeUsed(for: url) }
+            if let now, now !== refused { return now }
+            guard let handler = manager.arcGISAuthenticationChallengeHandler else { throw challenge.error }
+            switch try await handler.handleArcGISAuthenticationChallenge(challenge) {
+            case .continueWithCredential(let credential):
+                try await store.addAndPersist(credential)
+                // The refused credential would be found first again: the new one takes its place.
+                if let refused, refused !== credential, credential.canBeUsed(for: url) { try await store.remove(refused) }
+                return credential
+            case .continueWithoutCredential:
+                throw challenge.error
+            case .cancel:
+                throw ArcGISChallengeCancellationError(requestURL: url)
+            }
+        }
+        if let iap = chosen.kind.iap {
+            progress.chosenIAP = iap
+            progress.askedIAP = true
+        } else {
+            progress.chosenToken = chosen
+            progress.askedArcGIS = true
+        }
+        progress.unusableCredential = nil
+    }
+
+    // MARK: - Network challenges
+
+    private func answerHTTPChallenge(_ schemes: [DetectedChallenge.Scheme], status: Int, prepared: Prepared, progress: inout Progress) async throws {
+        let offered = schemes.map(\.kind.description).joined(separator: ", ")
+        let error = AuthenticationChallengeError(
+            .httpAuthentication, url: url, statusCode: status, detail: "HTTP \(status), \(offered)",
+            credentialWasRefused: prepared.request.credentials.password != nil)
+        guard !progress.askedHTTP, let space = ProtectionSpace(url: url) else { throw error }
+        progress.askedHTTP = true
+        var seen: Set<NetworkAuthenticationChallenge.Kind> = []
+        let challenges = schemes.filter { seen.insert($0.kind).inserted }.map {
+            NetworkAuthenticationChallenge(kind: $0.kind, requestURL: url, protectionSpace: space, realm: $0.realm, error: error)
+        }
+        try await askNetworkHandler(challenges)
+    }
+
+    private func answerTransportFailure(_ error: TransportError, prepared: Prepared, progress: inout Progress) async throws {
+        guard url.scheme?.lowercased() == "https", let space = ProtectionSpace(url: url),
+              manager.networkAuthenticationChallengeHandler != nil  // nobody to ask: no need to probe the server
+        else { throw error }
+        let probe = ServerCertificateProbe(configuration: (httpClient as? CurlHTTPClient)?.configuration ?? TransportConfiguration())
+        if error.kind == .tlsVerificationFailed {
+            guard !progress.askedServerTrust else { throw error }
+            progress.askedServerTrust = true
+            guard let certificate = try? await probe.certificate(of: url) else { throw error }
+            let challenge = NetworkAuthenticationChallenge(
+                kind: .serverTrust, requestURL: url, protectionSpace: space, serverCertificate: certificate, error: error)
+            try await askNetworkHandler([challenge])
+            return
+        }
+        guard !progress.askedClientCertificate else {
+            throw clientCertificateError(error, refused: prepared.request.credentials.clientCertificate != nil, progress: progress)
+        }
+        let asked: Bool
+        switch error.kind {
+        case .clientCertificateRequired:
+            asked = true
+        case .connectionFailed, .tlsHandshakeFailed:
+            // Over TLS 1.3 a missing certificate is refused after the handshake, often as a bare reset: ask the
+            // server's handshake whether it wants one.
+            asked = (try? await probe.asksForClientCertificate(url)) ?? false
+        default:
+            asked = false
+        }
+        guard asked else { throw error }
+        progress.askedClientCertificate = true
+        let challenge = NetworkAuthenticationChallenge(
+            kind: .clientCertificate, requestURL: url, protectionSpace: space,
+            error: clientCertificateError(error, refused: prepared.request.credentials.clientCertificate != nil, progress: progress))
+        try await askNetworkHandler([challenge])
+    }
+
+    private func clientCertificateError(_ error: TransportError, refused: Bool, progress: Progress) -> AuthenticationChallengeError {
+        AuthenticationChallengeError(.clientCertificate, url: url, statusCode: nil, detail: error.detail, credentialWasRefused: refused)
+    }
+
+    /// Asks the network handler about each challenge in turn (the next only after `rejectProtectionSpace`) and
+    /// stores the credential it gives; returns to retry, throws to fail.
+    private func askNetworkHandler(_ challenges: [NetworkAuthenticationChallenge]) async throws {
+        guard let first = challenges.first else { return }
+        let store = manager.networkCredentialStore
+        try await manager.challengeQueue.run {
+            guard let handler = manager.networkAuthenticationChallengeHandler else { throw first.error }
+            for challenge in challenges {
+                switch await handler.handleNetworkAuthenticationChallenge(challenge) {
+                case .continueWithCredential(let credential):
+                    if case .serverTrust = credential {
+                        guard let certificate = challenge.serverCertificate else { throw challenge.error }
+                        try await store.trust(certificate, for: challenge.protectionSpace)
+                    } else {
+                        try await store.add(credential, for: challenge.protectionSpace)
+                    }
+                    return
+                case .continueWithoutCredential:
+                    throw challenge.error
+                case .cancel:
+                    throw ArcGISChallengeCancellationError(requestURL: url)
+                case .rejectProtectionSpace:
+                    continue
+                }
+            }
+            throw first.error
+        }
+    }
+}

@@ -1,0 +1,185 @@
+public import Foundation
+
+/// The network credentials an app holds, one of each kind per protection space (host and port).
+///
+/// `NetworkCredentialStore()` keeps them in memory only, for the life of the process. A store from
+/// ``makePersistent(access:synchronizesWithiCloud:)`` also keeps them in the desktop keyring (the Secret Service),
+/// never in a plain file: passwords, the PKCS#12 files' passwords (with the file's path) and trusted server
+/// certificates are there in the next session, and removals remove them there.
+///
+/// ```swift
+/// let store = NetworkCredentialStore()
+/// try await store.add(.password(username: "alice", password: secret), for: ProtectionSpace(url: url)!)
+/// try await store.trust(try await ServerCertificateProbe().certificate(of: url), for: ProtectionSpace(url: url)!)
+/// for credential in await store.credentials(forHost: "gis.example.com") {
+///     if case .password(let password) = credential { print(password.username) }
+/// }
+/// var request = TransportRequest.get(url)
+/// request.credentials = await store.transportCredentials(for: url)
+/// ```
+public actor NetworkCredentialStore {
+    /// The credentials of one protection space.
+    private struct Entry {
+        var password: PasswordCredential?
+        var certificate: CertificateCredential?
+        /// The server certificate trusted for the space.
+        var trustedCertificate: CertificateInfo?
+
+        var all: [NetworkCredential] {
+            [password.map(NetworkCredential.password), certificate.map(NetworkCredential.certificate),
+             trustedCertificate.map { _ in NetworkCredential.serverTrust }].compactMap { $0 }
+        }
+    }
+
+    private var entries: [ProtectionSpace: Entry] = [:]
+    /// The keyring behind a persistent store; nil in memory.
+    private let keyring: NetworkCredentialKeyring?
+
+    /// True when the credentials are also kept in the desktop keyring (see ``makePersistent(access:synchronizesWithiCloud:)``).
+    public nonisolated var isPersistent: Bool { keyring != nil }
+
+    /// An empty store.
+    public init() {
+        keyring = nil
+    }
+
+    /// A store kept in `keyring`, loaded from it now.
+    init(keyring: NetworkCredentialKeyring, now: Date = Date()) throws(KeyringError) {
+        self.keyring = keyring
+        for (space, loaded) in try keyring.load(now: now).credentials {
+            var entry = entries[space] ?? Entry()
+            switch loaded {
+            case .password(let password): entry.password = password
+            case .certificate(let certificate): entry.certificate = certificate
+            case .trust(let certificate): entry.trustedCertificate = certificate
+            }
+            entries[space] = entry
+        }
+    }
+
+    /// The ArcGIS Maps SDK's persistent store, with its labels: on Linux the desktop keyring (the Secret Service).
+    ///
+    /// When a Secret Service answers and its default collection is unlocked, the credentials kept there before are
+    /// loaded now (a certificate whose PKCS#12 file is gone or no longer opens is skipped, and left in the keyring),
+    /// and every `add`, `trust` and removal also changes the keyring. Without a usable keyring (a headless
+    /// machine, a locked keyring) the store keeps them in memory only, for the life of the process
+    /// (``isPersistent`` is false): network credentials are never written to a plain file. `access` and
+    /// `synchronizesWithiCloud` have no Linux meaning (see `KeychainAccess`).
+    ///
+    /// - Throws: `KeyringError` when the keyring answers but its items cannot be read.
+    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
+        let storage = SecretServiceClient()
+        do {
+            try CredentialStoreFile.probe(storage, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            return NetworkCredentialStore()
+        }
+        return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
+    }
+
+    // MARK: - Changes
+
+    /// Keeps `credential` for `space`, replacing one of the same kind.
+    ///
+    /// - Throws: `NetworkCredentialError.serverTrustUnusable` for `.serverTrust`: a trust needs the certificate the
+    ///   server presented; use `trust(_:for:)` (the manager does, with the certificate of the challenge).
+    ///   `KeyringError` when a persistent store cannot write it to the keyring (it is then not kept at all).
+    public func add(_ credential: NetworkCredential, for space: ProtectionSpace) throws {
+        var entry = entries[space] ?? Entry()
+        switch credential {
+        case .password(let password):
+            try keyring?.save(password, for: space)
+            entry.password = password
+        case .certificate(let certificate):
+            try keyring?.save(certificate, for: space)
+            entry.certificate = certificate
+        case .serverTrust:
+            throw NetworkCredentialError(
+                .serverTrustUnusable,
+                detail: "no certificate of \(space) is given with the server trust; use trust(_:for:) with the certificate the server presented")
+        }
+        entries[space] = entry
+    }
+
+    /// Trusts `certificate`, the certificate the server of `space` presented, for that space only (a Linux
+    /// addition: the SDK's `.serverTrust` answer, with the certificate it is for).
+    ///
+    /// Later requests to the protection space trust this one certificate as if it were a certificate authority
+    /// (libcurl's `CURLOPT_CAINFO_BLOB`), with chain and host-name verification still on: a server there that
+    /// presents another self-signed certificate is refused again, and no other host is affected.
+    ///
+    /// - Throws: `NetworkCredentialError.serverTrustUnusable` when the certificate does not name the space's host —
+    ///   the host name is still verified, so trusting such a certificate could not work.
+    public func trust(_ certificate: CertificateInfo, for space: ProtectionSpace) throws {
+        guard certificate.matches(host: space.host) else {
+            throw NetworkCredentialError(
+                .serverTrustUnusable,
+                detail: "the certificate of \(space) (\(certificate.subject)) is not for the host \(space.host); "
+                    + "use the host name the certificate names, or give the server a certificate for \(space.host)")
+        }
+        try keyring?.save(trust: certificate, for: space)
+        var entry = entries[space] ?? Entry()
+        entry.trustedCertificate = certificate
+        entries[space] = entry
+    }
+
+    /// Removes every credential of `space` (from the keyring too, for a persistent store; a keyring that fails
+    /// then is not reported here, and the credentials come back with the next `makePersistent`).
+    public func remove(for space: ProtectionSpace) {
+        try? keyring?.remove(kind: nil, for: space)
+        entries[space] = nil
+    }
+
+    /// Removes the credential of `kind` for `space`.
+    public func remove(_ kind: NetworkCredential.Kind, for space: ProtectionSpace) {
+        try? keyring?.remove(kind: kind, for: space)
+        guard var entry = entries[space] else { return }
+        switch kind {
+        case .password: entry.password = nil
+        case .certificate: entry.certificate = nil
+        case .serverTrust: entry.trustedCertificate = nil
+        }
+        entries[space] = entry.all.isEmpty ? nil : entry
+    }
+
+    /// Removes every credential (from the keyring too, for a persistent store).
+    public func removeAll() {
+        try? keyring?.remove(kind: nil, for: nil)
+        entries.removeAll()
+    }
+
+    // MARK: - Lookup
+
+    /// The protection spaces that hold credentials.
+    public var protectionSpaces: [ProtectionSpace] {
+        entries.keys.sorted { ($0.host, $0.port) < ($1.host, $1.port) }
+    }
+
+    /// The credentials kept for `space`: password, certificate, server trust, those present.
+    public func credentials(for space: ProtectionSpace) -> [NetworkCredential] {
+        entries[space]?.all ?? []
+    }
+
+    /// The credentials kept for `host` on any port, as the ArcGIS Maps SDK's `credentials(forHost:)` gives them
+    /// (host names compared as `ProtectionSpace` does: without case or trailing dot).
+    public func credentials(forHost host: String) -> [NetworkCredential] {
+        let wanted = ProtectionSpace(host: host, port: 0).host
+        return protectionSpaces.filter { $0.host == wanted }.flatMap { credentials(for: $0) }
+    }
+
+    /// The server certificate trusted for `space`, if any.
+    public func trustedServerCertificate(for space: ProtectionSpace) -> CertificateInfo? {
+        entries[space]?.trustedCertificate
+    }
+
+    /// What the transport should present and accept for a request to `url`: everything kept for its protection
+    /// space combined, nothing for another space.
+    public func transportCredentials(for url: URL) -> TransportCredentials {
+        guard let space = ProtectionSpace(url: url), let entry = entries[space] else { return TransportCredentials() }
+        var combined = TransportCredentials()
+        combined.password = entry.password?.transport
+        combined.clientCertificate = entry.certificate?.transport
+        combined.trustedServerCertificates = entry.trustedCertificate.map { Data($0.pem.utf8) }
+        return combined
+    }
+}

@@ -1,0 +1,73 @@
+public import Foundation
+
+/// What `status` shows of a stored credential: never a token.
+public struct CredentialSummary: Sendable, Equatable {
+    /// What kind of sign-in a summary is of.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// An ArcGIS portal's OAuth user sign-in (`OAuthUserCredential`); raw value `oauth-user`.
+        case oauthUser = "oauth-user"
+        /// An Identity-Aware Proxy sign-in (`IAPCredential`); raw value `iap`.
+        case iap
+    }
+
+    /// Which kind of sign-in this is.
+    public let kind: Kind
+    /// The portal URL or the IAP configuration (file path or authorize URL).
+    public let target: String
+    /// The client ID.
+    public let clientID: String
+    /// The signed-in user, when known.
+    public let username: String?
+    /// When the access token expires.
+    public let accessTokenExpirationDate: Date
+    /// When the refresh token expires, when known.
+    public let refreshTokenExpirationDate: Date?
+    /// Whether a refresh token is held.
+    public let hasRefreshToken: Bool
+    /// When the ID token expires (IAP).
+    public let idTokenExpirationDate: Date?
+    /// The hosts the IAP credential is for.
+    public let hostsBehindProxy: [String]
+    /// When the credential was last signed in or refreshed.
+    public let updatedAt: Date
+    /// Why the identity provider refused the refresh token at the last refresh (it expired or was revoked);
+    /// nil when it has not. A sign-in is then needed.
+    public let refreshTokenRefusal: String?
+    /// The key that identifies the sign-in in the store (what `portal-auth use` and names point at).
+    public let storeKey: String
+    /// The portal URL (portal sign-ins), or the identity provider's authorize URL (IAP sign-ins).
+    public let url: URL
+    /// The IAP configuration file last signed in with, when there was one.
+    public let configurationFile: String?
+
+    /// Whether the sign-in can still give tokens without a new sign-in at `now`: the access token is valid, or a
+    /// refresh token is held that has not expired and was not refused.
+    public func isUsable(at now: Date = Date()) -> Bool {
+        guard refreshTokenRefusal == nil else { return false }
+        let refreshable = hasRefreshToken && refreshTokenExpirationDate.map { $0 > now } ?? true
+        return refreshable || accessTokenExpirationDate > now
+    }
+
+    package init(_ record: StoredCredential) {
+        switch record.kind {
+        case .oauthUser: kind = .oauthUser
+        case .iap: kind = .iap
+        }
+        switch record.kind {
+        case .oauthUser: target = (record.portalURL ?? record.tokenURL).absoluteString
+        case .iap: target = record.configurationFile ?? (record.authorizeURL ?? record.tokenURL).absoluteString
+        }
+        clientID = record.clientID
+        username = record.username
+        accessTokenExpirationDate = record.accessTokenExpiresAt
+        refreshTokenExpirationDate = record.refreshTokenExpiresAt
+        hasRefreshToken = record.refreshToken != nil
+        idTokenExpirationDate = record.idTokenExpiresAt
+        hostsBehindProxy = record.hostsBehindProxy
+        updatedAt = record.updatedAt
+        refreshTokenRefusal = record.refreshTokenRefusal
+        storeKey = record.key
+        url = (record.kind == .oauthUser ? record.portalURL : record.authorizeURL) ?? record.tokenURL
+        configurationFile = record.configurationFile
+    }
+}

@@ -1,0 +1,190 @@
+package import Foundation
+
+/// One credential as the persistent store keeps it: what it is for, and its tokens.
+///
+/// Holds tokens: never printed, logged or put into an error.
+package struct StoredCredential: Sendable, Equatable {
+    /// What kind of sign-in produced it.
+    package enum Kind: String, Sendable {
+        case oauthUser = "oauth-user"
+        case iap
+    }
+
+    // MARK: - What it is for
+
+    package var kind: Kind
+    var clientID: String
+    /// The portal (OAuth user credentials).
+    var portalURL: URL?
+    var redirectURL: URL
+    /// Refresh-token lifetime asked for at sign-in, in minutes (OAuth user credentials).
+    var refreshTokenExpirationMinutes: Int?
+    /// Exchange the refresh token when it has less than this left (OAuth user credentials).
+    var refreshTokenExchangeSeconds: Int?
+    /// The IAP configuration file, resolved to a real path (IAP credentials loaded from a file).
+    var configurationFile: String?
+    /// The IAP configuration's endpoints and hosts, kept so that `--url` matching and refreshing
+    /// work without the file.
+    var authorizeURL: URL?
+    var tokenURL: URL
+    var revokeURL: URL?
+    var logoutURL: URL?
+    var hostsBehindProxy: [String]
+
+    // MARK: - Tokens
+
+    var username: String?
+    package var accessToken: String
+    package var accessTokenExpiresAt: Date
+    var refreshToken: String?
+    var refreshTokenExpiresAt: Date?
+    /// When the current refresh token was issued (its age decides the ArcGIS exchange); nil in entries
+    /// written before it was recorded.
+    var refreshTokenIssuedAt: Date? = nil
+    var idToken: String?
+    var idTokenExpiresAt: Date?
+    /// Why the last ID token a refresh brought was refused (it failed a check); nil once one is accepted.
+    /// The refresh's other tokens were kept, and `idToken` is the one accepted before. Never holds a token.
+    var idTokenRefusal: String? = nil
+    /// Why the identity provider last refused the refresh token (`invalid_grant`, …); nil until it does, and again
+    /// after a new sign-in. `status` shows it instead of the refresh token's expiry. Never holds a token.
+    var refreshTokenRefusal: String? = nil
+    /// The granted scopes: the token response's `scope`, or what was asked for when it had none (RFC 6749 §5.1).
+    var scopes: [String]
+    var tokenType: String
+    var isSSLRequired: Bool
+    var createdAt: Date
+    var updatedAt: Date
+    /// The scopes asked for at sign-in (IAP credentials), when they differ from the granted ones or were
+    /// recorded; nil in entries written before it was recorded.
+    var requestedScopes: [String]? = nil
+}
+
+// MARK: - Keys
+
+extension StoredCredential {
+    /// This credential's key, as the credential kind that owns the record makes it.
+    var key: String {
+        switch kind {
+        case .oauthUser:
+            return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
+        case .iap:
+            return Self.iapKey(authorizeURL: authorizeURL ?? tokenURL, clientID: clientID, username: username)
+        }
+    }
+
+    /// The key of an OAuth user sign-in: portal URL (normalised) and client ID.
+    static func oauthUserKey(portalURL: URL, clientID: String) -> String {
+        "oauth-user|\(URLNormalization.comparable(portalURL))|\(clientID)"
+    }
+
+    /// The key of an IAP sign-in: what identifies the sign-in — the identity provider (its authorize URL,
+    /// normalised), the client ID and the user — so that an identical copy of the configuration file elsewhere
+    /// names the same sign-in. The file last used is kept in the entry (`configuration_file`), not in the key.
+    /// Stores written before keyed IAP entries by the file's path (`iap|/path/file.json|client`); such entries
+    /// still load, and move to this key when the sign-in is next stored (see `ArcGISCredentialStore`).
+    static func iapKey(authorizeURL: URL, clientID: String, username: String?) -> String {
+        "iap|\(URLNormalization.comparable(authorizeURL))|\(clientID)|\(username ?? "")"
+    }
+}
+
+// MARK: - JSON
+
+extension StoredCredential {
+    /// The JSON object written to the store.
+    package var json: JSONValue {
+        var object = JSONObject()
+        object["kind"] = .string(kind.rawValue)
+        object["client_id"] = .string(clientID)
+        object["portal_url"] = portalURL.map { .string($0.absoluteString) }
+        object["redirect_url"] = .string(redirectURL.absoluteString)
+        object["refresh_token_expiration_minutes"] = refreshTokenExpirationMinutes.map { .integer(Int64($0)) }
+        object["refresh_token_exchange_seconds"] = refreshTokenExchangeSeconds.map { .integer(Int64($0)) }
+        object["configuration_file"] = configurationFile.map { .string($0) }
+        object["authorize_url"] = authorizeURL.map { .string($0.absoluteString) }
+        object["token_url"] = .string(tokenURL.absoluteString)
+        object["revoke_url"] = revokeURL.map { .string($0.absoluteString) }
+        object["logout_url"] = logoutURL.map { .string($0.absoluteString) }
+        object["hosts_behind_proxy"] = .array(hostsBehindProxy.map { .string($0) })
+        object["username"] = username.map { .string($0) }
+        object["access_token"] = .string(accessToken)
+        object["access_token_expires_at"] = Self.timestamp(accessTokenExpiresAt)
+        object["refresh_token"] = refreshToken.map { .string($0) }
+        object["refresh_token_expires_at"] = refreshTokenExpiresAt.map(Self.timestamp)
+        object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
+        object["id_token"] = idToken.map { .string($0) }
+        object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
+        object["id_token_refused"] = idTokenRefusal.map { .string($0) }
+        object["refresh_token_refused"] = refreshTokenRefusal.map { .string($0) }
+        object["scopes"] = .array(scopes.map { .string($0) })
+        object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
+        object["token_type"] = .string(tokenType)
+        object["ssl"] = .bool(isSSLRequired)
+        object["created_at"] = Self.timestamp(createdAt)
+        object["updated_at"] = Self.timestamp(updatedAt)
+        return .object(object)
+    }
+
+    /// Reads an entry back; `nil` when a required field is missing or has the wrong type
+    /// (the caller reports the entry as unusable by its key, never by its content).
+    package init?(json: JSONValue) {
+        guard let object = json.objectValue,
+              let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)),
+              let clientID = object["client_id"]?.stringValue,
+              let redirectURL = object["redirect_url"]?.stringValue.flatMap(URL.init(string:)),
+              let tokenURL = object["token_url"]?.stringValue.flatMap(URL.init(string:)),
+              let accessToken = object["access_token"]?.stringValue,
+              let accessTokenExpiresAt = Self.date(object["access_token_expires_at"])
+        else { return nil }
+        // An IAP entry without its logout endpoint cannot be signed out of: treat it as unreadable.
+        let logoutURL = object["logout_url"]?.stringValue.flatMap(URL.init(string:))
+        if kind == .iap && logoutURL == nil { return nil }
+        self.kind = kind
+        self.clientID = clientID
+        self.portalURL = object["portal_url"]?.stringValue.flatMap(URL.init(string:))
+        self.redirectURL = redirectURL
+        // A lifetime that would overflow when turned into seconds is not read (the default applies).
+        self.refreshTokenExpirationMinutes = object["refresh_token_expiration_minutes"]?.integerValue
+            .flatMap { (1...Int64(Int32.max)).contains($0) ? Int($0) : nil }
+        self.refreshTokenExchangeSeconds = object["refresh_token_exchange_seconds"]?.integerValue.map { Int($0) }
+        self.configurationFile = object["configuration_file"]?.stringValue
+        self.authorizeURL = object["authorize_url"]?.stringValue.flatMap(URL.init(string:))
+        self.tokenURL = tokenURL
+        self.revokeURL = object["revoke_url"]?.stringValue.flatMap(URL.init(string:))
+        self.logoutURL = logoutURL
+        self.hostsBehindProxy = object["hosts_behind_proxy"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.username = object["username"]?.stringValue
+        self.accessToken = accessToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.refreshToken = object["refresh_token"]?.stringValue
+        self.refreshTokenExpiresAt = Self.date(object["refresh_token_expires_at"])
+        self.refreshTokenIssuedAt = Self.date(object["refresh_token_issued_at"])
+        self.idToken = object["id_token"]?.stringValue
+        self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
+        self.idTokenRefusal = object["id_token_refused"]?.stringValue
+        self.refreshTokenRefusal = object["refresh_token_refused"]?.stringValue
+        self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
+        self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
+        self.isSSLRequired = object["ssl"]?.boolValue ?? false
+        self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
+        self.updatedAt = Self.date(object["updated_at"]) ?? Date(timeIntervalSince1970: 0)
+    }
+
+    /// The largest timestamp magnitude read or written, in seconds from 1970 (about 31 million years): far beyond
+    /// any lifetime a token endpoint can give (`TokenResponse` takes under 1e12 s), and well inside `Int64`.
+    static let timestampLimit = 1e15
+
+    /// A stored timestamp; `nil` when it is not a number or not finite and within ``timestampLimit``
+    /// (a hand-edited `1e300` once trapped when the entry was written back).
+    private static func date(_ value: JSONValue?) -> Date? {
+        guard let seconds = value?.doubleValue, seconds.isFinite, abs(seconds) <= timestampLimit else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Whole seconds from 1970, clamped to ``timestampLimit`` so that writing never traps and always reads back.
+    private static func timestamp(_ date: Date) -> JSONValue {
+        let seconds = date.timeIntervalSince1970.rounded()
+        return .integer(Int64(seconds.isNaN ? 0 : min(max(seconds, -timestampLimit), timestampLimit)))
+    }
+}

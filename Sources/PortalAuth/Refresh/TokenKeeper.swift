@@ -1,0 +1,391 @@
+package import Foundation
+import Logging
+import Synchronization
+
+/// Keeps one credential's tokens valid: refreshes them when they are about to expire, keeps the
+/// newest refresh token (rotation), exchanges an ageing ArcGIS refresh token, and — when the
+/// credential lives in a persistent store — does all of that under the store's exclusive lock,
+/// re-reading the entry first, so that many processes refreshing at once send one request.
+package final class TokenKeeper: Sendable {
+    /// Where a persistent credential lives.
+    package struct Persistence: Sendable {
+        let store: CredentialStoreFile
+        let key: String
+    }
+
+    /// A refresh under way. A class around the task, so that a keeper that never refreshes (`portal-auth token`
+    /// with a valid token) never needs the metadata of `Task<StoredCredential, any Error>`: making it checks the
+    /// type's generic requirements, which costs the first time a scan of every protocol conformance in the binary.
+    private final class Refresh: Sendable {
+        let task: Task<StoredCredential, any Error>
+
+        init(_ task: Task<StoredCredential, any Error>) { self.task = task }
+    }
+
+    private let state: Mutex<StoredCredential>
+    private let inFlight = Mutex<Refresh?>(nil)
+    private let invalidated = Mutex(false)
+    private let persistenceState: Mutex<Persistence?>
+    /// Tokens refreshed by this process that could not be written to the store (disk full, I/O error), and
+    /// the refresh token they replaced: written at the next refresh if the store still holds that token.
+    private let unsaved = Mutex<(spent: String, credential: StoredCredential)?>(nil)
+    let httpClient: any TransportClient
+    let policy: RefreshPolicy
+    /// What the credential is for, in messages.
+    let target: String
+    /// Where refreshes report what the caller should know but that does not fail them (a refused ID token).
+    let logger: Logger
+
+    init(
+        _ credential: StoredCredential, persistence: Persistence?, httpClient: any TransportClient, policy: RefreshPolicy, target: String,
+        logger: Logger = Logger(label: "PortalAuth.refresh", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.state = Mutex(credential)
+        self.persistenceState = Mutex(persistence)
+        self.httpClient = httpClient
+        self.policy = policy
+        self.target = target
+        self.logger = logger
+    }
+
+    /// Where the credential is persisted, if anywhere.
+    var persistence: Persistence? { persistenceState.withLock { $0 } }
+
+    /// Persists the credential from now on (refreshes then run under the store's lock).
+    func attach(_ persistence: Persistence?) { persistenceState.withLock { $0 = persistence } }
+
+    /// Replaces the credential as last seen (after a re-read of the store).
+    func replace(_ credential: StoredCredential) { state.withLock { $0 = credential } }
+
+    /// The credential as last seen.
+    var current: StoredCredential { state.withLock { $0 } }
+
+    /// Marks the credential unusable (after sign-out).
+    func invalidate() { invalidated.withLock { $0 = true } }
+
+    /// A credential whose `token` (the access token unless told otherwise) is valid for at least
+    /// `minimumValidity` (the policy's margin when nil), refreshing first when needed or when `force` is set.
+    ///
+    /// This is the library's one refresh rule: callers ask for the token they need and how long it must last,
+    /// and never decide themselves whether to refresh.
+    ///
+    /// - Throws: `CredentialError.signInRequired` when the ID token was asked for and, even after a refresh, is not
+    ///   valid for `minimumValidity` (a provider may answer a refresh without a new ID token, OIDC Core 12.2): only a
+    ///   new sign-in gives one. An expired ID token is never handed out.
+    func validCredential(
+        minimumValidity: Duration? = nil, force: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) async throws -> StoredCredential {
+        if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
+        let margin = minimumValidity ?? policy.margin
+        let snapshot = current
+        // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
+        let pendingWrite = persistence != nil && unsaved.withLock { $0 != nil }
+        if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
+
+        let refresh: Refresh = inFlight.withLock { running in
+            if let running, !force { return running }
+            let refresh = Refresh(Task { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) })
+            running = refresh
+            return refresh
+        }
+        defer { inFlight.withLock { if $0 === refresh { $0 = nil } } }
+        let task = refresh.task
+        let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        try requireValidIDToken(refreshed, keeping: token, margin: margin, now: now())
+        return refreshed
+    }
+
+    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own, or — when the ID
+    /// token is the one asked for — the ID token to its expiry.
+    package static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
+        if credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now) {
+            return true
+        }
+        guard token == .idToken, let expiry = credential.idTokenExpiresAt else { return false }
+        return expiry.timeIntervalSince(now) <= margin.timeInterval
+    }
+
+    /// Throws when the ID token was asked for and is held but is not valid for `margin` (after the refresh that
+    /// tried to renew it).
+    private func requireValidIDToken(_ credential: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date) throws {
+        guard token == .idToken, credential.idToken != nil, let expiry = credential.idTokenExpiresAt,
+              expiry.timeIntervalSince(now) <= margin.timeInterval
+        else { return }
+        let left = Int(expiry.timeIntervalSince(now).rounded(.down))
+        let state = left <= 0 ? "expired at \(expiry.ISO8601Format())" : "is valid for \(left) s only"
+        // A new ID token that failed a check was refused: say so rather than that none came.
+        let why = credential.idTokenRefusal.map { "and \($0)" } ?? "and the identity provider sent no new one with the refreshed tokens"
+        throw CredentialError.signInRequired(
+            target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, \(why)")
+    }
+
+    /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
+    ///
+    /// The exchange interval is an age, as in `OAuthUserConfiguration` (and the ArcGIS Maps SDKs): a refresh
+    /// token issued more than the interval ago is exchanged at the next use, so a sign-in used now and then
+    /// never reaches its expiry. The age counts from when the token was issued; entries without that time
+    /// count from the expiry minus the lifetime asked for. At most half the lifetime is waited, so an
+    /// interval longer than a granted lifetime cannot let the token expire, nor make every call exchange.
+    package static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
+        guard credential.kind == .oauthUser, credential.refreshToken != nil,
+              let expiry = credential.refreshTokenExpiresAt, let interval = credential.refreshTokenExchangeSeconds, interval > 0
+        else { return false }
+        let asked = credential.refreshTokenExpirationMinutes.map { TimeInterval($0 * 60) }
+        guard let issued = credential.refreshTokenIssuedAt ?? asked.map({ expiry.addingTimeInterval(-$0) }) else {
+            return expiry.timeIntervalSince(now) <= TimeInterval(interval)
+        }
+        let lifetime = expiry.timeIntervalSince(issued)
+        return now.timeIntervalSince(issued) >= min(TimeInterval(interval), lifetime / 2)
+    }
+
+    // MARK: - Refreshing
+
+    private func refreshOnce(
+        margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token = .accessToken, now: @escaping @Sendable () -> Date
+    ) async throws -> StoredCredential {
+        guard let persistence else {
+            let refreshed = try await refresh(current, now: now)
+            state.withLock { $0 = refreshed }
+            return refreshed
+        }
+        let started = now()
+        let seen = current.accessToken
+        let unsaved = self.unsaved.withLock { $0 }
+        let result: StoredCredential
+        do {
+            result = try await refreshLocked(
+                persistence, margin: margin, force: force, keeping: token, started: started, seen: seen, unsaved: unsaved, now: now)
+        } catch let error as CredentialStoreError where error.kind == .fileSystem {
+            // Space was reserved before the request, so this is rare (an I/O error, a file system that
+            // cannot reserve): the rotated tokens are still in memory, and the error says what to do.
+            guard self.unsaved.withLock({ $0 }) != nil else { throw error }
+            throw CredentialError.refreshedButNotStored(target, store: persistence.store.path, reason: "\(error)")
+        }
+        self.unsaved.withLock { $0 = nil }
+        return result
+    }
+
+    /// The refresh under the store's lock, space for the new entry reserved before anything is sent.
+    private func refreshLocked(
+        _ persistence: Persistence, margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
+        unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
+    ) async throws -> StoredCredential {
+        let outcome: Result<StoredCredential, CredentialError> = try await persistence.store.withExclusiveAccess(reservingSpace: true) { snapshot in
+            guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry)) else {
+                throw CredentialError.notStored(self.target)
+            }
+            // Tokens this process refreshed earlier but could not store: the store still holds the refresh token
+            // they replaced (spent, dead with a rotating provider), so they are the ones to keep and use.
+            if let unsaved, stored.refreshToken == unsaved.spent {
+                stored = unsaved.credential
+                if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
+            }
+            // Another process may have refreshed while this one waited for the lock: its token is as new
+            // as a refresh from here would give, even when the server's tokens are shorter than the margin
+            // (stored times are whole seconds, hence the second of slack).
+            let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
+            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token)) {
+                self.state.withLock { $0 = stored }
+                return .success(stored)
+            }
+            var refreshed: StoredCredential
+            do {
+                refreshed = try await self.refresh(stored, now: now)
+            } catch let error as CredentialError where error.isRefreshTokenRejection {
+                // Recorded, so that `status` tells a refused refresh token from a valid one without a request.
+                stored.refreshTokenRefusal = error.detail
+                if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
+                self.state.withLock { $0 = stored }
+                return .failure(error)
+            }
+            refreshed.refreshTokenRefusal = nil
+            if case .object(let object) = refreshed.json { snapshot.set(object, for: persistence.key) }
+            // Kept in memory before the store is written: should the write fail, this process still has the
+            // rotated refresh token (see `unsaved`), and says so.
+            self.state.withLock { $0 = refreshed }
+            if let spent = stored.refreshToken, refreshed.refreshToken != spent {
+                self.unsaved.withLock { $0 = (spent, refreshed) }
+            }
+            return .success(refreshed)
+        }
+        return try outcome.get()
+    }
+
+    /// One refresh (or exchange) against the token endpoint, retrying with backoff the failures that certainly
+    /// left the refresh token unused (see ``wasNotProcessed(_:)``).
+    ///
+    /// - Throws: `CredentialError.refreshTokenRejected` at once when the provider refuses the refresh token;
+    ///   `CredentialError.outcomeUnknown` at once when a request that may have reached the provider failed;
+    ///   `CredentialError.unavailable` after the policy's attempts at an unreachable or busy provider;
+    ///   other errors (TLS verification, an invalid answer) at once, as they are.
+    private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
+        guard let refreshToken = credential.refreshToken else {
+            throw CredentialError.signInRequired(target, because: "the access token expired and there is no refresh token")
+        }
+        let exchange = Self.needsExchange(credential, now: now())
+        var fields: [(String, String)] = [
+            ("grant_type", exchange ? "exchange_refresh_token" : "refresh_token"),
+            ("client_id", credential.clientID),
+            ("refresh_token", refreshToken),
+        ]
+        if exchange { fields.append(("redirect_uri", credential.redirectURL.absoluteString)) }
+        if let scope = Self.refreshScope(credential) { fields.append(("scope", scope)) }
+        let request = TransportRequest.form(credential.tokenURL, fields: fields)
+
+        let pauses = policy.backoffs
+        var lastError = ""
+        for attempt in 0..<policy.attempts {
+            // Expiry counts from the moment the request left: the answer's travel time is not validity.
+            let sentAt = now()
+            do {
+                let response = try await send(request)
+                let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
+                let refreshed = try credential.updated(with: tokens, now: sentAt)
+                if let refusal = refreshed.idTokenRefusal, refusal != credential.idTokenRefusal {
+                    logger.warning("kept the refreshed access and refresh tokens but refused the new ID token", metadata: [
+                        "target": "\(target)", "reason": "\(refusal)",
+                    ])
+                }
+                return refreshed
+            } catch let error as TokenEndpointError where error.kind == .refused {
+                throw CredentialError.refreshTokenRejected(target, detail: Self.rejection(error))
+            } catch where Self.isTransient(error) {
+                lastError = "\(error)"
+                // A request that may have reached the provider is never sent again with the same refresh token:
+                // a provider that rotates has already replaced it, and would take a second use for a stolen
+                // token and end the sign-in. The stored sign-in stays as it was, and the error says so.
+                guard Self.wasNotProcessed(error) else {
+                    throw CredentialError.outcomeUnknown(target, reason: lastError)
+                }
+                if attempt < pauses.count { try await Task.sleep(for: pauses[attempt]) }
+            }
+        }
+        throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
+    }
+
+    /// The `scope` of a refresh request, or nil to send none.
+    ///
+    /// RFC 6749 §6: an omitted `scope` means the scope originally granted, and a `scope` sent must not exceed it;
+    /// so none is sent. Microsoft Entra ID is the exception: its v2.0 token endpoint requires `scope` on a refresh,
+    /// with the names asked for at sign-in (its `.default` comes back expanded into other names in the response).
+    static func refreshScope(_ credential: StoredCredential) -> String? {
+        guard credential.kind == .iap, let authorizeURL = credential.authorizeURL,
+              URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com"
+        else { return nil }
+        let asked = credential.requestedScopes ?? credential.scopes
+        return asked.isEmpty ? nil : asked.joined(separator: " ")
+    }
+
+    /// One request, cut off after the policy's attempt timeout (by default as long as the transport's own limit:
+    /// a slow answer is waited for rather than given up and asked again).
+    ///
+    /// A refresh request that has left cannot be taken back: a provider that rotates refresh tokens has
+    /// already replaced the stored one when it answers. So the request is not cancelled with the caller
+    /// (Ctrl-C, SIGTERM, SIGHUP): its answer is awaited, within the attempt timeout, and stored, and the
+    /// cancellation takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such
+    /// a sign-in.
+    private func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let client = httpClient
+        let timeout = policy.attemptTimeout
+        let url = RedactedURL(request.url)
+        let shielded = Task {
+            try await withDeadline(timeout, onTimeout: {
+                TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
+            }) {
+                try await client.send(request)
+            }
+        }
+        return try await shielded.value
+    }
+
+    /// Whether trying again later may help: the provider was unreachable, slow or failing (5xx,
+    /// `temporarily_unavailable`, 408, 429). A certificate that does not verify, a redirect or an answer
+    /// that is not a token response will not change by retrying.
+    static func isTransient(_ error: any Error) -> Bool {
+        if let error = error as? TransportError {
+            return [.cannotResolveHost, .cannotConnect, .timedOut, .connectionFailed, .invalidResponse, .transferFailed].contains(error.kind)
+        }
+        if let error = error as? TokenEndpointError {
+            return error.kind == .serverFailure || [408, 429].contains(error.statusCode)
+        }
+        return false
+    }
+
+    /// Whether a failed request certainly did not use up the refresh token, so that sending it again is safe:
+    /// nothing left this machine (the host did not resolve, the connection was refused or not made), or the
+    /// provider said it did not process the request (408, 429, 503, `temporarily_unavailable`).
+    ///
+    /// Everything else may have reached the token endpoint: a time-out or broken connection after the request
+    /// left, an answer that is not HTTP or cut short, a 500, or a gateway's 502/504.
+    static func wasNotProcessed(_ error: any Error) -> Bool {
+        if let error = error as? TransportError {
+            return [.cannotResolveHost, .cannotConnect].contains(error.kind)
+        }
+        if let error = error as? TokenEndpointError {
+            return [408, 429, 503].contains(error.statusCode) || error.errorCode == "temporarily_unavailable"
+        }
+        return false
+    }
+
+    /// What the provider said when it refused a refresh token, e.g. `invalid_grant` or
+    /// `invalid_grant, ArcGIS error 498: refresh_token expired` (never a token).
+    static func rejection(_ error: TokenEndpointError) -> String {
+        var parts: [String] = []
+        if let code = error.errorCode { parts.append(code) }
+        if let arcGIS = error.arcGISCode {
+            parts.append("ArcGIS error \(arcGIS)" + (error.arcGISMessage.map { ": \($0)" } ?? ""))
+        } else if let description = error.errorDescription {
+            parts.append(description)
+        }
+        return parts.isEmpty ? "HTTP \(error.statusCode)" : parts.joined(separator: ", ")
+    }
+}
+
+// MARK: - Applying a token response
+
+extension StoredCredential {
+    /// This credential after a token response: the new access token, the newest refresh token
+    /// (the old one is kept only when none was sent), and the new ID token when one came.
+    func updated(with tokens: TokenResponse, now: Date) throws -> StoredCredential {
+        var copy = self
+        copy.accessToken = tokens.accessToken
+        copy.accessTokenExpiresAt = now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval)
+        if let refreshToken = tokens.refreshToken, refreshToken != self.refreshToken {
+            copy.refreshToken = refreshToken
+            copy.refreshTokenIssuedAt = now
+            copy.refreshTokenExpiresAt = tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) }
+        } else if let lifetime = tokens.refreshTokenExpiresIn {
+            copy.refreshTokenExpiresAt = now.addingTimeInterval(lifetime.timeInterval)
+        }
+        if let idToken = tokens.idToken {
+            // A refreshed ID token that fails a check is refused alone: the answer's access and refresh tokens
+            // are kept (with a rotating provider the old refresh token is already dead), the previous ID token
+            // stays as it was, and the refusal is recorded for the caller to see.
+            do {
+                let decoded = try IDToken(compact: idToken)
+                try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
+                copy.idToken = idToken
+                copy.idTokenExpiresAt = decoded.expirationDate
+                copy.idTokenRefusal = nil
+            } catch {
+                // The check's message may quote the provider's claims: no control characters, bounded length.
+                let reason = String(String.UnicodeScalarView("\(error)".unicodeScalars.prefix(300).map {
+                    $0.properties.generalCategory == .control ? "?" : $0
+                }))
+                copy.idTokenRefusal = "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
+            }
+        }
+        if let scopes = tokens.scopes { copy.scopes = scopes }
+        if let ssl = tokens.isSSLRequired { copy.isSSLRequired = ssl }
+        if let username = tokens.username { copy.username = username }
+        copy.tokenType = tokens.tokenType
+        copy.updatedAt = now
+        return copy
+    }
+
+    /// The issuer of a previous ID token: a refreshed ID token must come from the same issuer.
+    private func issuer(of idToken: String?) -> String? {
+        idToken.flatMap { try? IDToken(compact: $0).issuer }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+
+/// A look at the identity provider's answer to the authorization URL before the browser opens, so that a request it
+/// rejects (an unregistered redirect URL or port, an unknown client ID, an invalid scope) is reported at once instead
+/// of after the whole timeout.
+///
+/// The request carries no cookie, so a working request normally gets a sign-in page or a redirect to one. The
+/// provider's rejection shows as a redirect to the loopback redirect URL carrying `error` (fatal: the browser would
+/// get the same), or as an error status with a page or an OAuth error object (a warning: the browser may still do
+/// better, for example where the provider refuses non-browser clients). Network failures are not findings.
+struct AuthorizationRequestProbe: Sendable {
+    /// What the look found.
+    enum Finding: Sendable {
+        /// Nothing wrong as far as can be seen without a browser.
+        case nothing
+        /// The provider redirected back with an `error`: the sign-in cannot succeed.
+        case rejected(LoopbackError)
+        /// The provider answered with an error page; what it said, cleaned for the terminal.
+        case errorPage(String)
+    }
+
+    /// Errors that only mean "there is no session in this request", which a request without cookies always gets
+    /// with `prompt=none`.
+    private static let sessionErrors: Set<String> = [
+        "login_required", "interaction_required", "consent_required", "account_selection_required",
+    ]
+
+    /// The authorization URL (without any `id_token_hint`).
+    var url: URL
+    /// The redirect URI sent in it, with the listener's real port.
+    var redirectURI: URL
+    /// How long to wait for the answer before going on without it.
+    var timeout: Duration = .seconds(10)
+
+    /// Sends the request and reads the answer; never throws.
+    func check(httpClient: any TransportClient, logger: Logger) async -> Finding {
+        let request = TransportRequest.get(url)
+        let response: TransportResponse
+        do {
+            response = try await withDeadline(timeout, onTimeout: {
+                TransportError(.timedOut, url: RedactedURL(url), detail: "no answer within \(timeout)")
+            }) {
+                try await httpClient.send(request)
+            }
+        } catch is CancellationError {
+            return .nothing
+        } catch {
+            logger.debug("authorization URL check skipped", metadata: ["error": "\(error)"])
+            return .nothing
+        }
+        return Self.finding(in: response, redirectURI: redirectURI)
+    }
+
+    /// What an answer to the authorization URL says.
+    static func finding(in response: TransportResponse, redirectURI: URL) -> Finding {
+        let status = response.statusCode
+        if (300..<400).contains(status) {
+            guard let location = response.headers["Location"],
+                  let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
+                  let query = URLComponents(url: target, resolvingAgainstBaseURL: false)?.queryItems,
+                  let code = query.first(where: { $0.name == "error" })?.value, !sessionErrors.contains(code)
+            else { return .nothing }
+            let description = query.first { $0.name == "error_description" }?.value
+            if isSameEndpoint(target, redirectURI) {
+                return .rejected(.identityProviderError(
+                    code: TokenEndpointError.clean(code, limit: 80),
+                    description: description.map { TokenEndpointError.clean($0, limit: 300) },
+                    uri: query.first { $0.name == "error_uri" }?.value.map { TokenEndpointError.clean($0, limit: 200) }))
+            }
+            return .errorPage("it redirects to \(RedactedURL(target)) with error \(TokenEndpointError.clean(code, limit: 80))"
+                + (description.map { " (\(TokenEndpointError.clean($0, limit: 300)))" } ?? ""))
+        }
+        guard (400..<500).contains(status) else { return .nothing }
+        var said = "it answers HTTP \(status)"
+        if let json = try? JSONValue.parse(response.body), let code = json["error"]?.stringValue {
+            if sessionErrors.contains(code) { return .nothing }
+            said += " with error \(TokenEndpointError.clean(code, limit: 80))"
+            if let description = json["error_description"]?.stringValue {
+                said += " (\(TokenEndpointError.clean(description, limit: 300)))"
+            }
+        } else if let title = title(of: response.body) {
+            said += " with a page titled \"\(title)\""
+        }
+        return .errorPage(said)
+    }
+
+    /// Whether `url` is the redirect URI (scheme, host, port and path; the query is the provider's).
+    private static func isSameEndpoint(_ url: URL, _ redirectURI: URL) -> Bool {
+        url.scheme?.lowercased() == redirectURI.scheme?.lowercased() && url.host?.lowercased() == redirectURI.host?.lowercased()
+            && url.port == redirectURI.port && (url.path.isEmpty ? "/" : url.path) == (redirectURI.path.isEmpty ? "/" : redirectURI.path)
+    }
+
+    /// An HTML page's title, cleaned for the terminal.
+    private static func title(of body: Data) -> String? {
+        let text = String(decoding: body.prefix(16 * 1024), as: UTF8.self)
+        guard let open = text.range(of: "<title", options: .caseInsensitive),
+              let start = text[open.upperBound...].firstIndex(of: ">"),
+              let close = text.range(of: "</title>", options: .caseInsensitive, range: text.index(after: start)..<text.endIndex)
+        else { return nil }
+        let title = TokenEndpointError.clean(String(text[text.index(after: start)..<close.lowerBound]), limit: 80)
+        return title.isEmpty ? nil : title
+    }
+}

@@ -1,0 +1,51 @@
+public import Logging
+
+/// How an interactive sign-in runs: which browser, how long to wait, where to report progress,
+/// and the HTTP client for the token endpoint.
+public struct SignInSettings: Sendable {
+    /// Opens the authorization URL; `nil` never starts a browser (the URL is still reported to the observer).
+    public var browser: (any BrowserOpener)?
+    /// How long to wait for the browser sign-in before giving up (default 300 s).
+    public var timeout: Duration
+    /// Receives progress for the user; never receives a secret.
+    public var observer: any SignInObserver
+    /// Whether a redirect URL pasted on standard input may finish the sign-in (a browser on another machine).
+    public var acceptsPastedRedirect: Bool
+    /// The HTTP client for token, discovery and revocation requests.
+    public var httpClient: any TransportClient
+    /// When the resulting credential refreshes its tokens.
+    public var refreshPolicy: RefreshPolicy
+    /// Debug events; never a secret.
+    public var logger: Logger
+    /// The clock of polling sign-ins (the device code); tests inject one.
+    public var clock: any SignInClock
+    /// Whether a browser started here can reach the person, for ``SignInMethod/automatic``.
+    public var environment: SignInEnvironment
+    /// Lines pasted by the person (paste-back, out-of-band codes): standard input when not given.
+    public var pastedLines: @Sendable () -> AsyncStream<String>
+
+    /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
+    public init(
+        browser: (any BrowserOpener)? = CommandBrowserOpener.systemDefault(),
+        timeout: Duration = .seconds(300),
+        observer: any SignInObserver = SilentSignInObserver(),
+        acceptsPastedRedirect: Bool = false,
+        httpClient: any TransportClient = CurlHTTPClient(),
+        refreshPolicy: RefreshPolicy = RefreshPolicy(),
+        logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() }),
+        clock: any SignInClock = SystemSignInClock(),
+        environment: SignInEnvironment = .current(),
+        pastedLines: (@Sendable () -> AsyncStream<String>)? = nil
+    ) {
+        self.browser = browser
+        self.timeout = timeout
+        self.observer = observer
+        self.acceptsPastedRedirect = acceptsPastedRedirect
+        self.httpClient = httpClient
+        self.refreshPolicy = refreshPolicy
+        self.logger = logger
+        self.clock = clock
+        self.environment = environment
+        self.pastedLines = pastedLines ?? { StandardInputLines.stream() }
+    }
+}

@@ -1,0 +1,76 @@
+/// HTTP header fields in the order they were added or received, looked up without regard to case.
+///
+/// A name may occur more than once (`Set-Cookie`, `WWW-Authenticate`). The `description` lists names only:
+/// header values can hold tokens and passwords.
+public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral, CustomStringConvertible {
+    /// The fields in order, names as given.
+    public private(set) var fields: [(name: String, value: String)]
+
+    /// Creates headers from ordered fields.
+    public init(_ fields: [(name: String, value: String)] = []) {
+        self.fields = fields
+    }
+
+    /// Creates headers from a literal such as `[("Accept", "application/json")]`.
+    public init(arrayLiteral elements: (String, String)...) {
+        self.fields = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    // MARK: - Lookup
+
+    /// The first value of the field called `name` (any case), or `nil`.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// Every value of the field called `name` (any case), in order.
+    public func values(for name: String) -> [String] {
+        let wanted = name.lowercased()
+        return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+    }
+
+    /// Whether a field called `name` (any case) is present.
+    public func contains(_ name: String) -> Bool {
+        self[name] != nil
+    }
+
+    // MARK: - Changing
+
+    /// Appends a field, keeping any earlier field of the same name.
+    public mutating func add(name: String, value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// Replaces every field called `name` (any case) with one field at the position of the first, or appends it.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        let wanted = name.lowercased()
+        if let first = fields.firstIndex(where: { $0.name.lowercased() == wanted }) {
+            fields[first].value = value
+            fields = fields.enumerated().filter { $0.offset == first || $0.element.name.lowercased() != wanted }.map(\.element)
+        } else {
+            add(name: name, value: value)
+        }
+    }
+
+    /// Removes every field called `name` (any case).
+    public mutating func remove(name: String) {
+        let wanted = name.lowercased()
+        fields.removeAll { $0.name.lowercased() == wanted }
+    }
+
+    // MARK: - Conformances
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        fields.makeIterator()
+    }
+
+    public static func == (lhs: TransportHeaders, rhs: TransportHeaders) -> Bool {
+        lhs.fields.count == rhs.fields.count
+            && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// The field names only; values are never shown.
+    public var description: String {
+        "[" + fields.map(\.name).joined(separator: ", ") + "]"
+    }
+}

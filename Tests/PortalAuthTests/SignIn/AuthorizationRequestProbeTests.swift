@@ -1,0 +1,87 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PortalAuth
+
+/// The look at the authorization URL before the browser opens: a provider that rejects the request (issue 11: an
+/// unregistered redirect URL or port, a wrong client ID) is reported at once, not after the whole timeout.
+@Suite("Authorization URL check: a rejected sign-in request is reported at once")
+struct AuthorizationRequestProbeTests {
+    static let redirect = URL(string: "http://127.0.0.1:43210/callback")!
+    static let authorize = URL(string: "https://idp.example/oauth2/authorize?client_id=c")!
+
+    static func response(_ status: Int, location: String? = nil, contentType: String = "text/html", body: String = "") -> TransportResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", contentType)]
+        if let location { headers.append(("Location", location)) }
+        return TransportResponse(statusCode: status, headers: TransportHeaders(headers), body: Data(body.utf8), url: authorize)
+    }
+
+    @Test("a redirect back to the loopback with error is a rejection carrying the provider's code and text")
+    func redirectWithError() throws {
+        let finding = AuthorizationRequestProbe.finding(
+            in: Self.response(302, location: "http://127.0.0.1:43210/callback?error=invalid_request&error_description=Invalid%20redirect_uri%1B%5B31m&state=s"),
+            redirectURI: Self.redirect)
+        guard case .rejected(let error) = finding else { Issue.record("not a rejection: \(finding)"); return }
+        #expect(error.identityProviderErrorCode == "invalid_request")
+        #expect(error.identityProviderErrorDescription?.contains("Invalid redirect_uri") == true)
+        #expect(error.identityProviderErrorDescription?.contains("\u{1B}") == false, "no terminal escape from the server")
+    }
+
+    @Test("what is not a finding", arguments: [
+        ("a redirect to the login page", 302, "https://idp.example/login?next=%2Foauth2%2Fauthorize", ""),
+        ("login_required, as prompt=none without cookies always gets", 302, "http://127.0.0.1:43210/callback?error=login_required&state=s", ""),
+        ("a sign-in page", 200, nil, "<html><title>Sign in</title></html>"),
+        ("a failing server (the browser may fare better)", 503, nil, ""),
+    ] as [(String, Int, String?, String)])
+    func nothing(name: String, status: Int, location: String?, body: String) {
+        let finding = AuthorizationRequestProbe.finding(in: Self.response(status, location: location, body: body), redirectURI: Self.redirect)
+        guard case .nothing = finding else { Issue.record("\(name): \(finding)"); return }
+    }
+
+    @Test("an error page is reported with its OAuth error or its title", arguments: [
+        (400, "application/json", #"{"error":"invalid_client","error_description":"Unknown client"}"#, "invalid_client (Unknown client)"),
+        (403, "text/html", "<html><head><title>Error: mismatching_redirect_uri</title></head></html>", "titled \"Error: mismatching_redirect_uri\""),
+    ])
+    func errorPage(status: Int, contentType: String, body: String, mentions: String) {
+        let finding = AuthorizationRequestProbe.finding(in: Self.response(status, contentType: contentType, body: body), redirectURI: Self.redirect)
+        guard case .errorPage(let said) = finding else { Issue.record("not an error page: \(finding)"); return }
+        #expect(said.contains("HTTP \(status)") && said.contains(mentions), "\(said)")
+    }
+
+    /// An observer that records the problems it is told about.
+    final class Observer: SignInObserver {
+        let problems = Mutex<[String]>([])
+        func signInRequestProblem(_ message: String) { problems.withLock { $0.append(message) } }
+    }
+
+    @Test("a sign-in whose authorization request the provider rejects ends at once with the provider's error, not at the timeout")
+    func signInEndsAtOnce() async throws {
+        let http = ScriptedHTTPClient { _, request in
+            if request.url.path.hasSuffix("/authorize") {
+                let query = SignOutFakes.query(of: request.url)
+                let back = "\(query["redirect_uri"] ?? "")?error=invalid_request&error_description=redirect_uri%20is%20not%20registered&state=\(query["state"] ?? "")"
+                return TransportResponse(statusCode: 302, headers: [("Location", back)], body: Data(), url: request.url)
+            }
+            return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
+        }
+        let browser = SignOutFakes.Browser()  // shows the provider's error page: never redirects back
+        let settings = SignInSettings(browser: browser, timeout: .seconds(120), httpClient: http)
+        let error = await #expect(throws: LoopbackError.self) {
+            _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
+        }
+        #expect(error?.identityProviderErrorCode == "invalid_request")
+        #expect(error?.identityProviderErrorDescription == "redirect_uri is not registered")
+    }
+
+    @Test("an error page is told to the observer at once, and the sign-in still completes when the browser does better")
+    func errorPageWarnsAndWaits() async throws {
+        let provider = IAPSignInConformanceTests.goodProvider { url in
+            TransportResponse(statusCode: 403, headers: [("Content-Type", "text/html")], body: Data("<title>Forbidden client</title>".utf8), url: url)
+        }
+        let observer = Observer()
+        let settings = SignInSettings(browser: provider.browser, timeout: .seconds(120), observer: observer, httpClient: provider.http)
+        let credential = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
+        #expect(try await credential.tokenInfo.accessToken == "ACCESS-1")
+        #expect(observer.problems.withLock { $0 } == ["it answers HTTP 403 with a page titled \"Forbidden client\""])
+    }
+}
