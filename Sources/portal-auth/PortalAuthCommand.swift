@@ -78,7 +78,10 @@ struct PortalAuthCommand: AsyncParsableCommand {
     /// Runs the tool: core dumps are disabled before any token or password is in memory, and every command's
     /// `--timeout` counts from here (see `CommandClock`); then the chosen subcommand runs. A plain `token` or
     /// `refresh` command line skips ArgumentParser (see `FastCommandLine`).
-    static func main() async {
+    ///
+    /// Synchronous, unlike ArgumentParser's own: the fast path runs on this thread (`CallerThreadExecutor`);
+    /// the other commands run on the main actor while the main thread serves its queue, as an `async` main would.
+    static func main() {
         do {
             try CoreDumpProtection.disable()
         } catch {
@@ -98,14 +101,26 @@ struct PortalAuthCommand: AsyncParsableCommand {
             Glibc.exit(ExitStatus.code(for: .local))
         }
         if let invocation = fast {
-            do {
-                try await invocation.run()
-            } catch {
-                // The same ending as the full path: the exit status, and the JSON error under --format json.
-                finish(with: error, arguments: arguments)
+            CallerThreadExecutor.run {
+                do {
+                    try await invocation.run()
+                } catch {
+                    // The same ending as the full path: the exit status, and the JSON error under --format json.
+                    finish(with: error, arguments: arguments)
+                }
             }
             return
         }
+        Task { @MainActor in
+            await runParsed(arguments)
+            Glibc.exit(0)
+        }
+        dispatchMain()
+    }
+
+    /// Parses `arguments` with ArgumentParser and runs the command, or ends the process for what fails.
+    @MainActor
+    private static func runParsed(_ arguments: [String]) async {
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

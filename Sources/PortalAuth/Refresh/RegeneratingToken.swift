@@ -37,7 +37,7 @@ final class RegeneratingToken: Sendable {
         if !force, snapshot.info.isValid(for: Self.margin(for: snapshot), at: now()) { return snapshot.info }
         let task: Task<TokenInfo, any Error> = inFlight.withLock { running in
             if let running { return running }
-            let task = Task {
+            let task = Task.keepingExecutor {
                 let info = try await self.generate()
                 let issued = self.now()
                 self.held.withLock { $0 = Held(info: info, issuedAt: issued) }

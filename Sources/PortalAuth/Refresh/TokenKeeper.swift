@@ -85,7 +85,7 @@ package final class TokenKeeper: Sendable {
 
         let refresh: Refresh = inFlight.withLock { running in
             if let running, !force { return running }
-            let refresh = Refresh(Task { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) })
+            let refresh = Refresh(Task.keepingExecutor { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) })
             running = refresh
             return refresh
         }
@@ -289,7 +289,7 @@ package final class TokenKeeper: Sendable {
         let client = httpClient
         let timeout = policy.attemptTimeout
         let url = RedactedURL(request.url)
-        let shielded = Task {
+        let shielded = Task.keepingExecutor {
             try await withDeadline(timeout, onTimeout: {
                 TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
             }) {

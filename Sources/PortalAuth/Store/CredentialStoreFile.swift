@@ -86,7 +86,7 @@ public struct CredentialStoreFile: Sendable {
         defer { close(descriptor) }
         try StoreFileSystem.checkPrivateFile(StoreFileSystem.status(ofDescriptor: descriptor, path: path), path: path)
         let data = try StoreFileSystem.readAll(descriptor, path: path)
-        return (try StoreDocument.decode(data, path: path), StoreDocument.recordedBackend(data))
+        return try StoreDocument.decodeRecording(data, path: path)
     }
 
     // MARK: - Updating

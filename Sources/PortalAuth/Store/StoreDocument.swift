@@ -26,6 +26,16 @@ package enum StoreDocument {
     ///
     /// - Throws: `corrupted` (with the parser's position, or the shape problem) or `unsupportedVersion`.
     package static func decode(_ data: Data, path: String) throws(CredentialStoreError) -> [String: JSONObject] {
+        try decodeRecording(data, path: path).entries
+    }
+
+    /// The entries of a store file's bytes and the place of the secrets it records (as ``recordedBackend(_:)``),
+    /// from one parse: every command reads the store, and parsing it twice was a tenth of `portal-auth token`.
+    ///
+    /// - Throws: as ``decode(_:path:)``.
+    static func decodeRecording(
+        _ data: Data, path: String
+    ) throws(CredentialStoreError) -> (entries: [String: JSONObject], recorded: StoreBackend?) {
         let root: JSONValue
         do {
             root = try JSONValue.parse(data)
@@ -52,7 +62,7 @@ package enum StoreDocument {
             }
             result[key] = entry
         }
-        return result
+        return (result, Self.recorded(in: document))
     }
 
     /// The member recording the chosen place of the secrets.
@@ -61,7 +71,12 @@ package enum StoreDocument {
     /// The place of the secrets a well-formed store file records; nil when it records none (or is not well-formed:
     /// ``decode(_:path:)`` reports that).
     static func recordedBackend(_ data: Data) -> StoreBackend? {
-        (try? JSONValue.parse(data))?.objectValue?[secretsMember]?.stringValue.flatMap(StoreBackend.init(rawValue:))
+        (try? JSONValue.parse(data))?.objectValue.flatMap(recorded(in:))
+    }
+
+    /// The place of the secrets recorded in a store document's top-level object.
+    private static func recorded(in document: JSONObject) -> StoreBackend? {
+        document[secretsMember]?.stringValue.flatMap(StoreBackend.init(rawValue:))
     }
 
     /// The bytes of a store file holding `entries` (and recording `backend` as the chosen place of the secrets).

@@ -51,11 +51,11 @@ final class StorePersistenceQueue: Sendable {
     private func schedule<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> Task<Value, any Error> {
         state.withLock { state in
             let previous = state.tail
-            let task = Task {
+            let task = Task.keepingExecutor {
                 await previous?.value
                 return try await work()
             }
-            state.tail = Task { _ = try? await task.value }
+            state.tail = Task.keepingExecutor { _ = try? await task.value }
             return task
         }
     }

@@ -36,7 +36,8 @@ enum Failure {
         let pending = PendingInterrupt()
         let watcher = InterruptWatcher { pending.interrupt() }
         defer { withExtendedLifetime(watcher) {} }
-        let task = Task { try await operation() }
+        // On the executor the command runs on (the calling thread for `token` and `refresh`).
+        let task = Task.keepingExecutor { try await operation() }
         pending.started { task.cancel() }
         do {
             return try await task.value
