@@ -2,6 +2,10 @@
 #define PORTALAUTH_CSYSTEM_SHIM_H
 #include <sys/prctl.h>
 #include <spawn.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
 // prctl is variadic, which Swift cannot call; typed wrappers, prefixed pa_.
 
@@ -22,5 +26,70 @@ static inline int pa_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int
 /// Changes the child's working directory before it runs the program.
 static inline int pa_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
     return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+// Signals forwarded to a pipe (`SignalForwarder` in the library): the handler only writes the signal's number,
+// which is async-signal-safe; a thread reading the pipe does the rest. The state lives in function-local statics
+// (Swift does not emit a header's static variables); only the PortalAuth module calls these, so there is one copy.
+
+extern int pipe2(int pipefd[2], int flags);  // glibc, declared under _GNU_SOURCE only
+/// A pipe whose ends close on exec (and, with O_NONBLOCK in `flags`, never block).
+static inline int pa_pipe2(int ends[2], int flags) { return pipe2(ends, flags); }
+
+/// The pipe's write end, or -1 before the first forwarding.
+static inline volatile int *pa_signal_pipe(void) {
+    static volatile int descriptor = -1;
+    return &descriptor;
+}
+
+/// The action that forwarding or ignoring replaced for `number`, for pa_signal_restore.
+static inline struct sigaction *pa_signal_saved(int number) {
+    static struct sigaction saved[NSIG];
+    return &saved[number];
+}
+
+static void pa_signal_forwarder(int number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)number;
+    int descriptor = *pa_signal_pipe();
+    if (descriptor >= 0) {
+        ssize_t written = write(descriptor, &byte, 1);
+        (void)written;  // a full pipe already holds signals enough to cancel the work
+    }
+    errno = saved;
+}
+
+/// Sets the pipe's write end (non-blocking; once, before the first pa_signal_forward).
+static inline void pa_signal_set_pipe(int descriptor) { *pa_signal_pipe() = descriptor; }
+
+/// Saves the action of `number` and installs the forwarder (SA_RESTART), unless the signal is ignored (a process
+/// started under nohup): 1 forwarded, 0 left ignored, -1 error (errno).
+static inline int pa_signal_forward(int number) {
+    if (number <= 0 || number >= NSIG) { errno = EINVAL; return -1; }
+    struct sigaction *saved = pa_signal_saved(number);
+    if (sigaction(number, NULL, saved) != 0) return -1;
+    if (!(saved->sa_flags & SA_SIGINFO) && saved->sa_handler == SIG_IGN) return 0;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = pa_signal_forwarder;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(number, &action, NULL) == 0 ? 1 : -1;
+}
+
+/// Saves the action of `number` and ignores the signal: 0, or -1 on error (errno).
+static inline int pa_signal_ignore(int number) {
+    if (number <= 0 || number >= NSIG) { errno = EINVAL; return -1; }
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_IGN;
+    sigemptyset(&action.sa_mask);
+    return sigaction(number, &action, pa_signal_saved(number));
+}
+
+/// Puts back the action saved for `number` by pa_signal_forward or pa_signal_ignore.
+static inline int pa_signal_restore(int number) {
+    if (number <= 0 || number >= NSIG) { errno = EINVAL; return -1; }
+    return sigaction(number, pa_signal_saved(number), NULL);
 }
 #endif

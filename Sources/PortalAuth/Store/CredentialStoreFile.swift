@@ -211,8 +211,5 @@ public struct CredentialStoreFile: Sendable {
     }
 
     /// The current time as `20261122T021300Z`.
-    private static func utcTimestamp() -> String {
-        let now = time(nil)
-        return UTCTimestamp.string(now, format: "%Y%m%dT%H%M%SZ") ?? "\(now)"
-    }
+    private static func utcTimestamp() -> String { UTCTimestamp.basic() }
 }
