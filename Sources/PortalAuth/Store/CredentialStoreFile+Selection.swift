@@ -38,9 +38,6 @@ extension CredentialStoreFile {
         try select(store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }
 
-    /// The environment variables `select` reads: a caller may pass only these (see `ProcessEnvironment`).
-    package static let selectionEnvironmentNames = StoreLocation.environmentNames + ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
-
     /// ``select(store:environment:currentDirectory:)`` reading each variable through `lookup` (for example
     /// ``ProcessEnvironment/value(of:)``) instead of from a dictionary: `portal-auth token` then makes no dictionary
     /// (see ``ProcessEnvironment/value(of:)``).
@@ -83,7 +80,8 @@ extension CredentialStoreFile {
         case .automatic:
             file = CredentialStoreFile(location: try StoreLocation.resolve(lookup: defaults))
             file.secretStorage = storage
-            if let data = FileManager.default.contents(atPath: file.path), StoreDocument.recordedBackend(data) == .file {
+            // Through the store's own reader: the same checks and the single parse of every read.
+            if (try? file.readFile())?.recorded == .file {
                 file.backendReason = "the store file records that its secrets stay in it (portal-auth store migrate --to file)"
                 return file
             }

@@ -29,7 +29,7 @@ package enum StoreDocument {
         try decodeRecording(data, path: path).entries
     }
 
-    /// The entries of a store file's bytes and the place of the secrets it records (as ``recordedBackend(_:)``),
+    /// The entries of a store file's bytes and the place of the secrets it records (nil when none or unknown),
     /// from one parse: every command reads the store, and parsing it twice was a tenth of `portal-auth token`.
     ///
     /// - Throws: as ``decode(_:path:)``.
@@ -67,12 +67,6 @@ package enum StoreDocument {
 
     /// The member recording the chosen place of the secrets.
     static let secretsMember = "secrets"
-
-    /// The place of the secrets a well-formed store file records; nil when it records none (or is not well-formed:
-    /// ``decode(_:path:)`` reports that).
-    static func recordedBackend(_ data: Data) -> StoreBackend? {
-        (try? JSONValue.parse(data))?.objectValue.flatMap(recorded(in:))
-    }
 
     /// The place of the secrets recorded in a store document's top-level object.
     private static func recorded(in document: JSONObject) -> StoreBackend? {

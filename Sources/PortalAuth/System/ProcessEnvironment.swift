@@ -20,7 +20,7 @@ package enum ProcessEnvironment {
     /// The variable `name`, or nil when it is not set. Lookups through this function need no dictionary: the
     /// first `[String: String]` a process makes costs it a scan of every protocol conformance in the binary,
     /// which `portal-auth token` avoids (issue 17).
-    public static func value(of name: String) -> String? {
+    package static func value(of name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 }

@@ -246,6 +246,21 @@ struct KeyringStoreTests {
         }
     }
 
+    @Test("the automatic choice does not wait on a FIFO planted at the store path", .timeLimit(.minutes(1)))
+    func automaticChoiceAndFIFO() async throws {
+        let temporary = try TemporaryDirectory()
+        let directory = "\(temporary.path)/portal-auth"
+        #expect(mkdir(directory, 0o700) == 0)
+        #expect(mkfifo("\(directory)/credentials.json", 0o600) == 0)
+        let storage = InMemorySecretStorage()
+        let state = temporary.path
+        // On a thread of its own, so that a choice waiting for a writer would fail by the time limit, not block the pool.
+        let backend = try await BlockingWork.run {
+            try CredentialStoreFile.select(store: nil, environment: ["XDG_STATE_HOME": state], currentDirectory: nil, storage: storage).backend
+        }
+        #expect(backend == .file)
+    }
+
     @Test("a lookup function (portal-auth token's getenv) chooses exactly what the same variables in a dictionary choose",
           arguments: [nil, "auto", "file", "keyring", "./keyring"] as [String?])
     func lookupChoosesAsDictionary(store: String?) throws {
