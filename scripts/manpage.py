@@ -4,8 +4,12 @@
 
 The help comes from `portal-auth --experimental-dump-help` (swift-argument-parser's JSON description of every
 command, option and text), so the page says what `portal-auth help <command>` says. One page, a section per
-command (subcommands such as `iap login` included). Plain man(7) macros; text is escaped for roff."""
+command (subcommands such as `iap login` included). Plain man(7) macros; text is escaped for roff. The header
+names the tool's version as `portal-auth --version` prints it, and the date of $SOURCE_DATE_EPOCH when set (a
+reproducible page, scripts/package), else today's."""
 import json
+import os
+import re
 import subprocess
 import sys
 import time
@@ -94,8 +98,12 @@ def main():
     dump = subprocess.run([sys.argv[1], "--experimental-dump-help"], capture_output=True, text=True, check=True).stdout
     root = json.loads(dump)["command"]
     name = root["commandName"]
-    date = time.strftime("%Y-%m-%d", time.gmtime())
-    lines = [f'.TH {name.upper()} 1 "{date}" "{name}" "User Commands"', ".SH NAME",
+    version_line = subprocess.run([sys.argv[1], "--version"], capture_output=True, text=True, check=True).stdout
+    version = re.match(rf"{re.escape(name)} ([0-9][0-9A-Za-z.+~-]*)", version_line)
+    if not version:
+        raise SystemExit(f"{sys.argv[1]} --version printed no version: {version_line[:200]!r}")
+    date = time.strftime("%Y-%m-%d", time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH") or time.time())))
+    lines = [f'.TH {name.upper()} 1 "{date}" "{name} {version.group(1)}" "User Commands"', ".SH NAME",
              f"{roff(name)} \\- {roff(root.get('abstract', ''))}", ".SH SYNOPSIS",
              f"\\fB{roff(name)}\\fR \\fIcommand\\fR [\\fIoptions\\fR]", ".SH DESCRIPTION"]
     lines += paragraphs(root.get("discussion", ""))
