@@ -197,6 +197,11 @@ public final class ArcGISCredentialStore: Sendable {
         held.withLock { $0.removeAll() }
     }
 
+    /// Empties the store in memory only, leaving the file as it is (after a failed `removeAllAndPersist()`).
+    func removeAllInMemory() {
+        held.withLock { $0.removeAll() }
+    }
+
     // MARK: - Helpers
 
     /// Holds `credential` in memory, in place of one with the same store key.

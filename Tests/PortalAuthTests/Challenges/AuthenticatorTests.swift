@@ -128,7 +128,7 @@ struct AuthenticatorTests {
     func iapWithoutConfiguration() async throws {
         let authenticator = Authenticator(signInSettings: nil)
         let challenge = ArcGISAuthenticationChallenge(
-            requestURL: URL(string: "https://other.example.com")!, kind: .identityAwareProxy,
+            requestURL: URL(string: "https://other.example.com")!, kind: .iap,
             error: AuthenticationChallengeError(.identityAwareProxy, url: Self.url, statusCode: 401, detail: ""), httpClient: Self.portal())
         guard case .continueWithoutCredential = try await authenticator.handleArcGISAuthenticationChallenge(challenge) else {
             Issue.record("nothing to sign in with"); return

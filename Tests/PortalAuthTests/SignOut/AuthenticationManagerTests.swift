@@ -44,7 +44,7 @@ struct AuthenticationManagerTests {
         try await manager.arcGISCredentialStore.addAndPersist(Self.refusedCredential(http: http))
         #expect(try file.read().keys.count == 2)
 
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         #expect(report.revocations.count == 2)
         #expect(report.revocations.filter(\.outcome.succeeded).count == 1)
         #expect(report.invalidations.isEmpty)
@@ -60,7 +60,7 @@ struct AuthenticationManagerTests {
         let http = IAPLogoutTests.plainDiscovery
         let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
-        let confirmed = await manager.signOut()
+        let confirmed = await manager.signOutReport()
         #expect(confirmed.succeeded)
         #expect(confirmed.invalidations.map(\.outcome.succeeded) == [true])
 
