@@ -318,6 +318,20 @@ struct AuthenticatedRequest {
         try await askNetworkHandler([challenge])
     }
 
+    /// The error of a network challenge the handler left unanswered; when it is an `Authenticator` whose prompt
+    /// could not ask (no terminal), the error says so, naming the challenge, rather than failing as a bare refusal.
+    static func unanswered(_ challenge: NetworkAuthenticationChallenge, by handler: any NetworkAuthenticationChallengeHandler) -> any Error {
+        guard let error = challenge.error as? AuthenticationChallengeError, let authenticator = handler as? Authenticator,
+              let prompt = authenticator.prompt, !prompt.canPrompt, challenge.kind != .serverTrust, challenge.kind != .negotiate
+        else { return challenge.error }
+        let what = challenge.kind == .clientCertificate ? "a client certificate" : "a username and password"
+        return AuthenticationChallengeError(
+            error.kind, url: challenge.requestURL, statusCode: error.statusCode,
+            detail: error.detail + "; nobody could be asked for \(what) (no terminal): run where a person can answer, "
+                + "give the Authenticator a prompt, or add a credential to the network credential store first",
+            credentialWasRefused: error.credentialWasRefused)
+    }
+
     private func clientCertificateError(_ error: TransportError, refused: Bool, progress: Progress) -> AuthenticationChallengeError {
         AuthenticationChallengeError(.clientCertificate, url: url, statusCode: nil, detail: error.detail, credentialWasRefused: refused)
     }
@@ -340,7 +354,7 @@ struct AuthenticatedRequest {
                     }
                     return
                 case .continueWithoutCredential:
-                    throw challenge.error
+                    throw Self.unanswered(challenge, by: handler)
                 case .cancel:
                     throw ArcGISChallengeCancellationError(requestURL: url)
                 case .rejectProtectionSpace:

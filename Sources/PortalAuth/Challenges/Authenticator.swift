@@ -17,9 +17,9 @@ import Synchronization
 ///   certificate's subject, issuer, validity and fingerprint.
 ///
 /// The prompt is the terminal (`TerminalAuthenticatorPrompt`) unless another is given, so `Authenticator()` asks as
-/// the toolkit's does. Where it cannot prompt (no terminal), a token challenge fails with an
-/// `AuthenticationChallengeError` that names the challenge and says that nobody could be asked, and a password or
-/// certificate challenge fails with the challenge's own error; `prompt: nil` never asks. Browser sign-ins happen
+/// the toolkit's does. Where it cannot prompt (no terminal), a token, password or certificate challenge fails with an
+/// `AuthenticationChallengeError` that names the challenge and says that nobody could be asked; `prompt: nil` never
+/// asks (the challenge fails with its own error). Browser sign-ins happen
 /// only when `signInSettings` is set. A person cancelling cancels the challenge.
 ///
 /// The manager knows the hosts of its `iapConfigurations` as behind a proxy while it is the manager's ArcGIS
