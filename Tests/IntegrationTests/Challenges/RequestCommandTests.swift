@@ -103,6 +103,22 @@ struct RequestCommandTests {
         let status = try await ToolRunner.run(["status"], environment: environment)
         #expect(status.stdout.contains("the access token"), "\(status.stdout)")
         #expect(sent.leaksNone(of: [idToken, accessToken]))
+
+        // A token the proxy refuses while it is fresh (issued less than a minute ago): no refresh, exit 65 (not 77),
+        // the causes named and the switch to the other token kind.
+        let now = Int64(Date().timeIntervalSince1970)
+        try await store.rewrite(.iap) { entry in
+            entry["id_token"] = .string("not.a-token-the.proxy-accepts")
+            entry["updated_at"] = .integer(now)
+        }
+        let refusedRefresh = try store.field("refresh_token", of: .iap)
+        let refused = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
+        #expect(refused.status == 65, "\(refused)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("refused a fresh ID token"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("client ID or scope") && refused.stderr.contains("--proxy-token access"), "\(refused.stderr)")
+        #expect(try store.field("refresh_token", of: .iap) == refusedRefresh, "no refresh token spent")
+        #expect(refused.leaksNone(of: [accessToken, refusedRefresh, "not.a-token-the.proxy-accepts"]))
     }
 
     @Test("without any way to sign in, exit 77 says to run with --interactive; usage errors exit 64", arguments: [
