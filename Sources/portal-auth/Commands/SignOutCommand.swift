@@ -40,7 +40,7 @@ struct SignOutCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(error)
         }
-        let report = try await Failure.cancellableOnInterrupt { await manager.signOut() }
+        let report = try await Failure.cancellableOnInterrupt { await manager.signOutReport() }
         store.forgetDeletedSignIns()
         observer.clearStatus()
 
