@@ -58,6 +58,11 @@ package struct StoredCredential: Sendable, Equatable {
     /// The scopes asked for at sign-in (IAP credentials), when they differ from the granted ones or were
     /// recorded; nil in entries written before it was recorded.
     var requestedScopes: [String]? = nil
+    /// The identity provider's keys (`jwks_uri` of its verified discovery document at sign-in), which refreshed ID
+    /// tokens must be signed with; nil when none was known (the signature is then not checked).
+    var jwksURI: URL? = nil
+    /// Whether the provider's verified discovery document lists `none` among its ID-token signing algorithms.
+    var signsIDTokensWithNone = false
 }
 
 // MARK: - Keys
@@ -118,6 +123,8 @@ extension StoredCredential {
         object["refresh_token_refused"] = refreshTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
         object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
+        object["jwks_uri"] = jwksURI.map { .string($0.absoluteString) }
+        object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -165,6 +172,8 @@ extension StoredCredential {
         self.refreshTokenRefusal = object["refresh_token_refused"]?.stringValue
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
+        self.jwksURI = object["jwks_uri"]?.stringValue.flatMap(URL.init(string:))
+        self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
