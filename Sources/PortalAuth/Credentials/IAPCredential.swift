@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// A credential for services behind an Identity-Aware Proxy (for example the Microsoft Entra
 /// application proxy), obtained through the OpenID Connect authorization-code flow with PKCE.
@@ -80,6 +81,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     ) async throws -> IAPCredential {
         var idTokenExpiry: Date?
         var username = tokens.username
+        var userInfo: UserInfo?
         let issuer = known?.identifier
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
@@ -95,6 +97,18 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             }
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
+            // UserInfo (OIDC Core §5.3), when discovery names it: its sub must be the ID token's, or the sign-in fails;
+            // an endpoint that cannot be read is reported and the sign-in goes on.
+            if let endpoint = known?.metadata?.userinfoEndpoint, let subject = decoded.subject {
+                do {
+                    userInfo = try await UserInfo.fetch(from: endpoint, accessToken: tokens.accessToken, expectedSubject: subject, httpClient: settings.httpClient)
+                } catch where error.isSubjectMismatch {
+                    throw error
+                } catch {
+                    settings.logger.warning("the UserInfo endpoint could not be read; signed in without it", metadata: ["reason": "\(error)"])
+                    settings.observer.configurationWarning("\(error); the sign-in goes on without the name and e-mail address it gives")
+                }
+            }
         }
         if let username, let problem = TokenCharacters.problem(inUserName: username) {
             throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
@@ -117,6 +131,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         )
         record.jwksURI = known?.metadata?.jwksURI
         record.signsIDTokensWithNone = known?.metadata?.signsWithNone ?? false
+        record.userInfoName = userInfo?.name
+        record.userInfoEmail = userInfo?.email
         return IAPCredential(record: record, configuration: configuration, persistence: nil, settings: settings)
     }
 

@@ -63,6 +63,9 @@ package struct StoredCredential: Sendable, Equatable {
     var jwksURI: URL? = nil
     /// Whether the provider's verified discovery document lists `none` among its ID-token signing algorithms.
     var signsIDTokensWithNone = false
+    /// The user's name and e-mail address as the provider's UserInfo endpoint gave them at sign-in.
+    var userInfoName: String? = nil
+    var userInfoEmail: String? = nil
 }
 
 // MARK: - Keys
@@ -125,6 +128,8 @@ extension StoredCredential {
         object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
         object["jwks_uri"] = jwksURI.map { .string($0.absoluteString) }
         object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
+        object["userinfo_name"] = userInfoName.map { .string($0) }
+        object["userinfo_email"] = userInfoEmail.map { .string($0) }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -174,6 +179,8 @@ extension StoredCredential {
         self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
         self.jwksURI = object["jwks_uri"]?.stringValue.flatMap(URL.init(string:))
         self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
+        self.userInfoName = object["userinfo_name"]?.stringValue
+        self.userInfoEmail = object["userinfo_email"]?.stringValue
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
