@@ -62,8 +62,10 @@ extension IAPCredential {
     /// The device authorization grant against `endpoint`.
     static func deviceCodeCredential(for configuration: IAPConfiguration, endpoint: URL, settings: SignInSettings) async throws -> IAPCredential {
         let issuer = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, explicit: configuration.issuer,
-            httpClient: settings.httpClient)
+            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient)
+        if let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) {
+            settings.observer.configurationWarning(warning)
+        }
         let flow = DeviceCodeFlow(
             deviceAuthorizationURL: endpoint, tokenURL: configuration.tokenURL, clientID: configuration.clientID, scopes: configuration.scopes)
         let result = try await flow.run(settings: settings)

@@ -35,8 +35,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         // Before the browser opens: a lying discovery document stops the sign-in here (mix-up, RFC 9700 §4.4).
         let issuer = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, explicit: configuration.issuer,
-            httpClient: settings.httpClient)
+            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient)
+        if let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) {
+            settings.observer.configurationWarning(warning)
+        }
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
             extra.append(("prompt", configuration.authorizationPromptType.rawValue))

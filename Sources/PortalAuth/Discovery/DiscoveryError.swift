@@ -1,8 +1,8 @@
 import Foundation
 
 /// A discovery document that cannot be trusted: it describes the configured authorize endpoint but names another
-/// issuer than the URL it was fetched for (OpenID Connect Discovery §4.3), or another token endpoint, or disagrees
-/// with the issuer given in the configuration. The sign-in stops before the browser opens and before any code or
+/// issuer than the URL it was fetched for (OpenID Connect Discovery §4.3), or disagrees with the issuer given in
+/// the configuration. The sign-in stops before the browser opens and before any code or
 /// PKCE verifier is sent (RFC 9700 §4.4, mix-up).
 public struct DiscoveryError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private let text: String
@@ -23,13 +23,6 @@ public struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categori
         return DiscoveryError(
             "the OpenID Connect discovery document \(RedactedURL(document)) of the issuer given names \(named), not the configured "
                 + "\(RedactedURL(configured)); nothing was opened or sent. Check the issuer and the authorize_url")
-    }
-
-    static func tokenEndpointMismatch(document: URL, advertised: URL, configured: URL) -> DiscoveryError {
-        DiscoveryError(
-            "the OpenID Connect discovery document \(RedactedURL(document)) names token_endpoint \(RedactedURL(advertised)), not the "
-                + "configured \(RedactedURL(configured)): the code and PKCE verifier would go to another server than the issuer "
-                + "that answers (mix-up attack), so nothing was opened or sent. Check the token_url")
     }
 
     public var category: ErrorCategory { .invalidContent }

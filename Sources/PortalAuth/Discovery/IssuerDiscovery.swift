@@ -31,29 +31,29 @@ enum IssuerDiscovery {
     /// at the authorize URL's folder and each folder above it, the first that names the same authorize endpoint.
     ///
     /// - Throws: `DiscoveryError` when a document describes the configured authorize endpoint but names another
-    ///   issuer than the URL it was fetched for, or another token endpoint than `tokenURL`, or disagrees with
-    ///   `explicit`: nothing may be sent to that provider then.
+    ///   issuer than the URL it was fetched for, or disagrees with `explicit`: nothing may be sent to that provider
+    ///   then.
     static func issuer(
-        forAuthorizeURL authorizeURL: URL, tokenURL: URL? = nil, explicit: URL? = nil, httpClient: any TransportClient
+        forAuthorizeURL authorizeURL: URL, explicit: URL? = nil, httpClient: any TransportClient
     ) async throws(DiscoveryError) -> Issuer? {
         if let explicit {
             let identifier = explicit.absoluteString
             guard let document = await fetch(discoveryURL(forIssuer: identifier), httpClient: httpClient) else {
                 return Issuer(identifier: identifier, sendsIssuerInResponses: false)
             }
-            let metadata = try verify(document, fetchedFor: identifier, authorizeURL: authorizeURL, tokenURL: tokenURL, required: true)
+            let metadata = try verify(document, fetchedFor: identifier, authorizeURL: authorizeURL, required: true)
             return metadata.map { Issuer(identifier: $0.issuer, sendsIssuerInResponses: $0.sendsIssuerInResponses, metadata: $0) }
         }
         if let entra = entraIssuer(authorizeURL) {
             if let document = await fetch(discoveryURL(forIssuer: entra), httpClient: httpClient),
-               let metadata = try verify(document, fetchedFor: entra, authorizeURL: authorizeURL, tokenURL: tokenURL, required: false) {
+               let metadata = try verify(document, fetchedFor: entra, authorizeURL: authorizeURL, required: false) {
                 return Issuer(identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses, metadata: metadata)
             }
             return Issuer(identifier: entra, sendsIssuerInResponses: false)
         }
         for candidate in candidateIssuers(authorizeURL) {
             guard let document = await fetch(discoveryURL(forIssuer: candidate), httpClient: httpClient) else { continue }
-            if let metadata = try verify(document, fetchedFor: candidate, authorizeURL: authorizeURL, tokenURL: tokenURL, required: false) {
+            if let metadata = try verify(document, fetchedFor: candidate, authorizeURL: authorizeURL, required: false) {
                 return Issuer(identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses, metadata: metadata)
             }
         }
@@ -64,7 +64,7 @@ enum IssuerDiscovery {
     /// when it has none that names `authorizeURL`.
     static func metadata(ofIssuer issuer: String, authorizeURL: URL, httpClient: any TransportClient) async -> ProviderMetadata? {
         guard let document = await fetch(discoveryURL(forIssuer: issuer), httpClient: httpClient) else { return nil }
-        return try? verify(document, fetchedFor: issuer, authorizeURL: authorizeURL, tokenURL: nil, required: false)
+        return try? verify(document, fetchedFor: issuer, authorizeURL: authorizeURL, required: false)
     }
 
     /// The issuers a discovery document may be kept for, from the authorize URL's folder up to its origin:
@@ -107,7 +107,7 @@ enum IssuerDiscovery {
     /// The document as metadata when it describes the configured authorize endpoint and the issuer it was fetched
     /// for; nil when it describes another authorize endpoint (and `required` is false).
     private static func verify(
-        _ document: (url: URL, object: JSONObject), fetchedFor expected: String, authorizeURL: URL, tokenURL: URL?, required: Bool
+        _ document: (url: URL, object: JSONObject), fetchedFor expected: String, authorizeURL: URL, required: Bool
     ) throws(DiscoveryError) -> ProviderMetadata? {
         let object = document.object
         let advertised = object["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:))
@@ -124,12 +124,18 @@ enum IssuerDiscovery {
         else {
             throw .issuerMismatch(document: document.url, claimed: object["issuer"]?.stringValue, expected: expected)
         }
-        let metadata = ProviderMetadata(issuer: issuer, document: object)
-        if let tokenURL, let advertisedToken = metadata.tokenEndpoint,
-           URLNormalization.comparable(advertisedToken) != URLNormalization.comparable(tokenURL) {
-            throw .tokenEndpointMismatch(document: document.url, advertised: advertisedToken, configured: tokenURL)
-        }
-        return metadata
+        return ProviderMetadata(issuer: issuer, document: object)
+    }
+
+    /// A warning when the configured token endpoint is not the one the verified discovery document names (a proxy
+    /// or gateway in front of it, or a configuration that mixes two providers): the code goes to the configured one.
+    static func tokenEndpointWarning(_ issuer: Issuer?, tokenURL: URL) -> String? {
+        guard let advertised = issuer?.metadata?.tokenEndpoint,
+              URLNormalization.comparable(advertised) != URLNormalization.comparable(tokenURL)
+        else { return nil }
+        return "the token_url \(RedactedURL(tokenURL)) is not the token_endpoint \(RedactedURL(advertised)) that the issuer "
+            + "\(issuer?.identifier ?? "?")'s discovery document names; the sign-in's code and PKCE verifier go to the token_url: "
+            + "check that it belongs to this identity provider"
     }
 
     /// `https://login.microsoftonline.com/{tenant}/v2.0` for a tenant-specific Entra v2.0 endpoint.

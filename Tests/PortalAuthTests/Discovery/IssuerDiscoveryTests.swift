@@ -35,9 +35,7 @@ struct IssuerDiscoveryTests {
                 issuer: "https://kc.example/realms/maps", authorize: authorize,
                 token: "https://kc.example/realms/maps/protocol/openid-connect/token"),
         ])
-        let issuer = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: URL(string: authorize)!, tokenURL: URL(string: "https://kc.example/realms/maps/protocol/openid-connect/token")!,
-            httpClient: client)
+        let issuer = try await IssuerDiscovery.issuer(forAuthorizeURL: URL(string: authorize)!, httpClient: client)
         #expect(issuer?.identifier == "https://kc.example/realms/maps")
         #expect(issuer?.metadata?.jwksURI?.absoluteString == "https://kc.example/realms/maps/keys")
         #expect(client.requests.map(\.url.absoluteString) == [
@@ -74,21 +72,18 @@ struct IssuerDiscoveryTests {
         #expect(text.contains("--issuer"))
     }
 
-    @Test("a document naming another token endpoint than the configured one stops everything (the code would go elsewhere)")
+    @Test("a document naming another token endpoint than the configured one gives a warning (the code goes to the configured one)")
     func tokenEndpointNotMatching() async throws {
         let authorize = "https://idp.example/o/authorize"
         let client = Self.server([
             "https://idp.example/o/.well-known/openid-configuration": Self.document(
                 issuer: "https://idp.example/o", authorize: authorize, token: "https://idp.example/o/token"),
         ])
-        await #expect(throws: DiscoveryError.self) {
-            _ = try await IssuerDiscovery.issuer(
-                forAuthorizeURL: URL(string: authorize)!, tokenURL: URL(string: "https://thief.example/token")!, httpClient: client)
-        }
+        let issuer = try await IssuerDiscovery.issuer(forAuthorizeURL: URL(string: authorize)!, httpClient: client)
+        let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: URL(string: "https://thief.example/token")!)
+        #expect(warning?.contains("https://thief.example/token") == true && warning?.contains("https://idp.example/o/token") == true)
         // The same URL written with a trailing slash or a default port is the same endpoint.
-        let issuer = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: URL(string: authorize)!, tokenURL: URL(string: "https://idp.example:443/o/token/")!, httpClient: client)
-        #expect(issuer?.identifier == "https://idp.example/o")
+        #expect(IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: URL(string: "https://idp.example:443/o/token/")!) == nil)
     }
 
     @Test("an explicit issuer on another host (Cognito) is used, and its document must name the configured endpoints")
