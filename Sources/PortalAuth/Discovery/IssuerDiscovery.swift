@@ -60,13 +60,6 @@ enum IssuerDiscovery {
         return nil
     }
 
-    /// The verified discovery document of `issuer` itself (on refresh: the issuer of the sign-in's ID token), or nil
-    /// when it has none that names `authorizeURL`.
-    static func metadata(ofIssuer issuer: String, authorizeURL: URL, httpClient: any TransportClient) async -> ProviderMetadata? {
-        guard let document = await fetch(discoveryURL(forIssuer: issuer), httpClient: httpClient) else { return nil }
-        return try? verify(document, fetchedFor: issuer, authorizeURL: authorizeURL, required: false)
-    }
-
     /// The issuers a discovery document may be kept for, from the authorize URL's folder up to its origin:
     /// `https://h/a/b/authorize` → `https://h/a/b`, `https://h/a`, `https://h`.
     static func candidateIssuers(_ authorizeURL: URL) -> [String] {

@@ -118,3 +118,42 @@ struct IDTokenSignatureTests {
         #expect(error?.description.contains(Self.jwksURI.absoluteString) == true, "\(String(describing: error))")
     }
 }
+
+/// A refresh checks the new ID token's signature with the keys recorded at sign-in (`jwks_uri` in the store).
+@Suite("Refreshed ID tokens against the recorded keys")
+struct RefreshedIDTokenSignatureTests {
+    /// A keeper of an IAP sign-in made with the fixtures' RS256 token and key set, whose token endpoint answers
+    /// `idToken` and whose key endpoint serves the fixtures' keys.
+    static func refresh(with idToken: String) async throws -> StoredCredential {
+        var record = TokenKeeperTests.record(.iap, now: JWSFixtures.now)
+        record.clientID = "portal-auth-test"
+        record.idToken = JWSFixtures.token("RS256")
+        record.idTokenExpiresAt = Date(timeIntervalSince1970: 1_800_003_600)
+        record.jwksURI = IDTokenSignatureTests.jwksURI
+        let client = ScriptedHTTPClient { _, request in
+            if request.url == IDTokenSignatureTests.jwksURI {
+                return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
+                                         body: Data(JWSFixtures.keySetText("jwksRotated").utf8), url: request.url)
+            }
+            let body = #"{"access_token":"access-2","refresh_token":"refresh-2","token_type":"Bearer","expires_in":3600,"id_token":"\#(idToken)"}"#
+            return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8), url: request.url)
+        }
+        let keeper = TokenKeeperTests.keeper(record, client)
+        return try await keeper.validCredential(force: true, now: { JWSFixtures.now })
+    }
+
+    @Test("a good signature (a rotated key included) is kept")
+    func good() async throws {
+        let refreshed = try await Self.refresh(with: JWSFixtures.token("RS256-rotated"))
+        #expect(refreshed.idToken == JWSFixtures.token("RS256-rotated"))
+        #expect(refreshed.idTokenRefusal == nil)
+    }
+
+    @Test("a bad signature is refused alone: the new access and refresh tokens are kept, the sign-in's ID token stays", arguments: ["RS256-bad", "ES256-bad"])
+    func bad(name: String) async throws {
+        let refreshed = try await Self.refresh(with: JWSFixtures.token(name))
+        #expect(refreshed.accessToken == "access-2" && refreshed.refreshToken == "refresh-2")
+        #expect(refreshed.idToken == JWSFixtures.token("RS256"))
+        #expect(refreshed.idTokenRefusal?.contains("signature") == true, "\(String(describing: refreshed.idTokenRefusal))")
+    }
+}
