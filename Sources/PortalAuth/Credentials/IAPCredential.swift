@@ -62,8 +62,11 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
 
     /// Signs the user in through the browser and returns the credential.
     ///
-    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
-    /// the scopes, a token response without an ID token is refused (`SignInError`).
+    /// The ID token's signature (with the keys of the provider's discovery document), `aud`, `nonce`, `exp`, `iat`,
+    /// `sub` and `iss` are checked (``IDTokenError``); with `openid` among the scopes, a token response without an ID
+    /// token is refused (`SignInError`). A discovery document that names the configured authorize endpoint but
+    /// another issuer than its own address stops the sign-in before the browser opens (``DiscoveryError``); a
+    /// UserInfo answer about another user fails it (``UserInfoError``). See ``IAPConfiguration/issuer``.
     ///
     /// - Parameters:
     ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
