@@ -11,6 +11,8 @@ struct ProviderMetadata: Sendable, Equatable {
     let jwksURI: URL?
     /// `userinfo_endpoint`.
     let userinfoEndpoint: URL?
+    /// `device_authorization_endpoint` (RFC 8628).
+    let deviceAuthorizationEndpoint: URL?
     /// `id_token_signing_alg_values_supported` (empty when absent).
     let idTokenSigningAlgorithms: [String]
     /// `authorization_response_iss_parameter_supported` (RFC 9207 §3).
@@ -25,6 +27,7 @@ struct ProviderMetadata: Sendable, Equatable {
         tokenEndpoint = endpoint("token_endpoint")
         jwksURI = endpoint("jwks_uri")
         userinfoEndpoint = endpoint("userinfo_endpoint")
+        deviceAuthorizationEndpoint = endpoint("device_authorization_endpoint")
         idTokenSigningAlgorithms = document["id_token_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
         sendsIssuerInResponses = document["authorization_response_iss_parameter_supported"]?.boolValue == true
     }

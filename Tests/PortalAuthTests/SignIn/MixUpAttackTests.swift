@@ -96,3 +96,43 @@ struct MixUpAttackTests {
         #expect(network.codeExchanges.isEmpty)
     }
 }
+
+/// With no issuer known (no discovery document, no explicit issuer), an ID token whose `iss` has another origin than
+/// the authorize endpoint names another provider (issue 26: `iss: https://example.org/` was accepted and stored).
+@Suite("No issuer known: the ID token's iss must have the authorize endpoint's origin")
+struct UnknownIssuerOriginTests {
+    static func provider(iss: String) -> IAPSignInConformanceTests.Provider {
+        IAPSignInConformanceTests.Provider { nonce in
+            let idToken = IDTokenTests.token(IDTokenTests.payload(
+                aud: .string("iap-client"), nonce: nonce, exp: Date().timeIntervalSince1970 + 3600, iss: iss, iat: Date().timeIntervalSince1970))
+            return #"{"access_token":"ACCESS-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(idToken)"}"#
+        }
+    }
+
+    @Test("another origin is refused, nothing is kept; the authorize endpoint's origin is accepted", arguments: [
+        ("https://example.org/", false), ("https://idp.example:8443/oauth2", false), ("http://idp.example/oauth2", false),
+        ("https://idp.example/other/tenant", true),
+    ])
+    func origin(iss: String, accepted: Bool) async throws {
+        let provider = Self.provider(iss: iss)
+        let settings = IAPSignInConformanceTests.settings(provider)
+        if accepted {
+            _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
+        } else {
+            let error = await #expect(throws: IDTokenError.self) {
+                _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
+            }
+            #expect(error?.description.contains("another origin") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("an explicit issuer (Cognito: on another host) is the one expected")
+    func explicitIssuer() async throws {
+        var configuration = try IAPSignInConformanceTests.configuration()
+        configuration.issuer = URL(string: "https://example.org/pool")!
+        _ = try await IAPCredential.credential(for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: "https://example.org/pool")))
+        await #expect(throws: IDTokenError.self) {
+            _ = try await IAPCredential.credential(for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: "https://example.org/")))
+        }
+    }
+}
