@@ -12,6 +12,7 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/ssl.h>
+#include <openssl/ec.h>  // ECDSA_SIG: a JWS ES256 signature (r || s) turned into the DER form OpenSSL verifies
 #include "../CSystem/dynamic_library.h"
 
 // libcrypto and libssl are opened with dlopen on first use, not linked (see dynamic_library.h): Swift calls the
@@ -55,11 +56,151 @@
       (certificate, name, length, flags, peer))                                                                  \
     X(p, int, X509_check_ip_asc, (X509 *certificate, const char *address, unsigned int flags),                   \
       (certificate, address, flags))                                                                             \
-    X(p, int, X509_check_private_key, (const X509 *certificate, const EVP_PKEY *key), (certificate, key))
+    X(p, int, X509_check_private_key, (const X509 *certificate, const EVP_PKEY *key), (certificate, key))         \
+    X(p, const EVP_MD *, EVP_sha384, (void), ())                                                                 \
+    X(p, const EVP_MD *, EVP_sha512, (void), ())                                                                 \
+    X(p, EVP_MD_CTX *, EVP_MD_CTX_new, (void), ())                                                               \
+    X(p, void, EVP_MD_CTX_free, (EVP_MD_CTX *context), (context))                                                \
+    X(p, int, EVP_DigestVerifyInit,                                                                              \
+      (EVP_MD_CTX *context, EVP_PKEY_CTX **key_context, const EVP_MD *type, ENGINE *engine, EVP_PKEY *key),      \
+      (context, key_context, type, engine, key))                                                                 \
+    X(p, int, EVP_DigestVerify,                                                                                  \
+      (EVP_MD_CTX *context, const unsigned char *signature, size_t signature_length, const unsigned char *data,  \
+       size_t length),                                                                                           \
+      (context, signature, signature_length, data, length))                                                      \
+    X(p, int, EVP_PKEY_CTX_set_rsa_padding, (EVP_PKEY_CTX *context, int padding), (context, padding))            \
+    X(p, int, EVP_PKEY_CTX_set_rsa_pss_saltlen, (EVP_PKEY_CTX *context, int length), (context, length))          \
+    X(p, EVP_PKEY_CTX *, EVP_PKEY_CTX_new_from_name, (OSSL_LIB_CTX *library, const char *name, const char *query), \
+      (library, name, query))                                                                                    \
+    X(p, void, EVP_PKEY_CTX_free, (EVP_PKEY_CTX *context), (context))                                            \
+    X(p, int, EVP_PKEY_fromdata_init, (EVP_PKEY_CTX *context), (context))                                        \
+    X(p, int, EVP_PKEY_fromdata, (EVP_PKEY_CTX *context, EVP_PKEY **key, int selection, OSSL_PARAM parameters[]), \
+      (context, key, selection, parameters))                                                                     \
+    X(p, int, EVP_PKEY_get_bits, (const EVP_PKEY *key), (key))                                                   \
+    X(p, OSSL_PARAM_BLD *, OSSL_PARAM_BLD_new, (void), ())                                                       \
+    X(p, void, OSSL_PARAM_BLD_free, (OSSL_PARAM_BLD *builder), (builder))                                        \
+    X(p, int, OSSL_PARAM_BLD_push_BN, (OSSL_PARAM_BLD *builder, const char *key, const BIGNUM *number),         \
+      (builder, key, number))                                                                                    \
+    X(p, int, OSSL_PARAM_BLD_push_utf8_string,                                                                   \
+      (OSSL_PARAM_BLD *builder, const char *key, const char *text, size_t length), (builder, key, text, length)) \
+    X(p, int, OSSL_PARAM_BLD_push_octet_string,                                                                  \
+      (OSSL_PARAM_BLD *builder, const char *key, const void *bytes, size_t length), (builder, key, bytes, length)) \
+    X(p, OSSL_PARAM *, OSSL_PARAM_BLD_to_param, (OSSL_PARAM_BLD *builder), (builder))                            \
+    X(p, void, OSSL_PARAM_free, (OSSL_PARAM *parameters), (parameters))                                          \
+    X(p, BIGNUM *, BN_bin2bn, (const unsigned char *bytes, int length, BIGNUM *into), (bytes, length, into))     \
+    X(p, void, BN_free, (BIGNUM *number), (number))                                                              \
+    X(p, ECDSA_SIG *, ECDSA_SIG_new, (void), ())                                                                 \
+    X(p, void, ECDSA_SIG_free, (ECDSA_SIG *signature), (signature))                                              \
+    X(p, int, ECDSA_SIG_set0, (ECDSA_SIG *signature, BIGNUM *r, BIGNUM *s), (signature, r, s))                   \
+    X(p, int, i2d_ECDSA_SIG, (const ECDSA_SIG *signature, unsigned char **out), (signature, out))
 /// None of libcrypto's functions used here is variadic.
 #define PA_CRYPTO_VARIADIC_FUNCTIONS(X, p)
 PA_DYNAMIC_LIBRARY(crypto, PA_CRYPTO_FUNCTIONS, PA_CRYPTO_VARIADIC_FUNCTIONS, "libcrypto.so.3", "libssl3",
                    "libssl-dev")
+
+// MARK: - JSON Web Keys and JWS signatures (ID tokens): keys built from a JWK's parts, signatures checked by OpenSSL
+
+/// A public key of OpenSSL type `name` ("RSA", "EC", "ED25519", ...) from an OSSL_PARAM list, or NULL.
+static inline EVP_PKEY *pa_public_key_from_params(const char *name, OSSL_PARAM_BLD *builder) {
+    EVP_PKEY *key = NULL;
+    OSSL_PARAM *parameters = pa_OSSL_PARAM_BLD_to_param(builder);
+    EVP_PKEY_CTX *context = parameters ? pa_EVP_PKEY_CTX_new_from_name(NULL, name, NULL) : NULL;
+    if (context == NULL || pa_EVP_PKEY_fromdata_init(context) != 1
+        || pa_EVP_PKEY_fromdata(context, &key, EVP_PKEY_PUBLIC_KEY, parameters) != 1) {
+        key = NULL;
+    }
+    if (context) pa_EVP_PKEY_CTX_free(context);
+    if (parameters) pa_OSSL_PARAM_free(parameters);
+    return key;
+}
+
+/// An RSA public key from a JWK's `n` and `e` (big-endian bytes), or NULL. Free with pa_EVP_PKEY_free.
+static inline EVP_PKEY *pa_rsa_public_key(const unsigned char *n, size_t n_length, const unsigned char *e, size_t e_length) {
+    if (n_length == 0 || e_length == 0 || n_length > 2048 || e_length > 64) return NULL;
+    OSSL_PARAM_BLD *builder = pa_OSSL_PARAM_BLD_new();
+    BIGNUM *modulus = pa_BN_bin2bn(n, (int)n_length, NULL);
+    BIGNUM *exponent = pa_BN_bin2bn(e, (int)e_length, NULL);
+    EVP_PKEY *key = NULL;
+    if (builder && modulus && exponent && pa_OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, modulus) == 1
+        && pa_OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, exponent) == 1) {
+        key = pa_public_key_from_params("RSA", builder);
+    }
+    if (modulus) pa_BN_free(modulus);
+    if (exponent) pa_BN_free(exponent);
+    if (builder) pa_OSSL_PARAM_BLD_free(builder);
+    return key;
+}
+
+/// An EC public key on curve `group` (an OpenSSL group name, "prime256v1") from the uncompressed point
+/// 0x04 || x || y, or NULL (OpenSSL refuses a point not on the curve). Free with pa_EVP_PKEY_free.
+static inline EVP_PKEY *pa_ec_public_key(const char *group, const unsigned char *point, size_t length) {
+    OSSL_PARAM_BLD *builder = pa_OSSL_PARAM_BLD_new();
+    EVP_PKEY *key = NULL;
+    if (builder && pa_OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) == 1
+        && pa_OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, point, length) == 1) {
+        key = pa_public_key_from_params("EC", builder);
+    }
+    if (builder) pa_OSSL_PARAM_BLD_free(builder);
+    return key;
+}
+
+/// An Ed25519 or Ed448 (`name`) public key from its raw bytes (a JWK's `x`), or NULL. Free with pa_EVP_PKEY_free.
+static inline EVP_PKEY *pa_raw_public_key(const char *name, const unsigned char *x, size_t length) {
+    OSSL_PARAM_BLD *builder = pa_OSSL_PARAM_BLD_new();
+    EVP_PKEY *key = NULL;
+    if (builder && pa_OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, x, length) == 1) {
+        key = pa_public_key_from_params(name, builder);
+    }
+    if (builder) pa_OSSL_PARAM_BLD_free(builder);
+    return key;
+}
+
+/// Verifies `signature` over `data` with `key`: `digest` 256/384/512 (SHA-2) or 0 (EdDSA, no separate digest);
+/// `pss` 1 for RSASSA-PSS with a salt as long as the digest (JWS PS256...), else 0. An ECDSA signature is given as
+/// JWS writes it (r || s, each `signature_length / 2` bytes). 1 when it verifies, 0 when it does not, -1 when OpenSSL
+/// failed otherwise.
+static inline int pa_verify_signature(EVP_PKEY *key, int digest, int pss, int ecdsa, const unsigned char *data,
+                                      size_t length, const unsigned char *signature, size_t signature_length) {
+    const EVP_MD *md = digest == 256 ? pa_EVP_sha256() : digest == 384 ? pa_EVP_sha384() : digest == 512 ? pa_EVP_sha512() : NULL;
+    if (digest != 0 && md == NULL) return -1;
+    unsigned char *der = NULL;
+    int der_length = 0;
+    if (ecdsa) {
+        if (signature_length == 0 || signature_length % 2 != 0 || signature_length > 264) return 0;
+        size_t half = signature_length / 2;
+        ECDSA_SIG *pair = pa_ECDSA_SIG_new();
+        BIGNUM *r = pa_BN_bin2bn(signature, (int)half, NULL);
+        BIGNUM *s = pa_BN_bin2bn(signature + half, (int)half, NULL);
+        if (pair == NULL || r == NULL || s == NULL || pa_ECDSA_SIG_set0(pair, r, s) != 1) {
+            if (r) pa_BN_free(r);
+            if (s) pa_BN_free(s);
+            if (pair) pa_ECDSA_SIG_free(pair);
+            return -1;
+        }
+        der_length = pa_i2d_ECDSA_SIG(pair, &der);
+        pa_ECDSA_SIG_free(pair);
+        if (der_length <= 0) return -1;
+        signature = der;
+        signature_length = (size_t)der_length;
+    }
+    int result = -1;
+    EVP_MD_CTX *context = pa_EVP_MD_CTX_new();
+    EVP_PKEY_CTX *key_context = NULL;
+    if (context && pa_EVP_DigestVerifyInit(context, &key_context, md, NULL, key) == 1) {
+        int ready = 1;
+        if (pss) {
+            ready = pa_EVP_PKEY_CTX_set_rsa_padding(key_context, RSA_PKCS1_PSS_PADDING) == 1
+                    && pa_EVP_PKEY_CTX_set_rsa_pss_saltlen(key_context, RSA_PSS_SALTLEN_DIGEST) == 1;
+        }
+        if (ready) {
+            int verified = pa_EVP_DigestVerify(context, signature, signature_length, data, length);
+            result = verified == 1 ? 1 : 0;
+        }
+    }
+    if (context) pa_EVP_MD_CTX_free(context);
+    if (der) pa_CRYPTO_free(der, __FILE__, __LINE__);
+    return result;
+}
 
 /// The libssl functions of the client-certificate callbacks below (libcurl has loaded libssl by then).
 #define PA_SSL_FUNCTIONS(X, p)                                                                                   \

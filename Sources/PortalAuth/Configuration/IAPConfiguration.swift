@@ -33,6 +33,13 @@ public struct IAPConfiguration: Sendable, Hashable {
     ///
     /// It takes part in equality, so that credentials stored for a configuration stay tied to its file.
     public let sourceFile: URL?
+    /// The identity provider's issuer identifier, for a provider whose OpenID Connect discovery document is not found
+    /// from the authorize URL (its folder or a folder above it), e.g. Amazon Cognito's
+    /// `https://cognito-idp.{region}.amazonaws.com/{pool}`. `nil` (the default): found by discovery.
+    ///
+    /// The sign-in then expects exactly this `iss` (redirect and ID token) and takes the keys from this issuer's
+    /// discovery document, which must name ``authorizeURL`` and ``tokenURL``.
+    public var issuer: URL? = nil
 
     /// `hostsBehindProxy`, parsed.
     package let hostPatterns: [HostPattern]

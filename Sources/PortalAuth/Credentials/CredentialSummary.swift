@@ -39,6 +39,9 @@ public struct CredentialSummary: Sendable, Equatable {
     public let url: URL
     /// The IAP configuration file last signed in with, when there was one.
     public let configurationFile: String?
+    /// The user's name and e-mail address from the identity provider's UserInfo endpoint at sign-in (IAP), when given.
+    public let userInfoName: String?
+    public let userInfoEmail: String?
 
     /// Whether the sign-in can still give tokens without a new sign-in at `now`: the access token is valid, or a
     /// refresh token is held that has not expired and was not refused.
@@ -69,5 +72,7 @@ public struct CredentialSummary: Sendable, Equatable {
         storeKey = record.key
         url = (record.kind == .oauthUser ? record.portalURL : record.authorizeURL) ?? record.tokenURL
         configurationFile = record.configurationFile
+        userInfoName = record.userInfoName
+        userInfoEmail = record.userInfoEmail
     }
 }

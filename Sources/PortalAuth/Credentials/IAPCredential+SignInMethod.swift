@@ -61,11 +61,15 @@ extension IAPCredential {
 
     /// The device authorization grant against `endpoint`.
     static func deviceCodeCredential(for configuration: IAPConfiguration, endpoint: URL, settings: SignInSettings) async throws -> IAPCredential {
-        let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
+        let issuer = try await IssuerDiscovery.issuer(
+            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient)
+        if let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) {
+            settings.observer.configurationWarning(warning)
+        }
         let flow = DeviceCodeFlow(
             deviceAuthorizationURL: endpoint, tokenURL: configuration.tokenURL, clientID: configuration.clientID, scopes: configuration.scopes)
         let result = try await flow.run(settings: settings)
-        return try signedIn(configuration, tokens: result.tokens, nonce: nil, issuer: issuer?.identifier,
-                            receivedAt: result.receivedAt, settings: settings)
+        return try await signedIn(configuration, tokens: result.tokens, nonce: nil, issuer: issuer,
+                                  receivedAt: result.receivedAt, settings: settings)
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 import Synchronization
 
 /// A credential for services behind an Identity-Aware Proxy (for example the Microsoft Entra
@@ -35,7 +36,12 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     ) async throws -> IAPCredential {
         guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
         for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
-        let issuer = await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
+        // Before the browser opens: a lying discovery document stops the sign-in here (mix-up, RFC 9700 §4.4).
+        let issuer = try await IssuerDiscovery.issuer(
+            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient)
+        if let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) {
+            settings.observer.configurationWarning(warning)
+        }
         var extra = [("scope", configuration.scopes.joined(separator: " "))]
         if configuration.authorizationPromptType != .unspecified {
             extra.append(("prompt", configuration.authorizationPromptType.rawValue))
@@ -53,14 +59,17 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
-        return try signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer?.identifier,
-                            receivedAt: result.receivedAt, settings: settings)
+        return try await signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer,
+                                  receivedAt: result.receivedAt, settings: settings)
     }
 
     /// Signs the user in through the browser and returns the credential.
     ///
-    /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
-    /// the scopes, a token response without an ID token is refused (`SignInError`).
+    /// The ID token's signature (with the keys of the provider's discovery document), `aud`, `nonce`, `exp`, `iat`,
+    /// `sub` and `iss` are checked (``IDTokenError``); with `openid` among the scopes, a token response without an ID
+    /// token is refused (`SignInError`). A discovery document that names the configured authorize endpoint but
+    /// another issuer than its own address stops the sign-in before the browser opens (``DiscoveryError``); a
+    /// UserInfo answer about another user fails it (``UserInfoError``). See ``IAPConfiguration/issuer``.
     ///
     /// - Parameters:
     ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
@@ -71,25 +80,49 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings, replacing: previous)
     }
 
-    /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iss` when
-    /// known, `nonce` when one was sent).
+    /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iat`, `sub`,
+    /// `iss` — exactly when the issuer is known, else its origin —, `nonce` when one was sent, and the signature
+    /// against the provider's keys when its discovery document names them).
     static func signedIn(
-        _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer: String?, receivedAt now: Date,
+        _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer known: IssuerDiscovery.Issuer?, receivedAt now: Date,
         settings: SignInSettings
-    ) throws -> IAPCredential {
+    ) async throws -> IAPCredential {
         var idTokenExpiry: Date?
         var username = tokens.username
+        var userInfo: UserInfo?
+        let issuer = known?.identifier
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
             try decoded.validate(clientID: configuration.clientID, nonce: nonce, expectedIssuer: issuer, now: now)
+            try await IDTokenSignature.verify(
+                decoded, jwksURI: known?.metadata?.jwksURI, signsWithNone: known?.metadata?.signsWithNone ?? false, tokenURL: configuration.tokenURL, httpClient: settings.httpClient, now: now)
+            // With no issuer known, an ID token from another origin than the authorize endpoint names another
+            // provider (mix-up): refused.
+            if issuer == nil, !IssuerDiscovery.isSameOrigin(decoded.issuer, as: configuration.authorizeURL) {
+                throw IDTokenError.claimMismatch(
+                    "iss", "issued by \(DisplayText.neutralised(decoded.issuer, limit: 200)), another origin than the authorize endpoint "
+                        + "\(RedactedURL(configuration.authorizeURL)), and no issuer is known (if this is right, give the issuer explicitly)")
+            }
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
+            // UserInfo (OIDC Core §5.3), when discovery names it: its sub must be the ID token's, or the sign-in fails;
+            // an endpoint that cannot be read is reported and the sign-in goes on.
+            if let endpoint = known?.metadata?.userinfoEndpoint, let subject = decoded.subject {
+                do {
+                    userInfo = try await UserInfo.fetch(from: endpoint, accessToken: tokens.accessToken, expectedSubject: subject, httpClient: settings.httpClient)
+                } catch where error.isSubjectMismatch {
+                    throw error
+                } catch {
+                    settings.logger.warning("the UserInfo endpoint could not be read; signed in without it", metadata: ["reason": "\(error)"])
+                    settings.observer.configurationWarning("\(error); the sign-in goes on without the name and e-mail address it gives")
+                }
+            }
         }
         if let username, let problem = TokenCharacters.problem(inUserName: username) {
             throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
                                      problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
         }
-        let record = StoredCredential(
+        var record = StoredCredential(
             kind: .iap, clientID: configuration.clientID, portalURL: nil, redirectURL: configuration.redirectURL,
             refreshTokenExpirationMinutes: nil, refreshTokenExchangeSeconds: nil,
             configurationFile: configuration.sourceFile.map { $0.resolvingSymlinksInPath().path },
@@ -104,6 +137,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now,
             requestedScopes: configuration.scopes
         )
+        record.jwksURI = known?.metadata?.jwksURI
+        record.signsIDTokensWithNone = known?.metadata?.signsWithNone ?? false
+        record.userInfoName = userInfo?.name
+        record.userInfoEmail = userInfo?.email
         return IAPCredential(record: record, configuration: configuration, persistence: nil, settings: settings)
     }
 

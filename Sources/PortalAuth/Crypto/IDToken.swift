@@ -14,12 +14,22 @@ struct IDToken: Sendable, CustomStringConvertible {
     let expirationDate: Date
     /// The `nonce` claim, if any.
     let nonce: String?
-    /// The `sub` claim.
+    /// The `sub` claim (required: OIDC Core §2).
     let subject: String?
+    /// The `iat` claim (required: OIDC Core §2).
+    let issuedAt: Date?
     /// A human-facing user name: `preferred_username`, `upn`, `email` or `name`, whichever comes first.
     let username: String?
     /// The protected header's `alg`.
     let algorithm: String?
+    /// The protected header's `kid`, when given.
+    let keyID: String?
+    /// What the signature covers: the first two parts as received, with the dot between them.
+    var signingInput: Data {
+        Data(compact.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".").utf8)
+    }
+    /// The decoded signature (empty for `alg: none`).
+    let signature: [UInt8]
 
     var description: String { "ID token (iss \(issuer), sub \(subject ?? "?"))" }
 
@@ -28,6 +38,7 @@ struct IDToken: Sendable, CustomStringConvertible {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("it does not have three dot-separated parts") }
         guard let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+              let signatureBytes = Base64URL.decode(parts[2]),
               let header = try? JSONValue.parse(Data(headerBytes)).objectValue,
               let payload = try? JSONValue.parse(Data(payloadBytes)).objectValue
         else { throw .malformed("its header or payload is not base64url-encoded JSON") }
@@ -43,6 +54,9 @@ struct IDToken: Sendable, CustomStringConvertible {
         self.expirationDate = Date(timeIntervalSince1970: exp)
         self.nonce = payload["nonce"]?.stringValue
         self.subject = payload["sub"]?.stringValue
+        self.issuedAt = payload["iat"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        self.keyID = header["kid"]?.stringValue
+        self.signature = signatureBytes
         self.username = ["preferred_username", "upn", "email", "name"].lazy.compactMap { payload[$0]?.stringValue }.first
         self.algorithm = header["alg"]?.stringValue
     }
@@ -55,16 +69,45 @@ struct IDToken: Sendable, CustomStringConvertible {
     ///   - expectedIssuer: when known, must equal `iss` exactly.
     ///   - now: the current time.
     ///   - clockSkew: tolerated difference between this clock and the server's.
-    func validate(clientID: String, nonce expectedNonce: String?, expectedIssuer: String?, now: Date, clockSkew: Duration = .seconds(120)) throws(IDTokenError) {
+    ///   - maximumAge: how long before `now` the token may have been issued (`iat`), beyond the skew.
+    func validate(
+        clientID: String, nonce expectedNonce: String?, expectedIssuer: String?, now: Date,
+        clockSkew: Duration = .seconds(120), maximumAge: Duration = .seconds(600)
+    ) throws(IDTokenError) {
         guard audiences.contains(clientID) else { throw .claimMismatch("aud", "the token is not meant for client \(clientID)") }
         if let expectedNonce, nonce != expectedNonce {
             throw .claimMismatch("nonce", "the nonce does not match the one this sign-in sent (possible replay)")
         }
         if let expectedIssuer, issuer != expectedIssuer {
-            throw .claimMismatch("iss", "issued by \(issuer), expected \(expectedIssuer)")
+            throw .claimMismatch("iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), expected \(expectedIssuer)")
         }
         if expirationDate.addingTimeInterval(clockSkew.timeInterval) < now {
             throw .claimMismatch("exp", "the token expired at \(expirationDate.ISO8601Format()); check this machine's clock")
+        }
+        guard let subject, !subject.isEmpty else { throw .claimMismatch("sub", "the token has no subject (OpenID Connect Core §2 requires one)") }
+        guard let issuedAt else { throw .claimMismatch("iat", "the token has no issue time (OpenID Connect Core §2 requires one)") }
+        if issuedAt.timeIntervalSince(now) > clockSkew.timeInterval {
+            throw .claimMismatch("iat", "the token was issued at \(issuedAt.ISO8601Format()), in the future; check this machine's clock")
+        }
+        if now.timeIntervalSince(issuedAt) > (maximumAge + clockSkew).timeInterval {
+            throw .claimMismatch("iat", "the token was issued at \(issuedAt.ISO8601Format()), too long ago to be a new one; check this machine's clock")
+        }
+    }
+
+    /// OIDC Core 12.2: a refreshed ID token is for the same sign-in as `previous` — same `iss`, `sub` and `aud`, and
+    /// no other `nonce` — or it is refused (another user's token would switch identities).
+    func requireSameSignIn(as previous: IDToken) throws(IDTokenError) {
+        if issuer != previous.issuer {
+            throw .claimMismatch("iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), not \(previous.issuer) as at sign-in")
+        }
+        if subject != previous.subject {
+            throw .claimMismatch("sub", "the token is for another user than the one signed in (OpenID Connect Core 12.2)")
+        }
+        if Set(audiences) != Set(previous.audiences) {
+            throw .claimMismatch("aud", "the audiences differ from the sign-in's (OpenID Connect Core 12.2)")
+        }
+        if let nonce, nonce != previous.nonce {
+            throw .claimMismatch("nonce", "the nonce differs from the sign-in's (OpenID Connect Core 12.2)")
         }
     }
 }
@@ -79,6 +122,9 @@ public struct IDTokenError: Error, Sendable, CustomStringConvertible, Categorize
     static func claimMismatch(_ claim: String, _ why: String) -> IDTokenError {
         IDTokenError(text: "the ID token's \(claim) claim was rejected: \(why)")
     }
+
+    static func signature(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature was rejected: \(why)") }
+    static func keys(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature cannot be checked: \(why)") }
 
     public var category: ErrorCategory { .invalidContent }
     public var description: String { text }

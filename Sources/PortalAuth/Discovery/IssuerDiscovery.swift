@@ -1,7 +1,14 @@
 import Foundation
 
-/// Finds the issuer identifier an authorization server uses, so that `iss` in the redirect
-/// (RFC 9207) and in ID tokens can be compared exactly.
+/// Finds the issuer identifier an authorization server uses, so that `iss` in the redirect (RFC 9207) and in ID
+/// tokens can be compared exactly, and the provider's verified OpenID Connect discovery document (its keys, UserInfo
+/// endpoint, token endpoint).
+///
+/// The expected issuer comes only from sources an attacker who answers at the configured URLs cannot choose
+/// (RFC 9700 §4.4, mix-up): an issuer given in the configuration, the issuer a fixed table knows for the provider
+/// (Microsoft Entra), or a discovery document whose `issuer` is the very URL it was fetched for (OpenID Connect
+/// Discovery §4.3) and whose `authorization_endpoint` is the configured authorize URL. A document that names the
+/// configured authorize endpoint but another issuer stops the sign-in before the browser opens.
 enum IssuerDiscovery {
     /// What is known of the issuer of an authorization server.
     struct Issuer: Sendable, Equatable {
@@ -10,29 +17,118 @@ enum IssuerDiscovery {
         /// Whether the server says it puts `iss` into authorization responses (RFC 9207 §3): a response
         /// without it is then refused as possibly coming from another server (mix-up attack).
         let sendsIssuerInResponses: Bool
+        /// The verified discovery document, when one was found.
+        var metadata: ProviderMetadata? = nil
     }
+
+    /// The most path levels walked up from the authorize URL (each one GET).
+    static let maximumLevels = 6
 
     /// The expected issuer for an authorize endpoint, or `nil` when it cannot be known.
     ///
-    /// Microsoft Entra tenants have a fixed form. Other servers are asked through OpenID Connect
-    /// discovery next to the authorize endpoint (`…/authorize` → `…/.well-known/openid-configuration`);
-    /// the answer counts only when it names the same authorize endpoint.
-    static func issuer(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> Issuer? {
-        if let entra = entraIssuer(authorizeURL) { return Issuer(identifier: entra, sendsIssuerInResponses: false) }
-        var base = authorizeURL.absoluteString
-        if let query = base.firstIndex(of: "?") { base = String(base[..<query]) }
+    /// In order: `explicit` (its discovery document, when it has one, must agree); for Microsoft Entra tenants the
+    /// fixed form `https://login.microsoftonline.com/{tenant}/v2.0` (and its document); else the discovery documents
+    /// at the authorize URL's folder and each folder above it, the first that names the same authorize endpoint.
+    ///
+    /// - Throws: `DiscoveryError` when a document describes the configured authorize endpoint but names another
+    ///   issuer than the URL it was fetched for, or disagrees with `explicit`: nothing may be sent to that provider
+    ///   then.
+    static func issuer(
+        forAuthorizeURL authorizeURL: URL, explicit: URL? = nil, httpClient: any TransportClient
+    ) async throws(DiscoveryError) -> Issuer? {
+        if let explicit {
+            let identifier = explicit.absoluteString
+            guard let document = await fetch(discoveryURL(forIssuer: identifier), httpClient: httpClient) else {
+                return Issuer(identifier: identifier, sendsIssuerInResponses: false)
+            }
+            let metadata = try verify(document, fetchedFor: identifier, authorizeURL: authorizeURL, required: true)
+            return metadata.map { Issuer(identifier: $0.issuer, sendsIssuerInResponses: $0.sendsIssuerInResponses, metadata: $0) }
+        }
+        if let entra = entraIssuer(authorizeURL) {
+            if let document = await fetch(discoveryURL(forIssuer: entra), httpClient: httpClient),
+               let metadata = try verify(document, fetchedFor: entra, authorizeURL: authorizeURL, required: false) {
+                return Issuer(identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses, metadata: metadata)
+            }
+            return Issuer(identifier: entra, sendsIssuerInResponses: false)
+        }
+        for candidate in candidateIssuers(authorizeURL) {
+            guard let document = await fetch(discoveryURL(forIssuer: candidate), httpClient: httpClient) else { continue }
+            if let metadata = try verify(document, fetchedFor: candidate, authorizeURL: authorizeURL, required: false) {
+                return Issuer(identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses, metadata: metadata)
+            }
+        }
+        return nil
+    }
+
+    /// The issuers a discovery document may be kept for, from the authorize URL's folder up to its origin:
+    /// `https://h/a/b/authorize` → `https://h/a/b`, `https://h/a`, `https://h`.
+    static func candidateIssuers(_ authorizeURL: URL) -> [String] {
+        guard var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: false), components.host != nil else { return [] }
+        components.query = nil
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        var parts = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if !parts.isEmpty { parts.removeLast() }
+        var candidates: [String] = []
+        while candidates.count < maximumLevels {
+            components.percentEncodedPath = parts.isEmpty ? "" : "/" + parts.joined(separator: "/")
+            guard let text = components.url?.absoluteString else { break }
+            candidates.append(text)
+            if parts.isEmpty { break }
+            parts.removeLast()
+        }
+        return candidates
+    }
+
+    /// Where the discovery document of `issuer` is (OpenID Connect Discovery §4: a terminating `/` removed, then
+    /// `/.well-known/openid-configuration` appended).
+    static func discoveryURL(forIssuer issuer: String) -> URL? {
+        var base = issuer
         while base.hasSuffix("/") { base.removeLast() }
-        guard let slash = base.lastIndex(of: "/") else { return nil }
-        let root = String(base[..<slash])
-        guard let discoveryURL = URL(string: root + "/.well-known/openid-configuration"),
-              let response = try? await httpClient.send(.get(discoveryURL)),
-              response.statusCode == 200,
-              let document = try? JSONValue.parse(response.body),
-              let issuer = document["issuer"]?.stringValue,
-              let advertised = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              URLNormalization.comparable(advertised) == URLNormalization.comparable(authorizeURL)
+        return URL(string: base + "/.well-known/openid-configuration")
+    }
+
+    /// The JSON object at `url`, or nil when there is none (not found, unreachable, not a JSON object).
+    private static func fetch(_ url: URL?, httpClient: any TransportClient) async -> (url: URL, object: JSONObject)? {
+        guard let url, let response = try? await httpClient.send(.get(url)), response.statusCode == 200,
+              let object = try? JSONValue.parse(response.body).objectValue
         else { return nil }
-        return Issuer(identifier: issuer, sendsIssuerInResponses: document["authorization_response_iss_parameter_supported"]?.boolValue == true)
+        return (url, object)
+    }
+
+    /// The document as metadata when it describes the configured authorize endpoint and the issuer it was fetched
+    /// for; nil when it describes another authorize endpoint (and `required` is false).
+    private static func verify(
+        _ document: (url: URL, object: JSONObject), fetchedFor expected: String, authorizeURL: URL, required: Bool
+    ) throws(DiscoveryError) -> ProviderMetadata? {
+        let object = document.object
+        let advertised = object["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:))
+        guard let advertised, URLNormalization.comparable(advertised) == URLNormalization.comparable(authorizeURL) else {
+            if required {
+                throw .authorizeEndpointMismatch(document: document.url, advertised: object["authorization_endpoint"]?.stringValue, configured: authorizeURL)
+            }
+            return nil
+        }
+        guard let issuer = object["issuer"]?.stringValue, let issuerURL = URL(string: issuer), issuerURL.host != nil,
+              issuerURL.query == nil, issuerURL.fragment == nil,
+              let location = discoveryURL(forIssuer: issuer),
+              URLNormalization.comparable(location) == URLNormalization.comparable(document.url)
+        else {
+            throw .issuerMismatch(document: document.url, claimed: object["issuer"]?.stringValue, expected: expected)
+        }
+        return ProviderMetadata(issuer: issuer, document: object)
+    }
+
+    /// A warning when the configured token endpoint is not the one the verified discovery document names (a proxy
+    /// or gateway in front of it, or a configuration that mixes two providers): the code goes to the configured one.
+    static func tokenEndpointWarning(_ issuer: Issuer?, tokenURL: URL) -> String? {
+        guard let advertised = issuer?.metadata?.tokenEndpoint,
+              URLNormalization.comparable(advertised) != URLNormalization.comparable(tokenURL)
+        else { return nil }
+        return "the token_url \(RedactedURL(tokenURL)) is not the token_endpoint \(RedactedURL(advertised)) that the issuer "
+            + "\(issuer?.identifier ?? "?")'s discovery document names; the sign-in's code and PKCE verifier go to the token_url: "
+            + "check that it belongs to this identity provider"
     }
 
     /// `https://login.microsoftonline.com/{tenant}/v2.0` for a tenant-specific Entra v2.0 endpoint.
@@ -41,5 +137,13 @@ enum IssuerDiscovery {
         let parts = authorizeURL.path.split(separator: "/")
         guard let tenant = parts.first, !["common", "organizations", "consumers"].contains(tenant.lowercased()) else { return nil }
         return "https://login.microsoftonline.com/\(tenant)/v2.0"
+    }
+
+    /// Whether `issuer` is a URL of the same origin (scheme, host, port) as `url`: with no issuer known, an `iss` of
+    /// another origin than the authorize endpoint is refused (it names another provider: mix-up).
+    static func isSameOrigin(_ issuer: String, as url: URL) -> Bool {
+        guard let issuerURL = URL(string: issuer), let host = URLNormalization.host(of: issuerURL) else { return false }
+        return issuerURL.scheme?.lowercased() == url.scheme?.lowercased() && host == URLNormalization.host(of: url)
+            && URLNormalization.effectivePort(of: issuerURL) == URLNormalization.effectivePort(of: url)
     }
 }

@@ -58,6 +58,14 @@ package struct StoredCredential: Sendable, Equatable {
     /// The scopes asked for at sign-in (IAP credentials), when they differ from the granted ones or were
     /// recorded; nil in entries written before it was recorded.
     var requestedScopes: [String]? = nil
+    /// The identity provider's keys (`jwks_uri` of its verified discovery document at sign-in), which refreshed ID
+    /// tokens must be signed with; nil when none was known (the signature is then not checked).
+    var jwksURI: URL? = nil
+    /// Whether the provider's verified discovery document lists `none` among its ID-token signing algorithms.
+    var signsIDTokensWithNone = false
+    /// The user's name and e-mail address as the provider's UserInfo endpoint gave them at sign-in.
+    var userInfoName: String? = nil
+    var userInfoEmail: String? = nil
 }
 
 // MARK: - Keys
@@ -118,6 +126,10 @@ extension StoredCredential {
         object["refresh_token_refused"] = refreshTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
         object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
+        object["jwks_uri"] = jwksURI.map { .string($0.absoluteString) }
+        object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
+        object["userinfo_name"] = userInfoName.map { .string($0) }
+        object["userinfo_email"] = userInfoEmail.map { .string($0) }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -165,6 +177,10 @@ extension StoredCredential {
         self.refreshTokenRefusal = object["refresh_token_refused"]?.stringValue
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
+        self.jwksURI = object["jwks_uri"]?.stringValue.flatMap(URL.init(string:))
+        self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
+        self.userInfoName = object["userinfo_name"]?.stringValue
+        self.userInfoEmail = object["userinfo_email"]?.stringValue
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)

@@ -241,7 +241,8 @@ package final class TokenKeeper: Sendable {
             do {
                 let response = try await send(request)
                 let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
-                let refreshed = try credential.updated(with: tokens, now: sentAt)
+                let signatureProblem = await refreshedIDTokenSignatureProblem(tokens.idToken, of: credential, now: sentAt)
+                let refreshed = try credential.updated(with: tokens, now: sentAt, idTokenProblem: signatureProblem)
                 if let refusal = refreshed.idTokenRefusal, refusal != credential.idTokenRefusal {
                     logger.warning("kept the refreshed access and refresh tokens but refused the new ID token", metadata: [
                         "target": "\(target)", "reason": "\(refusal)",
@@ -262,6 +263,20 @@ package final class TokenKeeper: Sendable {
             }
         }
         throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
+    }
+
+    /// Why a refreshed ID token's signature does not verify against the provider's keys recorded at sign-in, or nil
+    /// when it does or cannot be checked (no keys were known).
+    private func refreshedIDTokenSignatureProblem(_ idToken: String?, of credential: StoredCredential, now: Date) async -> (any Error)? {
+        guard let idToken, let decoded = try? IDToken(compact: idToken) else { return nil }
+        do {
+            try await IDTokenSignature.verify(
+                decoded, jwksURI: credential.jwksURI, signsWithNone: credential.signsIDTokensWithNone, tokenURL: credential.tokenURL,
+                httpClient: httpClient, now: now)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// The `scope` of a refresh request, or nil to send none.
@@ -347,7 +362,10 @@ package final class TokenKeeper: Sendable {
 extension StoredCredential {
     /// This credential after a token response: the new access token, the newest refresh token
     /// (the old one is kept only when none was sent), and the new ID token when one came.
-    func updated(with tokens: TokenResponse, now: Date) throws -> StoredCredential {
+    ///
+    /// - Parameter idTokenProblem: why the response's ID token failed the signature check made before (it is then
+    ///   refused like one that fails a claim check).
+    func updated(with tokens: TokenResponse, now: Date, idTokenProblem: (any Error)? = nil) throws -> StoredCredential {
         var copy = self
         copy.accessToken = tokens.accessToken
         copy.accessTokenExpiresAt = now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval)
@@ -364,7 +382,11 @@ extension StoredCredential {
             // stays as it was, and the refusal is recorded for the caller to see.
             do {
                 let decoded = try IDToken(compact: idToken)
-                try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: issuer(of: self.idToken), now: now)
+                let previous = self.idToken.flatMap { try? IDToken(compact: $0) }
+                try decoded.validate(clientID: clientID, nonce: nil, expectedIssuer: previous?.issuer, now: now)
+                // OIDC Core 12.2: the same iss, sub and aud as the sign-in's (issue 25.6: no identity switch).
+                if let previous { try decoded.requireSameSignIn(as: previous) }
+                if let idTokenProblem { throw idTokenProblem }
                 copy.idToken = idToken
                 copy.idTokenExpiresAt = decoded.expirationDate
                 copy.idTokenRefusal = nil
@@ -382,10 +404,5 @@ extension StoredCredential {
         copy.tokenType = tokens.tokenType
         copy.updatedAt = now
         return copy
-    }
-
-    /// The issuer of a previous ID token: a refreshed ID token must come from the same issuer.
-    private func issuer(of idToken: String?) -> String? {
-        idToken.flatMap { try? IDToken(compact: $0).issuer }
     }
 }

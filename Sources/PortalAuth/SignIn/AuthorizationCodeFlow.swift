@@ -116,6 +116,11 @@ struct AuthorizationCodeFlow: Sendable {
         if requiresIssuerInResponse, callback.issuer == nil, let expectedIssuer {
             throw SignInError.missingIssuer(expected: expectedIssuer)
         }
+        // With no issuer known, an `iss` of another origin than the authorize endpoint names another provider: the
+        // code is not sent to this one's token endpoint (RFC 9700 §4.4, mix-up without a discovery document).
+        if expectedIssuer == nil, let received = callback.issuer, !IssuerDiscovery.isSameOrigin(received, as: authorizeURL) {
+            throw LoopbackError.issuerMismatch(expected: "an issuer at the authorize endpoint's origin \(Self.origin(of: authorizeURL))", received: received)
+        }
 
         settings.observer.exchangingCode()
         let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))
@@ -161,6 +166,15 @@ struct AuthorizationCodeFlow: Sendable {
             }
             throw CancellationError()
         }
+    }
+
+    /// `scheme://host[:port]` of `url`, for messages.
+    static func origin(of url: URL) -> String {
+        var components = URLComponents()
+        components.scheme = url.scheme
+        components.host = url.host
+        components.port = url.port
+        return components.string ?? url.absoluteString
     }
 
     /// With no browser to open, the authorization URL must reach someone: it is logged (`notice`, the URL without

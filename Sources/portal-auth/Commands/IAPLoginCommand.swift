@@ -15,7 +15,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
             my-maps-app://auth is received through the desktop's scheme handler (`portal-auth register-scheme`; \
             asked once on a terminal), or pasted back when there is no desktop session. The ID token's audience, \
             nonce, expiry and issuer are checked before the tokens are stored; with openid among the scopes, an \
-            answer without an ID token is refused. The scopes the provider grants are stored; refreshes send no \
+            answer without an ID token is refused. The ID token's signature is checked with the keys named by \
+            the provider's OpenID Connect discovery document, looked for beside the authorize URL and in each folder \
+            above it (and for Microsoft Entra at the tenant's v2.0 issuer); a document whose issuer is not the \
+            address it came from stops the sign-in before the browser opens. Give --issuer when the document is \
+            elsewhere (Amazon Cognito). The scopes the provider grants are stored; refreshes send no \
             scope (Microsoft Entra ID, which requires one, gets the scopes asked for at sign-in). With \
             authorization_prompt_type "none", the ID token of the stored sign-in for the same provider and client \
             is sent as id_token_hint (to the browser only, never printed).
@@ -43,6 +47,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
         "The identity provider's device authorization endpoint, when its discovery document does not name one.", valueName: "url"))
     var deviceAuthorizationURL: String?
 
+    @Option(help: ArgumentHelp(
+        "The identity provider's issuer, when its OpenID Connect discovery document is not beside the authorize URL or in a folder above it (Amazon Cognito).",
+        valueName: "url"))
+    var issuer: String?
+
     @Option(help: ArgumentHelp("A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
     var name: String?
 
@@ -56,6 +65,10 @@ struct IAPLoginCommand: AsyncParsableCommand {
             || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "") {
             throw ValidationError("--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode")
         }
+        if let issuer, URL(string: issuer)?.host == nil || !["https", "http"].contains(URL(string: issuer)?.scheme?.lowercased() ?? "")
+            || URL(string: issuer)?.query != nil || URL(string: issuer)?.fragment != nil {
+            throw ValidationError("--issuer \"\(issuer)\" is not an issuer URL (https, no query or fragment); write it like https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf")
+        }
         if let redirectURL, URL(string: redirectURL)?.host == nil {
             throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
@@ -65,6 +78,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
         do {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
+            if let issuer { configuration.issuer = URL(string: issuer) }
             let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)"
             var settings = session.signInSettings(target: target)
             try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)

@@ -122,6 +122,8 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.result((summary.kind == .iap ? "IAP \(summary.target)" : "Portal \(summary.target)") + suffix)
                 Output.result("  client ID:      \(summary.clientID)")
                 Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
+                if let name = summary.userInfoName { Output.result("  name:           \(DisplayText.neutralised(name, limit: 200))") }
+                if let email = summary.userInfoEmail { Output.result("  e-mail:         \(DisplayText.neutralised(email, limit: 200))") }
                 Output.result("  access token:   \(Self.describe(summary.accessTokenExpirationDate, now: now))")
                 Output.result("  refresh token:  \(Self.refreshState(summary, now: now))")
                 if let idExpiry = summary.idTokenExpirationDate { Output.result("  ID token:       \(Self.describe(idExpiry, now: now))") }
@@ -171,6 +173,8 @@ struct StatusCommand: AsyncParsableCommand {
             "configuration_file": Output.json(summary.configurationFile),
             "client_id": .string(summary.clientID),
             "username": Output.json(summary.username),
+            "userinfo_name": Output.json(summary.userInfoName),
+            "userinfo_email": Output.json(summary.userInfoEmail),
             "usable": .bool(summary.isUsable(at: now)),
             "access_token_expires_at": date(summary.accessTokenExpirationDate),
             "access_token_valid": .bool(summary.accessTokenExpirationDate > now),

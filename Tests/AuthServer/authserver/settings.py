@@ -72,6 +72,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "portaltest.middleware.LoopbackOnlyMiddleware",
     "portaltest.middleware.TokenEndpointStatsMiddleware",
+    "portaltest.oidccases.OIDCCaseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

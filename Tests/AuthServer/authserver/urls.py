@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from portaltest import device, iap, pages, portal, testctl
+from portaltest import device, iap, oidccases, pages, portal, testctl
 
 rest = "arcgis/sharing/rest/"
 
@@ -40,4 +40,5 @@ urlpatterns = [
     path("testctl/config", testctl.config),
     path("testctl/expire-device-grants", testctl.expire_device_grants),
     path("testctl/tokens", testctl.tokens),
+    path("testctl/oidc", oidccases.report),
 ]

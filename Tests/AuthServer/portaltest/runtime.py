@@ -33,6 +33,8 @@ _DEFAULT_CONFIG = {
     "device_interval_seconds": 0,
     # The `expires_in` of new device authorizations, seconds (0: DOT's default, 1800).
     "device_code_seconds": 0,
+    # An OpenID Connect relying-party case the OIDC face plays (portaltest/oidccases.py; "" behaves).
+    "oidc_case": "",
 }
 _config = dict(_DEFAULT_CONFIG)
 
@@ -56,7 +58,12 @@ def update_config(changes):
         if key not in _DEFAULT_CONFIG:
             raise ValueError(f"unknown setting {key!r}; known: {', '.join(sorted(_DEFAULT_CONFIG))}")
         expected = type(_DEFAULT_CONFIG[key])
-        if expected is bool:
+        if expected is str:
+            from .oidccases import CASES
+
+            if value not in CASES:
+                raise ValueError(f"{key} must be one of {', '.join(repr(case) for case in CASES)}")
+        elif expected is bool:
             if not isinstance(value, bool):
                 raise ValueError(f"{key} must be true or false")
         elif not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -135,9 +135,11 @@ struct MidRefreshSignInTests {
         let proxy = try await FaultProxy.start(upstream: server.base)
         defer { proxy.stop() }
         let store = try ScratchStore()
-        // The IAP configuration with its endpoints on the proxy, so that the refresh answer can be spoilt.
+        // The IAP configuration with its token endpoint on the proxy, so that the refresh answer can be spoilt (the
+        // authorize endpoint stays the server's: an issuer of another origin than the authorize URL is refused).
         let config = store.directory.appendingPathComponent("iap-through-proxy.json").path
-        let text = try String(contentsOfFile: server.iapConfig, encoding: .utf8).replacingOccurrences(of: server.base, with: proxy.base)
+        let text = try String(contentsOfFile: server.iapConfig, encoding: .utf8)
+            .replacingOccurrences(of: server.base + "/o/token/", with: proxy.base + "/o/token/")
         try text.write(toFile: config, atomically: true, encoding: .utf8)
         let proxied = TestServer(
             base: proxy.base, portal: server.portal, clientID: server.clientID, iapConfig: config, iapURL: server.iapURL,

@@ -77,8 +77,12 @@ struct MidRefreshFaultTests {
         return ScriptedHTTPClient.json(JSONValue.object(object).serialized(indent: 0))
     }
 
-    static func idToken(aud: String = "client-1", exp: Date = Date().addingTimeInterval(3600), iss: String = "https://idp.example/o") -> String {
-        IDTokenTests.token(IDTokenTests.payload(aud: .string(aud), nonce: nil, exp: exp.timeIntervalSince1970, iss: iss))
+    static func idToken(
+        aud: String = "client-1", exp: Date = Date().addingTimeInterval(3600), iss: String = "https://idp.example/o", sub: String = "42",
+        nonce: String? = nil
+    ) -> String {
+        IDTokenTests.token(IDTokenTests.payload(
+            aud: .string(aud), nonce: nonce, exp: exp.timeIntervalSince1970, iss: iss, iat: Date().timeIntervalSince1970, sub: sub))
     }
 
     @Test("a refreshed ID token that fails a check is refused alone: the rotated refresh token and the access token are kept",
@@ -86,6 +90,9 @@ struct MidRefreshFaultTests {
             ("aud", idToken(aud: "someone-else")),
             ("exp", idToken(exp: Date().addingTimeInterval(-3600))),
             ("iss", idToken(iss: "https://evil.example/o")),
+            // Issue 25.6: another user's ID token on refresh (OIDC Core 12.2) is an identity switch; so is a new nonce.
+            ("sub", idToken(sub: "someone-else")),
+            ("nonce", idToken(nonce: "another-sign-in")),
             ("format", "not-a-jwt"),
           ])
     func badIDTokenRefusedAlone(check: String, bad: String) async throws {

@@ -56,7 +56,7 @@ struct IAPSignInConformanceTests {
 
     static func idToken(nonce: String?) -> String {
         var object: JSONObject = ["iss": .string("https://idp.example/oauth2"), "aud": .string("iap-client"),
-                                  "exp": .number(Date().timeIntervalSince1970 + 3600), "sub": .string("42"),
+                                  "exp": .number(Date().timeIntervalSince1970 + 3600), "iat": .number(Date().timeIntervalSince1970), "sub": .string("42"),
                                   "preferred_username": .string("alice")]
         if let nonce { object["nonce"] = .string(nonce) }
         return IDTokenTests.token(.object(object))

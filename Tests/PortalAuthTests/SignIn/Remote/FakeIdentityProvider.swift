@@ -22,6 +22,8 @@ struct FakeIdentityProvider: Sendable {
     var pollErrors: [String] = []
     /// The ID token's `aud`.
     var audience = FakeIdentityProvider.clientID
+    /// The ID token's `iat`: the sign-in's clock (a device-code test's virtual clock); nil: now.
+    var issuedAt: Date? = nil
 
     /// The configuration of an IAP signed in through this provider.
     static func configuration() throws -> IAPConfiguration {
@@ -78,7 +80,8 @@ struct FakeIdentityProvider: Sendable {
                     "access_token": .string("access-1"), "refresh_token": .string("refresh-1"), "expires_in": .integer(3600),
                     "token_type": .string("Bearer"),
                     "id_token": .string(IDTokenTests.token(IDTokenTests.payload(
-                        aud: .string(provider.audience), nonce: provider.nonce?.current, exp: 1_800_003_600, iss: Self.issuer))),
+                        aud: .string(provider.audience), nonce: provider.nonce?.current, exp: 1_800_003_600, iss: Self.issuer,
+                        iat: (provider.issuedAt ?? Date()).timeIntervalSince1970))),
                 ]))
             default:
                 return json(.object(["error": .string("not_found")]), status: 404)

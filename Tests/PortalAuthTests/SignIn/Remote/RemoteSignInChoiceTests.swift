@@ -21,6 +21,7 @@ struct RemoteSignInChoiceTests {
     func noDisplayUsesDeviceCode() async throws {
         var provider = FakeIdentityProvider()
         provider.pollErrors = ["authorization_pending"]
+        provider.issuedAt = FakeIdentityProvider.now
         let browser = RecordingBrowserOpener(.succeeds)
         let observer = RecordingSignInObserver()
         let settings = SignInSettings(browser: browser, observer: observer, httpClient: provider.client(),
