@@ -57,6 +57,19 @@ final class KeyringSession: Sendable {
         try #require(result.status == 0, "scripts/keyring lock failed: \(result.output)")
     }
 
+    /// Kills gnome-keyring-daemon (SIGKILL, as a crash); the session bus stays.
+    func killDaemon() throws {
+        let result = try Self.run(["kill-daemon"], directory: directory)
+        try #require(result.status == 0, "scripts/keyring kill-daemon failed: \(result.output)")
+    }
+
+    /// Starts gnome-keyring-daemon again on the same bus with the keyring's password, as a new login does: the login
+    /// collection is unlocked, with its items as the daemon saved them.
+    func unlock() throws {
+        let result = try Self.run(["unlock"], directory: directory)
+        try #require(result.status == 0, "scripts/keyring unlock failed: \(result.output)")
+    }
+
     /// The attributes of the portal-auth items of the store at `storePath` (`secret-tool search`).
     func items(storePath: String) throws -> [[String: String]] {
         let result = try Self.command(["secret-tool", "search", "--all", "--unlock", "store", storePath], bus: busAddress)
