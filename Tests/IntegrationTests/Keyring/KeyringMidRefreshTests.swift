@@ -94,3 +94,37 @@ struct KeyringMidRefreshTests {
         #expect(after.status == 0, "\(after)")
     }
 }
+
+/// A Secret Service that never answers (gnome-keyring-daemon stopped with SIGSTOP) must not make a command outlast
+/// its `--timeout` (issue 25): every keyring call counts against it. The time limit given (2 s) is shorter than the
+/// keyring's own per-call limits (3 s for the probe, 15 s per item), so what the messages say shows which ended the
+/// wait, without measuring time.
+@Suite("A hung keyring and --timeout (gnome-keyring)", .serialized, .enabled(if: TestServer.isConfigured))
+struct HungKeyringDeadlineTests {
+    let server: TestServer
+
+    init() throws { server = try TestServer.current() }
+
+    @Test("status, a forced-keyring token and iap login with --timeout 2 end by the command's time limit, saying so")
+    func stoppedDaemon() async throws {
+        let keyring = try KeyringSession()
+        let home = try KeyringScratch(keyring: keyring)
+        try await home.signIn(.iap, server: server)
+        try keyring.pauseDaemon(true)
+        defer { try? keyring.pauseDaemon(false) }
+        let selector = ["--iap", server.iapConfig]
+
+        let status = try await home.run(["status", "--timeout", "2"])
+        #expect(status.status == 77, "the only sign-in cannot be read: \(status)")
+        #expect(status.stdout.contains("Tokens kept in: the store file") && status.stdout.contains("time limit (--timeout)"), "\(status)")
+
+        let token = try await home.run(["token", "--store", "keyring", "--timeout", "2"] + selector)
+        #expect(token.status == 70, "\(token)")
+        #expect(token.stderr.contains("time limit (--timeout)") && token.stderr.contains("--store file"), "\(token)")
+
+        let login = try await home.run(["iap", "login", "--config", server.iapConfig, "--browser-command", "true", "--timeout", "2"])
+        #expect(login.status == 75, "\(login)")
+        #expect(login.stderr.contains("cannot be read now") && login.stderr.contains("time limit (--timeout)"), "\(login)")
+        #expect(try home.indexEntry(.iap).value["keyring"] != nil, "the sign-in stays in the keyring")
+    }
+}
