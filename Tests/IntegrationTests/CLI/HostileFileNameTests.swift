@@ -41,7 +41,9 @@ struct HostileFileNameTests {
         }
 
         var environment: [String: String] {
-            ["PORTAL_AUTH_STORE": store, "DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "HOME": directory.path]
+            // No session bus here (nor in XDG_RUNTIME_DIR): the keyring is never asked.
+            ["PORTAL_AUTH_STORE": store, "DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "HOME": directory.path,
+             "XDG_RUNTIME_DIR": directory.path]
         }
     }
 

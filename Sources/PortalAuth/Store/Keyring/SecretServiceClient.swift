@@ -5,7 +5,7 @@ import Synchronization
 /// The Secret Service through libsecret (``SecretItemStorage``), loaded on first use; every call is bounded by a
 /// time limit, so an absent or hung keyring daemon fails fast instead of hanging the caller.
 ///
-/// The calls of a process also share one deadline (``limitCalls(until:)``, the tool's `--timeout`): no call waits
+/// The calls of a process may also share one deadline (``limitCalls(until:)``, the tool's `--timeout`): no call waits
 /// past it, and once the Secret Service has failed to answer in time, later calls fail at once instead of waiting
 /// again (a stopped daemon does not come back within one command).
 package struct SecretServiceClient: SecretItemStorage {
@@ -22,9 +22,6 @@ package struct SecretServiceClient: SecretItemStorage {
     package static func limitCalls(until deadline: ContinuousClock.Instant?) {
         shared.withLock { $0.deadline = deadline }
     }
-
-    /// Forgets an earlier time-out (tests that start the keyring again in the same process).
-    static func resetUnanswered() { shared.withLock { $0.unanswered = nil } }
 
     /// The time limit of one call: its own, cut to what is left before the shared deadline.
     ///
@@ -47,8 +44,9 @@ package struct SecretServiceClient: SecretItemStorage {
             try check(status, message)
         } catch where error.kind == .timedOut {
             let reason = cut ? "the command's time limit (--timeout) ran out while waiting for the Secret Service (\(error.message))" : error.message
+            // Only within a command's deadline: a long-running program asks again at its next call.
             let unanswered = KeyringError(.timedOut, message: "\(reason); not asked again by this command")
-            shared.withLock { $0.unanswered = unanswered }
+            shared.withLock { if $0.deadline != nil { $0.unanswered = unanswered } }
             throw KeyringError(.timedOut, message: reason)
         }
     }
