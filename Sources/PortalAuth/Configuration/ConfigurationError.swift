@@ -96,7 +96,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
 
     /// What happened, to which file, and what to do; one line per problem.
     public var description: String {
-        let subject = file.map { "configuration file \($0.path)" } ?? "configuration"
+        let subject = file.map { "configuration file \(DisplayText.path($0.path))" } ?? "configuration"
         switch code {
         case .invalidConfiguration:
             let count = issues.count == 1 ? "1 problem" : "\(issues.count) problems"

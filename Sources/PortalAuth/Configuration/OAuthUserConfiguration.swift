@@ -94,7 +94,12 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
 
     /// The path segments of a portal path, without the suffixes `portalRoot` drops.
     private static func rootSegments(of path: String) -> [Substring] {
-        var segments = path.split(separator: "/")
+        rootSegments(of: path.split(separator: "/"))
+    }
+
+    /// `segments` without the suffixes `portalRoot` drops.
+    private static func rootSegments<Segment: StringProtocol>(of segments: [Segment]) -> [Segment] {
+        var segments = segments
         for suffix in [["sharing", "rest"], ["sharing"], ["home"]] {
             let tail = segments.suffix(suffix.count).map { $0.lowercased() }
             if tail == suffix {
@@ -112,7 +117,9 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// True when `url` has the portal's scheme and host (case-insensitive, a trailing dot ignored), the same
     /// port (80 and 443 filled in for http and https), and a path inside the portal's path on segment
     /// boundaries (case-insensitive): `https://h/portal` covers `https://h/portal` and
-    /// `https://h/portal/sharing/rest/…`, not `https://h/portal2`. For an ArcGIS Online portal (`arcgis.com`
+    /// `https://h/portal/sharing/rest/…`, not `https://h/portal2`. Paths are compared percent-decoded with dot
+    /// segments removed, and a path that servers may read otherwise (`/portal/%2e%2e/other`, an encoded `/`, a
+    /// backslash; see `URLNormalization.pathSegments(_:)`) is covered by nothing. For an ArcGIS Online portal (`arcgis.com`
     /// or a subdomain) every `https` URL on `arcgis.com` or a subdomain qualifies.
     public func canBeUsed(for url: URL) -> Bool {
         Self.url(url, isWithin: portalURL)
@@ -127,29 +134,16 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         if Self.isArcGISOnline(portalHost), scheme == "https", Self.isArcGISOnline(host) { return true }
         guard scheme == portalScheme, host == portalHost,
               URLNormalization.effectivePort(of: url) == URLNormalization.effectivePort(of: portalURL),
-              let path = Self.resolvedSegments(url.path(percentEncoded: true))
+              let path = URLNormalization.pathSegments(url.path(percentEncoded: true)),
+              let portalSegments = URLNormalization.pathSegments(portalURL.path(percentEncoded: true))
         else { return false }
-        let portalPath = Self.rootSegments(of: portalURL.path(percentEncoded: true)).map { $0.lowercased() }
+        let portalPath = Self.rootSegments(of: portalSegments).map { $0.lowercased() }
         return path.count >= portalPath.count && zip(path, portalPath).allSatisfy { $0.lowercased() == $1 }
     }
 
     /// Whether `host` is `arcgis.com` or one of its subdomains.
     static func isArcGISOnline(_ host: String) -> Bool {
         host == "arcgis.com" || host.hasSuffix(".arcgis.com")
-    }
-
-    /// The segments of `path` with `.` and `..` resolved, or `nil` when `..` climbs above the root.
-    private static func resolvedSegments(_ path: String) -> [Substring]? {
-        var segments: [Substring] = []
-        for segment in path.split(separator: "/") {
-            switch segment {
-            case ".": continue
-            case "..":
-                guard segments.popLast() != nil else { return nil }
-            default: segments.append(segment)
-            }
-        }
-        return segments
     }
 
     // MARK: - Validation

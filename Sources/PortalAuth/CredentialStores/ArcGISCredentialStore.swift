@@ -73,7 +73,9 @@ public final class ArcGISCredentialStore: Sendable {
                 unreadable.append(key)
                 continue
             }
-            credentials.append(record.credential(persistence: TokenKeeper.Persistence(store: file, key: key), settings: settings))
+            var persistence = TokenKeeper.Persistence(store: file, key: key)
+            persistence.keyringMovePending = file.backend == .keyring && KeyringEntryFormat.isDeferred(entry)
+            credentials.append(record.credential(persistence: persistence, settings: settings))
         }
         return ArcGISCredentialStore(file: file, credentials: credentials, unreadable: unreadable, settings: settings)
     }

@@ -152,7 +152,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             scopes: record.requestedScopes ?? record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
-        let target = "the IAP " + (record.configurationFile.map { "configuration \($0)" } ?? configuration.authorizeURL.absoluteString)
+        let target = "the IAP " + (record.configurationFile.map { "configuration \(DisplayText.path($0))" } ?? configuration.authorizeURL.absoluteString)
         let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }

@@ -11,6 +11,9 @@ package final class TokenKeeper: Sendable {
     package struct Persistence: Sendable {
         let store: CredentialStoreFile
         let key: String
+        /// The entry keeps its secrets in the store file because the keyring could not take them at an earlier
+        /// write (see `CredentialStoreFile.withExclusiveAccess(deferringKeyringFailure:)`): the next use moves them.
+        var keyringMovePending = false
     }
 
     /// A refresh under way. A class around the task, so that a keeper that never refreshes (`portal-auth token`
@@ -29,6 +32,7 @@ package final class TokenKeeper: Sendable {
     /// Tokens refreshed by this process that could not be written to the store (disk full, I/O error), and
     /// the refresh token they replaced: written at the next refresh if the store still holds that token.
     private let unsaved = Mutex<(spent: String, credential: StoredCredential)?>(nil)
+    private let keyringDeferral = Mutex<String?>(nil)
     let httpClient: any TransportClient
     let policy: RefreshPolicy
     /// What the credential is for, in messages.
@@ -60,6 +64,11 @@ package final class TokenKeeper: Sendable {
     /// The credential as last seen.
     var current: StoredCredential { state.withLock { $0 } }
 
+    /// Why the last refresh's tokens went to the store file (0600) instead of the keyring, which could not take them
+    /// when they came (locked, gone, hung); nil when they went where they belong. They move into the keyring at the
+    /// next use while it answers.
+    package var keyringFallback: String? { keyringDeferral.withLock { $0 } }
+
     /// Marks the credential unusable (after sign-out).
     func invalidate() { invalidated.withLock { $0 = true } }
 
@@ -80,7 +89,7 @@ package final class TokenKeeper: Sendable {
         let margin = minimumValidity ?? policy.margin
         let snapshot = current
         // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
-        let pendingWrite = persistence != nil && unsaved.withLock { $0 != nil }
+        let pendingWrite = persistence.map { $0.keyringMovePending || unsaved.withLock { $0 != nil } } ?? false
         if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
 
         let refresh: Refresh = inFlight.withLock { running in
@@ -163,6 +172,7 @@ package final class TokenKeeper: Sendable {
             throw CredentialError.refreshedButNotStored(target, store: persistence.store.path, reason: "\(error)")
         }
         self.unsaved.withLock { $0 = nil }
+        persistenceState.withLock { $0?.keyringMovePending = false }
         return result
     }
 
@@ -171,7 +181,12 @@ package final class TokenKeeper: Sendable {
         _ persistence: Persistence, margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
         unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
     ) async throws -> StoredCredential {
-        let outcome: Result<StoredCredential, CredentialError> = try await persistence.store.withExclusiveAccess(reservingSpace: true) { snapshot in
+        keyringDeferral.withLock { $0 = nil }
+        // Rotated tokens the keyring cannot take once they came (locked or stopped meanwhile) stay in the store file.
+        let deferring: (KeyringError) -> Void = { error in self.keyringDeferral.withLock { $0 = error.message } }
+        let outcome: Result<StoredCredential, CredentialError> = try await persistence.store.withExclusiveAccess(
+            reservingSpace: true, deferringKeyringFailure: deferring
+        ) { snapshot in
             guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry)) else {
                 throw CredentialError.notStored(self.target)
             }
@@ -189,6 +204,8 @@ package final class TokenKeeper: Sendable {
                 self.state.withLock { $0 = stored }
                 return .success(stored)
             }
+            // Never spend a refresh token whose successor cannot be stored: the keyring must answer, unlocked.
+            try persistence.store.checkSecretsWritable()
             var refreshed: StoredCredential
             do {
                 refreshed = try await self.refresh(stored, now: now)

@@ -16,8 +16,10 @@ enum DesktopTool {
                 "\(name) is not installed (or not on PATH); install the Debian packages xdg-utils and desktop-file-utils.")
         }
         let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        // Under umask 022 whatever this process's umask is: the tools create mimeapps.list, mimeinfo.cache and
+        // folders, which must not end writable by other users (umask 000).
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", #"umask 022 && exec "$0" "$@""#, executable] + arguments
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output

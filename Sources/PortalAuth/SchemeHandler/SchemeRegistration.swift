@@ -1,4 +1,5 @@
 public import Foundation
+import Glibc
 
 /// Registers a program as the desktop's handler of a URL scheme, the way Linux desktops hand a browser's
 /// navigation to `my-maps-app://…` to an application: a `.desktop` file with `MimeType=x-scheme-handler/<scheme>;`
@@ -115,23 +116,13 @@ public struct SchemeRegistration: Sendable {
                 "\(scheme): links are handled by \(other), another application; it was left alone. "
                 + "Take the scheme over only if that application is not needed for it (--force).")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: applicationsDirectory, withIntermediateDirectories: true)
-            let temporary = desktopFilePath + ".tmp\(getpid())"
-            try Data(desktopEntry.utf8).write(to: URL(fileURLWithPath: temporary))
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary)
-            if rename(temporary, desktopFilePath) != 0 {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                throw SchemeRedirectError(.registrationFailed, "cannot write \(desktopFilePath): \(reason)")
-            }
-        } catch let error as SchemeRedirectError {
-            throw error
-        } catch {
-            throw SchemeRedirectError(.registrationFailed, "cannot write \(desktopFilePath): \(error.localizedDescription)")
-        }
+        // Explicit modes whatever the umask (000 would leave the folder and files writable by everyone, and another
+        // user could then replace the .desktop file and run code as this one).
+        try Self.createDirectories(applicationsDirectory)
+        try Self.writeFile(Data(desktopEntry.utf8), to: desktopFilePath, mode: 0o644)
         try DesktopTool.require("update-desktop-database", [applicationsDirectory], environment: environment)
         try DesktopTool.require("xdg-mime", ["default", desktopFileID, mimeType], environment: environment)
+        try closeToOthers(desktopToolFiles)
         let now = try status()
         guard now == .registered else {
             throw SchemeRedirectError(.registrationFailed,
@@ -155,6 +146,7 @@ public struct SchemeRegistration: Sendable {
         }
         if FileManager.default.fileExists(atPath: applicationsDirectory) {
             try DesktopTool.require("update-desktop-database", [applicationsDirectory], environment: environment)
+            try closeToOthers(desktopToolFiles)
         }
         return removed
     }
@@ -216,12 +208,69 @@ public struct SchemeRegistration: Sendable {
             if !kept.isEmpty { lines.append("\(mimeType)=\(kept.joined(separator: ";"));") }
         }
         guard changed else { return false }
-        do {
-            try lines.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-        } catch {
-            throw SchemeRedirectError(.registrationFailed, "cannot update \(list): \(error.localizedDescription)")
-        }
+        var info = stat()
+        let mode = lstat(list, &info) == 0 ? info.st_mode & 0o644 : 0o644
+        try Self.writeFile(Data(lines.joined(separator: "\n").utf8), to: list, mode: mode)
         return true
+    }
+
+    // MARK: - Files with explicit modes
+
+    /// The files the desktop tools write: their modes are checked after each run.
+    private var desktopToolFiles: [String] {
+        [(configDirectory as NSString).appendingPathComponent("mimeapps.list"),
+         (applicationsDirectory as NSString).appendingPathComponent("mimeapps.list"),
+         (applicationsDirectory as NSString).appendingPathComponent("mimeinfo.cache")]
+    }
+
+    /// Creates `path` and its missing parents, each set to exactly 0755 (an existing folder is left as it is).
+    static func createDirectories(_ path: String) throws(SchemeRedirectError) {
+        var built = ""
+        for component in path.split(separator: "/") {
+            built += "/" + component
+            if mkdir(built, 0o755) == 0 {
+                guard chmod(built, 0o755) == 0 else {
+                    throw SchemeRedirectError(.registrationFailed, "cannot set the mode of \(built): \(String(cString: strerror(errno)))")
+                }
+            } else if errno != EEXIST {
+                throw SchemeRedirectError(.registrationFailed, "cannot create \(built): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// Replaces `path` with `data` atomically, the new file made with exactly `mode` from its creation (a temporary
+    /// file created exclusively, never through a link, then renamed over `path`).
+    static func writeFile(_ data: Data, to path: String, mode: mode_t) throws(SchemeRedirectError) {
+        let temporary = path + ".tmp\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard descriptor >= 0 else {
+            throw SchemeRedirectError(.registrationFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        var failure: Int32 = fchmod(descriptor, mode) == 0 ? 0 : errno
+        var offset = 0
+        while failure == 0 && offset < data.count {
+            let written = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, data.count - offset) }
+            if written < 0 && errno != EINTR { failure = errno }
+            if written > 0 { offset += written }
+        }
+        if close(descriptor) != 0 && failure == 0 { failure = errno }
+        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw SchemeRedirectError(.registrationFailed, "cannot write \(path): \(String(cString: strerror(failure)))")
+        }
+    }
+
+    /// Removes the group and other write bits from those of `files` that are this user's (the desktop tools run
+    /// under umask 022, see `DesktopTool`; this also mends files an earlier run under umask 000 left open).
+    private func closeToOthers(_ files: [String]) throws(SchemeRedirectError) {
+        for file in files {
+            var info = stat()
+            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o022 != 0 else { continue }
+            guard chmod(file, info.st_mode & 0o755) == 0 else {
+                throw SchemeRedirectError(.registrationFailed, "\(file) can be written by other users and its mode cannot be changed: \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     /// The running program's path (`/proc/self/exe`), so the desktop starts this very binary.

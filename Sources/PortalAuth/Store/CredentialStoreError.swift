@@ -96,6 +96,8 @@ public struct CredentialStoreError: CategorizedError, CustomStringConvertible, S
     }
 
     public var description: String {
+        // A hostile file name must neither drive the terminal nor forge a line.
+        let path = DisplayText.path(self.path)
         switch code {
         case .noLocation:
             return "Cannot tell where to keep credentials: HOME is not set. "

@@ -118,16 +118,36 @@ public struct CredentialStoreFile: Sendable {
     ///   - reservingSpace: before the body runs, set aside disk space for writing the store back (the current
     ///     document plus ``reservedHeadroom`` bytes) and fail with `fileSystem` when there is none, so that what
     ///     the body gets from elsewhere (a rotated refresh token) is not lost to a full disk afterwards.
+    ///   - deferringKeyringFailure: when given, a changed entry the keyring cannot take when it is written (locked,
+    ///     gone or hung since the body started) keeps its secrets in the store file (0600) instead of failing the
+    ///     update, marked so that the next update while the keyring answers moves it there; this gets the keyring's
+    ///     error. For what cannot be had again (a refresh's rotated tokens).
     ///   - body: reads and changes the snapshot; its result is returned.
     /// - Throws: `CredentialStoreError` (`lockTimeout`, `cancelled`, the errors of ``read()``, `fileSystem`
     ///   while reserving or writing), or what `body` throws.
     package func withExclusiveAccess<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
         reservingSpace: Bool = false,
+        deferringKeyringFailure: ((KeyringError) -> Void)? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) async throws -> Result
     ) async throws -> Result {
-        try await exclusiveAccess(onCorruption: policy, reservingSpace: reservingSpace, body)
+        try await exclusiveAccess(onCorruption: policy, reservingSpace: reservingSpace, deferringKeyringFailure: deferringKeyringFailure, body)
+    }
+
+    /// Checks, before something that cannot be undone (a refresh request that spends a rotating refresh token),
+    /// that what it brings can be stored: with the keyring as ``backend``, that a Secret Service answers and its
+    /// default collection is unlocked. Nothing to check for the file (its space is reserved, see
+    /// ``withExclusiveAccess(onCorruption:reservingSpace:deferringKeyringFailure:isolation:_:)``).
+    ///
+    /// - Throws: `KeyringError` saying that nothing was sent.
+    package func checkSecretsWritable() throws(KeyringError) {
+        guard backend == .keyring else { return }
+        do {
+            try secretStorage.probe()
+        } catch {
+            throw KeyringError(error.kind, message: "\(error.message) (checked before refreshing: nothing was sent, and the stored refresh token still works)")
+        }
     }
 
     /// ``withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)``, also writing the file when `recording`
@@ -138,6 +158,7 @@ public struct CredentialStoreFile: Sendable {
     func exclusiveAccess<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
         reservingSpace: Bool = false,
+        deferringKeyringFailure: ((KeyringError) -> Void)? = nil,
         recording: StoreBackend? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) async throws -> Result
@@ -162,7 +183,7 @@ public struct CredentialStoreFile: Sendable {
         resolved = snapshot.entries
         let recordedNow = recording ?? recorded
         if snapshot.isChanged || recordedNow != recorded || keyring.needsRewrite(resolved, toKeyring: toKeyring, state: keyringState) {
-            let fileEntries = try keyring.fileEntries(for: resolved, toKeyring: toKeyring, state: &keyringState)
+            let fileEntries = try keyring.fileEntries(for: resolved, toKeyring: toKeyring, state: &keyringState, deferring: deferringKeyringFailure)
             let data = StoreDocument.encode(fileEntries, recording: recordedNow)
             if let reservation {
                 try reservation.commit(data)

@@ -36,6 +36,22 @@ package enum DisplayText {
         return String(scalars)
     }
 
+    /// A file name or path as shown in a message: every character a terminal obeys or that breaks the line (ESC, BEL,
+    /// CR, LF, tab, the other C0 and C1 controls, DEL, the invisible marks of ``neutralised(_:limit:)``) becomes a
+    /// visible escape such as `\u{A}`, so a hostile file name can neither drive the terminal nor forge a line of the
+    /// tool's own; plain spaces stay.
+    package static func path(_ path: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in path.unicodeScalars {
+            if isHidden(scalar) || (isFoldedSpace(scalar) && scalar != " ") {
+                scalars.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
     /// Whether `text` holds a character ``neutralised(_:limit:)`` would change (whitespace apart from the plain
     /// space included): such text is refused where it must stay as it is, such as a token or a user name.
     package static func containsControlCharacters(_ text: String) -> Bool {

@@ -50,6 +50,39 @@ package enum URLNormalization {
         return components.string ?? url.absoluteString
     }
 
+    /// The segments of a URL path (as the URL writes it, percent-encoded) for deciding whether the path lies
+    /// inside another: each segment percent-decoded, then `.` and `..` removed as RFC 3986 §5.2.4 removes dot
+    /// segments; empty segments are dropped. Nil when the path is ambiguous, that is when servers may route it
+    /// elsewhere than it reads, so no credential may be sent with it:
+    ///
+    /// - a segment that is `.` or `..` only once decoded (`%2e%2e`, `.%2E`): some servers decode before resolving
+    ///   dot segments (`/arcgis/%2e%2e/other` reaches `/other`), others do not;
+    /// - an encoded `/` (`%2F`) or `\` (`%5C`), or a literal `\` (taken as `/` by some servers);
+    /// - a `%` once decoded (`%252e`: double decoding), a control character or an encoded NUL, invalid percent
+    ///   encoding or bytes that are not UTF-8;
+    /// - a dot segment with a parameter (`..;x`, `.;`), which servlet containers read as the dot segment;
+    /// - a `..` that climbs above the root.
+    package static func pathSegments(_ encodedPath: String) -> [String]? {
+        var segments: [String] = []
+        for raw in encodedPath.split(separator: "/") {
+            guard !raw.contains("\\"), let decoded = raw.removingPercentEncoding else { return nil }
+            if decoded.unicodeScalars.contains(where: { "/\\%".unicodeScalars.contains($0) || $0.properties.generalCategory == .control }) {
+                return nil
+            }
+            let bare = decoded.prefix { $0 != ";" }
+            if bare == "." || bare == ".." {
+                // Only a literal dot segment, without a parameter, is resolved; any other spelling is ambiguous.
+                guard raw == bare else { return nil }
+            }
+            switch decoded {
+            case ".": continue
+            case "..": guard segments.popLast() != nil else { return nil }
+            default: segments.append(decoded)
+            }
+        }
+        return segments
+    }
+
     /// Whether `host` (normalised here first) is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
     static func isLoopbackHost(_ host: String) -> Bool {
         let host = self.host(host)

@@ -29,6 +29,12 @@ struct ExecCommand: AsyncParsableCommand {
               ARCGIS_TOKEN                  the access token (portal sign-ins)
               PORTAL_AUTH_ID_TOKEN          the ID token (IAP sign-ins that hold one)
 
+            Every other PORTAL_AUTH_* variable and ARCGIS_TOKEN in portal-auth's own environment (left by an \
+            outer exec or a CI job, possibly another sign-in's tokens) is removed from the command's \
+            environment; only the tool's settings PORTAL_AUTH_STORE, PORTAL_AUTH_CA_BUNDLE, \
+            PORTAL_AUTH_LAUNCH_DIR and PORTAL_AUTH_FAST_PATH pass through unchanged. PORTAL_AUTH_CLIENT_SECRET \
+            is removed too.
+
             The command replaces portal-auth (exec): its exit status is passed through and signals reach it \
             directly. A token expiring while the command runs is not renewed.
 
@@ -85,7 +91,7 @@ struct ExecCommand: AsyncParsableCommand {
             if let problem = TokenCharacters.problem(inToken: issued.value) {
                 throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be passed on: \(problem). Sign in again.")
             }
-            environment = ProcessInfo.processInfo.environment.merging(Self.variables(for: issued)) { $1 }
+            environment = Self.commandEnvironment(inherited: ProcessInfo.processInfo.environment, issued: issued)
             executable = try Self.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
         } catch let failure as ExecFailure {
             StandardError.line("portal-auth: error: \(failure.description)")
@@ -99,6 +105,27 @@ struct ExecCommand: AsyncParsableCommand {
     }
 
     // MARK: - Environment
+
+    /// The tool's own settings that a command run by `exec` keeps (a nested `portal-auth` behaves the same).
+    /// None of them holds a secret.
+    static let passedThrough: Set<String> = ["PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH"]
+
+    /// The command's environment: the inherited one without any variable of the token family (`PORTAL_AUTH_*`
+    /// other than ``passedThrough``, and `ARCGIS_TOKEN`), then the variables of this sign-in.
+    ///
+    /// Another sign-in's token left in the environment (an outer `exec`, a CI job's variables) would otherwise reach
+    /// a command run for this one: `ARCGIS_TOKEN` beside an IAP sign-in's variables, a stale `PORTAL_AUTH_ID_TOKEN`.
+    /// `PORTAL_AUTH_CLIENT_SECRET` (`app-token`'s secret) is removed as well.
+    static func commandEnvironment(inherited: [String: String], issued: IssuedToken) -> [String: String] {
+        var environment = inherited.filter { name, _ in !isTokenFamily(name) }
+        environment.merge(variables(for: issued)) { $1 }
+        return environment
+    }
+
+    /// Whether `name` belongs to the variables `exec` owns: set for the sign-in, or removed.
+    static func isTokenFamily(_ name: String) -> Bool {
+        name == "ARCGIS_TOKEN" || (name.hasPrefix("PORTAL_AUTH_") && !passedThrough.contains(name))
+    }
 
     /// The variables that carry the token to the command.
     static func variables(for issued: IssuedToken) -> [String: String] {

@@ -102,8 +102,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
         }
         guard let configuration = report.configuration else {
             let count = report.errors.count == 1 ? "1 error" : "\(report.errors.count) errors"
-            Output.diagnostic("\(config): not a usable IAP configuration (\(count))")
-            if !checks.isEmpty { Output.diagnostic("\(config): --url not checked because the configuration is invalid") }
+            Output.diagnostic("\(DisplayText.path(config)): not a usable IAP configuration (\(count))")
+            if !checks.isEmpty { Output.diagnostic("\(DisplayText.path(config)): --url not checked because the configuration is invalid") }
             return
         }
         let redirectNote = configuration.isLoopbackRedirect
@@ -123,7 +123,7 @@ struct IAPCheckCommand: AsyncParsableCommand {
             ("authorization_prompt_type", prompt == .unspecified ? "\"\" (unspecified)" : prompt.rawValue),
         ]
         let warnings = report.warnings.count
-        Output.result("\(config): valid IAP configuration" + (warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"))
+        Output.result("\(DisplayText.path(config)): valid IAP configuration" + (warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"))
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows {
             // Values come from the file: shown without control characters.

@@ -79,7 +79,7 @@ struct IAPLoginCommand: AsyncParsableCommand {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
             if let issuer { configuration.issuer = URL(string: issuer) }
-            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(config)"
+            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(DisplayText.path(config))"
             var settings = session.signInSettings(target: target)
             try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
@@ -93,8 +93,8 @@ struct IAPLoginCommand: AsyncParsableCommand {
             try await store.keepSignIn(credential, name: name)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
-            StandardError.line("Signed in\(who) for \(config). The access token is valid until \(expiry.ISO8601Format()).")
-            StandardError.line("Stored in \(store.file?.path ?? "memory").")
+            StandardError.line("Signed in\(who) for \(DisplayText.path(config)). The access token is valid until \(expiry.ISO8601Format()).")
+            StandardError.line("Stored in \(store.file.map { DisplayText.path($0.path) } ?? "memory").")
         } catch {
             throw Failure.report(session.terminalNeeded(error))
         }

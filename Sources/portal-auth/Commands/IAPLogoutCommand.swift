@@ -49,7 +49,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             credentials = store.iapCredentials(for: configuration)
         }
         if credentials.isEmpty {
-            StandardError.line("No stored IAP sign-in for \(config); nothing to sign out of. `portal-auth status` lists the stored sign-ins.")
+            StandardError.line("No stored IAP sign-in for \(DisplayText.path(config)); nothing to sign out of. `portal-auth status` lists the stored sign-ins.")
             return
         }
         var failure: ExitCode?
@@ -77,7 +77,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             try await store.remove(credential)
             store.forgetDeletedSignIns()
         } catch {
-            StandardError.line("portal-auth: error: the IAP sign-in for \(config)\(who) could not be deleted: \(error)")
+            StandardError.line("portal-auth: error: the IAP sign-in for \(DisplayText.path(config))\(who) could not be deleted: \(error)")
             return Failure.report(error)
         }
         switch outcome {
@@ -91,12 +91,12 @@ struct IAPLogoutCommand: AsyncParsableCommand {
                 break
             }
             if result.isSessionEndConfirmed {
-                StandardError.line("The identity provider confirmed the end of the browser session\(who). The stored sign-in for \(config) was deleted.")
+                StandardError.line("The identity provider confirmed the end of the browser session\(who). The stored sign-in for \(DisplayText.path(config)) was deleted.")
             } else {
                 // The printed URL lacks the ID token (it is never shown): a provider needing id_token_hint
                 // (OpenID Connect RP-Initiated Logout §2) may do nothing with it, so it is offered, not promised.
                 StandardError.line(
-                    "No confirmation from the identity provider within \(session.timeout) s. The stored sign-in for \(config) was "
+                    "No confirmation from the identity provider within \(session.timeout) s. The stored sign-in for \(DisplayText.path(config)) was "
                         + "deleted, but the browser session may remain. The URL above lacks the ID token, which is never shown; "
                         + "some identity providers end the session with it anyway, others do nothing. To be sure, sign out on "
                         + "the identity provider's own page in that browser.")
@@ -105,10 +105,10 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             if case .failed = result.revocation { return ExitCode(69) }
             return nil
         case .failure(let error) where Failure.isInterruption(error):
-            StandardError.line("portal-auth: interrupted; the stored sign-in for \(config) was deleted, but the browser session may remain.")
+            StandardError.line("portal-auth: interrupted; the stored sign-in for \(DisplayText.path(config)) was deleted, but the browser session may remain.")
             return ExitCode(130)
         case .failure(let error):
-            return Failure.report(error, hint: "The stored sign-in for \(config) was deleted anyway; the browser session may remain.")
+            return Failure.report(error, hint: "The stored sign-in for \(DisplayText.path(config)) was deleted anyway; the browser session may remain.")
         }
     }
 }

@@ -50,9 +50,9 @@ struct SignOutCommand: AsyncParsableCommand {
             Output.result(entries.isEmpty ? "No stored sign-ins." : "\(entries.count) stored sign-in\(entries.count == 1 ? "" : "s"):")
             for entry in entries { Output.result("  \(Self.describe(entry))") }
             if let error = report.clearingError {
-                Output.diagnostic("portal-auth: error: the credential store \(path) could not be emptied: \(error)")
+                Output.diagnostic("portal-auth: error: the credential store \(DisplayText.path(path)) could not be emptied: \(error)")
             } else {
-                Output.result("The credential store \(path) is empty.")
+                Output.result("The credential store \(DisplayText.path(path)) is empty.")
             }
         case .json:
             Output.json(.object([

@@ -107,7 +107,7 @@ struct StatusCommand: AsyncParsableCommand {
                 "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
             ]))
         case .text:
-            Output.result("Credential store: \(store.file?.path ?? "memory")")
+            Output.result("Credential store: \(store.file.map { DisplayText.path($0.path) } ?? "memory")")
             if let file = store.file {
                 let place = file.backend == .keyring ? "the desktop keyring (Secret Service); the store file is their index" : "the store file"
                 Output.result("Tokens kept in: \(place)\(file.backendReason.map { " (\($0))" } ?? "")")
@@ -116,10 +116,10 @@ struct StatusCommand: AsyncParsableCommand {
             for summary in summaries {
                 var marks: [String] = []
                 if preferences.defaultKey == summary.storeKey { marks.append("default") }
-                if let name = preferences.name(of: summary.storeKey) { marks.append("name: \(name)") }
+                if let name = preferences.name(of: summary.storeKey) { marks.append("name: \(DisplayText.neutralised(name, limit: 200))") }
                 let suffix = marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"
                 Output.result("")
-                Output.result((summary.kind == .iap ? "IAP \(summary.target)" : "Portal \(summary.target)") + suffix)
+                Output.result((summary.kind == .iap ? "IAP \(DisplayText.path(summary.target))" : "Portal \(DisplayText.path(summary.target))") + suffix)
                 Output.result("  client ID:      \(summary.clientID)")
                 Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
                 if let name = summary.userInfoName { Output.result("  name:           \(DisplayText.neutralised(name, limit: 200))") }
@@ -132,7 +132,7 @@ struct StatusCommand: AsyncParsableCommand {
                 if !summary.isUsable(at: now) { Output.result("  sign in again:  the stored tokens cannot give a new access token") }
             }
             for key in store.unreadableEntries {
-                Output.diagnostic("portal-auth: warning: the stored entry \(key) cannot be read; sign in again to replace it")
+                Output.diagnostic("portal-auth: warning: the stored entry \(DisplayText.path(key)) cannot be read; sign in again to replace it")
             }
         }
     }

@@ -117,7 +117,7 @@ struct TokenInvocation {
         switch target {
         case .portal(let url, let clientID):
             return "no stored sign-in for the portal \(url.absoluteString)" + (clientID.map { " with client ID \($0)" } ?? "")
-        case .iap(let file): return "no stored sign-in for the IAP configuration \(file.path)"
+        case .iap(let file): return "no stored sign-in for the IAP configuration \(DisplayText.path(file.path))"
         case .url(let url): return "no stored portal or IAP sign-in covers \(url.absoluteString)"
         case .name(let name): return "the sign-in named \(name) is no longer stored"
         case .automatic: return "no portal or IAP sign-in is stored"

@@ -27,7 +27,7 @@ struct SchemeSelection: ParsableArguments {
             let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             guard let redirect = CustomSchemeRedirect(configuration.redirectURL) else {
                 throw UsageProblem(description:
-                    "the redirect_url of \(config) (\(configuration.redirectURL.absoluteString)) has no custom scheme; "
+                    "the redirect_url of \(DisplayText.path(config)) (\(configuration.redirectURL.absoluteString)) has no custom scheme; "
                     + "only a custom-scheme redirect such as my-maps-app://auth needs a registered handler.")
             }
             schemes.append(redirect.scheme)

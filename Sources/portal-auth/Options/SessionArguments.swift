@@ -76,7 +76,9 @@ struct SessionArguments: Equatable {
 
     /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
     func storeFile() throws -> CredentialStoreFile {
-        try CredentialStoreFile.select(store: store, lookup: ProcessEnvironment.value(of:))
+        // Every keyring call counts against --timeout too (a hung Secret Service).
+        SecretServiceClient.limitCalls(until: CommandClock.deadline(seconds: timeout))
+        return try CredentialStoreFile.select(store: store, lookup: ProcessEnvironment.value(of:))
     }
 
     /// The persistent credential store, loaded.

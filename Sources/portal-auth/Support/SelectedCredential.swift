@@ -97,6 +97,13 @@ enum SelectedCredential: Sendable {
 
     // MARK: - Tokens
 
+    /// Says that refreshed tokens went to the store file because the keyring could not take them.
+    private static func warnAboutKeyringFallback(_ reason: String?) {
+        guard let reason else { return }
+        StandardError.line("portal-auth: warning: the desktop keyring could not take the refreshed tokens (\(DisplayText.neutralised(reason, limit: 400))); "
+            + "they are kept in the store file (0600) and move into the keyring the next time it is used while it answers")
+    }
+
     /// A token valid for at least `minimumValidity`, as the library hands it out (it decides whether to refresh;
     /// `force` asks for a refresh whatever the expiry).
     ///
@@ -106,6 +113,7 @@ enum SelectedCredential: Sendable {
         switch self {
         case .portal(let credential):
             let info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: force)
+            Self.warnAboutKeyringFallback(credential.keyringFallback)
             return IssuedToken(
                 kind: kind, target: target, url: credential.configuration.portalURL, clientID: credential.configuration.clientID,
                 configurationFile: nil, username: credential.username, value: info.accessToken, type: "Bearer",
@@ -114,6 +122,7 @@ enum SelectedCredential: Sendable {
             let info = try await credential.tokenInfo(
                 minimumValidity: minimumValidity, forceRefresh: force, keeping: idToken ? .idToken : .accessToken)
             let type = info.tokenType.lowercased() == "bearer" ? "Bearer" : info.tokenType
+            Self.warnAboutKeyringFallback(credential.keyringFallback)
             if let refusal = credential.idTokenRefusal {
                 // The refresh kept the access and refresh tokens; only the new ID token was refused.
                 StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "

@@ -53,15 +53,15 @@ enum SecretInput {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             let reason = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
-            throw InputError.unreadable("cannot read the \(what) file \(path): \(reason)")
+            throw InputError.unreadable("cannot read the \(what) file \(DisplayText.path(path)): \(reason)")
         }
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
-            StandardError.line("portal-auth: warning: \(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
+            StandardError.line("portal-auth: warning: \(DisplayText.path(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
         }
         let text = String(decoding: data.prefix(limit + 1), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { throw InputError.unreadable("the \(what) file \(path) is empty") }
-        guard data.count <= limit else { throw InputError.unreadable("the \(what) file \(path) is larger than \(limit) bytes") }
+        guard !text.isEmpty else { throw InputError.unreadable("the \(what) file \(DisplayText.path(path)) is empty") }
+        guard data.count <= limit else { throw InputError.unreadable("the \(what) file \(DisplayText.path(path)) is larger than \(limit) bytes") }
         return text
     }
 

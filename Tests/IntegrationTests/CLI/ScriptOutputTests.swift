@@ -85,6 +85,40 @@ struct ScriptOutputTests {
         #expect(nothing.status == 77, "\(nothing)")
     }
 
+    @Test("exec for an IAP sign-in: another sign-in's ARCGIS_TOKEN, PORTAL_AUTH_ID_TOKEN and other PORTAL_AUTH_* variables left in the environment never reach the command; the tool's settings do")
+    func execRemovesForeignTokenVariables() async throws {
+        let store = try PreparedStore()
+        let file = store.directory.appendingPathComponent("contoso-iap.json")
+        try FileManager.default.copyItem(at: SignInSelectionCommandTests.fixture("iap/entra.json"), to: file)
+        try await store.write([PreparedStore.portal(Self.portal, token: "portal-token"), try PreparedStore.iap(file: file.path, token: "iap-token")])
+        // What an outer `exec` for the portal sign-in (or a CI job) left behind, and the tool's own settings.
+        let leftOver = [
+            "ARCGIS_TOKEN": "outer-portal-token", "PORTAL_AUTH_ID_TOKEN": "outer-id-token", "PORTAL_AUTH_TOKEN": "outer-token",
+            "PORTAL_AUTH_TOKEN_EXPIRES_AT": "outer-expiry", "PORTAL_AUTH_REFRESH_TOKEN": "outer-refresh-token",
+            "PORTAL_AUTH_CLIENT_SECRET": "outer-client-secret", "PORTAL_AUTH_SOMETHING_NEW": "outer-other",
+            "PORTAL_AUTH_CA_BUNDLE": "/nonexistent/ca.pem", "PORTAL_AUTH_LAUNCH_DIR": "/nonexistent/launch",
+            "PORTAL_AUTH_FAST_PATH": "on", "UNRELATED_VARIABLE": "kept",
+        ]
+        let result = try await ToolRunner.run(
+            ["exec", "--iap", file.path, "--", "env"], environment: store.environment.merging(leftOver) { $1 })
+        #expect(result.status == 0, "\(result)")
+        let variables = Dictionary(result.stdoutLines.compactMap { line -> (String, String)? in
+            guard let equals = line.firstIndex(of: "=") else { return nil }
+            return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+        }, uniquingKeysWith: { $1 })
+        for (name, value) in leftOver where value.hasPrefix("outer-") {
+            #expect(!result.stdout.contains(value), "\(name) reached the command: \(result)")
+        }
+        #expect(variables["ARCGIS_TOKEN"] == nil && variables["PORTAL_AUTH_ID_TOKEN"] == nil, "\(result)")
+        #expect(variables["PORTAL_AUTH_TOKEN"] == "iap-token" && variables["PORTAL_AUTH_KIND"] == "iap", "\(result)")
+        #expect(variables["PORTAL_AUTH_STORE"] == store.path)
+        #expect(variables["PORTAL_AUTH_CA_BUNDLE"] == "/nonexistent/ca.pem" && variables["PORTAL_AUTH_LAUNCH_DIR"] == "/nonexistent/launch")
+        #expect(variables["PORTAL_AUTH_FAST_PATH"] == "on" && variables["UNRELATED_VARIABLE"] == "kept")
+        let names = Set(variables.keys.filter { $0.hasPrefix("PORTAL_AUTH_") })
+        #expect(names == ["PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH", "PORTAL_AUTH_TOKEN",
+                          "PORTAL_AUTH_TOKEN_TYPE", "PORTAL_AUTH_TOKEN_EXPIRES_AT", "PORTAL_AUTH_KIND", "PORTAL_AUTH_URL"], "\(names.sorted())")
+    }
+
     @Test("--version names the libcurl and OpenSSL the tool runs with")
     func version() async throws {
         let result = try await ToolRunner.run(["--version"])

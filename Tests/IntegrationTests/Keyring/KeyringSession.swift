@@ -57,6 +57,27 @@ final class KeyringSession: Sendable {
         try #require(result.status == 0, "scripts/keyring lock failed: \(result.output)")
     }
 
+    /// Kills gnome-keyring-daemon (SIGKILL, as a crash); the session bus stays.
+    func killDaemon() throws {
+        let result = try Self.run(["kill-daemon"], directory: directory)
+        try #require(result.status == 0, "scripts/keyring kill-daemon failed: \(result.output)")
+    }
+
+    /// Starts gnome-keyring-daemon again on the same bus with the keyring's password, as a new login does: the login
+    /// collection is unlocked, with its items as the daemon saved them.
+    func unlock() throws {
+        let result = try Self.run(["unlock"], directory: directory)
+        try #require(result.status == 0, "scripts/keyring unlock failed: \(result.output)")
+    }
+
+    /// Stops (SIGSTOP, `stopped` true) or continues (SIGCONT) gnome-keyring-daemon: a Secret Service that never
+    /// answers while its name stays on the bus.
+    func pauseDaemon(_ stopped: Bool) throws {
+        let text = try String(contentsOf: directory.appendingPathComponent("daemon.pid"), encoding: .utf8)
+        let pid = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), "no daemon pid in \(directory.path)")
+        try #require(kill(pid, stopped ? SIGSTOP : SIGCONT) == 0, "cannot signal the keyring daemon \(pid)")
+    }
+
     /// The attributes of the portal-auth items of the store at `storePath` (`secret-tool search`).
     func items(storePath: String) throws -> [[String: String]] {
         let result = try Self.command(["secret-tool", "search", "--all", "--unlock", "store", storePath], bus: busAddress)

@@ -77,6 +77,20 @@ struct OAuthUserConfigurationTests {
         ("https://www.arcgis.com", "https://arcgis.com.evil.net/", false),
         ("https://gis.example.com/portal", "https://www.arcgis.com/sharing/rest", false),
         ("https://www.arcgis.com", "file:///etc/passwd", false),
+        // Outside the portal's path once decoded, or ambiguous (issue 25): never covered.
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/%2e%2e/other/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/%2E%2e/other/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/.%2e/other/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/%2e%2e%2fother/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/..%2fother/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/..%5cother/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/..;/other/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/%252e%252e/other/collect", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/sharing/../../other", false),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/%61rcgis/sharing/rest", true),
+        ("https://gis.example.com/arcgis", "https://gis.example.com/arcgis/sharing/x/../rest", true),
+        ("https://gis.example.com/my%20portal", "https://gis.example.com/my%20portal/sharing", true),
+        ("https://gis.example.com/my%20portal", "https://gis.example.com/my%20portal2/sharing", false),
     ]
 
     @Test("canBeUsed(for:) covers the portal and, for ArcGIS Online, all of arcgis.com", arguments: canBeUsedTable)

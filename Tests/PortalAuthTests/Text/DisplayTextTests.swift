@@ -37,4 +37,12 @@ struct DisplayTextTests {
     func tokens(token: String, usable: Bool) {
         #expect((TokenCharacters.problem(inToken: token) == nil) == usable)
     }
+
+    @Test("a path keeps its spaces and shows every control character, line breaks and tabs included, as an escape (issue 25)")
+    func path() {
+        #expect(DisplayText.path("/home/a b/c.json") == "/home/a b/c.json")
+        #expect(DisplayText.path("/tmp/x\u{1B}]0;t\u{07}\nportal-auth: error: forged\t.json")
+            == #"/tmp/x\u{1B}]0;t\u{7}\u{A}portal-auth: error: forged\u{9}.json"#)
+        #expect(!DisplayText.containsControlCharacters(DisplayText.path("a\r\n\u{85}\u{9B}\u{202E}b")))
+    }
 }

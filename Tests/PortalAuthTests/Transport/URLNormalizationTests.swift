@@ -37,4 +37,30 @@ struct URLNormalizationTests {
         #expect(URLNormalization.isLoopbackHost("127.1.2.3"))
         #expect(!URLNormalization.isLoopbackHost("128.0.0.1"))
     }
+
+    // MARK: - Paths (issue 25: a portal's token sent outside the portal's path)
+
+    @Test("paths are compared percent-decoded with dot segments removed (RFC 3986 §5.2.4)", arguments: [
+        ("/arcgis/rest/services", ["arcgis", "rest", "services"]),
+        ("/arcgis/./rest//services/", ["arcgis", "rest", "services"]),
+        ("/arcgis/sub/../rest", ["arcgis", "rest"]),
+        ("/arcgis/My%20Maps", ["arcgis", "My Maps"]),
+        ("/%61rcgis/rest", ["arcgis", "rest"]),
+        ("/arcgis/file%2Ejson", ["arcgis", "file.json"]),
+        ("", []),
+        ("/", []),
+    ])
+    func decodedPath(path: String, expected: [String]) {
+        #expect(URLNormalization.pathSegments(path) == expected)
+    }
+
+    @Test("ambiguous paths are refused: encoded dot segments, encoded slashes, backslashes, double encoding, path parameters on dot segments", arguments: [
+        "/arcgis/%2e%2e/other/collect", "/arcgis/%2E%2E/other", "/arcgis/.%2e/other", "/arcgis/%2e./other", "/arcgis/%2e/rest",
+        "/arcgis%2f..%2fother", "/arcgis/..%2fother", "/arcgis/..%2Fother", "/arcgis/%5c..%5cother", "/arcgis\\..\\other",
+        "/arcgis/..\\other", "/arcgis/%252e%252e/other", "/arcgis/%25", "/arcgis/..;/other", "/arcgis/.;x/rest", "/arcgis/%00/x",
+        "/arcgis/%0a", "/arcgis/%zz", "/arcgis/%ff", "/..", "/arcgis/../..",
+    ])
+    func ambiguousPath(path: String) {
+        #expect(URLNormalization.pathSegments(path) == nil, "\(path)")
+    }
 }

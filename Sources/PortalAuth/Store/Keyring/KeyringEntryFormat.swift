@@ -7,6 +7,10 @@ enum KeyringEntryFormat {
     static let referenceMember = "keyring"
     /// Set on an entry whose item could not be read (never written to the file): why, for `status`.
     static let problemMember = "keyring_problem"
+    /// Set on a file entry that keeps its secrets in the store file because the keyring could not take them when
+    /// they had to be written (a refresh's rotated tokens while the keyring was locked or gone): why. The next
+    /// update while the keyring answers moves the entry into it and drops this member.
+    static let deferredMember = "keyring_deferred"
     /// The entry members that hold secrets and never go to the file while the keyring holds the entry.
     /// (`password` and `client_secret`: what a `TokenCredential` and an `OAuthApplicationCredential` renew with.)
     static let secretMembers = ["access_token", "refresh_token", "id_token", "password", "client_secret"]
@@ -55,6 +59,7 @@ enum KeyringEntryFormat {
         var index = entry
         for member in secretMembers { index[member] = nil }
         index[problemMember] = nil
+        index[deferredMember] = nil
         index[referenceMember] = .object(["generation": .string(reference.generation), "sequence": .integer(reference.sequence)])
         return index
     }
@@ -74,7 +79,23 @@ enum KeyringEntryFormat {
     }
 
     /// The item's secret: the whole entry as compact JSON.
-    static func itemSecret(of entry: JSONObject) -> String { JSONValue.object(entry).serialized() }
+    static func itemSecret(of entry: JSONObject) -> String {
+        var entry = entry
+        entry[deferredMember] = nil
+        return JSONValue.object(entry).serialized()
+    }
+
+    /// The file form of an entry the keyring could not take: the whole entry, secrets included, with why.
+    static func deferredForm(of entry: JSONObject, reason: String) -> JSONObject {
+        var deferred = entry
+        deferred[referenceMember] = nil
+        deferred[problemMember] = nil
+        deferred[deferredMember] = .string(reason)
+        return deferred
+    }
+
+    /// Whether a file entry keeps its secrets in the file because the keyring could not take them.
+    static func isDeferred(_ entry: JSONObject) -> Bool { entry[deferredMember] != nil && entry[referenceMember] == nil }
 
     /// The entry an item's secret holds; nil for a corrupted or foreign item (not a JSON object, or one that is
     /// itself a reference).

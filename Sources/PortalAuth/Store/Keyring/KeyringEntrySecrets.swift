@@ -106,24 +106,44 @@ struct KeyringEntrySecrets: Sendable {
 
     /// The store file's entries for `entries` after an update: each changed entry is written to a new item first
     /// when the keyring holds secrets (`toKeyring`), else kept in the file itself; unresolved entries stay as read.
-    func fileEntries(for entries: [String: JSONObject], toKeyring: Bool, state: inout LockedState) throws(KeyringError) -> [String: JSONObject] {
+    ///
+    /// - Parameter deferring: when given, a changed entry the keyring cannot take (locked, gone, not answering) is
+    ///   kept in the file with its secrets instead of failing the update (``KeyringEntryFormat/deferredForm(of:reason:)``),
+    ///   and so are the changed entries after it (without asking the keyring again); `deferring` gets the error once.
+    ///   Without it, the keyring's error is thrown.
+    func fileEntries(
+        for entries: [String: JSONObject], toKeyring: Bool, state: inout LockedState, deferring: ((KeyringError) -> Void)? = nil
+    ) throws(KeyringError) -> [String: JSONObject] {
         var file: [String: JSONObject] = [:]
+        var failure: KeyringError?
         for (key, entry) in entries {
             if KeyringEntryFormat.isUnresolved(entry) {
                 file[key] = KeyringEntryFormat.storedForm(ofUnresolved: entry)
             } else if !toKeyring {
+                var entry = entry
+                entry[KeyringEntryFormat.deferredMember] = nil
                 file[key] = entry
             } else if let current = state.readFrom[key], state.resolved[key] == entry {
                 // Unchanged: the item it was read from holds it (also an item a killed writer left, taken over).
                 file[key] = KeyringEntryFormat.indexForm(of: entry, reference: current)
+            } else if let failure {
+                file[key] = KeyringEntryFormat.deferredForm(of: entry, reason: failure.message)
             } else {
                 let reference = KeyringReference(
                     generation: KeyringEntryFormat.newGeneration(),
                     sequence: KeyringEntryFormat.nextSequence(items: state.items?[key] ?? [], current: state.readFrom[key]))
-                try storage.store(
-                    KeyringEntryFormat.itemSecret(of: entry),
-                    attributes: KeyringEntryFormat.itemAttributes(storePath: storePath, key: key, reference: reference),
-                    label: KeyringEntryFormat.label(key: key), schema: .credential)
+                do {
+                    try storage.store(
+                        KeyringEntryFormat.itemSecret(of: entry),
+                        attributes: KeyringEntryFormat.itemAttributes(storePath: storePath, key: key, reference: reference),
+                        label: KeyringEntryFormat.label(key: key), schema: .credential)
+                } catch {
+                    guard let deferring else { throw error }
+                    failure = error
+                    deferring(error)
+                    file[key] = KeyringEntryFormat.deferredForm(of: entry, reason: error.message)
+                    continue
+                }
                 state.items?[key, default: []].append(reference)
                 file[key] = KeyringEntryFormat.indexForm(of: entry, reference: reference)
             }

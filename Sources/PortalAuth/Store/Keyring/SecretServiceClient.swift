@@ -1,60 +1,107 @@
 internal import CSecret
 import Glibc
+import Synchronization
 
 /// The Secret Service through libsecret (``SecretItemStorage``), loaded on first use; every call is bounded by a
 /// time limit, so an absent or hung keyring daemon fails fast instead of hanging the caller.
-struct SecretServiceClient: SecretItemStorage {
+///
+/// The calls of a process may also share one deadline (``limitCalls(until:)``, the tool's `--timeout`): no call waits
+/// past it, and once the Secret Service has failed to answer in time, later calls fail at once instead of waiting
+/// again (a stopped daemon does not come back within one command).
+package struct SecretServiceClient: SecretItemStorage {
     /// How long ``probe()`` waits for the session bus and the Secret Service.
     var probeTimeout: Duration = .seconds(3)
     /// How long one item operation may take.
     var operationTimeout: Duration = .seconds(15)
 
+    /// The deadline of every call in this process, and the time-out that makes later calls fail at once.
+    private static let shared = Mutex<(deadline: ContinuousClock.Instant?, unanswered: KeyringError?)>((nil, nil))
+
+    /// Makes every keyring call of this process end by `deadline` (nil: only each call's own limit), so that a hung
+    /// Secret Service cannot make a command outlast its `--timeout`.
+    package static func limitCalls(until deadline: ContinuousClock.Instant?) {
+        shared.withLock { $0.deadline = deadline }
+    }
+
+    /// The time limit of one call: its own, cut to what is left before the shared deadline.
+    ///
+    /// - Throws: `KeyringError` `.timedOut` at once when the deadline has passed, or when the Secret Service already
+    ///   failed to answer in time in this process.
+    private static func limit(_ own: Duration) throws(KeyringError) -> (milliseconds: Int32, cut: Bool) {
+        let (deadline, unanswered) = shared.withLock { ($0.deadline, $0.unanswered) }
+        if let unanswered { throw unanswered }
+        guard let deadline else { return (milliseconds(own), false) }
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .milliseconds(1) else {
+            throw KeyringError(.timedOut, message: "the command's time limit (--timeout) ran out before the Secret Service was asked")
+        }
+        return left < own ? (milliseconds(left), true) : (milliseconds(own), false)
+    }
+
+    /// `check(status:message:)`, remembering a time-out so that later calls do not wait for the same silence.
+    private static func finish(_ status: Int32, _ message: UnsafeMutablePointer<CChar>?, cut: Bool) throws(KeyringError) {
+        do {
+            try check(status, message)
+        } catch where error.kind == .timedOut {
+            let reason = cut ? "the command's time limit (--timeout) ran out while waiting for the Secret Service (\(error.message))" : error.message
+            // Only within a command's deadline: a long-running program asks again at its next call.
+            let unanswered = KeyringError(.timedOut, message: "\(reason); not asked again by this command")
+            shared.withLock { if $0.deadline != nil { $0.unanswered = unanswered } }
+            throw KeyringError(.timedOut, message: reason)
+        }
+    }
+
     func probe() throws(KeyringError) {
+        let limit = try Self.limit(probeTimeout)
         var message: UnsafeMutablePointer<CChar>?
-        let status = pa_secret_probe(Self.milliseconds(probeTimeout), &message)
-        try Self.check(status, message)
+        let status = pa_secret_probe(limit.milliseconds, &message)
+        try Self.finish(status, message, cut: limit.cut)
     }
 
     func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
+        let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         let status = Self.withAttributes(attributes) { names, values, count in
-            pa_secret_store(Self.schemaCode(schema), names, values, count, label, secret, Self.milliseconds(operationTimeout), &message)
+            pa_secret_store(Self.schemaCode(schema), names, values, count, label, secret, limit.milliseconds, &message)
         }
-        try Self.check(status, message)
+        try Self.finish(status, message, cut: limit.cut)
     }
 
     func lookup(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> String? {
+        let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         var secret: UnsafeMutablePointer<CChar>?
         let status = Self.withAttributes(attributes) { names, values, count in
-            pa_secret_lookup(Self.schemaCode(schema), names, values, count, Self.milliseconds(operationTimeout), &secret, &message)
+            pa_secret_lookup(Self.schemaCode(schema), names, values, count, limit.milliseconds, &secret, &message)
         }
         defer { pa_secret_free(secret) }
         if Int(status) == Int(PA_SECRET_NOT_FOUND) { return nil }
-        try Self.check(status, message)
+        try Self.finish(status, message, cut: limit.cut)
         return secret.map { String(cString: $0) }
     }
 
     @discardableResult
     func clear(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> Bool {
+        let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         let status = Self.withAttributes(attributes) { names, values, count in
-            pa_secret_clear(Self.schemaCode(schema), names, values, count, Self.milliseconds(operationTimeout), &message)
+            pa_secret_clear(Self.schemaCode(schema), names, values, count, limit.milliseconds, &message)
         }
         if Int(status) == Int(PA_SECRET_NOT_FOUND) { return false }
-        try Self.check(status, message)
+        try Self.finish(status, message, cut: limit.cut)
         return true
     }
 
     func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String: String]] {
+        let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         var result: UnsafeMutablePointer<CChar>?
         var length = 0
         let status = Self.withAttributes(attributes) { names, values, count in
-            pa_secret_search(Self.schemaCode(schema), names, values, count, Self.milliseconds(operationTimeout), &result, &length, &message)
+            pa_secret_search(Self.schemaCode(schema), names, values, count, limit.milliseconds, &result, &length, &message)
         }
         defer { free(result) }
-        try Self.check(status, message)
+        try Self.finish(status, message, cut: limit.cut)
         guard let result else { return [] }
         return Self.parseItems(UnsafeBufferPointer(start: UnsafeRawPointer(result).assumingMemoryBound(to: UInt8.self), count: length))
     }
