@@ -7,7 +7,9 @@ server of scripts/authserver and Glewlwyd of scripts/glewlwyd; their environment
 
 For each provider PROVIDER (`authserver`, `glewlwyd`) it
 - registers the proxy's own confidential client `portal-auth-iap-proxy` there, with this run's redirect URLs (the
-  proxy's browser sign-in; the secret in DIR/secrets/, 0600);
+  proxy's browser sign-in; the secret in DIR/secrets/, 0600), and (django-oauth-toolkit) a second public client
+  `portal-auth-test-other` like the test client, whose tokens the proxy refuses (Glewlwyd's is provisioned by
+  Tests/Glewlwyd/provision.py);
 - writes the Apache configuration DIR/httpd.conf: name-based virtual hosts on 127.0.0.1:P
     app.PROVIDER.localhost     /auth/    OIDCUnAuthAction auth (a browser is sent to the provider: 302)
                                /api/     OIDCUnAuthAction 401  (401 without a sign-in request)
@@ -96,13 +98,28 @@ client.algorithm = Application.RS256_ALGORITHM
 client.hash_client_secret = False
 client.client_secret = os.environ["IAP_PROXY_CLIENT_SECRET"]
 client.save()
+# A second public client like the test client, whose tokens the proxy refuses (another audience).
+test_client = Application.objects.get(client_id=os.environ["IAP_TEST_CLIENT_ID"])
+other, _ = Application.objects.get_or_create(client_id=os.environ["IAP_OTHER_CLIENT_ID"])
+other.name = "PortalAuth Test (a client the IAP proxy does not accept)"
+other.client_type = Application.CLIENT_PUBLIC
+other.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
+other.redirect_uris = test_client.redirect_uris
+other.post_logout_redirect_uris = test_client.post_logout_redirect_uris
+other.skip_authorization = False
+other.algorithm = Application.RS256_ALGORITHM
+other.client_secret = ""
+other.hash_client_secret = False
+other.save()
 """
+DOT_OTHER_CLIENT = "portal-auth-test-other"
 
 
 def register_authserver(python, redirects, client_secret, run_dir):
     environment = dict(os.environ, DJANGO_SETTINGS_MODULE="authserver.settings", PYTHONDONTWRITEBYTECODE="1",
                        PORTAL_AUTH_RUN_DIR=run_dir, IAP_PROXY_CLIENT_ID=PROXY_CLIENT,
-                       IAP_PROXY_REDIRECTS=" ".join(redirects), IAP_PROXY_CLIENT_SECRET=client_secret)
+                       IAP_PROXY_REDIRECTS=" ".join(redirects), IAP_PROXY_CLIENT_SECRET=client_secret,
+                       IAP_TEST_CLIENT_ID=os.environ["PORTAL_AUTH_TEST_CLIENT_ID"], IAP_OTHER_CLIENT_ID=DOT_OTHER_CLIENT)
     environment["PORTAL_AUTH_TEST_BASE_URL"] = os.environ["PORTAL_AUTH_TEST_SERVER"]
     subprocess.run([python, os.path.join(ROOT, "Tests", "AuthServer", "manage.py"), "shell", "-c", DOT_REGISTRATION],
                    cwd=os.path.join(ROOT, "Tests", "AuthServer"), env=environment, check=True,
@@ -119,7 +136,7 @@ def providers(args):
             "authorize_path": "/o/authorize/", "end_session_path": "/o/logout/",
             "token_path": "/o/token/", "jwks_path": "/o/.well-known/jwks.json", "introspect_path": "/o/introspect/",
             "client": os.environ["PORTAL_AUTH_TEST_CLIENT_ID"], "iap_config": os.environ["PORTAL_AUTH_TEST_IAP_CONFIG"],
-            "scope": "openid profile",
+            "scope": "openid profile", "other_client": DOT_OTHER_CLIENT,
         })
     if os.environ.get("PORTAL_AUTH_GLEWLWYD_BASE"):
         base = os.environ["PORTAL_AUTH_GLEWLWYD_BASE"].rstrip("/")
@@ -128,7 +145,7 @@ def providers(args):
             "authorize_path": "/api/oidc/auth", "end_session_path": "/api/oidc/end_session",
             "token_path": "/api/oidc/token", "jwks_path": "/api/oidc/jwks", "introspect_path": None,
             "client": os.environ["PORTAL_AUTH_GLEWLWYD_CLIENT_ID"], "iap_config": os.environ["PORTAL_AUTH_GLEWLWYD_IAP_CONFIG"],
-            "other_iap_config": os.environ.get("PORTAL_AUTH_GLEWLWYD_OTHER_IAP_CONFIG"),
+            "other_client": os.environ.get("PORTAL_AUTH_GLEWLWYD_OTHER_CLIENT_ID"),
             "scope": "openid",
         })
     return found
@@ -355,11 +372,9 @@ def main():
         for prefix in ("app", "post", "access"):
             lines.append(f"export PORTAL_AUTH_IAP_PROXY_{upper}_{prefix.upper()}=http://{prefix}.{p['name']}.localhost:{args.port}")
         lines.append(f"export PORTAL_AUTH_IAP_PROXY_{upper}_CONFIG={config_path}")
-        if p.get("other_iap_config"):
+        if p.get("other_client"):
             # The provider's client whose tokens the proxy refuses (another audience).
-            with open(p["other_iap_config"]) as f:
-                other = json.load(f)
-            other["hosts_behind_proxy"] = config["hosts_behind_proxy"]
+            other = dict(config, client_id=p["other_client"])
             other_path = os.path.join(args.dir, f"{p['name']}-other-iap.json")
             private_write(other_path, json.dumps(other, indent=2) + "\n", 0o644)
             lines.append(f"export PORTAL_AUTH_IAP_PROXY_{upper}_OTHER_CONFIG={other_path}")

@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PortalAuth
+
+/// The library through the real Identity-Aware Proxy (issue 23): `AuthenticationManager.data(for:)` with a challenge
+/// handler written as for the ArcGIS Maps SDK (it declares no IAP configurations) and with the `Authenticator`,
+/// against Apache + mod_auth_openidc protected by the django-oauth-toolkit server (its test browser signs in).
+@Suite("IAP proxy (Apache + mod_auth_openidc): the library", .serialized, .enabled(if: IAPProxyServer.isConfigured))
+struct IAPProxyLibraryTests {
+    static func settings() throws -> SignInSettings {
+        SignInSettings(browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90))
+    }
+
+    static func get(_ manager: AuthenticationManager, _ url: String) async throws -> (TransportResponse, JSONValue?) {
+        let response = try await manager.data(for: .get(URL(string: url)!))
+        return (response, try? JSONValue.parse(response.body))
+    }
+
+    @Test("an SDK-style handler (no configurations declared) is asked when the proxy redirects to the provider; the ID token is sent, and the stored credential then serves the 401 host")
+    func sdkStyleHandler() async throws {
+        let proxy = try IAPProxyServer.current()
+        let provider = try proxy.provider("authserver")
+        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
+        let handler = PortedIAPHandler(configuration: configuration, settings: try Self.settings())
+        let manager = AuthenticationManager()
+        manager.arcGISAuthenticationChallengeHandler = handler
+
+        let (first, answer) = try await Self.get(manager, provider.app + "/auth/data")
+        #expect(first.statusCode == 200, "the proxy's 302 is a sign-in request, not the result")
+        #expect(answer?["app"]?.stringValue == "iap-backend")
+        #expect(answer?["bearer"]?.boolValue == true)
+        #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID, "the ID token was sent: \(String(describing: answer))")
+        #expect(handler.kinds == [.identityAwareProxy])
+        #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
+
+        // OIDCUnAuthAction 401 on the same host: the stored credential's token goes with the first request.
+        let mark = try proxy.mark()
+        let (second, secondAnswer) = try await Self.get(manager, provider.app + "/api/data")
+        #expect(second.statusCode == 200)
+        #expect(secondAnswer?["user"]?.stringValue != nil && secondAnswer?["user"] == answer?["user"])
+        #expect(try proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [200])
+        #expect(handler.kinds == [.identityAwareProxy], "not asked again")
+    }
+
+    @Test("the Authenticator answers the auto-post page and the proxy's own sign-in page of a configured proxy")
+    func authenticator() async throws {
+        let proxy = try IAPProxyServer.current()
+        let provider = try proxy.provider("authserver")
+        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
+
+        for url in [provider.post + "/data", provider.app + "/portal/data"] {
+            let manager = AuthenticationManager()
+            let authenticator = Authenticator(signInSettings: try Self.settings())
+            authenticator.iapConfigurations = [configuration]
+            manager.handleChallenges(using: authenticator)
+            let mark = try proxy.mark()
+            let (response, answer) = try await Self.get(manager, url)
+            #expect(response.statusCode == 200, "\(url)")
+            #expect(answer?["app"]?.stringValue == "iap-backend", "\(url): the backend answered, not the proxy's page")
+            #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID)
+            let host = URL(string: url)!.host!
+            let statuses = try proxy.requests(since: mark, hostPrefix: host + ":").map(\.status)
+            #expect(statuses == [url.hasPrefix(provider.post) ? 200 : 302, 200], "the sign-in request, then the request with the token: \(statuses)")
+            #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
+        }
+    }
+}
+
+/// An IAP challenge handler as code ported from the ArcGIS Maps SDK writes it: the SDK's one requirement only, an IAP
+/// challenge answered with a browser sign-in for the app's configuration.
+final class PortedIAPHandler: ArcGISAuthenticationChallengeHandler {
+    let configuration: IAPConfiguration
+    let settings: SignInSettings
+    private let asked = Mutex<[ArcGISAuthenticationChallenge.Kind]>([])
+
+    init(configuration: IAPConfiguration, settings: SignInSettings) {
+        self.configuration = configuration
+        self.settings = settings
+    }
+
+    /// The kinds of the challenges the handler was asked, in order.
+    var kinds: [ArcGISAuthenticationChallenge.Kind] { asked.withLock { $0 } }
+
+    func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
+        asked.withLock { $0.append(challenge.kind) }
+        guard challenge.kind == .identityAwareProxy else { return .continueWithoutCredential }
+        return .continueWithCredential(try await IAPCredential.credential(for: configuration, settings: settings))
+    }
+}
