@@ -211,6 +211,8 @@ struct GlewlwydConformanceTests {
         // No browser opens by itself: the person opens what the tool prints.
         let tool = try BackgroundTool.start(
             ["iap", "logout", "--config", config, "--browser-command", "true", "--timeout", "90"], environment: server.environment(store))
+        // A test that stops early must not leave the tool listening on Glewlwyd's one fixed redirect port.
+        defer { if tool.process.isRunning { tool.process.terminate() } }
         let said = tool.stderr(until: "Waiting for the identity provider", timeout: .seconds(60))
         let page = try #require(Self.launchPage(in: said), "\(said)")
         #expect(!said.contains(idToken) && !said.contains(refresh))

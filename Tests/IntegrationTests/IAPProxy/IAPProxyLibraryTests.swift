@@ -12,8 +12,12 @@ struct IAPProxyLibraryTests {
         SignInSettings(browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90))
     }
 
+    /// A GET as a browser-like client sends it (`Accept: */*`): mod_auth_openidc answers a request that accepts only
+    /// JSON with 401 instead of its redirect or auto-post page.
     static func get(_ manager: AuthenticationManager, _ url: String) async throws -> (TransportResponse, JSONValue?) {
-        let response = try await manager.data(for: .get(URL(string: url)!))
+        var request = TransportRequest(url: URL(string: url)!)
+        request.headers.add(name: "Accept", value: "*/*")
+        let response = try await manager.data(for: request)
         return (response, try? JSONValue.parse(response.body))
     }
 
@@ -43,13 +47,15 @@ struct IAPProxyLibraryTests {
         #expect(handler.kinds == [.identityAwareProxy], "not asked again")
     }
 
-    @Test("the Authenticator answers the auto-post page and the proxy's own sign-in page of a configured proxy")
+    @Test("the Authenticator answers the auto-post page, the proxy's own sign-in page and a bare 401 of a configured proxy")
     func authenticator() async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider("authserver")
         let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
 
-        for url in [provider.post + "/data", provider.app + "/portal/data"] {
+        // The auto-post page (Apache logs it as 401 though the client gets a 200), the proxy's own sign-in page
+        // (302 to /signin.html), and OIDCUnAuthAction 401.
+        for (url, logged) in [(provider.post + "/data", 401), (provider.app + "/portal/data", 302), (provider.app + "/api/data", 401)] {
             let manager = AuthenticationManager()
             let authenticator = Authenticator(signInSettings: try Self.settings())
             authenticator.iapConfigurations = [configuration]
@@ -59,9 +65,9 @@ struct IAPProxyLibraryTests {
             #expect(response.statusCode == 200, "\(url)")
             #expect(answer?["app"]?.stringValue == "iap-backend", "\(url): the backend answered, not the proxy's page")
             #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID)
-            let host = URL(string: url)!.host!
-            let statuses = try proxy.requests(since: mark, hostPrefix: host + ":").map(\.status)
-            #expect(statuses == [url.hasPrefix(provider.post) ? 200 : 302, 200], "the sign-in request, then the request with the token: \(statuses)")
+            let requests = try proxy.requests(since: mark, hostPrefix: URL(string: url)!.host!)
+            #expect(requests.map(\.status) == [logged, 200], "the sign-in request, then the request with the token: \(requests)")
+            #expect(requests.map(\.bearer) == [false, true])
             #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
         }
     }
