@@ -43,6 +43,12 @@ struct IAPProxyCommandTests {
         let token = try await proxy.run(["token", "--url", provider.app + "/api/data"], provider, store)
         #expect(token.status == 0, "\(token)")
         #expect(token.stdoutLines == [idToken], "token --url prints the token sent to hosts behind the proxy: the ID token")
+
+        // A script run by exec gets the same token, and the proxy admits it.
+        let script = #"curl -sS -f -H "Authorization: Bearer $PORTAL_AUTH_TOKEN" "$0""#
+        let exec = try await proxy.run(["exec", "--url", provider.app + "/api/data", "--", "sh", "-c", script, provider.app + "/api/data"], provider, store)
+        #expect(exec.status == 0, "\(exec)")
+        #expect(try IAPProxyServer.backendAnswer(exec)["claims"]?["aud"]?.stringValue == claims.audiences.first)
     }
 
     @Test("--proxy-token access sends the access token, which the proxy's access-token host admits; the ID token there is refused without a refresh (exit 65, the other kind named)", arguments: providers)
