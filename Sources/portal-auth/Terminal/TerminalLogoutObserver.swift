@@ -9,7 +9,7 @@ final class TerminalLogoutObserver: SignInObserver {
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
         clearStatus()
-        StandardError.line("Signing out at the identity provider \(url.host ?? "?").")
+        StandardError.line(url.isFileURL ? "Signing out at the identity provider." : "Signing out at the identity provider \(url.host ?? "?").")
         if url.isFileURL {
             // A private page of this user's (0600) that carries the ID token to the logout endpoint; removed when the
             // sign-out ends.
