@@ -40,6 +40,34 @@ enum LocalServer {
         get throws { try value("PORTAL_AUTH_TEST_BROWSER") }
     }
 
+    /// A stand-alone ArcGIS Server's services (no owning portal): token authentication without OAuth.
+    static var standaloneServices: URL {
+        get throws { try #require(URL(string: value("PORTAL_AUTH_TEST_SERVER") + "/standalone/rest/services?f=json")) }
+    }
+
+    /// The IAP configuration file of the test server's proxied app.
+    static var iapConfiguration: URL {
+        get throws { URL(filePath: try value("PORTAL_AUTH_TEST_IAP_CONFIG")) }
+    }
+
+    /// The app behind the test server's Identity-Aware Proxy (`http://localhost:PORT/iap/app/`).
+    static var iapApp: URL {
+        get throws { try #require(URL(string: value("PORTAL_AUTH_TEST_IAP_URL"))) }
+    }
+
+    /// The session bus of the desktop keyring `scripts/test` started (`PORTAL_AUTH_TEST_KEYRING_ENV` names its
+    /// environment file; `scripts/keyring start` and `export PORTAL_AUTH_TEST_KEYRING_ENV=$(scripts/keyring env)` by
+    /// hand).
+    static var keyringBus: String {
+        get throws {
+            let file = try value("PORTAL_AUTH_TEST_KEYRING_ENV")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            let prefix = "export DBUS_SESSION_BUS_ADDRESS="
+            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(prefix) }, "no session bus in \(file)")
+            return String(line.dropFirst(prefix.count)).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        }
+    }
+
     /// alice's password.
     static var password: String {
         get throws {

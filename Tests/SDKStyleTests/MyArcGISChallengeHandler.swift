@@ -18,16 +18,18 @@ final class MyArcGISChallengeHandler: ArcGISAuthenticationChallengeHandler {
         _ challenge: ArcGISAuthenticationChallenge
     ) async throws -> ArcGISAuthenticationChallenge.Disposition {
         switch challenge.kind {
-        case .identityAwareProxy:
+        case .iap:
             // This app signs in to no Identity-Aware Proxy.
             return .continueWithoutCredential
         case .oAuthOrToken:
             // If an OAuth user configuration is available for the challenge then create an `OAuthUserCredential`.
-            if let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) {
-                return .continueWithCredential(
-                    try await OAuthUserCredential.credential(for: configuration)
-                )
+            guard let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) else {
+                fallthrough
             }
+            return .continueWithCredential(
+                try await OAuthUserCredential.credential(for: configuration)
+            )
+        case .token:
             // If not, prompt the user for a username and password to create a `TokenCredential`.
             guard let login else { return .cancel }
             return .continueWithCredential(

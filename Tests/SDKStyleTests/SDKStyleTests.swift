@@ -18,6 +18,17 @@ struct SDKStyleTests {
         ArcGISEnvironment.apiKey = nil
     }
 
+    /// Runs `body` with the test desktop keyring's session bus in the environment (network credentials persist only
+    /// in a keyring), then puts the environment back.
+    static func withKeyring<T>(_ body: () async throws -> T) async throws -> T {
+        let saved = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+        setenv("DBUS_SESSION_BUS_ADDRESS", try LocalServer.keyringBus, 1)
+        defer {
+            if let saved { setenv("DBUS_SESSION_BUS_ADDRESS", saved, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") }
+        }
+        return try await body()
+    }
+
     static func username(in response: TransportResponse) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
               let user = object["user"] as? [String: Any]
@@ -106,18 +117,20 @@ struct SDKStyleTests {
         setenv("PORTAL_AUTH_TEST_BROWSER_TIMEOUT", "60", 1)
         defer { unsetenv("PORTAL_AUTH_STORE"); unsetenv("BROWSER") }
 
-        // The persistent stores, as the documentation sets them up.
-        try await ArcGISEnvironment.authenticationManager.setupPersistentCredentialStorage(
-            access: .whenUnlockedThisDeviceOnly,
-            synchronizesWithiCloud: false
-        )
-        ArcGISEnvironment.authenticationManager.arcGISCredentialStore = try await .makePersistent(
-            access: .afterFirstUnlockThisDeviceOnly,
-            synchronizesWithiCloud: true
-        )
-        await ArcGISEnvironment.authenticationManager.setNetworkCredentialStore(
-            try await .makePersistent(access: .afterFirstUnlockThisDeviceOnly, synchronizesWithiCloud: true)
-        )
+        // The persistent stores, as the documentation sets them up (network credentials in the desktop keyring).
+        try await Self.withKeyring {
+            try await ArcGISEnvironment.authenticationManager.setupPersistentCredentialStorage(
+                access: .whenUnlockedThisDeviceOnly,
+                synchronizesWithiCloud: false
+            )
+            ArcGISEnvironment.authenticationManager.arcGISCredentialStore = try await .makePersistent(
+                access: .afterFirstUnlockThisDeviceOnly,
+                synchronizesWithiCloud: true
+            )
+            await ArcGISEnvironment.authenticationManager.setNetworkCredentialStore(
+                try await .makePersistent(access: .afterFirstUnlockThisDeviceOnly, synchronizesWithiCloud: true)
+            )
+        }
 
         let configuration = OAuthUserConfiguration(portalURL: try LocalServer.portal, clientID: try LocalServer.clientID)
         let authenticator = Authenticator(promptForUntrustedHosts: false, oAuthUserConfigurations: [configuration], iapConfigurations: [])
@@ -143,14 +156,16 @@ struct SDKStyleTests {
 
         // The other toolkit form, and the toolkit's own clearing.
         ArcGISEnvironment.authenticationManager.handleChallenges(using: Authenticator(oAuthUserConfigurations: [configuration]))
-        await ArcGISEnvironment.authenticationManager.clearCredentialStores()
+        try await Self.withKeyring { await ArcGISEnvironment.authenticationManager.clearCredentialStores() }
         await Self.reset()
     }
 
     @Test("network credentials: a switch over NetworkCredential, credentials(forHost:), CertificateImportError")
     func networkCredentials() async throws {
         await Self.reset()
-        let store = try await NetworkCredentialStore.makePersistent(access: .afterFirstUnlockThisDeviceOnly, synchronizesWithiCloud: false)
+        let store = try await Self.withKeyring {
+            try await NetworkCredentialStore.makePersistent(access: .afterFirstUnlockThisDeviceOnly, synchronizesWithiCloud: false)
+        }
         await ArcGISEnvironment.authenticationManager.setNetworkCredentialStore(store)
         let host = try #require(try LocalServer.portal.host)
         let space = try #require(ProtectionSpace(url: try LocalServer.portal))
@@ -184,6 +199,7 @@ struct SDKStyleTests {
         ArcGISEnvironment.authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(login: ("alice", try LocalServer.password))
         let response = try await ArcGISEnvironment.authenticationManager.data(for: .get(LocalServer.portalSelf))
         #expect(Self.username(in: response) == "alice")
+        try await Self.withKeyring { await store.removeAll() }
         await Self.reset()
     }
 }

@@ -3,27 +3,45 @@ public import Foundation
 /// An ArcGIS resource asked for a credential: the server answered a request with ArcGIS error 499 (token
 /// required) or 498 (invalid token), or an Identity-Aware Proxy in front of the host asked for a sign-in.
 ///
+/// Its `kind` has the ArcGIS Maps SDK's three cases — `.iap`, `.oAuthOrToken` and `.token` — so a handler written
+/// for the SDK (the toolkit's `Authenticator` switches over all three) compiles and behaves the same.
+///
 /// The manager gives it to its `ArcGISAuthenticationChallengeHandler`, which answers with a `Disposition`:
 ///
 /// ```swift
 /// func handleArcGISAuthenticationChallenge(
 ///     _ challenge: ArcGISAuthenticationChallenge
 /// ) async throws -> ArcGISAuthenticationChallenge.Disposition {
-///     if let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) {
-///         return .continueWithCredential(try await OAuthUserCredential.credential(for: configuration))
+///     switch challenge.kind {
+///     case .iap:
+///         guard let configuration = iapConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) else {
+///             return .continueWithoutCredential
+///         }
+///         return .continueWithCredential(try await IAPCredential.credential(for: configuration))
+///     case .oAuthOrToken, .token:
+///         if let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) {
+///             return .continueWithCredential(try await OAuthUserCredential.credential(for: configuration))
+///         }
+///         return .continueWithCredential(
+///             try await TokenCredential.credential(for: challenge, username: "username", password: "password"))
 ///     }
-///     return .continueWithCredential(
-///         try await TokenCredential.credential(for: challenge, username: "username", password: "password"))
 /// }
 /// ```
 public struct ArcGISAuthenticationChallenge: Sendable, CustomStringConvertible {
     /// What the server asked for.
     public enum Kind: Sendable, Hashable {
-        /// ArcGIS token authentication (OAuth or generateToken): ArcGIS error 499 or 498.
+        /// A sign-in to the identity provider of an Identity-Aware Proxy: the proxy answered 401, redirected to an
+        /// authorization request or to its sign-in page, or sent a page that posts itself to the identity provider
+        /// (see `AuthenticationManager.data(for:)`). Answer with an `IAPCredential`.
+        case iap
+        /// A resource of a portal, or of a server federated with one, asked for a token (ArcGIS error 499 or 498):
+        /// answer with an `OAuthUserCredential` (or `OAuthApplicationCredential`), or without OAuth with a
+        /// `TokenCredential` or `PregeneratedTokenCredential`.
         case oAuthOrToken
-        /// A sign-in to the identity provider of an Identity-Aware Proxy: the proxy answered 401, or redirected to
-        /// its sign-in page.
-        case identityAwareProxy
+        /// A resource of a stand-alone ArcGIS Server (its `rest/info` names no owning portal) asked for a token:
+        /// ArcGIS token authentication without OAuth, answered with a username and password `TokenCredential` (or a
+        /// `PregeneratedTokenCredential`).
+        case token
     }
 
     /// How the request that raised the challenge goes on.
@@ -33,7 +51,7 @@ public struct ArcGISAuthenticationChallenge: Sendable, CustomStringConvertible {
         case continueWithCredential(ArcGISCredential)
         /// The request fails with the challenge's `error`.
         case continueWithoutCredential
-        /// The request fails with `CancellationError`.
+        /// The request fails with `ArcGISChallengeCancellationError`.
         case cancel
     }
 

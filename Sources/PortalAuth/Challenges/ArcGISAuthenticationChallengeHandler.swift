@@ -4,18 +4,14 @@
 /// Challenges are raised one at a time: a handler is never asked twice at once by the same manager, and a request
 /// the handler itself sends through that manager's `data(for:)` must not be challenged (it would wait for the
 /// handler); send such requests with an `TransportClient` directly, as the credentials' own factories do.
+///
+/// Its one requirement is the ArcGIS Maps SDK's, so a `@MainActor final class` (as the toolkit's `Authenticator`)
+/// conforms. The manager learns which hosts sit behind an Identity-Aware Proxy from the IAP credentials in its
+/// store and from `AuthenticationManager.iapConfigurations`, not from the handler (see `data(for:)` for the
+/// sign-in requests it recognises from any proxy).
 public protocol ArcGISAuthenticationChallengeHandler: Sendable {
     /// Decides how the challenged request goes on; a thrown error fails the request with that error.
     func handleArcGISAuthenticationChallenge(
         _ challenge: ArcGISAuthenticationChallenge
     ) async throws -> ArcGISAuthenticationChallenge.Disposition
-
-    /// The IAP configurations the handler signs in with: the manager treats their hosts' redirects to the
-    /// identity provider as IAP challenges. None by default (the `Authenticator` gives its `iapConfigurations`).
-    var iapConfigurations: [IAPConfiguration] { get }
-}
-
-extension ArcGISAuthenticationChallengeHandler {
-    /// None: a handler that signs in to IAPs of its own says which by implementing this.
-    public var iapConfigurations: [IAPConfiguration] { [] }
 }

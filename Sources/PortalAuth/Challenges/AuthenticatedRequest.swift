@@ -30,8 +30,10 @@ struct AuthenticatedRequest {
         var request: TransportRequest
         /// The ArcGIS token credential whose token was sent.
         var token: (ArcGISCredential)?
-        /// The IAP credential whose token was sent.
+        /// The IAP credential whose token was sent, which of its tokens, and when that was issued.
         var iap: IAPCredential?
+        var iapTokenKind: IAPTokenInfo.Token?
+        var iapTokenIssuedAt: Date?
         /// The credentials chosen for the request, sent or left out because they need a new sign-in: a challenge
         /// must not be answered with them again.
         var consideredToken: (ArcGISCredential)?
@@ -58,7 +60,8 @@ struct AuthenticatedRequest {
                 continue
             }
             let known = manager.knownIAPConfigurations
-            guard let challenge = DetectedChallenge.detect(in: response, for: url, iapConfigurations: known) else {
+            let sentBearer = prepared.request.headers["Authorization"]?.lowercased().hasPrefix("bearer ") == true
+            guard let challenge = DetectedChallenge.detect(in: response, for: url, sentBearerToken: sentBearer, iapConfigurations: known) else {
                 return response
             }
             switch challenge {
@@ -99,9 +102,12 @@ struct AuthenticatedRequest {
             if let credential = progress.chosenIAP ?? stored {
                 prepared.consideredIAP = credential
                 do {
-                    let info = try await credential.tokenInfo
-                    prepared.request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(info.accessToken)")
+                    // The ID token unless the credential says otherwise (`tokenSentToProxy`), refreshed when expired.
+                    let token = try await credential.proxyToken()
+                    prepared.request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(token.value)")
                     prepared.iap = credential
+                    prepared.iapTokenKind = token.kind
+                    prepared.iapTokenIssuedAt = credential.tokensIssuedAt
                 } catch let error as CredentialError where error.requiresSignIn {
                     progress.unusableCredential = error.description
                 }
@@ -191,18 +197,33 @@ struct AuthenticatedRequest {
             credentialWasRefused: progress.askedArcGIS && prepared.token != nil)
         guard !progress.askedArcGIS else { throw error }
         progress.askedArcGIS = true
-        let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .oAuthOrToken, error: error, httpClient: httpClient)
+        let kind = await TokenChallengeKind.kind(for: url, httpClient: httpClient)
+        let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: kind, error: error, httpClient: httpClient)
         try await askArcGISHandler(challenge, refused: prepared.consideredToken, progress: &progress)
     }
 
+    /// A token younger than this is not refreshed when the proxy refuses it: a fresh token would be refused the same
+    /// way, and each refresh spends a (rotating) refresh token.
+    static let minimumIAPTokenAgeForRefresh: TimeInterval = 60
+
     private func answerIAPChallenge(detail: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
-        if let credential = prepared.iap, !progress.renewedIAPToken, !progress.askedIAP {
-            progress.renewedIAPToken = true
-            do {
-                _ = try await credential.tokenInfo(minimumValidity: nil, forceRefresh: true)
-                return
-            } catch let error as CredentialError where error.requiresSignIn {
-                progress.unusableCredential = error.description
+        if let credential = prepared.iap {
+            let issued = prepared.iapTokenIssuedAt ?? credential.tokensIssuedAt
+            let age = manager.settings.clock.now.timeIntervalSince(issued)
+            if !progress.renewedIAPToken, !progress.askedIAP, age >= Self.minimumIAPTokenAgeForRefresh {
+                progress.renewedIAPToken = true
+                do {
+                    _ = try await credential.proxyToken(forceRefresh: true)
+                    return
+                } catch let error as CredentialError where error.requiresSignIn {
+                    progress.unusableCredential = error.description
+                }
+            } else {
+                // A token just issued (by a refresh, a sign-in, or less than a minute ago) was refused: signing in
+                // again with the same configuration would bring the same kind of token.
+                throw AuthenticationChallengeError(
+                    .iapTokenRefused, url: url, statusCode: status, detail: detail, credentialWasRefused: true,
+                    refusedIAPToken: prepared.iapTokenKind ?? credential.tokenSentToProxy)
             }
         }
         let said = progress.unusableCredential.map { "\(detail); \($0)" } ?? detail
@@ -210,14 +231,14 @@ struct AuthenticatedRequest {
             .identityAwareProxy, url: url, statusCode: status, detail: said, credentialWasRefused: progress.askedIAP && prepared.iap != nil)
         guard !progress.askedIAP else { throw error }
         progress.askedIAP = true
-        let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .identityAwareProxy, error: error, httpClient: httpClient)
+        let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .iap, error: error, httpClient: httpClient)
         try await askArcGISHandler(challenge, refused: prepared.consideredIAP, progress: &progress)
     }
 
     /// Asks the ArcGIS handler (one challenge at a time) and stores its credential; returns to retry, throws to fail.
     private func askArcGISHandler(_ challenge: ArcGISAuthenticationChallenge, refused: ArcGISCredential?, progress: inout Progress) async throws {
         let store = manager.arcGISCredentialStore
-        let wantsIAP = challenge.kind == .identityAwareProxy
+        let wantsIAP = challenge.kind == .iap
         let chosen: ArcGISCredential = try await manager.challengeQueue.run {
             // Another request may have answered the same challenge while this one waited.
             let now = store.credentials.first { ($0.kind.iap != nil) == wantsIAP && $0.canBeUsed(for: url) }
@@ -297,6 +318,20 @@ struct AuthenticatedRequest {
         try await askNetworkHandler([challenge])
     }
 
+    /// The error of a network challenge the handler left unanswered; when it is an `Authenticator` whose prompt
+    /// could not ask (no terminal), the error says so, naming the challenge, rather than failing as a bare refusal.
+    static func unanswered(_ challenge: NetworkAuthenticationChallenge, by handler: any NetworkAuthenticationChallengeHandler) -> any Error {
+        guard let error = challenge.error as? AuthenticationChallengeError, let authenticator = handler as? Authenticator,
+              let prompt = authenticator.prompt, !prompt.canPrompt, challenge.kind != .serverTrust, challenge.kind != .negotiate
+        else { return challenge.error }
+        let what = challenge.kind == .clientCertificate ? "a client certificate" : "a username and password"
+        return AuthenticationChallengeError(
+            error.kind, url: challenge.requestURL, statusCode: error.statusCode,
+            detail: error.detail + "; nobody could be asked for \(what) (no terminal): run where a person can answer, "
+                + "give the Authenticator a prompt, or add a credential to the network credential store first",
+            credentialWasRefused: error.credentialWasRefused)
+    }
+
     private func clientCertificateError(_ error: TransportError, refused: Bool, progress: Progress) -> AuthenticationChallengeError {
         AuthenticationChallengeError(.clientCertificate, url: url, statusCode: nil, detail: error.detail, credentialWasRefused: refused)
     }
@@ -319,7 +354,7 @@ struct AuthenticatedRequest {
                     }
                     return
                 case .continueWithoutCredential:
-                    throw challenge.error
+                    throw Self.unanswered(challenge, by: handler)
                 case .cancel:
                     throw ArcGISChallengeCancellationError(requestURL: url)
                 case .rejectProtectionSpace:

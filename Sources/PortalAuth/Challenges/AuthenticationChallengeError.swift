@@ -16,6 +16,11 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
         public static let invalidToken = Kind(name: "invalidToken")
         /// An Identity-Aware Proxy wants a sign-in to its identity provider.
         public static let identityAwareProxy = Kind(name: "identityAwareProxy")
+        /// An Identity-Aware Proxy refused a token just issued (after one refresh, a sign-in, or less than a minute
+        /// old): another sign-in with the same configuration would bring the same kind of token. The likely causes
+        /// are a client ID or scope the proxy does not accept (the token's audience), or a proxy that expects the
+        /// other token kind (`refusedIAPToken` says which was sent; see `IAPCredential.tokenSentToProxy`).
+        public static let iapTokenRefused = Kind(name: "iapTokenRefused")
         /// HTTP 401/403 with `WWW-Authenticate`: a password (Basic, Digest, NTLM, Negotiate).
         public static let httpAuthentication = Kind(name: "httpAuthentication")
         /// The server asks for a TLS client certificate.
@@ -35,17 +40,29 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
     public let detail: String
     /// Whether a credential was sent and refused (as opposed to none being held).
     public let credentialWasRefused: Bool
+    /// For `.iapTokenRefused`: which token the proxy refused (the ID token or the access token).
+    public let refusedIAPToken: IAPTokenInfo.Token?
 
-    init(_ kind: Kind, url: URL, statusCode: Int?, detail: String, credentialWasRefused: Bool = false) {
+    init(
+        _ kind: Kind, url: URL, statusCode: Int?, detail: String, credentialWasRefused: Bool = false,
+        refusedIAPToken: IAPTokenInfo.Token? = nil
+    ) {
         self.kind = kind
         self.url = RedactedURL(url)
         self.statusCode = statusCode
         self.detail = DisplayText.neutralised(detail, limit: 500)  // the server's words: no terminal controls
         self.credentialWasRefused = credentialWasRefused
+        self.refusedIAPToken = refusedIAPToken
     }
 
-    /// Refused, or a sign-in is needed.
-    public var category: ErrorCategory { .refused }
+    /// Refused, or a sign-in is needed (exit 77 in the tool); for `.iapTokenRefused`, where signing in again cannot
+    /// help, invalid content (exit 65: the configuration, or the token kind chosen, does not suit the proxy).
+    public var category: ErrorCategory { kind == .iapTokenRefused ? .invalidContent : .refused }
+
+    /// The name of the token that was refused, and of the other one.
+    private var tokenNames: (sent: String, other: String) {
+        refusedIAPToken == .accessToken ? ("access token", "ID token") : ("ID token", "access token")
+    }
 
     public var description: String {
         let said = detail.isEmpty ? "" : " (\(detail))"
@@ -59,6 +76,11 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
             return credentialWasRefused
                 ? "the Identity-Aware Proxy in front of \(url) refused the IAP sign-in\(said)"
                 : "\(url) is behind an Identity-Aware Proxy that wants a sign-in\(said); sign in with its IAP configuration first"
+        case .iapTokenRefused:
+            let names = tokenNames
+            return "the Identity-Aware Proxy in front of \(url) refused a fresh \(names.sent)\(said); signing in again would "
+                + "bring the same kind of token. Likely causes: the configuration's client ID or scope is not one the proxy "
+                + "accepts (the token's audience), or the proxy expects the \(names.other) instead"
         case .httpAuthentication:
             return credentialWasRefused
                 ? "\(url) refused the username and password\(said)"

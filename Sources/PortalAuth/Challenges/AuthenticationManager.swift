@@ -17,7 +17,14 @@ import Logging
 /// let manager = AuthenticationManager()
 /// try await manager.setupPersistentCredentialStorage()
 /// let credential = try await OAuthUserCredential.credential(for: configuration)
-/// try await manager.arcGISCredentialStore.add(credential)
+/// manager.arcGISCredentialStore.add(credential)   // in memory at once, the file follows
+/// ```
+///
+/// The hosts behind an Identity-Aware Proxy are known from the IAP credentials in the ArcGIS store and from the
+/// configurations registered with the manager (`iapConfigurations`); a handler declares none:
+///
+/// ```swift
+/// manager.iapConfigurations = [try await .configuration(from: URL(filePath: "iap.json"))]
 /// ```
 ///
 /// During sign-out revoke the OAuth tokens, end the IAP sessions, then clear the stores — `signOut()` does all three:
@@ -38,6 +45,7 @@ public final class AuthenticationManager: Sendable {
         var arcGISHandler: (any ArcGISAuthenticationChallengeHandler)?
         var networkHandler: (any NetworkAuthenticationChallengeHandler)?
         var tokenPlacement: ArcGISTokenPlacement = .header
+        var iapConfigurations: [IAPConfiguration] = []
     }
 
     private let state: Mutex<State>
@@ -96,16 +104,28 @@ public final class AuthenticationManager: Sendable {
 
     /// The toolkit's form: persistent credential stores, with the ArcGIS Maps SDK's labels.
     ///
-    /// The ArcGIS credentials go to the store file, as with `setupPersistentCredentialStorage(file:)` (`access` and
-    /// `synchronizesWithiCloud` have no Linux meaning; see `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
-    /// The network credential store is replaced by one kept in the desktop keyring when one answers, else in memory
-    /// (see `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    /// The ArcGIS credentials go to the credential store (the desktop keyring with its index file, or the 0600 store
+    /// file; see `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`), and the network credentials
+    /// to the desktop keyring (see `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
+    /// `access` and `synchronizesWithiCloud` have no Linux meaning.
     ///
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; both stores are
-    ///   then left as they were.
+    /// As in the toolkit, either both stores are replaced or neither: when the network credential store cannot be
+    /// made persistent, the ArcGIS credential store is put back as it was and the error is thrown.
+    ///
+    /// - Throws: `CredentialStoreError` for an ArcGIS store that cannot be persisted (unsafe permissions, a
+    ///   corrupted or newer-format file, a forced keyring that is absent); `KeyringError` when no usable desktop
+    ///   keyring answers for the network credentials (a headless machine, a locked keyring) or it cannot be read.
+    ///   Both stores are then left as they were.
     public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws {
-        try await setupPersistentCredentialStorage()
-        await setNetworkCredentialStore(try await .makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud))
+        let previousArcGISCredentialStore = arcGISCredentialStore
+        // The manager's settings (HTTP client, refresh policy) for the loaded credentials, as the file form.
+        arcGISCredentialStore = try ArcGISCredentialStore.makePersistent(settings: settings)
+        do {
+            await setNetworkCredentialStore(try await .makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud))
+        } catch {
+            arcGISCredentialStore = previousArcGISCredentialStore
+            throw error
+        }
     }
 
     // MARK: - Challenge handling
@@ -135,6 +155,28 @@ public final class AuthenticationManager: Sendable {
             $0.arcGISHandler = handler
             $0.networkHandler = handler
         }
+    }
+
+    /// The Identity-Aware Proxy configurations registered with the manager: `data(for:)` treats the hosts their
+    /// `hostsBehindProxy` cover as behind a proxy, so that such a host's answers that ask for a sign-in (a 401, a
+    /// redirect elsewhere, a page that posts itself to the identity provider) raise an `.iap` challenge.
+    ///
+    /// Empty by default. The hosts of the IAP credentials in `arcGISCredentialStore` are known without it, and
+    /// so are the `iapConfigurations` of an `Authenticator` installed as the ArcGIS handler. A handler written
+    /// for the ArcGIS Maps SDK declares no configurations to the manager (the SDK's protocol has no such
+    /// requirement): register its configurations here, as an app sets up its handler.
+    ///
+    /// ```swift
+    /// let iap = try await IAPConfiguration.configuration(from: URL(filePath: "iap.json"))
+    /// manager.arcGISAuthenticationChallengeHandler = myHandler      // answers `.iap` with IAPCredential.credential(for: iap)
+    /// manager.iapConfigurations.append(iap)
+    /// ```
+    ///
+    /// Without any known configuration a proxy's sign-in request is still recognised when it redirects to an
+    /// OAuth/OpenID Connect authorization request, or answers 401 to a request that carried a bearer token.
+    public var iapConfigurations: [IAPConfiguration] {
+        get { state.withLock { $0.iapConfigurations } }
+        set { state.withLock { $0.iapConfigurations = newValue } }
     }
 
     /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.
@@ -172,25 +214,44 @@ public final class AuthenticationManager: Sendable {
     /// Removes every credential from both stores, and every entry from the ArcGIS store's file when it is
     /// persistent.
     ///
-    /// When the file cannot be written the failure is logged, and the credentials are made unusable and left in
-    /// the store; use `arcGISCredentialStore.removeAllAndPersist()` to get the error.
+    /// As in the toolkit, the stores in memory are always emptied. When the file (or keyring) cannot be written, the
+    /// failure is logged (`error`, the settings' `Logger`), and the entries left there are made unusable for this
+    /// process; `clearCredentialStoresReportingError()` returns the error, `signOutReport().clearingError` too.
     public func clearCredentialStores() async {
-        _ = await clearReportingError()
+        _ = await clearCredentialStoresReportingError()
     }
 
-    /// Signs out of everything: revokes the OAuth tokens, logs the IAP credentials out, clears the stores — in
-    /// that order, each step whatever the previous one gave.
+    /// `clearCredentialStores()`, returning the error of the file or keyring that could not be emptied (nil when it
+    /// was, or the store is in memory). The stores in memory are emptied either way.
+    @discardableResult
+    public func clearCredentialStoresReportingError() async -> (any Error)? {
+        await clearReportingError()
+    }
+
+    /// Signs out of everything, as the toolkit's `signOut()`: revokes the OAuth tokens, logs the IAP credentials out,
+    /// clears the stores — in that order, each step whatever the previous one gave. The stores in memory are empty
+    /// afterwards; use `signOutReport()` to learn what each step did.
     ///
     /// ```swift
-    /// let report = await manager.signOut()
+    /// await ArcGISEnvironment.authenticationManager.signOut()
+    /// ```
+    public func signOut() async {
+        _ = await signOutReport()
+    }
+
+    /// `signOut()`, returning what happened to each credential.
+    ///
+    /// ```swift
+    /// let report = await manager.signOutReport()
     /// for entry in report.revocations where !entry.outcome.succeeded {
     ///     print("Not revoked: \(entry.credential.targetDescription)")
     /// }
     /// ```
     ///
-    /// - Returns: what happened to each credential; the stores are cleared even when a step failed.
+    /// - Returns: the revocations, the logouts, and the error of a store file that could not be emptied
+    ///   (`clearingError`); the stores in memory are emptied even when a step failed.
     @discardableResult
-    public func signOut() async -> SignOutReport {
+    public func signOutReport() async -> SignOutReport {
         let revocations = await revokeEachOAuthCredential()
         let invalidations = await invalidateEachIAPCredential()
         let clearingError = await clearReportingError()
@@ -220,14 +281,17 @@ public final class AuthenticationManager: Sendable {
     private func clearReportingError() async -> (any Error)? {
         await networkCredentialStore.removeAll()
         let store = arcGISCredentialStore
+        let held = store.credentials
         do {
             try await store.removeAllAndPersist()
             return nil
         } catch {
             settings.logger.error("the credential store could not be cleared", metadata: ["error": "\(error)"])
-            for credential in store.credentials {
+            // The entries stay in the file: this process must not refresh or send them again.
+            for credential in held {
                 credential.kind.tokenKeeping?.keeper.invalidate()
             }
+            store.removeAllInMemory()
             return error
         }
     }

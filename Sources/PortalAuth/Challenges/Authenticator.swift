@@ -4,11 +4,11 @@ import Synchronization
 /// The default challenge handler, in the role of the ArcGIS Maps SDK toolkit's `Authenticator`, for terminals
 /// and other user interfaces reached through an `AuthenticatorPrompt`.
 ///
-/// - IAP challenge: the browser sign-in of the first of `iapConfigurations` that can be used for the URL; with
+/// - `.iap` challenge: the browser sign-in of the first of `iapConfigurations` that can be used for the URL; with
 ///   none, continue without a credential.
-/// - OAuth-or-token challenge: the browser sign-in of the first matching `oAuthUserConfigurations`; else a
-///   username and password asked through the prompt, turned into a `TokenCredential` (asked again, up to
-///   `maximumAttempts` times, when the server refuses them).
+/// - `.oAuthOrToken` challenge: the browser sign-in of the first matching `oAuthUserConfigurations`; else, as a
+///   `.token` challenge, a username and password asked through the prompt, turned into a `TokenCredential`
+///   (asked again, up to `maximumAttempts` times, when the server refuses them).
 /// - HTTP Basic, Digest, NTLM: a username and password through the prompt. Negotiate: rejected, so the next
 ///   scheme the server offers is tried.
 /// - Client certificate: a .p12/.pfx file and its password through the prompt (asked again when it cannot be
@@ -16,10 +16,16 @@ import Synchronization
 /// - Untrusted server: not trusted, unless `promptForUntrustedHosts` is set, then the prompt is asked with the
 ///   certificate's subject, issuer, validity and fingerprint.
 ///
-/// Without a prompt, or when it cannot prompt (no terminal), nothing is asked: the challenge continues without a
-/// credential. Browser sign-ins happen only when `signInSettings` is set. A person cancelling cancels the challenge.
+/// The prompt is the terminal (`TerminalAuthenticatorPrompt`) unless another is given, so `Authenticator()` asks as
+/// the toolkit's does. Where it cannot prompt (no terminal), a token, password or certificate challenge fails with an
+/// `AuthenticationChallengeError` that names the challenge and says that nobody could be asked; `prompt: nil` never
+/// asks (the challenge fails with its own error). Browser sign-ins happen
+/// only when `signInSettings` is set. A person cancelling cancels the challenge.
 ///
-/// As the toolkit's, with the SDK's labels (no prompt: the configured browser sign-ins only):
+/// The manager knows the hosts of its `iapConfigurations` as behind a proxy while it is the manager's ArcGIS
+/// handler (`AuthenticationManager.iapConfigurations` is the way for other handlers).
+///
+/// As the toolkit's, with the SDK's labels:
 ///
 /// ```swift
 /// let authenticator = Authenticator(promptForUntrustedHosts: false, oAuthUserConfigurations: [configuration])
@@ -53,7 +59,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     /// and `Authenticator(oAuthUserConfigurations:)` are the toolkit's forms.
     ///
     /// - Parameters:
-    ///   - prompt: how to ask for passwords, certificates and trust; nil (the default) never asks.
+    ///   - prompt: how to ask for passwords, certificates and trust: the terminal by default; nil never asks.
     ///   - signInSettings: how OAuth and IAP browser sign-ins run; nil never starts one.
     ///   - promptForUntrustedHosts: whether to ask before trusting a server whose certificate does not verify
     ///     (otherwise such a server is refused).
@@ -61,7 +67,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     ///   - iapConfigurations: the Identity-Aware Proxies whose challenges are answered with a browser sign-in.
     ///   - maximumAttempts: how many wrong passwords or unusable certificate files are asked for, at least 1.
     public init(
-        prompt: (any AuthenticatorPrompt)? = nil, signInSettings: SignInSettings? = SignInSettings(),
+        prompt: (any AuthenticatorPrompt)? = TerminalAuthenticatorPrompt(), signInSettings: SignInSettings? = SignInSettings(),
         promptForUntrustedHosts: Bool = false, oAuthUserConfigurations: [OAuthUserConfiguration] = [],
         iapConfigurations: [IAPConfiguration] = [], maximumAttempts: Int = 3
     ) {
@@ -105,7 +111,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     ) async throws -> ArcGISAuthenticationChallenge.Disposition {
         do {
             switch challenge.kind {
-            case .identityAwareProxy:
+            case .iap:
                 guard let settings = signInSettings,
                       let configuration = iapConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) })
                 else { return .continueWithoutCredential }
@@ -116,6 +122,8 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
                     return .continueWithCredential(try await OAuthUserCredential.credential(for: configuration, settings: settings))
                 }
                 return try await tokenCredential(for: challenge)
+            case .token:
+                return try await tokenCredential(for: challenge)
             }
         } catch is CancellationError {
             return .cancel
@@ -124,7 +132,15 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
 
     /// Username and password through the prompt → generateToken, asked again while the server refuses them.
     private func tokenCredential(for challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
-        guard let prompt = activePrompt else { return .continueWithoutCredential }
+        guard let prompt = activePrompt else {
+            guard self.prompt != nil else { return .continueWithoutCredential }
+            // A prompt that cannot ask now (no terminal): say so, naming the challenge, instead of a bare refusal.
+            let error = challenge.error
+            throw AuthenticationChallengeError(
+                error.kind, url: challenge.requestURL, statusCode: error.statusCode,
+                detail: error.detail + "; nobody could be asked for a username and password (no terminal): "
+                    + "run where a person can answer, give the Authenticator a prompt, or add a credential to the store first")
+        }
         var failure: String?
         for attempt in 1...maximumAttempts {
             let request = LoginRequest(purpose: .arcGISToken, url: challenge.requestURL, previousFailure: failure)

@@ -4,8 +4,8 @@ import Foundation
 enum DetectedChallenge: Sendable, Equatable {
     /// ArcGIS error 498 or 499 in the error document (usually inside HTTP 200).
     case arcGISToken(code: Int, message: String)
-    /// An Identity-Aware Proxy wants a sign-in: a 401 with a `Bearer` challenge or from a host behind a known
-    /// proxy, or a redirect from such a host to its identity provider.
+    /// An Identity-Aware Proxy wants a sign-in (see `detect(in:for:sentBearerToken:iapConfigurations:)` for the
+    /// answers read as one).
     case identityAwareProxy(detail: String)
     /// HTTP authentication: the password schemes offered, in the server's order, with their realms.
     case http([Scheme])
@@ -18,9 +18,31 @@ enum DetectedChallenge: Sendable, Equatable {
 
     /// The challenge in `response` to a request for `url`, or nil when it is an ordinary answer.
     ///
-    /// - Parameter iapConfigurations: the IAP configurations known (stored credentials', the authenticator's):
-    ///   a host they cover that answers 401, or redirects to their identity provider, is behind a proxy.
-    static func detect(in response: TransportResponse, for url: URL, iapConfigurations: [IAPConfiguration]) -> DetectedChallenge? {
+    /// A proxy's sign-in request is recognised from any proxy, without a configuration for it:
+    /// - a 401 or 403 with a `Bearer` challenge;
+    /// - a redirect (3xx) whose `Location` is an OAuth 2.0 / OpenID Connect authorization request (its query has
+    ///   `client_id` and `response_type`);
+    /// - a 401 (with no password scheme offered) to a request that carried `Authorization: Bearer`.
+    ///
+    /// From a host that a known configuration covers, also:
+    /// - a 401 with no password scheme offered (mod_auth_openidc answers 401 without `WWW-Authenticate` to API
+    ///   clients);
+    /// - a redirect to the identity provider's host, to another path of the same host that is not below the
+    ///   requested one (the proxy's own sign-in page), or to another host whose path names a sign-in (`login`,
+    ///   `signin`, `sso`, `saml`, `oauth2`, …);
+    /// - a 200 HTML page whose form posts itself to the identity provider's authorize endpoint (or carries
+    ///   `client_id` and `response_type`).
+    ///
+    /// Ordinary redirects stay answers: http → https or a trailing slash on the same path, a path below the
+    /// requested one (`/portal` → `/portal/home/`), a CDN on another host.
+    ///
+    /// - Parameters:
+    ///   - sentBearerToken: whether the request carried `Authorization: Bearer`.
+    ///   - iapConfigurations: the IAP configurations known (the stored credentials', those registered with the
+    ///     manager, the `Authenticator`'s).
+    static func detect(
+        in response: TransportResponse, for url: URL, sentBearerToken: Bool = false, iapConfigurations: [IAPConfiguration]
+    ) -> DetectedChallenge? {
         let covering = iapConfigurations.filter { $0.canBeUsed(for: url) }
         if response.statusCode == 401 || response.statusCode == 403 {
             let offered = WWWAuthenticateChallenge.parse(response.headers.values(for: "WWW-Authenticate"))
@@ -41,13 +63,18 @@ enum DetectedChallenge: Sendable, Equatable {
             if response.statusCode == 401, !covering.isEmpty {
                 return .identityAwareProxy(detail: "HTTP 401 from a host behind the proxy")
             }
+            if response.statusCode == 401, sentBearerToken {
+                return .identityAwareProxy(detail: "HTTP 401 to a request that carried a bearer token")
+            }
         }
-        if (300..<400).contains(response.statusCode), !covering.isEmpty,
-           let location = response.headers["Location"], let target = URL(string: location, relativeTo: url)?.absoluteURL,
-           let host = URLNormalization.host(of: target),
-           covering.contains(where: { URLNormalization.host(of: $0.authorizeURL) == host })
+        if (300..<400).contains(response.statusCode), let location = response.headers["Location"],
+           let target = URL(string: location, relativeTo: url)?.absoluteURL,
+           let detail = signInRedirect(from: url, to: target, covering: covering)
         {
-            return .identityAwareProxy(detail: "redirected to the identity provider at \(host)")
+            return .identityAwareProxy(detail: detail)
+        }
+        if response.statusCode == 200, !covering.isEmpty, let provider = selfPostingSignInPage(response, covering: covering) {
+            return .identityAwareProxy(detail: "a page that posts itself to the identity provider at \(provider)")
         }
         if let envelope = Self.envelope(of: response), let code = envelope.code, envelope.isTokenChallenge {
             let message = envelope.message ?? (code == 499 ? "Token Required" : "Invalid token")
@@ -55,6 +82,117 @@ enum DetectedChallenge: Sendable, Equatable {
         }
         return nil
     }
+
+    // MARK: - Redirects
+
+    /// Why a redirect from `url` to `target` is a sign-in request, or nil when it is an ordinary one.
+    static func signInRedirect(from url: URL, to target: URL, covering: [IAPConfiguration]) -> String? {
+        guard let targetHost = URLNormalization.host(of: target) else { return nil }
+        let targetPath = target.path(percentEncoded: true)
+        if isAuthorizationRequest(target) {
+            return "redirected to an authorization request at \(targetHost)\(shortPath(targetPath))"
+        }
+        guard !covering.isEmpty else { return nil }
+        let providerHosts = covering.flatMap { [URLNormalization.host(of: $0.authorizeURL), URLNormalization.host(of: $0.tokenURL)] }
+        if providerHosts.contains(targetHost) {
+            return "redirected to the identity provider at \(targetHost)"
+        }
+        let requestPath = url.path(percentEncoded: true)
+        if targetHost == URLNormalization.host(of: url) {
+            if trimmedSlashes(targetPath) == trimmedSlashes(requestPath) { return nil }  // http → https, a trailing slash
+            if isBelow(targetPath, requestPath) { return nil }  // /portal → /portal/home/
+            return "redirected from a host behind the proxy to its page \(shortPath(targetPath))"
+        }
+        if pathNamesSignIn(targetPath) {
+            return "redirected from a host behind the proxy to a sign-in page at \(targetHost)\(shortPath(targetPath))"
+        }
+        return nil  // another host with an ordinary path: a CDN, a mirror
+    }
+
+    /// Whether `url` is an OAuth 2.0 authorization request: its query has `client_id` and `response_type`.
+    static func isAuthorizationRequest(_ url: URL) -> Bool {
+        let names = Set((URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { $0.name.lowercased() })
+        return names.contains("client_id") && names.contains("response_type")
+    }
+
+    /// The path segments that name a sign-in page on another host.
+    private static let signInWords = [
+        "login", "logon", "signin", "sign-in", "sign_in", "sso", "saml", "saml2", "oauth", "oauth2", "authorize", "auth",
+        "openid-connect", "adfs",
+    ]
+
+    private static func pathNamesSignIn(_ path: String) -> Bool {
+        path.lowercased().split(separator: "/").contains { segment in
+            let stem = segment.split(separator: ".").first.map(String.init) ?? String(segment)
+            return signInWords.contains(stem)
+        }
+    }
+
+    private static func trimmedSlashes(_ path: String) -> String {
+        var path = path
+        while path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    private static func isBelow(_ path: String, _ parent: String) -> Bool {
+        let parent = trimmedSlashes(parent)
+        return path.hasPrefix(parent + "/")
+    }
+
+    private static func shortPath(_ path: String) -> String {
+        path.count > 80 ? String(path.prefix(80)) + "…" : path
+    }
+
+    // MARK: - Self-posting pages
+
+    /// The identity provider's host when `response` is an HTML page whose form posts itself to the authorize
+    /// endpoint of one of `covering` (or carries `client_id` and `response_type`), as mod_auth_openidc sends with
+    /// `OIDCProviderAuthRequestMethod POST`; nil for any other answer.
+    static func selfPostingSignInPage(_ response: TransportResponse, covering: [IAPConfiguration]) -> String? {
+        guard response.mediaType == "text/html" || response.mediaType == "application/xhtml+xml", response.body.count <= 64 * 1024 else {
+            return nil
+        }
+        let page = String(decoding: response.body, as: UTF8.self).lowercased()
+        var searchFrom = page.startIndex
+        while let open = page.range(of: "<form", range: searchFrom..<page.endIndex) {
+            let tagEnd = page.range(of: ">", range: open.upperBound..<page.endIndex)?.lowerBound ?? page.endIndex
+            let tag = String(page[open.upperBound..<tagEnd])
+            let formEnd = page.range(of: "</form", range: tagEnd..<page.endIndex)?.lowerBound ?? page.endIndex
+            let form = page[tagEnd..<formEnd]
+            searchFrom = formEnd
+            guard attribute("method", in: tag) == "post", let action = attribute("action", in: tag),
+                  let target = URL(string: action.replacingOccurrences(of: "&amp;", with: "&"), relativeTo: response.url)?.absoluteURL,
+                  let host = URLNormalization.host(of: target)
+            else { continue }
+            let toAuthorize = covering.contains {
+                URLNormalization.comparable($0.authorizeURL) == URLNormalization.comparable(target)
+            }
+            let carriesRequest = form.contains("name=\"client_id\"") && form.contains("name=\"response_type\"")
+                || form.contains("name='client_id'") && form.contains("name='response_type'")
+            if toAuthorize || carriesRequest { return host }
+        }
+        return nil
+    }
+
+    /// The value of `name="…"` (or `'…'`, or unquoted) in a lower-cased tag.
+    private static func attribute(_ name: String, in tag: String) -> String? {
+        var searchFrom = tag.startIndex
+        while let found = tag.range(of: name, range: searchFrom..<tag.endIndex) {
+            searchFrom = found.upperBound
+            // A whole attribute name: preceded by white space.
+            guard found.lowerBound > tag.startIndex, tag[tag.index(before: found.lowerBound)].isWhitespace else { continue }
+            var rest = tag[found.upperBound...].drop { $0.isWhitespace }
+            guard rest.first == "=" else { continue }
+            rest = rest.dropFirst().drop { $0.isWhitespace }
+            if let quote = rest.first, quote == "\"" || quote == "'" {
+                return String(rest.dropFirst().prefix { $0 != quote })
+            }
+            return String(rest.prefix { !$0.isWhitespace })
+        }
+        return nil
+    }
+
+    // MARK: - ArcGIS errors
 
     /// The ArcGIS error document of a small JSON (or JSON-looking) body.
     private static func envelope(of response: TransportResponse) -> ArcGISErrorEnvelope? {

@@ -50,7 +50,7 @@ public struct NetworkAuthenticationChallenge: Sendable, CustomStringConvertible 
         case continueWithCredential(NetworkCredential)
         /// The request fails with the challenge's `error`.
         case continueWithoutCredential
-        /// The request fails with `CancellationError`.
+        /// The request fails with `ArcGISChallengeCancellationError`.
         case cancel
         /// Skip this scheme: the handler is asked about the next one the server offered, if any; else as
         /// `continueWithoutCredential`.

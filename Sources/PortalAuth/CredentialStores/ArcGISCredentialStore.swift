@@ -11,6 +11,10 @@ import Synchronization
 /// try await store.waitForPersistence()        // the file written, or the write's error
 /// ```
 ///
+/// Every kind of credential is kept: OAuth user and IAP sign-ins (refreshed under the file's lock), and
+/// `TokenCredential`, `OAuthApplicationCredential` and `PregeneratedTokenCredential` (with the password or client
+/// secret the first two renew with; see `CredentialStoreEntry`), so that a restarted app finds them all.
+///
 /// As in the ArcGIS Maps SDK, `add(_:)` and `removeAll()` are synchronous and do not throw: the credentials in
 /// memory change at once and the file follows, one write after another in order. A write that fails is logged
 /// (`error` level, on the settings' `Logger`) and thrown by the next `waitForPersistence()`. `addAndPersist(_:)`
@@ -56,6 +60,15 @@ public final class ArcGISCredentialStore: Sendable {
         var credentials: [ArcGISCredential] = []
         var unreadable: [String] = []
         for key in snapshot.keys {
+            if let entry = snapshot.entry(for: key), CredentialStoreEntry.isEntry(entry) {
+                // A credential kept without a TokenKeeper (token, application, pregenerated token).
+                if let credential = CredentialStoreEntry.credential(from: entry, settings: settings) {
+                    credentials.append(credential)
+                } else {
+                    unreadable.append(key)
+                }
+                continue
+            }
             guard let entry = snapshot.entry(for: key), let record = StoredCredential(json: .object(entry)) else {
                 unreadable.append(key)
                 continue
@@ -130,9 +143,15 @@ public final class ArcGISCredentialStore: Sendable {
     /// the file's lock. A write that fails is logged and thrown by the next `waitForPersistence()`.
     public func add(_ credential: ArcGISCredential) {
         hold(credential)
-        guard let file, let keeping = credential.kind.tokenKeeping else { return }
-        persistence.runInBackground(logger: settings.logger, storePath: file.path) {
-            try await Self.write(keeping, to: file)
+        guard let file else { return }
+        if let keeping = credential.kind.tokenKeeping {
+            persistence.runInBackground(logger: settings.logger, storePath: file.path) {
+                try await Self.write(keeping, to: file)
+            }
+        } else if let stored = CredentialStoreEntry.entry(for: credential) {
+            persistence.runInBackground(logger: settings.logger, storePath: file.path) {
+                try await Self.write(stored, to: file)
+            }
         }
     }
 
@@ -167,12 +186,23 @@ public final class ArcGISCredentialStore: Sendable {
     /// - Returns: when the file was corrupted, where the unreadable copy was kept.
     @discardableResult
     public func addAndPersist(_ credential: ArcGISCredential) async throws -> CorruptedStoreRecovery? {
-        guard let file, let keeping = credential.kind.tokenKeeping else {
+        guard let file else {
+            hold(credential)
+            return nil
+        }
+        if let keeping = credential.kind.tokenKeeping {
+            return try await persistence.run {
+                let recovery = try await Self.write(keeping, to: file)
+                self.hold(credential)
+                return recovery
+            }
+        }
+        guard let stored = CredentialStoreEntry.entry(for: credential) else {
             hold(credential)
             return nil
         }
         return try await persistence.run {
-            let recovery = try await Self.write(keeping, to: file)
+            let recovery = try await Self.write(stored, to: file)
             self.hold(credential)
             return recovery
         }
@@ -184,6 +214,8 @@ public final class ArcGISCredentialStore: Sendable {
             // The key the entry was read under too: an entry of an older store may be under an older key.
             let keys = [keeping.storeKey, keeping.keeper.persistence?.key].compactMap { $0 }
             try await persistence.run { try await file.update { snapshot in keys.forEach { snapshot.remove($0) } } }
+        } else if let file, let key = CredentialStoreEntry.entry(for: credential)?.key {
+            _ = try await persistence.run { try await file.update { snapshot in snapshot.remove(key) } }
         }
         held.withLock { $0.removeAll { $0 === credential } }
     }
@@ -197,16 +229,34 @@ public final class ArcGISCredentialStore: Sendable {
         held.withLock { $0.removeAll() }
     }
 
+    /// Empties the store in memory only, leaving the file as it is (after a failed `removeAllAndPersist()`).
+    func removeAllInMemory() {
+        held.withLock { $0.removeAll() }
+    }
+
     // MARK: - Helpers
 
     /// Holds `credential` in memory, in place of one with the same store key.
     private func hold(_ credential: ArcGISCredential) {
-        let newKey = credential.kind.tokenKeeping?.storeKey
+        let newKey = Self.storeKey(of: credential)
         held.withLock { list in
             list.removeAll { existing in
-                existing === credential || (newKey != nil && existing.kind.tokenKeeping?.storeKey == newKey)
+                existing === credential || (newKey != nil && Self.storeKey(of: existing) == newKey)
             }
             list.append(credential)
+        }
+    }
+
+    /// The key a credential is stored under (the same sign-in, user or token replaces it).
+    private static func storeKey(of credential: ArcGISCredential) -> String? {
+        credential.kind.tokenKeeping?.storeKey ?? CredentialStoreEntry.entry(for: credential)?.key
+    }
+
+    /// Writes the entry of a credential kept without a `TokenKeeper`.
+    private static func write(_ stored: (key: String, entry: JSONObject), to file: CredentialStoreFile) async throws -> CorruptedStoreRecovery? {
+        try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
+            snapshot.set(stored.entry, for: stored.key)
+            return snapshot.recovery
         }
     }
 

@@ -3,8 +3,8 @@ public import Foundation
 /// The network credentials an app holds, one of each kind per protection space (host and port).
 ///
 /// `NetworkCredentialStore()` keeps them in memory only, for the life of the process. A store from
-/// ``makePersistent(access:synchronizesWithiCloud:)`` also keeps them in the desktop keyring (the Secret Service),
-/// never in a plain file: passwords, the PKCS#12 files' passwords (with the file's path) and trusted server
+/// ``makePersistent(access:synchronizesWithiCloud:)`` also keeps them in the desktop keyring (the Secret Service; it
+/// throws where there is none), never in a plain file: passwords, the PKCS#12 files' passwords (with the file's path) and trusted server
 /// certificates are there in the next session, and removals remove them there.
 ///
 /// ```swift
@@ -61,18 +61,27 @@ public actor NetworkCredentialStore {
     ///
     /// When a Secret Service answers and its default collection is unlocked, the credentials kept there before are
     /// loaded now (a certificate whose PKCS#12 file is gone or no longer opens is skipped, and left in the keyring),
-    /// and every `add`, `trust` and removal also changes the keyring. Without a usable keyring (a headless
-    /// machine, a locked keyring) the store keeps them in memory only, for the life of the process
-    /// (``isPersistent`` is false): network credentials are never written to a plain file. `access` and
-    /// `synchronizesWithiCloud` have no Linux meaning (see `KeychainAccess`).
+    /// and every `add`, `trust` and removal also changes the keyring. Network credentials are never written to a
+    /// plain file, so where no usable keyring answers (a headless machine, no session bus, a locked keyring)
+    /// persistence is impossible and this throws, as the SDK does where the keychain cannot be used; keep them in
+    /// memory with `NetworkCredentialStore()` instead. `access` and `synchronizesWithiCloud` have no Linux meaning
+    /// (see `KeychainAccess`).
     ///
-    /// - Throws: `KeyringError` when the keyring answers but its items cannot be read.
+    /// ```swift
+    /// let store = (try? await NetworkCredentialStore.makePersistent(access: .whenUnlocked)) ?? NetworkCredentialStore()
+    /// ```
+    ///
+    /// - Throws: `KeyringError` when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`,
+    ///   `locked`, `timedOut`), or it answers but its items cannot be read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
         let storage = SecretServiceClient()
         do {
             try CredentialStoreFile.probe(storage, environment: ProcessInfo.processInfo.environment)
         } catch {
-            return NetworkCredentialStore()
+            throw KeyringError(
+                error.kind,
+                message: "\(error.message); network credentials are persisted in the desktop keyring only, never in a file "
+                    + "(NetworkCredentialStore() keeps them in memory for the process)")
         }
         return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
     }

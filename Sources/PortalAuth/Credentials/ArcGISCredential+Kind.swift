@@ -55,8 +55,8 @@ extension ArcGISCredential {
             }
         }
 
-        /// The credential whose tokens a `TokenKeeper` keeps (and a persistent store writes); nil for the kinds
-        /// that keep a password or secret in memory only, or hold a token they cannot renew.
+        /// The credential whose tokens a `TokenKeeper` keeps (and a persistent store writes as a sign-in); nil for
+        /// the kinds a store writes as a `CredentialStoreEntry` (token, application, pregenerated token).
         var tokenKeeping: (any TokenKeepingCredential)? {
             switch self {
             case .oAuthUser(let credential): return credential

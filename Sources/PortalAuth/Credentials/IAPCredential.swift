@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A credential for services behind an Identity-Aware Proxy (for example the Microsoft Entra
 /// application proxy), obtained through the OpenID Connect authorization-code flow with PKCE.
@@ -12,6 +13,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// The configuration the credential was made with.
     public let configuration: IAPConfiguration
     let keeper: TokenKeeper
+    /// See `tokenSentToProxy`.
+    private let proxyTokenChoice = Mutex(IAPTokenInfo.Token.idToken)
 
     init(configuration: IAPConfiguration, keeper: TokenKeeper) {
         self.configuration = configuration
@@ -137,6 +140,42 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             scopes: record.scopes, tokenType: record.tokenType
         )
     }
+
+    /// Which token `AuthenticationManager.data(for:)` sends to the hosts behind the proxy, as
+    /// `Authorization: Bearer`: the ID token by default, as the ArcGIS Maps SDK does (Esri's reference for
+    /// `IAPConfiguration.hostsBehindProxy`: the patterns say where the SDK "applies the ID token").
+    ///
+    /// Set `.accessToken` for a proxy that checks access tokens instead (Microsoft's guide for native clients of
+    /// the Entra application proxy has them send an access token for the proxied app's scope; a mod_auth_openidc
+    /// proxy may check either). It is a setting of this object, not of the configuration file (the SDK's files
+    /// have no such key): set it again on credentials loaded from a persistent store. A sign-in without an ID
+    /// token (no `openid` scope) sends its access token whatever this says.
+    ///
+    /// ```swift
+    /// credential.tokenSentToProxy = .accessToken
+    /// ```
+    public var tokenSentToProxy: IAPTokenInfo.Token {
+        get { proxyTokenChoice.withLock { $0 } }
+        set { proxyTokenChoice.withLock { $0 = newValue } }
+    }
+
+    /// The token to send to the hosts behind the proxy (see `tokenSentToProxy`), valid for at least
+    /// `minimumValidity` (the refresh policy's margin when nil): an ID token that expired, or expires within it, is
+    /// refreshed first, and never sent expired.
+    ///
+    /// - Returns: the token, its kind (`.accessToken` when no ID token is held), and when it expires.
+    /// - Throws: as `tokenInfo(minimumValidity:forceRefresh:keeping:)`.
+    public func proxyToken(minimumValidity: Duration? = nil, forceRefresh: Bool = false) async throws -> (value: String, kind: IAPTokenInfo.Token, expirationDate: Date) {
+        let sendsIDToken = tokenSentToProxy == .idToken && keeper.current.idToken != nil
+        let info = try await tokenInfo(minimumValidity: minimumValidity, forceRefresh: forceRefresh, keeping: sendsIDToken ? .idToken : .accessToken)
+        if sendsIDToken, let idToken = info.idToken, let expiry = info.idTokenExpirationDate {
+            return (idToken, .idToken, expiry)
+        }
+        return (info.accessToken, .accessToken, info.accessTokenExpirationDate)
+    }
+
+    /// When the tokens held were issued (the sign-in or the last refresh).
+    var tokensIssuedAt: Date { keeper.current.updatedAt }
 
     /// The signed-in user (from the ID token), when known.
     public override var username: String? { keeper.current.username }

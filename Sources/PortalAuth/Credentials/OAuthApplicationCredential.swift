@@ -3,8 +3,10 @@ public import Foundation
 /// A credential for an application rather than a user: the OAuth 2.0 client credentials grant at the portal's
 /// `sharing/rest/oauth2/token`, with the application's client ID and secret.
 ///
-/// The secret stays in memory, in this object only, so that an expired token can be asked for again; it is
-/// never written anywhere and never shown. Read it from a file or the environment, never from a command line.
+/// The secret stays in this object so that an expired token can be asked for again; it is never shown. A
+/// persistent `ArcGISCredentialStore` keeps the credential across restarts, the secret with it (the kind needs it
+/// to renew): in the desktop keyring where one is used, else in the 0600 store file, as the other tokens. Read it
+/// from a file or the environment, never from a command line.
 ///
 /// ```swift
 /// let credential = try await OAuthApplicationCredential.credential(
@@ -26,10 +28,13 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
 
     /// The portal's OAuth endpoints and URL matching (the redirect URL is not used).
     private let configuration: OAuthUserConfiguration
-    private let token: RegeneratingToken
+    let token: RegeneratingToken
+    /// Kept to renew the token, and for a persistent store; never shown.
+    let clientSecret: String
 
-    private init(configuration: OAuthUserConfiguration, tokenExpirationMinutes: Int?, token: RegeneratingToken) {
+    private init(configuration: OAuthUserConfiguration, clientSecret: String, tokenExpirationMinutes: Int?, token: RegeneratingToken) {
         self.configuration = configuration
+        self.clientSecret = clientSecret
         self.tokenExpirationMinutes = tokenExpirationMinutes
         self.token = token
         super.init()
@@ -65,16 +70,32 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
         for portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes: Int?,
         httpClient: any TransportClient, now: @escaping @Sendable () -> Date
     ) async throws -> OAuthApplicationCredential {
+        let minutes = tokenExpirationMinutes.flatMap { $0 > 0 ? $0 : nil }
         let configuration = OAuthUserConfiguration(portalURL: portalURL, clientID: clientID)
         try configuration.validate()
-        let minutes = tokenExpirationMinutes.flatMap { $0 > 0 ? $0 : nil }
+        let initial = try await requestToken(
+            at: configuration.tokenURL, clientID: clientID, clientSecret: clientSecret, expirationMinutes: minutes,
+            httpClient: httpClient, now: now())
+        return try restored(
+            portalURL: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: minutes, token: initial,
+            httpClient: httpClient, now: now)
+    }
+
+    /// The credential with `token` as its current token (a new one, or one read back from a store).
+    static func restored(
+        portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes minutes: Int?, token initial: TokenInfo,
+        httpClient: any TransportClient, now: @escaping @Sendable () -> Date
+    ) throws -> OAuthApplicationCredential {
+        let configuration = OAuthUserConfiguration(portalURL: portalURL, clientID: clientID)
+        try configuration.validate()
         let generate: @Sendable () async throws -> TokenInfo = {
             try await requestToken(
                 at: configuration.tokenURL, clientID: clientID, clientSecret: clientSecret, expirationMinutes: minutes,
                 httpClient: httpClient, now: now())
         }
-        let token = RegeneratingToken(initial: try await generate(), now: now, generate: generate)
-        return OAuthApplicationCredential(configuration: configuration, tokenExpirationMinutes: minutes, token: token)
+        return OAuthApplicationCredential(
+            configuration: configuration, clientSecret: clientSecret, tokenExpirationMinutes: minutes,
+            token: RegeneratingToken(initial: initial, now: now, generate: generate))
     }
 
     /// One client credentials request: `grant_type=client_credentials`, `client_id`, `client_secret`,

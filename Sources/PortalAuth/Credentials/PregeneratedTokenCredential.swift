@@ -3,7 +3,8 @@ public import Foundation
 /// A credential for token-secured ArcGIS resources that holds a token generated outside this library (with the
 /// `generateToken` REST operation directly, or handed over by another tool).
 ///
-/// It cannot renew the token: once it has expired, `tokenInfo` throws and a new credential is needed.
+/// It cannot renew the token: once it has expired, `tokenInfo` throws and a new credential is needed. A persistent
+/// `ArcGISCredentialStore` keeps it (the token only) across restarts.
 ///
 /// ```swift
 /// let info = TokenInfo(accessToken: token, expirationDate: expiry, isSSLRequired: true)!
@@ -16,8 +17,8 @@ public final class PregeneratedTokenCredential: ArcGISCredential, CustomStringCo
     /// The referer used when the token was generated (`client=referer`), or empty when none was used.
     public override var referer: String { boundReferer }
     private let boundReferer: String
-    private let info: TokenInfo
-    private let root: URL
+    let info: TokenInfo
+    let root: URL
 
     /// Creates the credential.
     ///

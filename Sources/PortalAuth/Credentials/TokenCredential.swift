@@ -3,9 +3,9 @@ public import Foundation
 /// A credential for token-secured ArcGIS resources, made from a username and password with the portal's or
 /// server's `generateToken` operation (ArcGIS token authentication).
 ///
-/// The password stays in memory, in this object only, so that an expired token can be generated again; it is
-/// never written anywhere and never shown. Such a credential is therefore not persisted by
-/// `ArcGISCredentialStore` (only in memory).
+/// The password stays in this object so that an expired token can be generated again; it is never shown. A
+/// persistent `ArcGISCredentialStore` keeps the credential across restarts, the password with it (the kind needs it
+/// to renew): in the desktop keyring where one is used, else in the 0600 store file, as the other tokens.
 ///
 /// ```swift
 /// let credential = try await TokenCredential.credential(
@@ -30,12 +30,18 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     /// The `generateToken` endpoint used.
     public var tokenServiceURL: URL { service.generateTokenURL }
 
-    private let service: TokenService
-    private let token: RegeneratingToken
+    let service: TokenService
+    let token: RegeneratingToken
+    /// Kept to renew the token, and for a persistent store; never shown.
+    let password: String
 
-    private init(url: URL, username: String, referer: String, tokenExpirationMinutes: Int?, service: TokenService, token: RegeneratingToken) {
+    private init(
+        url: URL, username: String, password: String, referer: String, tokenExpirationMinutes: Int?, service: TokenService,
+        token: RegeneratingToken
+    ) {
         self.url = url
         self.user = username
+        self.password = password
         self.boundReferer = referer
         self.tokenExpirationMinutes = tokenExpirationMinutes
         self.service = service
@@ -75,13 +81,35 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     ) async throws -> TokenCredential {
         let minutes = tokenExpirationMinutes.flatMap { $0 > 0 ? $0 : nil }
         let service = try await TokenService.discover(for: url, httpClient: httpClient)
-        let generate: @Sendable () async throws -> TokenInfo = {
+        let generate = generator(service: service, username: username, password: password, minutes: minutes, referer: referer,
+                                 httpClient: httpClient, now: now)
+        return restored(
+            url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes, service: service,
+            token: try await generate(), httpClient: httpClient, now: now)
+    }
+
+    /// The credential with `token` as its current token (a new one, or one read back from a store).
+    static func restored(
+        url: URL, username: String, password: String, referer: String, tokenExpirationMinutes minutes: Int?, service: TokenService,
+        token initial: TokenInfo, httpClient: any TransportClient, now: @escaping @Sendable () -> Date
+    ) -> TokenCredential {
+        let generate = generator(service: service, username: username, password: password, minutes: minutes, referer: referer,
+                                 httpClient: httpClient, now: now)
+        return TokenCredential(
+            url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes, service: service,
+            token: RegeneratingToken(initial: initial, now: now, generate: generate))
+    }
+
+    /// What generates a new token for the user.
+    private static func generator(
+        service: TokenService, username: String, password: String, minutes: Int?, referer: String,
+        httpClient: any TransportClient, now: @escaping @Sendable () -> Date
+    ) -> @Sendable () async throws -> TokenInfo {
+        {
             try await service.generateToken(
                 username: username, password: password, expirationMinutes: minutes, referer: referer,
                 httpClient: httpClient, now: now())
         }
-        let token = RegeneratingToken(initial: try await generate(), now: now, generate: generate)
-        return TokenCredential(url: url, username: username, referer: referer, tokenExpirationMinutes: minutes, service: service, token: token)
     }
 
     // MARK: - Tokens

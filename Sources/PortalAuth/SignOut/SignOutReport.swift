@@ -1,4 +1,4 @@
-/// What `AuthenticationManager.signOut()` did with each credential, and whether the stores were emptied.
+/// What `AuthenticationManager.signOutReport()` did with each credential, and whether the stores were emptied.
 public struct SignOutReport: Sendable {
     /// What became of one credential.
     public enum Outcome: Sendable {
@@ -43,7 +43,8 @@ public struct SignOutReport: Sendable {
     public var revocations: [Entry]
     /// The IAP credentials, logged out or not.
     public var invalidations: [Entry]
-    /// Why the persistent store could not be emptied, when it could not (the credentials are unusable anyway).
+    /// Why the persistent store (its file or keyring) could not be emptied, when it could not; the stores in memory
+    /// were emptied all the same, and the credentials that were held are unusable from then on.
     public var clearingError: (any Error)?
 
     /// Whether every revocation and logout was confirmed and the stores are empty.

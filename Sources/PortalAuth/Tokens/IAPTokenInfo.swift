@@ -4,15 +4,16 @@ public import Foundation
 ///
 /// `description` never shows a token.
 public struct IAPTokenInfo: Sendable, Hashable, CustomStringConvertible {
-    /// Which of the tokens must stay valid: the one the caller will send.
+    /// One of the two tokens: which must stay valid (the one the caller will send), and which goes to the hosts
+    /// behind the proxy (`IAPCredential.tokenSentToProxy`).
     public enum Token: Sendable, Hashable {
-        /// The access token (sent to the hosts behind the proxy).
+        /// The OAuth access token (for proxies that check access tokens).
         case accessToken
-        /// The OpenID Connect ID token (for services that take it instead).
+        /// The OpenID Connect ID token (what the ArcGIS Maps SDK sends to the hosts behind the proxy).
         case idToken
     }
 
-    /// The access token sent to hosts behind the proxy.
+    /// The OAuth access token.
     public let accessToken: String
     /// When the access token expires.
     public let accessTokenExpirationDate: Date

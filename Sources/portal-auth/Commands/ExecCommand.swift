@@ -19,7 +19,9 @@ struct ExecCommand: AsyncParsableCommand {
             --url, --name), refreshes it when it has less than --min-valid seconds left, and runs the command \
             with these variables set (only in its environment, never on a command line):
 
-              PORTAL_AUTH_TOKEN             the access token
+              PORTAL_AUTH_TOKEN             the access token; for an IAP sign-in the token
+                                            sent to the hosts behind the proxy: the ID token
+                                            (--proxy-token access: the access token)
               PORTAL_AUTH_TOKEN_TYPE        Bearer
               PORTAL_AUTH_TOKEN_EXPIRES_AT  its expiry, ISO 8601
               PORTAL_AUTH_KIND              oauth-user or iap
@@ -47,6 +49,9 @@ struct ExecCommand: AsyncParsableCommand {
         "Seconds the token must stay valid when the command starts; refresh first when it has less.", valueName: "seconds"))
     var minValid: Int = 300
 
+    @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
+    var proxyToken: ProxyTokenChoice?
+
     @OptionGroup var session: StoreOptions
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
@@ -55,6 +60,7 @@ struct ExecCommand: AsyncParsableCommand {
     func validate() throws {
         guard !command.isEmpty else { throw ValidationError("give the command to run after --, e.g. portal-auth exec -- env") }
         guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
+        _ = try ProxyTokenChoice.resolved(proxyToken)
     }
 
     func run() async throws {
@@ -67,11 +73,11 @@ struct ExecCommand: AsyncParsableCommand {
                     reason: TokenCommand.nothingStored(for: selection.target),
                     command: SelectedCredential.signInCommand(for: selection.target, store: session.store, preferences: try store.preferences()))
             }
-            let minValid = self.minValid
+            let (minValid, choice) = (self.minValid, try ProxyTokenChoice.resolved(proxyToken))
             let issued: IssuedToken
             do {
                 issued = try await Failure.cancellableOnInterrupt {
-                    try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: false)
+                    try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: choice)
                 }
             } catch let error as CredentialError where error.requiresSignIn {
                 throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))

@@ -24,6 +24,14 @@ struct RequestCommand: AsyncParsableCommand {
             this run. Portal and IAP sign-ins are kept in the credential store; passwords, certificates and \
             trust decisions never are.
 
+            Hosts behind an Identity-Aware Proxy get the IAP sign-in's ID token as Authorization: Bearer, as the \
+            ArcGIS Maps SDK sends it (--proxy-token access, or PORTAL_AUTH_PROXY_TOKEN=access, sends the access \
+            token instead). A proxy's sign-in request is never printed as the response: a redirect to an \
+            authorization request, to the proxy's sign-in page or to its identity provider, a 401, or a page that \
+            posts itself to the identity provider exits 77 with the command that signs in (name the proxy's \
+            configuration with --config when no stored sign-in covers the URL). A token the proxy refuses is \
+            refreshed once when it is at least a minute old; a fresh token refused exits 65 with the likely causes.
+
             Standard output gets the response body (--format body) or one JSON object with status, headers and \
             body (--format json; Authorization-like headers and cookies are left out). Any HTTP status is a \
             success (exit 0); a status of 400 or more is also noted on standard error with --format body.
@@ -40,8 +48,8 @@ struct RequestCommand: AsyncParsableCommand {
                   https://gis.example.com/server/rest/services/Roads/FeatureServer/0/query
 
             Exit status: 0 a response was received; 64 wrong usage; 66 an input file is unreadable; 69 the server \
-            is unreachable or its certificate is not trusted; 77 a sign-in or credential is needed (or was \
-            refused); 130 interrupted.
+            is unreachable or its certificate is not trusted; 65 the proxy refused a fresh IAP token; 77 a \
+            sign-in or credential is needed (or was refused); 130 interrupted.
             """
     )
 
@@ -75,6 +83,9 @@ struct RequestCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id"), help: ArgumentHelp("With --portal: the app's client ID registered in the portal.", valueName: "id"))
     var clientID: String?
 
+    @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
+    var proxyToken: ProxyTokenChoice?
+
     @Flag(help: "Answer challenges: browser sign-ins and questions on the terminal. Without it, exit 77 when one would be needed.")
     var interactive = false
 
@@ -101,6 +112,7 @@ struct RequestCommand: AsyncParsableCommand {
             throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
         }
         if promptUntrusted && !interactive { throw ValidationError("--prompt-untrusted goes with --interactive") }
+        _ = try ProxyTokenChoice.resolved(proxyToken)
     }
 
     /// `Name: value` split at the first colon; nil when there is no name.
@@ -181,7 +193,11 @@ struct RequestCommand: AsyncParsableCommand {
         authenticator.iapConfigurations = configurations + stored.compactMap { $0.kind.iap?.configuration }
         authenticator.oAuthUserConfigurations = (oauthConfiguration.map { [$0] } ?? [])
             + stored.compactMap { $0.kind.oAuthUser?.configuration }
-        manager.handleChallenges(using: authenticator)
+        // The --config files' hosts are behind a proxy (the stored sign-ins' are known to the manager anyway).
+        manager.iapConfigurations = configurations
+        let token = try ProxyTokenChoice.resolved(proxyToken).token
+        for credential in stored { credential.kind.iap?.tokenSentToProxy = token }
+        manager.handleChallenges(using: ProxyTokenChoosingHandler(authenticator: authenticator, token: token))
         return manager
     }
 
@@ -197,7 +213,7 @@ struct RequestCommand: AsyncParsableCommand {
         let target = URL(string: url)!
         let storeWords = session.store.map { ["--store", $0] } ?? []
         if let challenge = error as? AuthenticationChallengeError {
-            guard !challenge.credentialWasRefused else { return error }
+            guard !challenge.credentialWasRefused || challenge.kind == .iapTokenRefused else { return error }
             switch challenge.kind {
             case .tokenRequired, .invalidToken:
                 if let oauth = oauthConfiguration, oauth.canBeUsed(for: target), !interactive {
@@ -209,11 +225,21 @@ struct RequestCommand: AsyncParsableCommand {
                     ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
                     : "Run again with --interactive (with --portal URL --client-id ID for a browser sign-in, else you are asked for a username and password).")
             case .identityAwareProxy:
-                if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file {
+                let storedFile = storedIAPFiles.first { $0.configuration.canBeUsed(for: target) }?.file
+                if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file ?? storedFile {
                     let command = ShellWord.command(["portal-auth", "iap", "login", "--config", file] + storeWords)
                     return SignInNeeded(reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: !interactive))
                 }
-                return SignInNeeded(reason: "\(challenge)", command: nil, hint: "Give the proxy's IAP configuration with --config FILE" + (interactive ? "." : " and --interactive."))
+                // Which proxy this is cannot be known here: the command, with the file to name.
+                let command = ShellWord.command(["portal-auth", "iap", "login"] + storeWords) + " --config FILE"
+                return SignInNeeded(reason: "\(challenge) (FILE: the proxy's IAP configuration file)", command: command)
+            case .iapTokenRefused:
+                let other: ProxyTokenChoice = challenge.refusedIAPToken == .accessToken ? .id : .access
+                return Advised(
+                    error: challenge,
+                    advice: "To send \(other.phrase) instead: run again with --proxy-token \(other.rawValue) (or set "
+                        + "\(ProxyTokenChoice.environmentVariable)=\(other.rawValue)); for another client ID or scope, correct "
+                        + "the IAP configuration file and sign in again with portal-auth iap login --config FILE.")
             default:
                 return interactive ? error : SignInNeeded(reason: "\(challenge)", command: nil, hint: "Run again with --interactive to answer it.")
             }
@@ -222,6 +248,15 @@ struct RequestCommand: AsyncParsableCommand {
             return Advised(error: transport, advice: "If you trust this server, run again with --interactive --prompt-untrusted to inspect its certificate.")
         }
         return error
+    }
+
+    /// The IAP configuration files of the stored sign-ins, with their configurations (for the sign-in command).
+    private var storedIAPFiles: [(file: String, configuration: IAPConfiguration)] {
+        guard let store = try? session.credentialStore(forSignIn: false) else { return [] }
+        return store.credentials.compactMap { credential in
+            guard let iap = credential.kind.iap, let file = iap.configuration.sourceFile?.path else { return nil }
+            return (file, iap.configuration)
+        }
     }
 
     /// This command line again with `--interactive`, ready to paste; nil when not `wanted`.

@@ -42,7 +42,7 @@ struct SignOutCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(error)
         }
-        let report = try await Failure.cancellableOnInterrupt { await manager.signOut() }
+        let report = try await Failure.cancellableOnInterrupt { await manager.signOutReport() }
         store.forgetDeletedSignIns()
         observer.clearStatus()
 

@@ -32,6 +32,13 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Print nothing; only the exit status tells (a cheap \"am I signed in?\").")
     var quiet = false
 
+    @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
+    var proxyToken: ProxyTokenChoice?
+
+    func validate() throws {
+        _ = try ProxyTokenChoice.resolved(proxyToken)
+    }
+
     @OptionGroup var session: StoreOptions
 
     func run() async throws {
@@ -53,6 +60,22 @@ struct StatusCommand: AsyncParsableCommand {
         let usable = counted.contains { $0.isUsable(at: now) }
         if !quiet { show(summaries, store: store, preferences: preferences, selectedKey: selectedKey, now: now) }
         if !usable { throw ExitStatus.exitCode(for: .refused) }
+    }
+
+    /// Which token `request`, `exec` and `token --url` send to the hosts behind the proxy: the one chosen
+    /// (`--proxy-token`, `$PORTAL_AUTH_PROXY_TOKEN`, else the ID token), the access token when no ID token is held.
+    private func sentToProxy(_ summary: CredentialSummary) -> ProxyTokenChoice {
+        let chosen = (try? ProxyTokenChoice.resolved(proxyToken)) ?? .id
+        return chosen == .id && summary.idTokenExpirationDate == nil ? .access : chosen
+    }
+
+    /// "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access sends the access token)".
+    private func proxyTokenLine(_ summary: CredentialSummary) -> String {
+        switch sentToProxy(summary) {
+        case .id: return "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access or PORTAL_AUTH_PROXY_TOKEN=access sends the access token)"
+        case .access where summary.idTokenExpirationDate == nil: return "the access token (no ID token is held: add openid to the scope)"
+        case .access: return "the access token (chosen; --proxy-token id sends the ID token)"
+        }
     }
 
     /// The store key of the sign-in that counts; nil for "any" (no options, several, no default).
@@ -103,6 +126,7 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.result("  refresh token:  \(Self.refreshState(summary, now: now))")
                 if let idExpiry = summary.idTokenExpirationDate { Output.result("  ID token:       \(Self.describe(idExpiry, now: now))") }
                 if !summary.hostsBehindProxy.isEmpty { Output.result("  hosts:          \(summary.hostsBehindProxy.joined(separator: ", "))") }
+                if summary.kind == .iap { Output.result("  sent to hosts:  \(proxyTokenLine(summary))") }
                 if !summary.isUsable(at: now) { Output.result("  sign in again:  the stored tokens cannot give a new access token") }
             }
             for key in store.unreadableEntries {
@@ -155,6 +179,7 @@ struct StatusCommand: AsyncParsableCommand {
             "refresh_token_refused": Output.json(summary.refreshTokenRefusal),
             "id_token_expires_at": date(summary.idTokenExpirationDate),
             "hosts_behind_proxy": .array(summary.hostsBehindProxy.map { .string($0) }),
+            "proxy_token": summary.kind == .iap ? .string(sentToProxy(summary).rawValue) : .null,
             "updated_at": date(summary.updatedAt),
         ])
     }

@@ -19,7 +19,10 @@ struct TokenCommand: AsyncParsableCommand {
             this at once, one refresh request is sent and all of them print the same new token. With --id-token \
             the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \
             sending a new ID token, and then the old one is never printed: a new sign-in is needed (exit 77, or \
-            with --interactive the browser opens).
+            with --interactive the browser opens). With --url naming a host behind an Identity-Aware Proxy, the \
+            token printed is the one `request` and `exec` send there: the ID token, as the ArcGIS Maps SDK sends \
+            it, or the access token with --proxy-token access (or PORTAL_AUTH_PROXY_TOKEN=access); \
+            --proxy-token also picks it with any other selection.
 
             Formats: plain prints the token and a newline; header prints a header line for curl -H: \
             `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
@@ -60,6 +63,9 @@ struct TokenCommand: AsyncParsableCommand {
         """)
     var idToken = false
 
+    @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
+    var proxyToken: ProxyTokenChoice?
+
     @Option(name: .customLong("header-name"), help: ArgumentHelp(
         "With --format header: the header name to print instead of the default for the sign-in's kind.", valueName: "name"))
     var headerName: String?
@@ -72,7 +78,7 @@ struct TokenCommand: AsyncParsableCommand {
     /// The values, for `TokenInvocation` (which the fast path in `FastCommandLine` fills in too).
     var invocation: TokenInvocation {
         TokenInvocation(
-            selection: selection.arguments, minValid: minValid, format: format, idToken: idToken, headerName: headerName,
+            selection: selection.arguments, minValid: minValid, format: format, idToken: idToken, proxyToken: proxyToken, headerName: headerName,
             interactive: interactive, session: session.arguments)
     }
 

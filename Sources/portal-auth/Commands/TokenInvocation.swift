@@ -10,6 +10,8 @@ struct TokenInvocation {
     var minValid = 300
     var format: TokenFormat = .plain
     var idToken = false
+    /// `--proxy-token`: for an IAP sign-in, print the token sent to the hosts behind the proxy, of this kind.
+    var proxyToken: ProxyTokenChoice?
     var headerName: String?
     var interactive = false
     var session: SessionArguments
@@ -22,6 +24,8 @@ struct TokenInvocation {
             throw ValidationError("--header-name \"\(headerName)\" is not an HTTP header name")
         }
         if headerName != nil && format != .header { throw ValidationError("--header-name goes with --format header") }
+        if idToken && proxyToken != nil { throw ValidationError("give --id-token or --proxy-token, not both") }
+        _ = try ProxyTokenChoice.resolved(proxyToken)
     }
 
     /// Prints the token (or reports the failure and throws its `ExitCode`).
@@ -89,8 +93,16 @@ struct TokenInvocation {
         // Ctrl-C and SIGTERM cancel the work instead of killing the process: a refresh already sent is then
         // still stored (a rotated refresh token is not lost), and the port or lock is released.
         let (minValid, idToken) = (self.minValid, self.idToken)
+        // `--url` names a host to call: an IAP sign-in then gives the token `request` sends there (the ID token
+        // unless --proxy-token access); so does --proxy-token with any selection.
+        let forHosts: ProxyTokenChoice? = {
+            guard !idToken, case .iap = credential else { return nil }
+            if case .url = selection.target { return try? ProxyTokenChoice.resolved(proxyToken) }
+            return proxyToken
+        }()
         let issued = try await Failure.cancellableOnInterrupt {
-            try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
+            if let forHosts { return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: forHosts) }
+            return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         }
         let left = issued.secondsLeft()
         if left < minValid {

@@ -64,7 +64,7 @@ enum FastCommandLine {
         guard let command = arguments.first else { return nil }
         switch command {
         case "token":
-            guard let found = options(arguments.dropFirst(), values: sharedValues + ["min-valid", "format", "header-name"], flags: ["id-token"]),
+            guard let found = options(arguments.dropFirst(), values: sharedValues + ["min-valid", "format", "header-name", "proxy-token"], flags: ["id-token"]),
                   let selection = selection(found), let session = session(found)
             else { return nil }
             var invocation = TokenInvocation(selection: selection, session: session)
@@ -78,6 +78,10 @@ enum FastCommandLine {
             }
             invocation.headerName = found["header-name"]
             invocation.idToken = found["id-token"] != nil
+            if let text = found["proxy-token"] {
+                guard let choice = ProxyTokenChoice(rawValue: text) else { return nil }
+                invocation.proxyToken = choice
+            }
             guard (try? invocation.validate()) != nil else { return nil }
             return .token(invocation)
         case "refresh":

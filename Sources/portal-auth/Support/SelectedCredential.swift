@@ -137,6 +137,30 @@ enum SelectedCredential: Sendable {
     }
 }
 
+extension SelectedCredential {
+    /// The token to send to what the sign-in covers: a portal's access token; for an IAP sign-in the token the
+    /// library sends to the hosts behind the proxy (`IAPCredential.proxyToken`): the ID token by default, the
+    /// access token with `choice` `.access` or when no ID token is held. Its type is `Bearer` either way.
+    func tokenForHosts(minimumValidity: Duration, choice: ProxyTokenChoice) async throws -> IssuedToken {
+        guard case .iap(let credential, let file) = self else {
+            return try await token(minimumValidity: minimumValidity, force: false, idToken: false)
+        }
+        credential.tokenSentToProxy = choice.token
+        let sent = try await credential.proxyToken(minimumValidity: minimumValidity)
+        // The same rule as the call above, which it has just met: no second refresh.
+        let info = try await credential.tokenInfo(minimumValidity: minimumValidity, keeping: sent.kind)
+        if let refusal = credential.idTokenRefusal {
+            StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
+                + "the ID token is still the one accepted before.")
+        }
+        return IssuedToken(
+            kind: kind, target: target, url: credential.configuration.authorizeURL, clientID: credential.configuration.clientID,
+            configurationFile: file, username: credential.username, value: sent.value, type: "Bearer",
+            expirationDate: sent.expirationDate, idToken: info.idToken, idTokenExpirationDate: info.idTokenExpirationDate,
+            isIDToken: sent.kind == .idToken)
+    }
+}
+
 /// An IAP sign-in without an ID token (the configuration's scopes lack `openid`).
 struct NoIDToken: CategorizedError, CustomStringConvertible {
     let target: String

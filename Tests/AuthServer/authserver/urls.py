@@ -26,6 +26,9 @@ urlpatterns = [
     re_path(r"^arcgis/rest/info/?$", portal.rest_info, name="server-info"),
     re_path(r"^arcgis/rest/services/?$", portal.rest_services, name="server-services"),
     re_path(r"^arcgis/rest/services/(?P<path>.+)$", portal.rest_services, name="server-service"),
+    # A stand-alone ArcGIS Server (no owning portal): token authentication only, the SDK's `.token` challenge.
+    re_path(r"^standalone/rest/info/?$", portal.standalone_rest_info, name="standalone-info"),
+    re_path(r"^standalone/rest/services/?$", portal.rest_services, name="standalone-services"),
     # An application behind an identity-aware proxy.
     re_path(r"^iap/app/(?P<path>.*)$", iap.iap_app, name="iap-app"),
     # Test control.

@@ -1,13 +1,19 @@
 """An application behind an identity-aware proxy (like Entra application proxy):
-/iap/app/<anything>. A valid DOT access token in `Authorization: Bearer` → 200 JSON.
+/iap/app/<anything>. A valid DOT access token, or an unexpired ID token this provider signed (what the
+ArcGIS Maps SDK sends to hosts behind a proxy), in `Authorization: Bearer` → 200 JSON (`token_kind` says which).
 Without one: a browser-like request (no JSON in Accept) is redirected (302) to the
 IdP's authorize endpoint; a request that accepts JSON gets 401 with
 `WWW-Authenticate: Bearer …`."""
+import json
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpResponseRedirect, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+
+from jwcrypto import jwk
+from jwcrypto import jwt as jwcrypto_jwt
+from oauth2_provider.models import get_id_token_model
 
 from .portal import valid_access_token
 
@@ -26,18 +32,35 @@ def _wants_json(request):
     return "application/json" in accept or request.META.get("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest"
 
 
+def _valid_id_token(token):
+    """DOT's IDToken for `token` when it is a JWT signed with this provider's key, not expired, and issued here."""
+    if not token or token.count(".") != 2:
+        return None
+    try:
+        key = jwk.JWK.from_pem(settings.OIDC_RSA_PRIVATE_KEY.encode())
+        claims = json.loads(jwcrypto_jwt.JWT(key=key, jwt=token, check_claims={"exp": None}).claims)
+        record = get_id_token_model().objects.select_related("user", "application").filter(jti=claims.get("jti")).first()
+    except Exception:  # a forged, malformed or expired token is simply not valid
+        return None
+    if record is None or record.is_expired() or record.user is None:
+        return None
+    return record
+
+
 @csrf_exempt
 def iap_app(request, path=""):
     token = _bearer(request)
     access_token = valid_access_token(token)
-    if access_token is not None and access_token.user is not None:
+    valid = access_token if access_token is not None and access_token.user is not None else _valid_id_token(token)
+    if valid is not None:
         return JsonResponse(
             {
-                "user": access_token.user.username,
+                "user": valid.user.username,
                 "path": "/" + path,
                 "method": request.method,
-                "client_id": access_token.application.client_id if access_token.application else None,
-                "scope": access_token.scope,
+                "client_id": valid.application.client_id if valid.application else None,
+                "scope": valid.scope,
+                "token_kind": "access" if valid is access_token else "id",
             }
         )
     authorize = settings.ISSUER + "/authorize/"

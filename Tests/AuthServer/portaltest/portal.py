@@ -178,6 +178,14 @@ def rest_info(request):
     return JsonResponse(_info_body())
 
 
+def standalone_rest_info(request):
+    """`rest/info` of a stand-alone server: a token service and no `owningSystemUrl` (not federated)."""
+    body = _info_body()
+    body.pop("owningSystemUrl")
+    body.pop("owningTenant")
+    return JsonResponse(body)
+
+
 def sharing_info(request):
     body = _info_body()
     body.pop("currentVersion")

@@ -65,6 +65,62 @@ struct RequestCommandTests {
         #expect(stored.leaksNone(of: [try store.field("access_token", of: .iap), try store.field("id_token", of: .iap)]))
     }
 
+    @Test("IAP: the ID token goes to the proxied app; token --url and exec give the same one; --proxy-token access switches all three")
+    func proxyToken() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        // Nothing stored and no --config: the proxy's redirect to its authorization request is recognised, never
+        // printed as the result; the command to run names the file to give.
+        let unknown = try await ToolRunner.run(["request", server.iapURL], environment: Self.environment(store))
+        #expect(unknown.status == 77, "\(unknown)")
+        #expect(unknown.stdout.isEmpty)
+        #expect(unknown.stderr.contains("portal-auth iap login --config FILE"), "\(unknown.stderr)")
+
+        let signedIn = try await ToolRunner.run(
+            ["iap", "login", "--config", server.iapConfig, "--browser-command", server.browser, "--timeout", "90"],
+            environment: Self.environment(store), timeout: .seconds(120))
+        #expect(signedIn.status == 0, "\(signedIn)")
+        let idToken = try #require(try store.field("id_token", of: .iap))
+        let accessToken = try #require(try store.field("access_token", of: .iap))
+
+        let sent = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
+        #expect(sent.status == 0, "\(sent)")
+        #expect(try JSONValue.parse(Data(sent.stdout.utf8))["token_kind"]?.stringValue == "id")
+        let printed = try await ToolRunner.run(["token", "--url", server.iapURL], environment: Self.environment(store))
+        #expect(printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == idToken)
+        let exec = try await ToolRunner.run(["exec", "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_TOKEN""#], environment: Self.environment(store))
+        #expect(exec.stdout == idToken)
+
+        let access = try await ToolRunner.run(
+            ["request", server.iapURL, "-H", "Accept: application/json", "--proxy-token", "access"], environment: Self.environment(store))
+        #expect(try JSONValue.parse(Data(access.stdout.utf8))["token_kind"]?.stringValue == "access")
+        var environment = Self.environment(store)
+        environment["PORTAL_AUTH_PROXY_TOKEN"] = "access"
+        let printedAccess = try await ToolRunner.run(["token", "--url", server.iapURL], environment: environment)
+        #expect(printedAccess.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == accessToken)
+        let execAccess = try await ToolRunner.run(["exec", "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_TOKEN""#], environment: environment)
+        #expect(execAccess.stdout == accessToken)
+        let status = try await ToolRunner.run(["status"], environment: environment)
+        #expect(status.stdout.contains("the access token"), "\(status.stdout)")
+        #expect(sent.leaksNone(of: [idToken, accessToken]))
+
+        // A token the proxy refuses while it is fresh (issued less than a minute ago): no refresh, exit 65 (not 77),
+        // the causes named and the switch to the other token kind.
+        let now = Int64(Date().timeIntervalSince1970)
+        try await store.rewrite(.iap) { entry in
+            entry["id_token"] = .string("not.a-token-the.proxy-accepts")
+            entry["updated_at"] = .integer(now)
+        }
+        let refusedRefresh = try store.field("refresh_token", of: .iap)
+        let refused = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
+        #expect(refused.status == 65, "\(refused)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("refused a fresh ID token"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("client ID or scope") && refused.stderr.contains("--proxy-token access"), "\(refused.stderr)")
+        #expect(try store.field("refresh_token", of: .iap) == refusedRefresh, "no refresh token spent")
+        #expect(refused.leaksNone(of: [accessToken, refusedRefresh, "not.a-token-the.proxy-accepts"]))
+    }
+
     @Test("without any way to sign in, exit 77 says to run with --interactive; usage errors exit 64", arguments: [
         (["--data", "a", "--data-file", "f"], Int32(64), "give --data or --data-file, not both"),
         (["--portal", "https://x.example"], 64, "--portal and --client-id go together"),

@@ -101,6 +101,8 @@ struct FastPathDifferentialTests {
             (["token", "--iap", FastPathStore.iapFile, "--id-token", "--format", "json", "--min-valid", "60"], true),
             (["token", "--iap", FastPathStore.iapFile, "--format", "header", "--header-name", "X-Token"], true),
             (["token", "--iap", "/etc/portal-auth/other.json"], true),
+            (["token", "--url", "https://maps.contoso.com/app/", "--proxy-token", "access", "--format", "json"], true),
+            (["token", "--iap", FastPathStore.iapFile, "--proxy-token", "id"], true),
             (["token", "--portal", portal, "--client-id", "app1", "--id-token"], true),
             (["token", "--portal", portal, "--client-id", "app1", "--min-valid", "0"], true),
             (["token", "--portal", portal, "--client-id", "app2", "--min-valid", "100000", "--timeout", "20"], true),
@@ -110,6 +112,8 @@ struct FastPathDifferentialTests {
             (["refresh", "--url", "https://nowhere.example.org/"], true),
             // Bad values and combinations: the full parser reports them.
             (["token", "--portal", portal, "--min-valid", "-1"], false),
+            (["token", "--iap", FastPathStore.iapFile, "--proxy-token", "both"], false),
+            (["token", "--iap", FastPathStore.iapFile, "--proxy-token", "id", "--id-token"], false),
             (["token", "--portal", portal, "--min-valid", "soon"], false),
             (["token", "--portal", portal, "--format", "xml"], false),
             (["token", "--portal", portal, "--header-name", "X-Token"], false),

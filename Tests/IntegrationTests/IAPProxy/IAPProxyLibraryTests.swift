@@ -35,7 +35,7 @@ struct IAPProxyLibraryTests {
         #expect(answer?["app"]?.stringValue == "iap-backend")
         #expect(answer?["bearer"]?.boolValue == true)
         #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID, "the ID token was sent: \(String(describing: answer))")
-        #expect(handler.kinds == [.identityAwareProxy])
+        #expect(handler.kinds == [.iap])
         #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
 
         // OIDCUnAuthAction 401 on the same host: the stored credential's token goes with the first request.
@@ -44,7 +44,7 @@ struct IAPProxyLibraryTests {
         #expect(second.statusCode == 200)
         #expect(secondAnswer?["user"]?.stringValue != nil && secondAnswer?["user"] == answer?["user"])
         #expect(try proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [200])
-        #expect(handler.kinds == [.identityAwareProxy], "not asked again")
+        #expect(handler.kinds == [.iap], "not asked again")
     }
 
     @Test("the Authenticator answers the auto-post page, the proxy's own sign-in page and a bare 401 of a configured proxy")
@@ -90,7 +90,7 @@ final class PortedIAPHandler: ArcGISAuthenticationChallengeHandler {
 
     func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
         asked.withLock { $0.append(challenge.kind) }
-        guard challenge.kind == .identityAwareProxy else { return .continueWithoutCredential }
+        guard challenge.kind == .iap else { return .continueWithoutCredential }
         return .continueWithCredential(try await IAPCredential.credential(for: configuration, settings: settings))
     }
 }

@@ -98,8 +98,11 @@ struct TokenCommandTests {
 
         let portal = try await ToolRunner.run(["token", "--url", "\(server.portal)/sharing/rest/portals/self"], environment: environment)
         #expect(portal.stdout == (portalToken ?? "") + "\n", "\(portal)")
+        // A host behind the proxy gets the IAP sign-in's ID token, as `request` sends it (the SDK's choice).
         let iap = try await ToolRunner.run(["token", "--url", server.iapURL + "reports/today"], environment: environment)
-        #expect(iap.stdout == (iapToken ?? "") + "\n", "\(iap)")
+        #expect(iap.stdout == (try store.field("id_token", of: .iap) ?? "") + "\n", "\(iap)")
+        let iapAccess = try await ToolRunner.run(["token", "--url", server.iapURL, "--proxy-token", "access"], environment: environment)
+        #expect(iapAccess.stdout == (iapToken ?? "") + "\n", "\(iapAccess)")
         let none = try await ToolRunner.run(["token", "--url", "https://unrelated.example/arcgis/rest"], environment: environment)
         #expect(none.status == 77)
         #expect(none.stderr.contains("no stored portal or IAP sign-in covers https://unrelated.example/arcgis/rest"))

@@ -199,7 +199,7 @@ struct AuthenticatedRequestTests {
 
     // MARK: - IAP
 
-    @Test("IAP: the stored token goes as Authorization: Bearer; a 401 refreshes it once and retries")
+    @Test("IAP: the stored access token (when chosen) goes as Authorization: Bearer; a 401 refreshes it once and retries")
     func iapRefresh() async throws {
         let url = URL(string: "https://maps.example.com/portal/home")!
         let http = ScriptedHTTPClient(respond: { request, _ in
@@ -207,8 +207,13 @@ struct AuthenticatedRequestTests {
             let ok = request.headers["Authorization"] == "Bearer FRESH"
             return Fakes.answer(ok ? "{}" : "", status: ok ? 200 : 401, headers: ok ? [] : [("WWW-Authenticate", "Bearer realm=\"iap\"")], to: request)
         })
-        let manager = Self.manager(http)
-        try await manager.arcGISCredentialStore.addAndPersist(SignOutFakes.iapCredential(http: http))
+        // The stored token is two minutes old: old enough to be refreshed once when refused.
+        var settings = SignOutFakes.settings(http: http)
+        settings.clock = VirtualSignInClock(start: Date(timeIntervalSince1970: 1_800_000_120))
+        let manager = AuthenticationManager(settings: settings)
+        let credential = SignOutFakes.iapCredential(http: http)
+        credential.tokenSentToProxy = .accessToken
+        try await manager.arcGISCredentialStore.addAndPersist(credential)
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithoutCredential }
         manager.arcGISAuthenticationChallengeHandler = handler
         #expect(try await manager.data(for: .get(url)).statusCode == 200)
@@ -234,13 +239,20 @@ struct AuthenticatedRequestTests {
         #expect(error.description.contains("login.example.com"))
 
         let handler = Fakes.ArcGISHandler { challenge, _ in
-            #expect(challenge.kind == .identityAwareProxy)
-            return .continueWithCredential(SignOutFakes.iapCredential(http: http))
+            #expect(challenge.kind == .iap)
+            let credential = SignOutFakes.iapCredential(http: http)
+            credential.tokenSentToProxy = .accessToken
+            return .continueWithCredential(credential)
         }
         manager.arcGISAuthenticationChallengeHandler = handler
-        // Without the authenticator, the stored-credential-less redirect is no challenge: a plain 302 answer.
+        // Without the authenticator, and with no configuration registered, a redirect to another host that is not an
+        // authorization request (no response_type) is no challenge: a plain 302 answer.
         #expect(try await manager.data(for: .get(url)).statusCode == 302)
         #expect(handler.challenges.isEmpty)
+        // An SDK-style handler declares nothing: the app registers the configuration with the manager.
+        manager.iapConfigurations = [ChallengeDetectionTests.iap]
+        #expect(try await manager.data(for: .get(url)).statusCode == 200)
+        #expect(handler.challenges.map(\.kind) == [.iap])
     }
 
     // MARK: - HTTP authentication

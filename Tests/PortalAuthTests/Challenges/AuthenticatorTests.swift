@@ -48,7 +48,7 @@ struct AuthenticatorTests {
         #expect(prompt.questions.count == 2)
     }
 
-    @Test("without a terminal nothing is asked: the challenge continues without a credential")
+    @Test("without a terminal nothing is asked: the token challenge fails with an error naming it and saying nobody could be asked")
     func noTerminal() async throws {
         let http = Self.portal()
         let manager = AuthenticationManager(settings: SignOutFakes.settings(http: http))
@@ -56,6 +56,28 @@ struct AuthenticatorTests {
         manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil))
         let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
         #expect(error.kind == .tokenRequired)
+        #expect(error.description.contains("499") && error.description.contains("no terminal"), "\(error)")
+        #expect(prompt.questions.isEmpty)
+
+        // prompt: nil never asks, and says nothing of a terminal.
+        manager.handleChallenges(using: Authenticator(prompt: nil, signInSettings: nil))
+        let silent = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        #expect(!silent.description.contains("no terminal"))
+    }
+
+    @Test("without a terminal an HTTP password challenge fails naming it and saying nobody could be asked")
+    func noTerminalHTTP() async throws {
+        let http = ScriptedHTTPClient(respond: { request, _ in
+            Fakes.answer("", status: 401, headers: [("WWW-Authenticate", #"Basic realm="GIS""#)], to: request)
+        })
+        let manager = AuthenticationManager(settings: SignOutFakes.settings(http: http))
+        let prompt = Fakes.Prompt(canPrompt: false, logins: [LoginAnswer(username: "alice", password: "right")])
+        manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil))
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(URL(string: "https://web.example.com/arcgis/rest/info")!))
+        }
+        #expect(error.kind == .httpAuthentication)
+        #expect(error.description.contains("Basic") && error.description.contains("no terminal"), "\(error)")
         #expect(prompt.questions.isEmpty)
     }
 
@@ -128,7 +150,7 @@ struct AuthenticatorTests {
     func iapWithoutConfiguration() async throws {
         let authenticator = Authenticator(signInSettings: nil)
         let challenge = ArcGISAuthenticationChallenge(
-            requestURL: URL(string: "https://other.example.com")!, kind: .identityAwareProxy,
+            requestURL: URL(string: "https://other.example.com")!, kind: .iap,
             error: AuthenticationChallengeError(.identityAwareProxy, url: Self.url, statusCode: 401, detail: ""), httpClient: Self.portal())
         guard case .continueWithoutCredential = try await authenticator.handleArcGISAuthenticationChallenge(challenge) else {
             Issue.record("nothing to sign in with"); return

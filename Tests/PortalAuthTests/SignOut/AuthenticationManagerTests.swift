@@ -44,7 +44,7 @@ struct AuthenticationManagerTests {
         try await manager.arcGISCredentialStore.addAndPersist(Self.refusedCredential(http: http))
         #expect(try file.read().keys.count == 2)
 
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         #expect(report.revocations.count == 2)
         #expect(report.revocations.filter(\.outcome.succeeded).count == 1)
         #expect(report.invalidations.isEmpty)
@@ -55,12 +55,43 @@ struct AuthenticationManagerTests {
         #expect(try ArcGISCredentialStore.makePersistent(file: file).credentials.isEmpty)
     }
 
+    @Test("a store file that cannot be written: clearCredentialStores and signOut still empty the stores in memory, and report the failure")
+    func clearingFailureStillEmptiesMemory() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.store()
+        let http = Self.portal()
+        let manager = AuthenticationManager(settings: Fakes.settings(http: http))
+        try await manager.setupPersistentCredentialStorage(file: file)
+        let credential = Fakes.portalCredential(http: http)
+        try await manager.arcGISCredentialStore.addAndPersist(credential)
+        try await manager.networkCredentialStore.add(.password(username: "alice", password: "pw"), for: ProtectionSpace(host: "gis.example.com", port: 443))
+        // The store's folder becomes a file: every write fails, whoever runs the test (root included).
+        let folder = URL(fileURLWithPath: file.path).deletingLastPathComponent()
+        try FileManager.default.removeItem(at: folder)
+        try Data().write(to: folder)
+
+        let error = await manager.clearCredentialStoresReportingError()
+        #expect(error != nil)
+        #expect(manager.arcGISCredentialStore.credentials.isEmpty)
+        #expect(await manager.networkCredentialStore.protectionSpaces.isEmpty)
+        // The credential that was held is unusable: this process never sends or refreshes it again.
+        await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
+
+        // add(_:) holds it at once (its write fails in the background); signOut empties memory all the same.
+        manager.arcGISCredentialStore.add(Fakes.portalCredential(http: http))
+        #expect(manager.arcGISCredentialStore.credentials.count == 1)
+        let report = await manager.signOutReport()
+        #expect(report.clearingError != nil)
+        #expect(!report.succeeded)
+        #expect(manager.arcGISCredentialStore.credentials.isEmpty)
+    }
+
     @Test("signOut logs IAP credentials out with the manager's settings; an unconfirmed logout is not a success")
     func signOutIAP() async throws {
         let http = IAPLogoutTests.plainDiscovery
         let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
-        let confirmed = await manager.signOut()
+        let confirmed = await manager.signOutReport()
         #expect(confirmed.succeeded)
         #expect(confirmed.invalidations.map(\.outcome.succeeded) == [true])
 

@@ -54,7 +54,7 @@ struct IAPSessionLogoutTests {
             record.refreshToken = "REFRESH-\(clientID)"
             try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(record, http: http))
         }
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         #expect(browser.urls.count == 1, "one browser logout for the one provider session: \(browser.urls)")
         #expect(report.invalidations.count == 2)
         for entry in report.invalidations {
@@ -79,7 +79,7 @@ struct IAPSessionLogoutTests {
             let record = Self.record(clientID: clientID, idToken: Self.idToken(["iss": "https://idp.example.com", "sub": "alice", "sid": sid]), port: port)
             try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(record, http: http))
         }
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         #expect(browser.urls.count == 2)
         #expect(report.invalidations.allSatisfy { $0.outcome.succeeded }, "\(report.invalidations.map(\.outcome))")
     }
@@ -93,7 +93,7 @@ struct IAPSessionLogoutTests {
         for clientID in ["client-a", "client-b"] {
             try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(Self.record(clientID: clientID, idToken: token), http: http))
         }
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         #expect(browser.urls.count == 1)
         #expect(report.invalidations.count == 2)
         for entry in report.invalidations {

@@ -25,7 +25,7 @@ struct SignOutConformanceTests {
         for clientID in ["client-a", "client-b", "client-c"] {
             try await manager.arcGISCredentialStore.addAndPersist(Self.iapCredential(clientID: clientID, redirect: redirect, http: http))
         }
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         #expect(report.invalidations.count == 3)
         for entry in report.invalidations {
             #expect(entry.outcome.succeeded, "\(entry.credential.targetDescription): \(entry.outcome)")
@@ -61,7 +61,7 @@ struct SignOutConformanceTests {
 
         let manager = AuthenticationManager(settings: Fakes.settings(http: refusing, browser: Fakes.Browser.redirectingBack()))
         try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: refusing))
-        let report = await manager.signOut()
+        let report = await manager.signOutReport()
         let entry = try #require(report.invalidations.first)
         #expect(entry.outcome.succeeded, "the session end itself was confirmed")
         #expect(!entry.succeeded && !report.succeeded, "but the tokens stay usable")

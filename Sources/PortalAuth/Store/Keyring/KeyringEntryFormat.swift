@@ -8,7 +8,8 @@ enum KeyringEntryFormat {
     /// Set on an entry whose item could not be read (never written to the file): why, for `status`.
     static let problemMember = "keyring_problem"
     /// The entry members that hold secrets and never go to the file while the keyring holds the entry.
-    static let secretMembers = ["access_token", "refresh_token", "id_token"]
+    /// (`password` and `client_secret`: what a `TokenCredential` and an `OAuthApplicationCredential` renew with.)
+    static let secretMembers = ["access_token", "refresh_token", "id_token", "password", "client_secret"]
 
     // MARK: - Attributes
 
