@@ -35,7 +35,7 @@ struct IAPProxyCommandTests {
             #expect(result.leaksNone(of: [idToken, access, refresh]))
         }
         // One request per call: nothing refused, nothing refreshed, nothing sent twice.
-        let requests = try proxy.requests(since: mark, hostPrefix: "app.\(name).")
+        let requests = try await proxy.requests(since: mark, hostPrefix: "app.\(name).")
         #expect(requests.map(\.status) == [200, 200, 200], "\(requests)")
         #expect(requests.allSatisfy { $0.bearer })
         #expect(try IAPProxyServer.stored("refresh_token", in: store) == refresh, "no refresh spent")
@@ -73,7 +73,7 @@ struct IAPProxyCommandTests {
         #expect(refused.stdout.isEmpty, "the proxy's answer is not printed as the result")
         #expect(refused.stderr.contains("--proxy-token access"), "\(refused)")
         #expect(refused.leaksNone(of: [access, try IAPProxyServer.stored("id_token", in: store), refresh]))
-        let requests = try proxy.requests(since: mark, hostPrefix: "access.\(name).")
+        let requests = try await proxy.requests(since: mark, hostPrefix: "access.\(name).")
         #expect(requests.map(\.status) == [200, 401], "the refused ID token was sent once, not refreshed and sent again: \(requests)")
         #expect(try IAPProxyServer.stored("refresh_token", in: store) == refresh, "no refresh token spent on a fresh token")
     }
@@ -136,7 +136,7 @@ struct IAPProxyCommandTests {
             #expect(result.stdout.isEmpty)
             #expect(result.stderr.contains("client ID"), "the likely causes are named: \(result)")
             #expect(result.stderr.contains("--proxy-token access"), "\(result)")
-            let requests = try proxy.requests(since: mark, hostPrefix: "app.\(name).")
+            let requests = try await proxy.requests(since: mark, hostPrefix: "app.\(name).")
             #expect(requests.map(\.status) == [401], "sent once: \(requests)")
             #expect(try IAPProxyServer.stored("refresh_token", in: store) == refresh, "no refresh token spent per call")
         }
@@ -165,14 +165,14 @@ struct IAPProxyCommandTests {
         let result = try await proxy.run(["request", provider.app + "/api/data"], provider, store)
         #expect(result.status == 0, "\(result)")
         #expect(try IAPProxyServer.backendAnswer(result)["claims"]?["aud"]?.stringValue == "portal-auth-test")
-        #expect(try proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [401, 200], "sent, refreshed, sent again")
+        #expect(try await proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [401, 200], "sent, refreshed, sent again")
         let rotated = try IAPProxyServer.stored("refresh_token", in: store)
         #expect(rotated != refresh, "one refresh (the server rotates refresh tokens)")
         #expect(try IAPProxyServer.stored("id_token", in: store) != refusedIDToken)
 
         let again = try proxy.mark()
         #expect(try await proxy.run(["request", provider.app + "/api/data"], provider, store).status == 0)
-        #expect(try proxy.requests(since: again, hostPrefix: "app.authserver.").map(\.status) == [200])
+        #expect(try await proxy.requests(since: again, hostPrefix: "app.authserver.").map(\.status) == [200])
         #expect(try IAPProxyServer.stored("refresh_token", in: store) == rotated, "no refresh per call")
     }
 
@@ -187,7 +187,7 @@ struct IAPProxyCommandTests {
         let mark = try proxy.mark()
         let result = try await proxy.run(["request", provider.app + "/api/data"], provider, store)
         #expect(result.status == 0, "\(result)")
-        #expect(try proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [200], "refreshed before sending, not after a refusal")
+        #expect(try await proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [200], "refreshed before sending, not after a refusal")
         let renewed = try IAPProxyServer.stored("id_token", in: store)
         #expect(renewed != idToken)
         #expect(try IAPProxyServer.claims(of: renewed).expirationDate > Date())
@@ -205,7 +205,7 @@ struct IAPProxyCommandTests {
         #expect(result.status == 77, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("portal-auth iap login"), "\(result)")
-        #expect(try proxy.requests(since: mark, hostPrefix: "app.glewlwyd.").allSatisfy { !$0.bearer }, "no expired token sent")
+        #expect(try await proxy.requests(since: mark, hostPrefix: "app.glewlwyd.").allSatisfy { !$0.bearer }, "no expired token sent")
     }
 
     /// Marks the stored ID token expired an hour ago (the sign-in an hour old): the tool's own view; the token itself
@@ -238,6 +238,6 @@ struct IAPProxyCommandTests {
         let mark = try proxy.mark()
         let after = try await proxy.run(["request", provider.app + "/api/data", "--config", provider.config], provider, store)
         #expect(after.status == 77, "\(after)")
-        #expect(try proxy.requests(since: mark, hostPrefix: "app.\(name).").map(\.bearer) == [false], "no token left to send")
+        #expect(try await proxy.requests(since: mark, hostPrefix: "app.\(name).").map(\.bearer) == [false], "no token left to send")
     }
 }

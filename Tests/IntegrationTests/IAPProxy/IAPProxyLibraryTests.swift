@@ -43,8 +43,52 @@ struct IAPProxyLibraryTests {
         let (second, secondAnswer) = try await Self.get(manager, provider.app + "/api/data")
         #expect(second.statusCode == 200)
         #expect(secondAnswer?["user"]?.stringValue != nil && secondAnswer?["user"] == answer?["user"])
-        #expect(try proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [200])
+        #expect(try await proxy.requests(since: mark, hostPrefix: "app.authserver.").map(\.status) == [200])
         #expect(handler.kinds == [.iap], "not asked again")
+    }
+
+    @Test("ported code registers its configuration with the manager: a JSON request's bare 401 from that host asks the SDK-style handler")
+    func registeredConfiguration() async throws {
+        let proxy = try IAPProxyServer.current()
+        let provider = try proxy.provider("authserver")
+        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
+        let handler = PortedIAPHandler(configuration: configuration, settings: try Self.settings())
+        let manager = AuthenticationManager()
+        manager.arcGISAuthenticationChallengeHandler = handler
+        manager.iapConfigurations = [configuration]
+        // Accept: application/json: mod_auth_openidc answers 401 without WWW-Authenticate, not its redirect.
+        let response = try await manager.data(for: .get(URL(string: provider.app + "/auth/data")!))
+        #expect(response.statusCode == 200)
+        #expect(try JSONValue.parse(response.body)["claims"]?["aud"]?.stringValue == configuration.clientID)
+        #expect(handler.kinds == [.iap])
+    }
+
+    @Test("tokenSentToProxy = .accessToken: the access token goes, which the access-token host admits; the ID token there is refused as iapTokenRefused without a refresh")
+    func accessTokenSent() async throws {
+        let proxy = try IAPProxyServer.current()
+        let provider = try proxy.provider("authserver")
+        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
+        let handler = PortedIAPHandler(configuration: configuration, settings: try Self.settings())
+        let manager = AuthenticationManager()
+        manager.arcGISAuthenticationChallengeHandler = handler
+        let (signedIn, _) = try await Self.get(manager, provider.app + "/auth/data")
+        #expect(signedIn.statusCode == 200)
+        let credential = try #require(manager.arcGISCredentialStore.credentials.first as? IAPCredential)
+
+        // The ID token (the default) at the host that takes access tokens: a fresh token refused, no refresh.
+        let before = try await credential.tokenInfo(minimumValidity: nil).refreshToken
+        let error = await #expect(throws: AuthenticationChallengeError.self) {
+            _ = try await manager.data(for: .get(URL(string: provider.access + "/data")!))
+        }
+        #expect(error?.kind == .iapTokenRefused)
+        #expect(error?.refusedIAPToken == .idToken)
+        #expect(try await credential.tokenInfo(minimumValidity: nil).refreshToken == before, "no refresh token spent")
+
+        credential.tokenSentToProxy = .accessToken
+        let response = try await manager.data(for: .get(URL(string: provider.access + "/data")!))
+        #expect(response.statusCode == 200)
+        #expect(try JSONValue.parse(response.body)["user"]?.stringValue == "alice", "django-oauth-toolkit's introspection names the user")
+        #expect(handler.kinds == [.iap], "no sign-in asked for")
     }
 
     @Test("the Authenticator answers the auto-post page, the proxy's own sign-in page and a bare 401 of a configured proxy")
@@ -65,7 +109,7 @@ struct IAPProxyLibraryTests {
             #expect(response.statusCode == 200, "\(url)")
             #expect(answer?["app"]?.stringValue == "iap-backend", "\(url): the backend answered, not the proxy's page")
             #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID)
-            let requests = try proxy.requests(since: mark, hostPrefix: URL(string: url)!.host!)
+            let requests = try await proxy.requests(since: mark, hostPrefix: URL(string: url)!.host!)
             #expect(requests.map(\.status) == [logged, 200], "the sign-in request, then the request with the token: \(requests)")
             #expect(requests.map(\.bearer) == [false, true])
             #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
