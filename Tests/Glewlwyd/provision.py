@@ -4,8 +4,10 @@
 Creates or updates: the OpenID Connect plugin instance `oidc` (RS256 with the keys made by scripts/glewlwyd, PKCE
 required, refresh tokens rotated on every use, end_session, RFC 7009 revocation restricted to an admin scope so that
 public clients are refused), the user `alice` (password in <dir>/alice.password), and the public client
-`portal-auth-glewlwyd` with a loopback redirect URL on a fixed free port (Glewlwyd compares redirect URLs exactly).
-Writes an IAP configuration file for that client and the environment file the tests source.
+`portal-auth-glewlwyd` with a loopback redirect URL on a fixed free port (Glewlwyd compares redirect URLs exactly),
+and a second public client `portal-auth-glewlwyd-other` with the same redirect URL (the client the test IAP proxy of
+scripts/iap-proxy does not accept). Writes an IAP configuration file for each client and the environment file the
+tests source.
 """
 import argparse
 import http.cookiejar
@@ -19,6 +21,9 @@ import urllib.request
 
 ADMIN = ("admin", "password")  # the package's initial administrator (its sqlite init script)
 CLIENT_ID = "portal-auth-glewlwyd"
+# A second public client of the same provider, with the same redirect URL: its tokens are valid at Glewlwyd but not
+# for the test IAP proxy (scripts/iap-proxy admits only CLIENT_ID's audience), the "refused token" of its tests.
+OTHER_CLIENT_ID = "portal-auth-glewlwyd-other"
 USER = "alice"
 
 
@@ -154,13 +159,22 @@ def main():
         "scope": [], "post_logout_redirect_uris": [redirect], "token_endpoint_auth_method": ["none"],
     })
 
+    api.upsert("/api/client/", OTHER_CLIENT_ID, {
+        "client_id": OTHER_CLIENT_ID, "name": "portal-auth tests (a client the IAP proxy does not accept)",
+        "description": "", "confidential": False, "enabled": True, "redirect_uri": [redirect],
+        "authorization_type": ["code", "refresh_token"], "scope": [], "post_logout_redirect_uris": [redirect],
+        "token_endpoint_auth_method": ["none"],
+    })
+
     iap_config = os.path.join(args.dir, "glewlwyd-iap.json")
-    with open(iap_config, "w") as f:
-        json.dump({
-            "authorize_url": f"{base}/api/oidc/auth", "token_url": f"{base}/api/oidc/token",
-            "logout_url": f"{base}/api/oidc/end_session", "client_id": CLIENT_ID, "redirect_url": redirect,
-            "scope": ["openid"], "hosts_behind_proxy": ["app.glewlwyd.localhost"], "authorization_prompt_type": "",
-        }, f, indent=2)
+    other_config = os.path.join(args.dir, "glewlwyd-other-iap.json")
+    for path, client in ((iap_config, CLIENT_ID), (other_config, OTHER_CLIENT_ID)):
+        with open(path, "w") as f:
+            json.dump({
+                "authorize_url": f"{base}/api/oidc/auth", "token_url": f"{base}/api/oidc/token",
+                "logout_url": f"{base}/api/oidc/end_session", "client_id": client, "redirect_url": redirect,
+                "scope": ["openid"], "hosts_behind_proxy": ["app.glewlwyd.localhost"], "authorization_prompt_type": "",
+            }, f, indent=2)
 
     with open(args.env, "w") as f:
         f.write(f"export PORTAL_AUTH_GLEWLWYD_BASE={base}\n")
@@ -168,6 +182,8 @@ def main():
         f.write(f"export PORTAL_AUTH_GLEWLWYD_CLIENT_ID={CLIENT_ID}\n")
         f.write(f"export PORTAL_AUTH_GLEWLWYD_REDIRECT={redirect}\n")
         f.write(f"export PORTAL_AUTH_GLEWLWYD_IAP_CONFIG={iap_config}\n")
+        f.write(f"export PORTAL_AUTH_GLEWLWYD_OTHER_CLIENT_ID={OTHER_CLIENT_ID}\n")
+        f.write(f"export PORTAL_AUTH_GLEWLWYD_OTHER_IAP_CONFIG={other_config}\n")
         f.write(f"export PORTAL_AUTH_GLEWLWYD_USER={USER}\n")
         f.write(f"export PORTAL_AUTH_GLEWLWYD_PASSWORD_FILE={password_file}\n")
     print("provisioned", base, file=sys.stderr)

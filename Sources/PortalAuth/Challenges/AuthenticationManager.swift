@@ -197,8 +197,10 @@ public final class AuthenticationManager: Sendable {
         await revokeEachOAuthCredential().allSatisfy(\.outcome.succeeded)
     }
 
-    /// Logs every IAP credential in the store out of its identity provider, concurrently (each in a browser tab,
-    /// confirmed on its own loopback port; those sharing a fixed port one after another), with the manager's `settings`.
+    /// Logs every IAP credential in the store out of its identity provider, concurrently (each provider session in
+    /// a browser tab, confirmed on its own loopback port; those sharing a fixed port one after another), with the
+    /// manager's `settings`. Sign-ins of one provider session (the same `sid`, or subject, at the same logout
+    /// endpoint) get one browser logout, whose confirmation they share.
     ///
     /// The credentials are unusable afterwards but stay in the store: clear it with `clearCredentialStores()`.
     ///
@@ -270,46 +272,10 @@ public final class AuthenticationManager: Sendable {
         }
     }
 
-    /// Logs the IAP credentials out; those whose redirect URL has the same fixed port one after another (each
-    /// logout listens on that port), the others at once.
+    /// Logs the IAP credentials out: one browser logout per identity-provider session (see `IAPSessionLogouts`),
+    /// those whose redirect URL has the same fixed port one after another (each logout listens on that port).
     private func invalidateEachIAPCredential() async -> [SignOutReport.Entry] {
-        let credentials = arcGISCredentialStore.credentials.compactMap(\.kind.iap)
-        let settings = self.settings
-        var lanes: [[Int]] = []
-        var laneOfPort: [Int: Int] = [:]
-        for (index, credential) in credentials.enumerated() {
-            let port = credential.keeper.current.redirectURL.port ?? 0
-            if port != 0, let lane = laneOfPort[port] {
-                lanes[lane].append(index)
-            } else {
-                if port != 0 { laneOfPort[port] = lanes.count }
-                lanes.append([index])
-            }
-        }
-        return await withTaskGroup(of: [(Int, SignOutReport.Entry)].self) { group in
-            for lane in lanes {
-                group.addTask {
-                    var done: [(Int, SignOutReport.Entry)] = []
-                    for index in lane {
-                        let credential = credentials[index]
-                        do {
-                            let result = try await credential.logOut(settings: settings)
-                            var entry = SignOutReport.Entry(credential: credential, outcome: result.isSessionEndConfirmed ? .loggedOut : .logoutNotConfirmed)
-                            entry.tokenRevocation = result.revocation
-                            done.append((index, entry))
-                        } catch {
-                            done.append((index, SignOutReport.Entry(credential: credential, outcome: .logoutFailed(error))))
-                        }
-                    }
-                    return done
-                }
-            }
-            var entries = [SignOutReport.Entry?](repeating: nil, count: credentials.count)
-            for await finished in group {
-                for (index, entry) in finished { entries[index] = entry }
-            }
-            return entries.map { $0! }
-        }
+        await IAPSessionLogouts.run(arcGISCredentialStore.credentials.compactMap(\.kind.iap), settings: settings)
     }
 
     private func clearReportingError() async -> (any Error)? {

@@ -50,6 +50,14 @@ extension IAPCredential {
         return IAPLogoutResult(isSessionEndConfirmed: try await logout.run(settings: settings), revocation: revocation)
     }
 
+    /// Ends the credential without a browser logout of its own, for a sign-in whose provider session another
+    /// sign-in's logout ends (see `IAPSessionLogouts`): the refresh token is revoked where the provider advertises
+    /// revocation, and the credential gives no token afterwards.
+    func endWithoutBrowserLogout(settings: SignInSettings) async -> IAPLogoutResult.Revocation {
+        keeper.invalidate()
+        return await revokeAdvertised(latestRecord(), settings: settings)
+    }
+
     /// RFC 7009 revocation of the refresh token at the endpoint the provider advertises, if any; never throws.
     private func revokeAdvertised(_ record: StoredCredential, settings: SignInSettings) async -> IAPLogoutResult.Revocation {
         guard let authorizeURL = record.authorizeURL,

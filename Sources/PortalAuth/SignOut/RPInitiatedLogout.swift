@@ -6,7 +6,8 @@ import Logging
 /// Steps: bind a loopback listener on the registered redirect URL (its real port goes into
 /// `post_logout_redirect_uri`), open the browser on the logout endpoint with `client_id`,
 /// `post_logout_redirect_uri`, `state` and `id_token_hint`, then wait for the identity provider to redirect
-/// back with the same `state`. The listener is closed whatever the outcome.
+/// back with the same `state`. The listener is closed whatever the outcome. The observer is given the address to
+/// open by hand: with an ID token, a private `file:` launch page that carries it (as the browser command gets one).
 struct RPInitiatedLogout: Sendable {
     /// The identity provider's logout (end-session) endpoint.
     var logoutURL: URL
@@ -33,14 +34,16 @@ struct RPInitiatedLogout: Sendable {
         let parameters = [
             ("client_id", clientID), ("post_logout_redirect_uri", listener.redirectURL.absoluteString), ("state", state),
         ]
-        // The observer shows its URL on the terminal: without the ID token, which still ends the session
-        // (the identity provider may then ask which account to sign out).
-        let shown = URLQuery.appending(parameters, to: logoutURL)
+        let plain = URLQuery.appending(parameters, to: logoutURL)
         // The ID token never goes into the browser command's arguments: the opener hides the URL (a command gets
         // the address of a private launch page, see `BrowserLaunchPage`), and nothing on loopback hands it out.
-        let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? shown
-
-        settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
+        let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? plain
+        // What the observer shows for opening by hand: with an ID token, the address of a private launch page of its
+        // own that carries it (0600, removed when the logout ends) — a provider may sign nothing out without the
+        // hint (Glewlwyd answers an empty page) — never the token itself; else the logout URL.
+        let manualPage = idTokenHint == nil ? nil : Self.launchPage(forwardingTo: opened, settings: settings)
+        defer { manualPage?.remove() }
+        settings.observer.signInWillOpenBrowser(url: manualPage?.fileURL ?? plain, listeningOn: listener.redirectURL)
         let page = settings.openBrowser(at: opened)
         defer { page?.remove() }
 
@@ -58,6 +61,19 @@ struct RPInitiatedLogout: Sendable {
         } catch is NoConfirmation {
             settings.logger.debug("no logout confirmation before the timeout", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
             return false
+        }
+    }
+
+    /// A private launch page forwarding to `url`, in the folder the settings' browser command uses (else the
+    /// default one); `nil` when none can be written (logged; the logout URL without the ID token is shown instead).
+    static func launchPage(forwardingTo url: URL, settings: SignInSettings) -> BrowserLaunchPage? {
+        let command = settings.browser as? CommandBrowserOpener
+        let directory = command?.launchDirectory ?? BrowserLaunchPage.directory(forCommand: command?.commands.first)
+        do {
+            return try BrowserLaunchPage(forwardingTo: url, in: directory)
+        } catch {
+            settings.logger.debug("no launch page for opening the logout by hand", metadata: ["error": "\(error)"])
+            return nil
         }
     }
 }

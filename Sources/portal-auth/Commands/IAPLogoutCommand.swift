@@ -93,13 +93,12 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             if result.isSessionEndConfirmed {
                 StandardError.line("The identity provider confirmed the end of the browser session\(who). The stored sign-in for \(DisplayText.path(config)) was deleted.")
             } else {
-                // The printed URL lacks the ID token (it is never shown): a provider needing id_token_hint
-                // (OpenID Connect RP-Initiated Logout §2) may do nothing with it, so it is offered, not promised.
+                // What was printed for opening by hand (the private page carrying the ID token, or the logout URL)
+                // served only while the command waited: the page is gone now.
                 StandardError.line(
                     "No confirmation from the identity provider within \(session.timeout) s. The stored sign-in for \(DisplayText.path(config)) was "
-                        + "deleted, but the browser session may remain. The URL above lacks the ID token, which is never shown; "
-                        + "some identity providers end the session with it anyway, others do nothing. To be sure, sign out on "
-                        + "the identity provider's own page in that browser.")
+                        + "deleted, but the browser session may remain (the page or URL above served only while this command "
+                        + "waited). To be sure, sign out on the identity provider's own page in that browser.")
                 return ExitCode(75)
             }
             if case .failed = result.revocation { return ExitCode(69) }

@@ -10,11 +10,13 @@ struct SignOutCommand: AsyncParsableCommand {
         usage: "portal-auth sign-out [--format <format>] [<options>]",
         discussion: """
             Revokes the tokens of every stored portal sign-in (as `portal-auth revoke`), then signs out of \
-            the identity provider of every stored IAP sign-in (as `portal-auth iap logout`: a browser tab each, \
-            confirmed on a loopback port within --timeout), then deletes every entry of the store, whatever \
-            the previous steps gave. Prints what became of each sign-in.
+            the identity provider of every stored IAP sign-in (as `portal-auth iap logout`: a browser tab for \
+            each identity-provider session, confirmed on a loopback port within --timeout), then deletes every \
+            entry of the store, whatever the previous steps gave. Prints what became of each sign-in.
 
-            IAP sign-ins whose redirect URL has the same fixed port are signed out of one after another. \
+            IAP sign-ins of one identity-provider session (the same sid, else the same user, in their ID tokens, \
+            at the same logout endpoint) get one browser logout, which ends that session for all of them. IAP \
+            sign-ins whose redirect URL has the same fixed port are signed out of one after another. \
             Where the identity provider advertises a revocation endpoint, the tokens are revoked there first; \
             whether it did is shown for each sign-in.
 

@@ -1,16 +1,24 @@
 import Foundation
 import PortalAuth
 
-/// Shows an identity-provider logout on the terminal: the logout URL (without the ID token, so it can be
-/// opened by hand), browser problems, and, on a terminal, a one-line status with the time left.
+/// Shows an identity-provider logout on the terminal: what to open by hand (the private launch page carrying the ID
+/// token, or the logout URL when there is no ID token), browser problems, and, on a terminal, a one-line status with
+/// the time left.
 final class TerminalLogoutObserver: SignInObserver {
     private let status = StatusLine(waitingFor: "the sign-out in the browser")
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
         clearStatus()
-        StandardError.line("Signing out at the identity provider \(url.host ?? "?").")
-        StandardError.line("If no browser opens by itself, open this URL in the browser you signed in with (it lacks the ID token, "
-            + "which is never shown; some identity providers do not sign out without it):")
+        StandardError.line(url.isFileURL ? "Signing out at the identity provider." : "Signing out at the identity provider \(url.host ?? "?").")
+        if url.isFileURL {
+            // A private page of this user's (0600) that carries the ID token to the logout endpoint; removed when the
+            // sign-out ends.
+            StandardError.line("If no browser opens by itself, open this page in the browser you signed in with, on this computer "
+                + "(a private page that gives the identity provider the ID token, which is never shown; it is removed when the sign-out ends):")
+        } else {
+            StandardError.line("If no browser opens by itself, open this URL in the browser you signed in with (it lacks the ID token, "
+                + "which is never shown; some identity providers do not sign out without it):")
+        }
         StandardError.line("")
         StandardError.line("    \(url.absoluteString)")
         StandardError.line("")

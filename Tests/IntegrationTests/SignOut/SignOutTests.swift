@@ -84,7 +84,10 @@ struct SignOutTests {
             environment: browser.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }, timeout: .seconds(90))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("The identity provider confirmed the end of the browser session (alice)"), "\(result)")
-        #expect(result.stderr.contains("\(server.base)/o/logout/?client_id=\(server.clientID)&post_logout_redirect_uri=http%3A%2F%2F127.0.0.1%3A"))
+        // For opening by hand: the private launch page that carries the ID token (issue 23), not a URL without it.
+        #expect(result.stderr.contains("open this page in the browser you signed in with"), "\(result)")
+        #expect(result.stderr.contains("file:///"), "\(result)")
+        #expect(!result.stderr.contains("id_token_hint"))
         #expect(try store.entries().isEmpty)
         #expect(try await Self.iapStatus(server, token: tokens.access) == 401)
         #expect(try await Self.oidcRefreshError(server, refreshToken: tokens.refresh) == "invalid_grant")

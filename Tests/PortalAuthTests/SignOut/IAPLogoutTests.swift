@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PortalAuth
 
@@ -26,10 +27,63 @@ struct IAPLogoutTests {
         let redirect = try #require(query["post_logout_redirect_uri"].flatMap(URL.init(string:)))
         #expect(redirect.host == "127.0.0.1" && redirect.path == "/callback" && (redirect.port ?? 0) > 0)
 
+        // What is shown for opening by hand: the private launch page that carries the ID token, not the token.
         let shown = try #require(observer.urls.first)
+        #expect(shown.isFileURL, "\(shown)")
         #expect(!shown.absoluteString.contains("ID.TOKEN"), "the observer never sees the ID token")
-        #expect(Fakes.query(of: shown)["state"] == query["state"])
+        #expect(!FileManager.default.fileExists(atPath: shown.path), "the page is removed when the logout ends")
         await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
+    }
+
+    @Test("the page shown for opening by hand is private and carries id_token_hint and the state: opened instead of the browser, it confirms (issue 23)")
+    func pageOpenedByHand() async throws {
+        let launchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-logout-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: launchDirectory) }
+        let observer = Fakes.Observer()
+        // No browser command opens anything; the person opens the shown page, whose script sends the browser on.
+        let pageContent = Mutex<String?>(nil)
+        let person = Task {
+            var shown: URL?
+            while shown == nil, !Task.isCancelled {
+                shown = observer.urls.first
+                if shown == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let page = try #require(shown)
+            let attributes = try FileManager.default.attributesOfItem(atPath: page.path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            let html = try String(contentsOf: page, encoding: .utf8)
+            pageContent.withLock { $0 = html }
+            // The address the page forwards to, as a browser reads it from the page's link.
+            let target = try #require(html.components(separatedBy: "href=\"").dropFirst().first?.components(separatedBy: "\"").first)
+            let url = try #require(URL(string: target.replacingOccurrences(of: "&amp;", with: "&")))
+            let query = Fakes.query(of: url)
+            #expect(query["id_token_hint"] == "ID.TOKEN.SECRET")
+            let back = try #require(URL(string: "\(query["post_logout_redirect_uri"] ?? "")?state=\(query["state"] ?? "")"))
+            _ = try await CurlHTTPClient().send(.get(back))
+        }
+        defer { person.cancel() }
+        var opener = CommandBrowserOpener(command: "true")
+        opener.launchDirectory = launchDirectory
+        let settings = Fakes.settings(http: Self.plainDiscovery, browser: opener, observer: observer)
+        let confirmed = try await Fakes.iapCredential(http: Self.plainDiscovery).invalidate(settings: settings)
+        #expect(confirmed, "the page opened by hand ended the session")
+        try await person.value
+        #expect(pageContent.withLock { $0 }?.contains("id_token_hint") == true)
+        let shown = try #require(observer.urls.first)
+        #expect(shown.path.hasPrefix(launchDirectory.path + "/"), "the page goes where the browser command's pages go")
+        #expect(!FileManager.default.fileExists(atPath: shown.path), "removed when the logout ends")
+    }
+
+    @Test("without an ID token the logout URL itself is shown (nothing to hide)")
+    func noIDToken() async throws {
+        var record = Fakes.record(.iap)
+        record.idToken = nil
+        let observer = Fakes.Observer()
+        let credential = Fakes.iapCredential(record, http: Self.plainDiscovery)
+        _ = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: Fakes.Browser.redirectingBack(), observer: observer))
+        let shown = try #require(observer.urls.first)
+        #expect(shown.absoluteString.hasPrefix(Fakes.logoutURL.absoluteString + "?"))
+        #expect(Fakes.query(of: shown)["id_token_hint"] == nil)
     }
 
     @Test("no redirect back within the timeout: false, and the credential is unusable all the same")

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import PortalAuth
+
+/// The real Identity-Aware Proxy started by `scripts/iap-proxy start` (Apache httpd + mod_auth_openidc before
+/// Tests/IAPProxy/backend.py; see Tests/IAPProxy/README.md), described by the `PORTAL_AUTH_IAP_PROXY_*` variables of
+/// `.run/iap-proxy.env`.
+struct IAPProxyServer: Sendable {
+    /// The proxy's hosts and configuration files for one test provider.
+    struct Provider: Sendable {
+        /// `authserver` or `glewlwyd`.
+        let name: String
+        /// `http://app.NAME.localhost:PORT`: `/auth/` (OIDCUnAuthAction auth), `/api/` (401), `/portal/` (302 to the
+        /// proxy's own /signin.html); ID tokens of the test client accepted.
+        let app: String
+        /// `http://post.NAME.localhost:PORT`: the auto-post page (OIDCProviderAuthRequestMethod POST).
+        let post: String
+        /// `http://access.NAME.localhost:PORT`: access tokens accepted, ID tokens refused.
+        let access: String
+        /// An IAP configuration of the provider's test client for `*.NAME.localhost`.
+        let config: String
+        let issuer: String
+        /// The same for a client of the provider whose tokens the proxy refuses (Glewlwyd only).
+        let otherConfig: String?
+    }
+
+    let port: Int
+    let accessLog: String
+    let providers: [String: Provider]
+
+    /// Whether the proxy's variables are present; with `PORTAL_AUTH_REQUIRE_INTEGRATION=1` (scripts/test) a missing
+    /// proxy is a failure, not a skip.
+    static var isConfigured: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["PORTAL_AUTH_IAP_PROXY_PORT"] != nil || environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
+    }
+
+    static func current() throws -> IAPProxyServer {
+        let environment = ProcessInfo.processInfo.environment
+        func value(_ name: String) throws -> String {
+            guard let value = environment[name], !value.isEmpty else {
+                Issue.record("\(name) is not set: start the proxy with scripts/iap-proxy start (after scripts/authserver and scripts/glewlwyd) and source .run/iap-proxy.env, or run scripts/test")
+                throw CancellationError()
+            }
+            return value
+        }
+        var providers: [String: Provider] = [:]
+        for name in try value("PORTAL_AUTH_IAP_PROXY_PROVIDERS").split(separator: " ").map(String.init) {
+            let prefix = "PORTAL_AUTH_IAP_PROXY_\(name.uppercased())_"
+            providers[name] = Provider(
+                name: name, app: try value(prefix + "APP"), post: try value(prefix + "POST"), access: try value(prefix + "ACCESS"),
+                config: try value(prefix + "CONFIG"), issuer: try value(prefix + "ISSUER"), otherConfig: environment[prefix + "OTHER_CONFIG"])
+        }
+        guard let port = Int(try value("PORTAL_AUTH_IAP_PROXY_PORT")) else {
+            Issue.record("PORTAL_AUTH_IAP_PROXY_PORT is not a port number")
+            throw CancellationError()
+        }
+        return IAPProxyServer(port: port, accessLog: try value("PORTAL_AUTH_IAP_PROXY_ACCESS_LOG"), providers: providers)
+    }
+
+    /// The provider `name`, or a recorded failure when the proxy was started without it.
+    func provider(_ name: String) throws -> Provider {
+        guard let provider = providers[name] else {
+            Issue.record("the IAP proxy protects no host with \(name): start scripts/\(name) before scripts/iap-proxy")
+            throw CancellationError()
+        }
+        return provider
+    }
+
+    /// One line of the proxy's access log: `HOST METHOD PATH STATUS bearer=yes|-` (no query strings, no tokens).
+    struct LoggedRequest: Sendable, Equatable {
+        let host: String
+        let path: String
+        let status: Int
+        let bearer: Bool
+    }
+
+    /// How many lines the access log has: a mark for `requests(since:)`.
+    func mark() throws -> Int { try logLines().count }
+
+    /// The requests logged after `mark` whose host starts with `hostPrefix` (e.g. `app.glewlwyd.`).
+    ///
+    /// Apache writes a request's log line after it has sent the response, so a client can read the log before the
+    /// line of its last request is there. So a marker request goes to the proxy first, and the lines are read up to
+    /// its line: each earlier request's line was written by then (the same worker writes it right after answering).
+    func requests(since mark: Int, hostPrefix: String) async throws -> [LoggedRequest] {
+        let marker = "/iap-test-mark-\(UUID().uuidString)"
+        _ = try await CurlHTTPClient().send(TransportRequest(url: URL(string: "http://127.0.0.1:\(port)\(marker)")!))
+        var lines = try logLines().dropFirst(mark)
+        for _ in 0..<200 where !lines.contains(where: { $0.contains(" \(marker) ") }) {
+            try await Task.sleep(for: .milliseconds(50))
+            lines = try logLines().dropFirst(mark)
+        }
+        guard let end = lines.firstIndex(where: { $0.contains(" \(marker) ") }) else {
+            Issue.record("the proxy's access log \(accessLog) has no line for the marker request \(marker)")
+            throw CancellationError()
+        }
+        return lines[..<end].compactMap { line in
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 5, fields[0].hasPrefix(hostPrefix), let status = Int(fields[3]) else { return nil }
+            return LoggedRequest(host: fields[0], path: fields[2], status: status, bearer: fields[4] == "bearer=yes")
+        }
+    }
+
+    private func logLines() throws -> [Substring] {
+        try String(contentsOf: URL(fileURLWithPath: accessLog), encoding: .utf8).split(separator: "\n")
+    }
+
+    // MARK: - Signing in and running the tool
+
+    /// The environment of a tool run with `store` for `provider` (Glewlwyd's browser credentials and profile).
+    func environment(_ provider: Provider, _ store: ScratchStore) throws -> [String: String] {
+        if provider.name == "glewlwyd" { return try GlewlwydServer.current().environment(store) }
+        return ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_LOG": store.directory.appendingPathComponent("browser.log").path]
+    }
+
+    /// `iap login --config config` through headless Chromium on the provider's login page.
+    func login(_ provider: Provider, _ store: ScratchStore, config: String? = nil) async throws -> ToolRunner.Result {
+        let browser = provider.name == "glewlwyd" ? try GlewlwydServer.current().browser : try TestServer.current().browser
+        return try await ToolRunner.run(
+            ["iap", "login", "--config", config ?? provider.config, "--browser-command", browser, "--timeout", "90"],
+            environment: try environment(provider, store), timeout: .seconds(120))
+    }
+
+    /// `portal-auth ARGUMENTS` with `store` for `provider`.
+    func run(_ arguments: [String], _ provider: Provider, _ store: ScratchStore, timeout: Duration = .seconds(60)) async throws -> ToolRunner.Result {
+        try await ToolRunner.run(arguments, environment: try environment(provider, store), timeout: timeout)
+    }
+
+    /// The backend's JSON answer in `result`'s standard output.
+    static func backendAnswer(_ result: ToolRunner.Result) throws -> JSONValue {
+        let answer = try JSONValue.parse(Data(result.stdout.utf8))
+        #expect(answer["app"]?.stringValue == "iap-backend", "the backend answered: \(result)")
+        return answer
+    }
+
+    /// The one stored IAP entry's field `name`.
+    static func stored(_ name: String, in store: ScratchStore) throws -> String {
+        let entry = try #require(try store.entries().values.first { $0["kind"]?.stringValue == "iap" })
+        return try #require(entry[name]?.stringValue, "no \(name) stored")
+    }
+
+    /// The claims of a compact JWT (no signature check: the proxy checked it).
+    static func claims(of token: String) throws -> IDToken { try IDToken(compact: token) }
+}
