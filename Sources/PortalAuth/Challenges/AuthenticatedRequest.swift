@@ -30,8 +30,12 @@ struct AuthenticatedRequest {
         var request: TransportRequest
         /// The ArcGIS token credential whose token was sent.
         var token: (ArcGISCredential)?
+        /// The ArcGIS token sent: a refusal renews it only while it is still the credential's current token.
+        var sentToken: String?
         /// The IAP credential whose token was sent.
         var iap: IAPCredential?
+        /// The IAP token sent (the `Bearer` value), likewise.
+        var sentIAPToken: String?
         /// The credentials chosen for the request, sent or left out because they need a new sign-in: a challenge
         /// must not be answered with them again.
         var consideredToken: (ArcGISCredential)?
@@ -89,6 +93,7 @@ struct AuthenticatedRequest {
                     }
                     attach(info.accessToken, referer: credential.referer, to: &prepared.request)
                     prepared.token = credential
+                    prepared.sentToken = info.accessToken
                 }
             } else if let key = ArcGISEnvironment.apiKey, Self.takesAPIKey(url) {
                 attach(key.rawValue, referer: "", to: &prepared.request)
@@ -102,6 +107,7 @@ struct AuthenticatedRequest {
                     let info = try await credential.tokenInfo
                     prepared.request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(info.accessToken)")
                     prepared.iap = credential
+                    prepared.sentIAPToken = info.accessToken
                 } catch let error as CredentialError where error.requiresSignIn {
                     progress.unusableCredential = error.description
                 }
@@ -175,10 +181,14 @@ struct AuthenticatedRequest {
     // MARK: - ArcGIS challenges
 
     private func answerTokenChallenge(code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
-        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource,
+            let refused = prepared.sentToken
+        {
             progress.renewedToken = true
             do {
-                _ = try await source.validTokenInfo(renew: true)
+                // Renewed only while the refused token is still the current one: many requests refused at once
+                // for one expiry make one renewal.
+                _ = try await source.renewedTokenInfo(refused: refused)
                 return
             } catch let error as CredentialError where error.requiresSignIn {
                 progress.unusableCredential = error.description
@@ -196,10 +206,10 @@ struct AuthenticatedRequest {
     }
 
     private func answerIAPChallenge(detail: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
-        if let credential = prepared.iap, !progress.renewedIAPToken, !progress.askedIAP {
+        if let credential = prepared.iap, let refused = prepared.sentIAPToken, !progress.renewedIAPToken, !progress.askedIAP {
             progress.renewedIAPToken = true
             do {
-                _ = try await credential.tokenInfo(minimumValidity: nil, forceRefresh: true)
+                _ = try await credential.keeper.validCredential(force: true, refused: refused)
                 return
             } catch let error as CredentialError where error.requiresSignIn {
                 progress.unusableCredential = error.description

@@ -26,7 +26,7 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
 
     /// The portal's OAuth endpoints and URL matching (the redirect URL is not used).
     private let configuration: OAuthUserConfiguration
-    private let token: RegeneratingToken
+    let token: RegeneratingToken
 
     private init(configuration: OAuthUserConfiguration, tokenExpirationMinutes: Int?, token: RegeneratingToken) {
         self.configuration = configuration

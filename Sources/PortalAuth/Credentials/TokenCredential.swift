@@ -31,7 +31,7 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     public var tokenServiceURL: URL { service.generateTokenURL }
 
     private let service: TokenService
-    private let token: RegeneratingToken
+    let token: RegeneratingToken
 
     private init(url: URL, username: String, referer: String, tokenExpirationMinutes: Int?, service: TokenService, token: RegeneratingToken) {
         self.url = url
