@@ -80,12 +80,13 @@ final class CurlTransfer: @unchecked Sendable {
                 .responseTooLarge, url: redacted, detail: "", curlCode: Int(code.rawValue),
                 context: String(configuration.maxResponseBytes))
         }
-        // libcurl refuses a response header section over CURL_MAX_HTTP_HEADER (100 KiB) with "Rejected N bytes
-        // header" and CURLE_OUT_OF_MEMORY (CURLE_TOO_LARGE from 8.6): the server's answer is at fault, not memory.
+        // libcurl refuses a response header section over CURL_MAX_HTTP_HEADER (100 KiB) with CURLE_OUT_OF_MEMORY
+        // (7.x; CURLE_TOO_LARGE from 8.6) and the text "Out of memory": the server's answer is at fault, not memory,
+        // and that text would mislead, so it is left out unless it speaks of the header.
         if (code == CURLE_OUT_OF_MEMORY || code.rawValue == 100) && (message.contains("header") || receivedStatusLine) {
             return TransportError(
-                .responseHeadersTooLarge, url: redacted, detail: message, curlCode: Int(code.rawValue),
-                context: String(Int(CURL_MAX_HTTP_HEADER)))
+                .responseHeadersTooLarge, url: redacted, detail: message.contains("header") ? message : "",
+                curlCode: Int(code.rawValue), context: String(Int(CURL_MAX_HTTP_HEADER)))
         }
         return TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: caBundle)
     }

@@ -213,6 +213,23 @@ struct CurlHTTPClientTests {
         }
     }
 
+    @Test("a response header of 200 KiB names the server and the cause, as a bad answer (issue 25, item 10)")
+    func responseHeadersTooLarge() async throws {
+        try await FaultServer.with { server async throws in
+            let url = server.url("/big-header?bytes=204800&token=SECRET")
+            let error = try #require(await transportError(client, .get(url)))
+            #expect(error.kind == .responseHeadersTooLarge)
+            #expect(error.category == .invalidContent)
+            #expect(error.description.contains(server.url("/big-header").absoluteString), "names the server")
+            #expect(error.description.contains("response headers larger than libcurl's limit of 102400 bytes"))
+            #expect(!error.description.contains("Out of memory") && !error.description.contains("internal problem"), "\(error)")
+            #expect(!error.description.contains("SECRET"))
+            // A large header under the limit is received.
+            let fits = try await client.send(.get(server.url("/big-header?bytes=60000")))
+            #expect(fits.headers["X-Padding"]?.count == 60000)
+        }
+    }
+
     @Test("a reply that is not HTTP, and a reset connection", arguments: [
         ("/garbage", TransportError.Kind.invalidResponse), ("/reset", .connectionFailed),
     ])
