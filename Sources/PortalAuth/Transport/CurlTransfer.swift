@@ -135,9 +135,9 @@ final class CurlTransfer: @unchecked Sendable {
         if let trusted = request.credentials.trustedServerCertificates {
             try handle.set(CURLOPT_CAINFO_BLOB, blob: trusted, "CURLOPT_CAINFO_BLOB")
             caBundle = "(the trusted server certificate)"
-        } else if let file = configuration.tls.effectiveCABundle() {
-            try handle.set(CURLOPT_CAINFO, file.path, "CURLOPT_CAINFO")
-            caBundle = file.path
+        } else if let file = configuration.tls.caBundle?.path ?? Self.environmentCABundle() {
+            try handle.set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO")
+            caBundle = file
         }
         // The parsed bundle is kept by the multi handle and shared by its transfers (libcurl 7.87+; the default is
         // already 24 h, set here so that it does not depend on it). An older libcurl without the option still works,
@@ -214,22 +214,46 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Records one header line. A status line starts a new set (interim `100 Continue` responses).
+    ///
+    /// Parsed as bytes (CR, LF, space and tab are ASCII): this runs for every header line of every response.
     private func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard admit(bytes.count) else { return 0 }
-        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
-        if line.hasPrefix("HTTP/") {
+        var line = bytes[...]
+        while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: "\n") { line = line.dropLast() }
+        if line.starts(with: "HTTP/".utf8) {
             receivedStatusLine = true
             headers = TransportHeaders()
-        } else if let first = line.first, first == " " || first == "\t", var last = headers.fields.last {
+        } else if let first = line.first, Self.isBlank(first), var last = headers.fields.last {
             // An obsolete folded continuation of the previous field.
-            last.value += " " + line.trimmingCharacters(in: .whitespaces)
+            last.value += " " + String(decoding: Self.trimmingBlanks(line), as: UTF8.self)
             headers = TransportHeaders(headers.fields.dropLast() + [last])
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            let name = String(decoding: line[..<colon], as: UTF8.self)
+            let value = String(decoding: Self.trimmingBlanks(line[(colon + 1)...]), as: UTF8.self)
             headers.add(name: name, value: value)
         }
         return bytes.count
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+    }
+
+    private static func trimmingBlanks(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var bytes = bytes
+        while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, isBlank(last) { bytes = bytes.dropLast() }
+        return bytes
+    }
+
+    /// The CA bundle named by the first non-empty variable of `TransportConfiguration.TLS.caBundleEnvironmentVariables`
+    /// (as `effectiveCABundle()` finds it), read with `getenv` for each request rather than by copying the
+    /// whole environment.
+    private static func environmentCABundle() -> String? {
+        for name in TransportConfiguration.TLS.caBundleEnvironmentVariables {
+            if let path = ProcessEnvironment.value(of: name), !path.isEmpty { return path }
+        }
+        return nil
     }
 
     /// Counts `count` more received bytes against the limit.
