@@ -1,3 +1,4 @@
+internal import CSystem
 import Foundation
 import Synchronization
 
@@ -32,7 +33,7 @@ package enum BlockingWork {
     }
 
     /// The pool of the process.
-    private static let pool = ThreadPool(size: poolSize, name: "PortalAuth.blocking")
+    private static let pool = ThreadPool(size: poolSize, name: "PortalAuth.pool")
 
     /// Runs `body` on a thread of the pool (or, with `dedicatedThread`, on a new thread of its own) and returns its
     /// result or throws its error.
@@ -122,6 +123,7 @@ private final class ThreadPool: @unchecked Sendable {
     }
 
     private func work() {
+        _ = pa_set_thread_name(name)  // the kernel keeps 15 bytes
         condition.lock()
         while true {
             while head == queue.count {

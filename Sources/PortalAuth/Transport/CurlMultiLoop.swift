@@ -1,4 +1,5 @@
 internal import CCurl
+internal import CSystem
 import Foundation
 import Synchronization
 
@@ -107,6 +108,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     // MARK: - The loop thread
 
     private func loop() {
+        // Foundation's `Thread.name` does not reach the kernel: named here, `ps -L` and /proc show it.
+        _ = pa_set_thread_name("PortalAuth.curl")
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         while true {
             let (added, cancelled) = inbox.withLock { inbox in
