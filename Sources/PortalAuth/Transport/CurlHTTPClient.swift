@@ -52,8 +52,7 @@ public struct CurlHTTPClient: TransportClient {
         let target = try RequestTarget.checked(request.url)
         try Self.validateHeaders(of: request)
         let loop = try CurlMultiLoop.shared(for: RedactedURL(request.url))
-        let transfer = try CurlTransfer(
-            request: request, target: target, configuration: configuration, deadline: deadline, share: loop.shareHandle)
+        let transfer = try CurlTransfer(request: request, target: target, configuration: configuration, deadline: deadline)
         return try await loop.run(transfer)
     }
 

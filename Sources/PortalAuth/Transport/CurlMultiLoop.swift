@@ -15,9 +15,11 @@ import Synchronization
 ///   bundle is read once, not once per request); HTTP/2 is negotiated where the server offers it and concurrent
 ///   requests to one origin are multiplexed on one connection (`CURLOPT_PIPEWAIT`).
 /// - A share handle holds the connection cache, the TLS sessions (resumed handshakes) and the DNS cache for every
-///   transfer of the loop. It has no lock callbacks, on purpose: only the loop thread ever drives an easy handle
-///   that uses it (handles are configured on the caller's thread but run, and are cleaned up after, on the loop's;
-///   the certificate probe, which runs on the blocking pool with verification off, does not use the share).
+///   transfer of the loop. It has no lock callbacks, on purpose: only the loop thread ever touches it. A transfer's
+///   easy handle is configured on the caller's thread without the share, and the loop attaches the share just
+///   before adding the handle and detaches it just after removing it (attaching and detaching change the share's
+///   own count), so an easy handle freed later on another thread no longer refers to it. The certificate probe,
+///   which runs on the blocking pool with verification off, never uses the share.
 /// - The thread starts with the first request (a process that sends none, such as `token` with a valid stored
 ///   token, starts none) and then lives as long as the process, idle in `curl_multi_poll` between requests.
 final class CurlMultiLoop: @unchecked Sendable {
@@ -73,12 +75,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         self.share = share
     }
 
-    /// The share handle a transfer's easy handle must use (set before `run`).
-    var shareHandle: UnsafeMutableRawPointer { share }
-
     // MARK: - Running transfers
 
-    /// Runs `transfer` (configured, with the share handle set) on the loop and returns its outcome: the response,
+    /// Runs `transfer` (configured) on the loop and returns its outcome: the response,
     /// `CancellationError` when the calling task is cancelled (the transfer is removed from the loop at once), or
     /// a `TransportError`.
     func run(_ transfer: CurlTransfer) async throws -> TransportResponse {
@@ -122,8 +121,14 @@ final class CurlMultiLoop: @unchecked Sendable {
                     transfer.finish(.failure(CancellationError()))
                     continue
                 }
+                let shared = pa_curl_setopt_pointer(transfer.easy.raw, CURLOPT_SHARE, share)
+                guard shared == CURLE_OK else {
+                    transfer.finish(.failure(transfer.setupError("CURLOPT_SHARE: " + String(cString: pa_curl_easy_strerror(shared)))))
+                    continue
+                }
                 let code = pa_curl_multi_add_handle(multi, transfer.easy.raw)
                 guard code == CURLM_OK else {
+                    detach(transfer)
                     transfer.finish(.failure(transfer.setupError("curl_multi_add_handle: " + Self.text(of: code))))
                     continue
                 }
@@ -132,6 +137,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             for transfer in cancelled {
                 guard active.removeValue(forKey: transfer.easy.raw) != nil else { continue }  // done or never added
                 _ = pa_curl_multi_remove_handle(multi, transfer.easy.raw)
+                detach(transfer)
                 transfer.finish(.failure(CancellationError()))
             }
             var running: Int32 = 0
@@ -141,6 +147,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             while pa_curl_multi_next_done(multi, &easy, &result) == 1 {
                 guard let done = easy, let transfer = active.removeValue(forKey: done) else { continue }
                 _ = pa_curl_multi_remove_handle(multi, done)
+                detach(transfer)
                 transfer.finish(code: result)
             }
             var polled = CURLM_OK
@@ -155,12 +162,18 @@ final class CurlMultiLoop: @unchecked Sendable {
                     ? "curl_multi_perform: " + Self.text(of: performed) : "curl_multi_poll: " + Self.text(of: polled)
                 for (raw, transfer) in active {
                     _ = pa_curl_multi_remove_handle(multi, raw)
+                    detach(transfer)
                     transfer.finish(.failure(transfer.setupError(reason)))
                 }
                 active.removeAll()
                 usleep(10_000)  // a failing poll returns at once: do not spin
             }
         }
+    }
+
+    /// Detaches the share from a removed transfer's handle, on the loop thread (see the type's comment).
+    private func detach(_ transfer: CurlTransfer) {
+        _ = pa_curl_setopt_pointer(transfer.easy.raw, CURLOPT_SHARE, nil)
     }
 
     private static func text(of code: CURLMcode) -> String {

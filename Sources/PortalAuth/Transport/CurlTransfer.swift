@@ -29,10 +29,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether a status line arrived (the server started answering).
     private var receivedStatusLine = false
 
-    /// Creates the transfer's easy handle and sets every option; the transfer then uses `share`.
+    /// Creates the transfer's easy handle and sets every option (the loop sets the share handle).
     init(
         request: TransportRequest, target: RequestTarget, configuration: TransportConfiguration,
-        deadline: ContinuousClock.Instant, share: UnsafeMutableRawPointer
+        deadline: ContinuousClock.Instant
     ) throws(TransportError) {
         self.request = request
         self.target = target
@@ -41,7 +41,6 @@ final class CurlTransfer: @unchecked Sendable {
         self.redacted = RedactedURL(request.url)
         easy = try CurlEasyHandle(url: redacted)
         caBundle = try configure(easy)
-        try easy.set(CURLOPT_SHARE, pointer: share, "CURLOPT_SHARE")
     }
 
     // MARK: - Finishing (loop thread)

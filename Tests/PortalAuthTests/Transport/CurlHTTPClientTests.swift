@@ -204,6 +204,18 @@ struct CurlHTTPClientTests {
         }
     }
 
+    @Test("requests one after another, from clients made anew, reuse one connection (the loop's pool)")
+    func connectionReuse() async throws {
+        try await FaultServer.with { server async throws in
+            var ports: Set<Int64> = []
+            for _ in 0..<5 {
+                let response = try await CurlHTTPClient().send(.get(server.url("/peer")))
+                ports.insert(try #require(try JSONValue.parse(response.body)["port"]?.integerValue))
+            }
+            #expect(ports.count == 1, "one connection for five requests, not \(ports.count)")
+        }
+    }
+
     /// Threads of this process that run libcurl transfers, by name.
     static func transferThreads() -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
