@@ -51,7 +51,7 @@ public struct CurlHTTPClient: TransportClient {
         try Task.checkCancellation()
         let target = try RequestTarget.checked(request.url)
         try Self.validateHeaders(of: request)
-        let loop = try CurlMultiLoop.shared(for: RedactedURL(request.url))
+        let loop = try CurlMultiLoop.shared(for: request.url)
         let transfer = try CurlTransfer(request: request, target: target, configuration: configuration, deadline: deadline)
         return try await loop.run(transfer)
     }

@@ -46,10 +46,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private static let instance: Result<CurlMultiLoop, TransportError> = Result(catching: { () throws(TransportError) in try CurlMultiLoop() })
 
     /// The process's loop; its errors name `url`.
-    static func shared(for url: RedactedURL) throws(TransportError) -> CurlMultiLoop {
+    static func shared(for url: URL) throws(TransportError) -> CurlMultiLoop {
         switch instance {
         case .success(let loop): return loop
-        case .failure(let error): throw TransportError(error.kind, url: url, detail: error.detail, curlCode: error.curlCode)
+        case .failure(let error): throw TransportError(error.kind, url: RedactedURL(url), detail: error.detail, curlCode: error.curlCode)
         }
     }
 
