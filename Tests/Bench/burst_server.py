@@ -16,6 +16,11 @@ STATE = {"generated": 0, "accepted": None, "served_with_current": 0, "refused": 
 EXPIRE_AFTER = 40
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # 64 clients connect at once: the default backlog of 5 drops their handshakes
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -73,8 +78,7 @@ def main():
     parser.add_argument("--expire-after", type=int, default=40)
     args = parser.parse_args()
     EXPIRE_AFTER = args.expire_after
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", 0), Handler)
     with open(args.port_file, "w") as handle:
         handle.write(str(server.server_address[1]))
     server.serve_forever()
