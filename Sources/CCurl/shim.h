@@ -24,14 +24,30 @@
     X(p, CURLUcode, curl_url_get, (CURLU *handle, CURLUPart part, char **content, unsigned int flags),     \
       (handle, part, content, flags))                                                                            \
     X(p, char *, curl_version, (void), ())                                                                       \
-    X(p, curl_version_info_data *, curl_version_info, (CURLversion age), (age))
+    X(p, curl_version_info_data *, curl_version_info, (CURLversion age), (age))                                  \
+    X(p, CURLM *, curl_multi_init, (void), ())                                                                   \
+    X(p, CURLMcode, curl_multi_add_handle, (CURLM *multi, CURL *easy), (multi, easy))                            \
+    X(p, CURLMcode, curl_multi_remove_handle, (CURLM *multi, CURL *easy), (multi, easy))                         \
+    X(p, CURLMcode, curl_multi_perform, (CURLM *multi, int *running), (multi, running))                          \
+    X(p, CURLMcode, curl_multi_poll,                                                                             \
+      (CURLM *multi, struct curl_waitfd extra[], unsigned int count, int timeout, int *ready),                    \
+      (multi, extra, count, timeout, ready))                                                                     \
+    X(p, CURLMcode, curl_multi_wakeup, (CURLM *multi), (multi))                                                  \
+    X(p, CURLMsg *, curl_multi_info_read, (CURLM *multi, int *queued), (multi, queued))                          \
+    X(p, const char *, curl_multi_strerror, (CURLMcode code), (code))                                            \
+    X(p, CURLSH *, curl_share_init, (void), ())                                                                  \
+    X(p, const char *, curl_share_strerror, (CURLSHcode code), (code))
 /// The variadic ones, called through PA_DYNAMIC_FUNCTION by the typed helpers below.
-#define PA_CURL_VARIADIC_FUNCTIONS(X, p) X(p, , curl_easy_setopt, , ) X(p, , curl_easy_getinfo, , )
+#define PA_CURL_VARIADIC_FUNCTIONS(X, p)                                                                         \
+    X(p, , curl_easy_setopt, , ) X(p, , curl_easy_getinfo, , ) X(p, , curl_multi_setopt, , )                    \
+    X(p, , curl_share_setopt, , )
 
 PA_DYNAMIC_LIBRARY(curl, PA_CURL_FUNCTIONS, PA_CURL_VARIADIC_FUNCTIONS, "libcurl.so.4", "libcurl4",
                    "libcurl4-openssl-dev libssl-dev")
 #define pa_curl_easy_setopt PA_DYNAMIC_FUNCTION(curl, curl_easy_setopt)
 #define pa_curl_easy_getinfo PA_DYNAMIC_FUNCTION(curl, curl_easy_getinfo)
+#define pa_curl_multi_setopt PA_DYNAMIC_FUNCTION(curl, curl_multi_setopt)
+#define pa_curl_share_setopt PA_DYNAMIC_FUNCTION(curl, curl_share_setopt)
 
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call:
 // one typed wrapper per argument kind, prefixed pa_.
@@ -52,11 +68,6 @@ static inline CURLcode pa_curl_setopt_pointer(CURL *handle, CURLoption option, v
 typedef size_t (*pa_curl_write_callback)(char *, size_t, size_t, void *);
 static inline CURLcode pa_curl_setopt_write_function(CURL *handle, CURLoption option, pa_curl_write_callback callback) {
     return pa_curl_easy_setopt(handle, option, callback);
-}
-/// Sets the transfer-progress callback (used for cancellation).
-typedef int (*pa_curl_xferinfo_callback)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
-static inline CURLcode pa_curl_setopt_xferinfo_function(CURL *handle, pa_curl_xferinfo_callback callback) {
-    return pa_curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
 /// Reads a long-valued piece of information (response code, ...).
 static inline CURLcode pa_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
@@ -95,5 +106,31 @@ static inline CURLcode pa_curl_setopt_ssl_ctx_function(CURL *handle, pa_curl_ssl
     CURLcode code = pa_curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, (curl_ssl_ctx_callback)callback);
     if (code != CURLE_OK) return code;
     return pa_curl_easy_setopt(handle, CURLOPT_SSL_CTX_DATA, data);
+}
+
+// MARK: - Multi and share handles (the one event loop of the process, Transport/CurlMultiLoop.swift)
+
+/// Sets a long-valued option of a multi handle.
+static inline CURLMcode pa_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return pa_curl_multi_setopt(multi, option, value);
+}
+/// Makes the share handle hold `data` (CURL_LOCK_DATA_DNS, _SSL_SESSION, _CONNECT) for the easy handles that use it.
+/// No lock callbacks are set: the one thread of the event loop is the only one that drives those easy handles.
+static inline CURLSHcode pa_curl_share_data(CURLSH *share, curl_lock_data data) {
+    return pa_curl_share_setopt(share, CURLSHOPT_SHARE, data);
+}
+/// The next finished transfer of `multi`: 1 with its easy handle and result, or 0 when none is left
+/// (curl_multi_info_read's CURLMsg holds the result in a union, which Swift reads poorly).
+static inline int pa_curl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
+    int queued = 0;
+    CURLMsg *message;
+    while ((message = pa_curl_multi_info_read(multi, &queued)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
 }
 #endif

@@ -13,6 +13,9 @@
 static inline int pa_set_dumpable(int dumpable) { return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL); }
 /// Whether the process may be dumped: 1 yes, 0 no, -1 on error (PR_GET_DUMPABLE).
 static inline int pa_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL); }
+/// Names the calling thread for the kernel (ps -L, /proc/self/task/N/comm; 15 bytes kept). Foundation's Thread.name
+/// does not reach the kernel.
+static inline int pa_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL); }
 
 // glibc declares these only under _GNU_SOURCE, which Swift's Glibc module is not built with: declared here as glibc
 // (2.29 and 2.34) defines them, prefixed wrappers for Swift.

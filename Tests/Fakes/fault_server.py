@@ -93,6 +93,12 @@ class Handler(BaseHTTPRequestHandler):
             self.echo(parts, body)
         elif path == "/big":
             self.big(int(query.get("bytes", "0")), query.get("chunked") == "1")
+        elif path == "/peer":
+            # The client's port: the same for requests sent over one kept-alive connection.
+            self.send_json(200, {"port": self.client_address[1]})
+        elif path == "/big-header":
+            # One response header field of `bytes` bytes (libcurl refuses a header section over 100 KiB).
+            self.send(200, b"{}", "application/json", [("X-Padding", "a" * int(query.get("bytes", "0")))])
         elif path == "/slow":
             self.slow(float(query.get("seconds", "5")))
         elif path == "/stall":

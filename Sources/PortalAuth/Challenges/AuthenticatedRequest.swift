@@ -30,10 +30,14 @@ struct AuthenticatedRequest {
         var request: TransportRequest
         /// The ArcGIS token credential whose token was sent.
         var token: (ArcGISCredential)?
+        /// The ArcGIS token sent: a refusal renews it only while it is still the credential's current token.
+        var sentToken: String?
         /// The IAP credential whose token was sent, which of its tokens, and when that was issued.
         var iap: IAPCredential?
         var iapTokenKind: IAPTokenInfo.Token?
         var iapTokenIssuedAt: Date?
+        /// The IAP token sent (the `Bearer` value): a refusal renews it only while it is still the current token.
+        var sentIAPToken: String?
         /// The credentials chosen for the request, sent or left out because they need a new sign-in: a challenge
         /// must not be answered with them again.
         var consideredToken: (ArcGISCredential)?
@@ -92,6 +96,7 @@ struct AuthenticatedRequest {
                     }
                     attach(info.accessToken, referer: credential.referer, to: &prepared.request)
                     prepared.token = credential
+                    prepared.sentToken = info.accessToken
                 }
             } else if let key = ArcGISEnvironment.apiKey, Self.takesAPIKey(url) {
                 attach(key.rawValue, referer: "", to: &prepared.request)
@@ -108,6 +113,7 @@ struct AuthenticatedRequest {
                     prepared.iap = credential
                     prepared.iapTokenKind = token.kind
                     prepared.iapTokenIssuedAt = credential.tokensIssuedAt
+                    prepared.sentIAPToken = token.value
                 } catch let error as CredentialError where error.requiresSignIn {
                     progress.unusableCredential = error.description
                 }
@@ -181,10 +187,14 @@ struct AuthenticatedRequest {
     // MARK: - ArcGIS challenges
 
     private func answerTokenChallenge(code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
-        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource,
+            let refused = prepared.sentToken
+        {
             progress.renewedToken = true
             do {
-                _ = try await source.validTokenInfo(renew: true)
+                // Renewed only while the refused token is still the current one: many requests refused at once
+                // for one expiry make one renewal.
+                _ = try await source.renewedTokenInfo(refused: refused)
                 return
             } catch let error as CredentialError where error.requiresSignIn {
                 progress.unusableCredential = error.description
@@ -213,7 +223,11 @@ struct AuthenticatedRequest {
             if !progress.renewedIAPToken, !progress.askedIAP, age >= Self.minimumIAPTokenAgeForRefresh {
                 progress.renewedIAPToken = true
                 do {
-                    _ = try await credential.proxyToken(forceRefresh: true)
+                    if let refused = prepared.sentIAPToken {
+                        try await credential.renewProxyToken(refused: refused)
+                    } else {
+                        _ = try await credential.proxyToken(forceRefresh: true)
+                    }
                     return
                 } catch let error as CredentialError where error.requiresSignIn {
                     progress.unusableCredential = error.description

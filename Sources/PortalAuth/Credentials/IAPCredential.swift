@@ -211,6 +211,13 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         return (info.accessToken, .accessToken, info.accessTokenExpirationDate)
     }
 
+    /// Renews the token sent to the proxy after the proxy refused `refused`, unless it is no longer the current token
+    /// (another request renewed it already: one renewal per refusal, however many requests saw it).
+    func renewProxyToken(refused: String) async throws {
+        let sendsIDToken = tokenSentToProxy == .idToken && keeper.current.idToken != nil
+        _ = try await keeper.validCredential(force: true, refused: refused, keeping: sendsIDToken ? .idToken : .accessToken)
+    }
+
     /// When the tokens held were issued (the sign-in or the last refresh).
     var tokensIssuedAt: Date { keeper.current.updatedAt }
 

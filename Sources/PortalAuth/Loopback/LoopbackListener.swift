@@ -141,7 +141,7 @@ package final class LoopbackListener: Sendable {
         let outcome: LoopbackControl.Outcome = await withTaskCancellationHandler {
             if let immediate = control.begin(closedError: closedError, cancelledError: cancelledError) { return immediate }
             do {
-                return try await BlockingWork.run(name: "PortalAuth.loopback") {
+                return try await BlockingWork.run(name: "PortalAuth.loopback", dedicatedThread: true) {
                     let loop = LoopbackServeLoop(control: control, settings: settings, logger: logger)
                     let outcome = loop.run()
                     logger.debug("loopback listener finished", metadata: loop.statistics.logMetadata)

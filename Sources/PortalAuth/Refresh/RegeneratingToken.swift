@@ -27,16 +27,30 @@ final class RegeneratingToken: Sendable {
     /// The token as last received, whether or not it is still valid.
     var current: TokenInfo { held.withLock { $0.info } }
 
+    /// A token to return at once, or the renewal to wait for.
+    private enum Next {
+        case ready(TokenInfo)
+        case wait(Task<TokenInfo, any Error>)
+    }
+
     /// The longest time before expiry at which a token is renewed.
     static let maximumMargin: Duration = .seconds(60)
 
     /// A token that is still valid beyond the renewal margin, asking for a new one first when needed or when
     /// `force` is set (the server rejected the current one).
-    func valid(force: Bool = false) async throws -> TokenInfo {
-        let snapshot = held.withLock { $0 }
-        if !force, snapshot.info.isValid(for: Self.margin(for: snapshot), at: now()) { return snapshot.info }
-        let task: Task<TokenInfo, any Error> = inFlight.withLock { running in
-            if let running { return running }
+    ///
+    /// - Parameter refused: with `force`, the token the server refused. One renewal per expiry, however many
+    ///   requests saw it refused: a renewal is asked for only while `refused` is still the current token; once
+    ///   another caller renewed it, the new token is returned (renewed again only if it is not valid). A renewal
+    ///   already under way is joined. Without `refused`, `force` always asks for a new token.
+    func valid(force: Bool = false, refused: String? = nil) async throws -> TokenInfo {
+        // Decided under the in-flight lock: a renewal stores its token before it ends and is forgotten only after,
+        // so a caller that finds none under way sees the token of the last one.
+        let next: Next = inFlight.withLock { running in
+            let snapshot = held.withLock { $0 }
+            let force = force && (refused == nil || refused == snapshot.info.accessToken)
+            if !force, snapshot.info.isValid(for: Self.margin(for: snapshot), at: now()) { return .ready(snapshot.info) }
+            if let running { return .wait(running) }
             let task = Task.keepingExecutor {
                 let info = try await self.generate()
                 let issued = self.now()
@@ -44,7 +58,12 @@ final class RegeneratingToken: Sendable {
                 return info
             }
             running = task
-            return task
+            return .wait(task)
+        }
+        let task: Task<TokenInfo, any Error>
+        switch next {
+        case .ready(let info): return info
+        case .wait(let running): task = running
         }
         defer { inFlight.withLock { if $0 == task { $0 = nil } } }
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }

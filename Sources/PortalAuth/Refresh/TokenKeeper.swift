@@ -75,6 +75,12 @@ package final class TokenKeeper: Sendable {
     /// A credential whose `token` (the access token unless told otherwise) is valid for at least
     /// `minimumValidity` (the policy's margin when nil), refreshing first when needed or when `force` is set.
     ///
+    /// With `force` and `refused` (the token a server refused, access or ID token), one refresh per expiry however
+    /// many requests saw it refused, in this process and across processes: the refresh happens only while
+    /// `refused` is still the current token — in memory, then again in the store under its lock — and a refresh
+    /// under way is joined; once another caller or process refreshed, its tokens are returned. Without `refused`,
+    /// `force` always refreshes (`portal-auth refresh`).
+    ///
     /// This is the library's one refresh rule: callers ask for the token they need and how long it must last,
     /// and never decide themselves whether to refresh.
     ///
@@ -82,19 +88,24 @@ package final class TokenKeeper: Sendable {
     ///   valid for `minimumValidity` (a provider may answer a refresh without a new ID token, OIDC Core 12.2): only a
     ///   new sign-in gives one. An expired ID token is never handed out.
     func validCredential(
-        minimumValidity: Duration? = nil, force: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken,
+        minimumValidity: Duration? = nil, force: Bool = false, refused: String? = nil, keeping token: IAPTokenInfo.Token = .accessToken,
         now: @escaping @Sendable () -> Date = Date.init
     ) async throws -> StoredCredential {
         if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
         let margin = minimumValidity ?? policy.margin
         let snapshot = current
+        // A refused token that is no longer the current one was renewed already: no second refresh.
+        let force = force && Self.isCurrent(refused, in: snapshot)
         // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
         let pendingWrite = persistence.map { $0.keyringMovePending || unsaved.withLock { $0 != nil } } ?? false
         if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
 
         let refresh: Refresh = inFlight.withLock { running in
-            if let running, !force { return running }
-            let refresh = Refresh(Task.keepingExecutor { try await self.refreshOnce(margin: margin, force: force, keeping: token, now: now) })
+            // A refresh under way replaces the refused token too: joined, not repeated.
+            if let running, !force || refused != nil { return running }
+            let refresh = Refresh(Task.keepingExecutor {
+                try await self.refreshOnce(margin: margin, force: force, refused: refused, keeping: token, now: now)
+            })
             running = refresh
             return refresh
         }
@@ -103,6 +114,12 @@ package final class TokenKeeper: Sendable {
         let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
         try requireValidIDToken(refreshed, keeping: token, margin: margin, now: now())
         return refreshed
+    }
+
+    /// Whether `refused` (a token a server refused; nil: none named) is still one of `credential`'s tokens.
+    static func isCurrent(_ refused: String?, in credential: StoredCredential) -> Bool {
+        guard let refused else { return true }
+        return refused == credential.accessToken || (credential.idToken != nil && refused == credential.idToken)
     }
 
     /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own, or — when the ID
@@ -151,9 +168,13 @@ package final class TokenKeeper: Sendable {
     // MARK: - Refreshing
 
     private func refreshOnce(
-        margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token = .accessToken, now: @escaping @Sendable () -> Date
+        margin: Duration, force: Bool, refused: String?, keeping token: IAPTokenInfo.Token = .accessToken, now: @escaping @Sendable () -> Date
     ) async throws -> StoredCredential {
         guard let persistence else {
+            let current = self.current
+            if !(force && Self.isCurrent(refused, in: current)) && !Self.needsRefresh(current, margin: margin, now: now(), keeping: token) {
+                return current
+            }
             let refreshed = try await refresh(current, now: now)
             state.withLock { $0 = refreshed }
             return refreshed
@@ -164,7 +185,8 @@ package final class TokenKeeper: Sendable {
         let result: StoredCredential
         do {
             result = try await refreshLocked(
-                persistence, margin: margin, force: force, keeping: token, started: started, seen: seen, unsaved: unsaved, now: now)
+                persistence, margin: margin, force: force, refused: refused, keeping: token, started: started, seen: seen, unsaved: unsaved,
+                now: now)
         } catch let error as CredentialStoreError where error.kind == .fileSystem {
             // Space was reserved before the request, so this is rare (an I/O error, a file system that
             // cannot reserve): the rotated tokens are still in memory, and the error says what to do.
@@ -178,7 +200,7 @@ package final class TokenKeeper: Sendable {
 
     /// The refresh under the store's lock, space for the new entry reserved before anything is sent.
     private func refreshLocked(
-        _ persistence: Persistence, margin: Duration, force: Bool, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
+        _ persistence: Persistence, margin: Duration, force: Bool, refused: String?, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
         unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
     ) async throws -> StoredCredential {
         keyringDeferral.withLock { $0 = nil }
@@ -200,6 +222,9 @@ package final class TokenKeeper: Sendable {
             // as a refresh from here would give, even when the server's tokens are shorter than the margin
             // (stored times are whole seconds, hence the second of slack).
             let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
+            // The refused token was replaced in the store (by another process): refreshing again would spend the
+            // new refresh token for nothing.
+            let force = force && Self.isCurrent(refused, in: stored)
             if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token)) {
                 self.state.withLock { $0 = stored }
                 return .success(stored)

@@ -140,7 +140,7 @@ final class SchemeRedirectReceiver: Sendable {
                 return start
             }
             do {
-                return try await BlockingWork.run(name: "PortalAuth.scheme") { [self] in
+                return try await BlockingWork.run(name: "PortalAuth.scheme", dedicatedThread: true) { [self] in
                     let outcome = serve(evaluator)
                     finish()
                     return outcome

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// A flag set by a task's cancellation handler and read by libcurl's progress callback on the transfer thread.
+/// A flag set by a task's cancellation handler and read by the transfer's callbacks and the event loop's thread.
 final class CancellationFlag: Sendable {
     private let state = Atomic<Bool>(false)
 

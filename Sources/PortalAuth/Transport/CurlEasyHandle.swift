@@ -4,7 +4,8 @@ import Foundation
 /// One libcurl easy handle with its error buffer and header list, freed in `deinit`.
 ///
 /// Every `CURLcode` is checked where it is returned and turned into a `TransportError` carrying libcurl's
-/// own message (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`). A handle is used on one thread only.
+/// own message (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`). A handle is used on one thread at a time: set up
+/// on the caller's, then run by the loop thread (`CurlMultiLoop`) or a thread of the blocking pool.
 final class CurlEasyHandle {
     private let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -15,14 +16,19 @@ final class CurlEasyHandle {
     /// `curl_global_init`, run once at first use (Swift runs a global's initialiser exactly once, thread-safely).
     private static let globalInitResult: CURLcode = pa_curl_global_init_default()
 
-    /// Creates a handle whose errors name `url`.
-    init(url: RedactedURL) throws(TransportError) {
-        self.url = url
+    /// Loads libcurl and runs `curl_global_init` (once); errors name `url`.
+    static func initializeLibrary(url: RedactedURL?) throws(TransportError) {
         do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: url, detail: error.description) }
         let global = Self.globalInitResult
         guard global == CURLE_OK else {
             throw TransportError(.curlSetup, url: url, detail: "curl_global_init: " + Self.text(of: global), curlCode: Int(global.rawValue))
         }
+    }
+
+    /// Creates a handle whose errors name `url`.
+    init(url: RedactedURL) throws(TransportError) {
+        self.url = url
+        try Self.initializeLibrary(url: url)
         guard let handle = pa_curl_easy_init() else {
             throw TransportError(.curlSetup, url: url, detail: "curl_easy_init returned no handle")
         }
@@ -37,6 +43,9 @@ final class CurlEasyHandle {
         pa_curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
+
+    /// The C handle, for the multi handle (adding, removing, matching finished transfers).
+    var raw: UnsafeMutableRawPointer { handle }
 
     // MARK: - Options
 
@@ -91,11 +100,6 @@ final class CurlEasyHandle {
         try check(pa_curl_setopt_write_function(handle, option, callback), name)
     }
 
-    /// Sets the progress callback.
-    func setProgress(callback: pa_curl_xferinfo_callback) throws(TransportError) {
-        try check(pa_curl_setopt_xferinfo_function(handle, callback), "CURLOPT_XFERINFOFUNCTION")
-    }
-
     /// Sets the request header lines (`Name: value`); the list lives as long as the handle.
     func setHeaderLines(_ lines: [String]) throws(TransportError) {
         var list: UnsafeMutablePointer<curl_slist>?
@@ -112,6 +116,11 @@ final class CurlEasyHandle {
     }
 
     // MARK: - Transfer
+
+    /// The code and message of a transfer run by a multi handle, which reported `code`.
+    func outcome(of code: CURLcode) -> (code: CURLcode, message: String) {
+        (code, code == CURLE_OK ? "" : message(for: code))
+    }
 
     /// Runs the transfer; returns `CURLE_OK` or the failure code with libcurl's message.
     func perform() -> (code: CURLcode, message: String) {

@@ -1,13 +1,13 @@
 import Foundation
 
-/// The real `TransportClient`: libcurl (OpenSSL flavour), one easy handle per request, run on a dedicated thread so
-/// the blocking `curl_easy_perform` never occupies the Swift cooperative pool.
+/// The real `TransportClient`: libcurl (OpenSSL flavour). Every request of the process runs on one event loop
+/// (`CurlMultiLoop`: one thread, one `curl_multi` handle), which reuses connections and TLS sessions, speaks HTTP/2
+/// where offered, and reads the CA bundle once; the Swift cooperative pool is never blocked.
 ///
 /// - TLS verification of peer and host is always on; `TransportConfiguration.TLS` chooses the CA bundle.
 /// - Plain `http` is refused before any connection unless the host is loopback.
 /// - Proxies come from the environment (see `TransportConfiguration`).
-/// - Cancelling the calling task stops the transfer within about a second (libcurl's progress callback) and
-///   throws `CancellationError`.
+/// - Cancelling the calling task removes its transfer from the loop at once and throws `CancellationError`.
 public struct CurlHTTPClient: TransportClient {
     /// The settings used for every request.
     public var configuration: TransportConfiguration
@@ -51,18 +51,9 @@ public struct CurlHTTPClient: TransportClient {
         try Task.checkCancellation()
         let target = try RequestTarget.checked(request.url)
         try Self.validateHeaders(of: request)
-        let configuration = configuration
-        let cancellation = CancellationFlag()
-        return try await withTaskCancellationHandler {
-            try await BlockingWork.run(name: "portal-auth-curl") {
-                let transfer = CurlTransfer(
-                    request: request, target: target, configuration: configuration,
-                    deadline: deadline, cancellation: cancellation)
-                return try transfer.run().get()
-            }
-        } onCancel: {
-            cancellation.cancel()
-        }
+        let loop = try CurlMultiLoop.shared(for: request.url)
+        let transfer = try CurlTransfer(request: request, target: target, configuration: configuration, deadline: deadline)
+        return try await loop.run(transfer)
     }
 
     /// Refuses header fields that would split the request (CR, LF or NUL) or have an empty name.

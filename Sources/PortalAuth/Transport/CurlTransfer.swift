@@ -1,61 +1,91 @@
 internal import CCurl
 import Foundation
 
-/// One request/response exchange through libcurl, run on a dedicated thread (`curl_easy_perform` blocks).
+/// One request/response exchange through libcurl: configured on the caller's thread, then run by the process's
+/// event loop (`CurlMultiLoop`), whose thread calls the callbacks and `finish`.
 ///
 /// It is the callbacks' userdata (through `Unmanaged`): it collects the response headers and body, enforces the
-/// size limit, and stops the transfer when `cancellation` is set. Only `cancellation` is shared with other
-/// threads.
-final class CurlTransfer {
+/// size limit, and stops the transfer when `cancellation` is set. Only `cancellation` is used by two threads at
+/// once; the rest is handed from the caller's thread to the loop's with the transfer (through the loop's lock).
+final class CurlTransfer: @unchecked Sendable {
     private let request: TransportRequest
     private let target: RequestTarget
     private let configuration: TransportConfiguration
     private let deadline: ContinuousClock.Instant
-    private let cancellation: CancellationFlag
+    /// Set by the caller's cancellation handler; read by the callbacks and the loop.
+    let cancellation = CancellationFlag()
     private let redacted: RedactedURL
+    /// The easy handle, configured by `init`.
+    let easy: CurlEasyHandle
+    /// The CA bundle path in use, for messages.
+    private var caBundle: String?
+    /// Resumed once, by `finish`, on the loop thread.
+    var continuation: CheckedContinuation<TransportResponse, any Error>?
 
     private var body = Data()
     private var headers = TransportHeaders()
     private var receivedBytes = 0
     private var exceededLimit = false
+    /// Whether a status line arrived (the server started answering).
+    private var receivedStatusLine = false
 
+    /// Creates the transfer's easy handle and sets every option (the loop sets the share handle).
     init(
         request: TransportRequest, target: RequestTarget, configuration: TransportConfiguration,
-        deadline: ContinuousClock.Instant, cancellation: CancellationFlag
-    ) {
+        deadline: ContinuousClock.Instant
+    ) throws(TransportError) {
         self.request = request
         self.target = target
         self.configuration = configuration
         self.deadline = deadline
-        self.cancellation = cancellation
         self.redacted = RedactedURL(request.url)
+        easy = try CurlEasyHandle(url: redacted)
+        caBundle = try configure(easy)
     }
 
-    // MARK: - Running
+    // MARK: - Finishing (loop thread)
 
-    /// Performs the transfer: the response, `CancellationError`, or a `TransportError`.
-    func run() -> Result<TransportResponse, any Error> {
-        do throws(TransportError) {
-            let handle = try CurlEasyHandle(url: redacted)
-            let caBundle = try configure(handle)
-            if cancellation.isCancelled { return .failure(CancellationError()) }
-            let (code, message) = withExtendedLifetime(self) { handle.perform() }
+    /// Ends the transfer after libcurl reported `code` for it.
+    func finish(code: CURLcode) {
+        finish(Result { () throws(TransportError) -> TransportResponse in
+            let (code, message) = easy.outcome(of: code)
             if code != CURLE_OK {
-                return .failure(failure(code: code, message: message, caBundle: caBundle))
+                throw failure(code: code, message: message)
             }
-            let status = try handle.responseCode()
-            return .success(TransportResponse(statusCode: status, headers: headers, body: body, url: request.url))
-        } catch {
-            return .failure(error)
+            let status = try easy.responseCode()
+            return TransportResponse(statusCode: status, headers: headers, body: body, url: request.url)
+        }.mapError { $0 as any Error })
+    }
+
+    /// Resumes the caller with `result` (once; the loop calls this once per transfer).
+    func finish(_ result: Result<TransportResponse, any Error>) {
+        let continuation = continuation
+        self.continuation = nil
+        if cancellation.isCancelled, case .failure = result {
+            continuation?.resume(throwing: CancellationError())
+        } else {
+            continuation?.resume(with: result)
         }
     }
 
-    private func failure(code: CURLcode, message: String, caBundle: String?) -> any Error {
-        if cancellation.isCancelled { return CancellationError() }
+    /// An error for a failure of libcurl's set-up around this transfer.
+    func setupError(_ detail: String) -> TransportError {
+        TransportError(.curlSetup, url: redacted, detail: detail)
+    }
+
+    private func failure(code: CURLcode, message: String) -> TransportError {
         if exceededLimit || code == CURLE_FILESIZE_EXCEEDED {
             return TransportError(
                 .responseTooLarge, url: redacted, detail: "", curlCode: Int(code.rawValue),
                 context: String(configuration.maxResponseBytes))
+        }
+        // libcurl refuses a response header section over CURL_MAX_HTTP_HEADER (100 KiB) with CURLE_OUT_OF_MEMORY
+        // (7.x; CURLE_TOO_LARGE from 8.6) and the text "Out of memory": the server's answer is at fault, not memory,
+        // and that text would mislead, so it is left out unless it speaks of the header.
+        if (code == CURLE_OUT_OF_MEMORY || code.rawValue == 100) && (message.contains("header") || receivedStatusLine) {
+            return TransportError(
+                .responseHeadersTooLarge, url: redacted, detail: message.contains("header") ? message : "",
+                curlCode: Int(code.rawValue), context: String(Int(CURL_MAX_HTTP_HEADER)))
         }
         return TransportError.curl(code: Int(code.rawValue), message: message, url: redacted, caBundle: caBundle)
     }
@@ -70,6 +100,10 @@ final class CurlTransfer {
         try handle.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
         try handle.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
         try handle.set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")  // every decoding libcurl supports
+        // HTTP/2 where the server offers it in the TLS handshake; a request waits for a connection that may carry
+        // it alongside others rather than opening one more (multiplexing).
+        try handle.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS, "CURLOPT_HTTP_VERSION")
+        try handle.set(CURLOPT_PIPEWAIT, 1, "CURLOPT_PIPEWAIT")
         if target.isLoopback {
             try handle.set(CURLOPT_PROXY, "", "CURLOPT_PROXY")  // a proxy's loopback is not ours; others keep *_proxy
         }
@@ -100,10 +134,14 @@ final class CurlTransfer {
         if let trusted = request.credentials.trustedServerCertificates {
             try handle.set(CURLOPT_CAINFO_BLOB, blob: trusted, "CURLOPT_CAINFO_BLOB")
             caBundle = "(the trusted server certificate)"
-        } else if let file = configuration.tls.effectiveCABundle() {
-            try handle.set(CURLOPT_CAINFO, file.path, "CURLOPT_CAINFO")
-            caBundle = file.path
+        } else if let file = configuration.tls.caBundle?.path ?? Self.environmentCABundle() {
+            try handle.set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO")
+            caBundle = file
         }
+        // The parsed bundle is kept by the multi handle and shared by its transfers (libcurl 7.87+; the default is
+        // already 24 h, set here so that it does not depend on it). An older libcurl without the option still works,
+        // reading the bundle for each connection.
+        try? handle.set(CURLOPT_CA_CACHE_TIMEOUT, 86_400, "CURLOPT_CA_CACHE_TIMEOUT")
         if let certificate = request.credentials.clientCertificate {
             try handle.set(CURLOPT_SSLCERT_BLOB, blob: certificate.pkcs12, "CURLOPT_SSLCERT_BLOB")
             try handle.set(CURLOPT_SSLCERTTYPE, "P12", "CURLOPT_SSLCERTTYPE")
@@ -157,19 +195,15 @@ final class CurlTransfer {
             CurlTransfer.from(userdata)?.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
         }, "CURLOPT_HEADERFUNCTION")
         try handle.set(CURLOPT_HEADERDATA, pointer: userdata, "CURLOPT_HEADERDATA")
-        try handle.setProgress { userdata, _, _, _, _ in
-            CurlTransfer.from(userdata)?.cancellation.isCancelled == false ? 0 : 1  // 1 → CURLE_ABORTED_BY_CALLBACK
-        }
-        try handle.set(CURLOPT_XFERINFODATA, pointer: userdata, "CURLOPT_XFERINFODATA")
-        try handle.set(CURLOPT_NOPROGRESS, 0, "CURLOPT_NOPROGRESS")
+        // No progress callback: a cancelled transfer is removed from the loop at once (`CurlMultiLoop.run`).
     }
 
-    /// The transfer behind a callback's userdata (kept alive by `run` for the whole transfer).
+    /// The transfer behind a callback's userdata (kept alive by the loop for the whole transfer).
     private static func from(_ userdata: UnsafeMutableRawPointer?) -> CurlTransfer? {
         userdata.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    // MARK: - Callbacks (transfer thread)
+    // MARK: - Callbacks (loop thread)
 
     /// Appends body bytes; returns fewer than given (→ `CURLE_WRITE_ERROR`) past the limit or when cancelled.
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -179,21 +213,46 @@ final class CurlTransfer {
     }
 
     /// Records one header line. A status line starts a new set (interim `100 Continue` responses).
+    ///
+    /// Parsed as bytes (CR, LF, space and tab are ASCII): this runs for every header line of every response.
     private func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard admit(bytes.count) else { return 0 }
-        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
-        if line.hasPrefix("HTTP/") {
+        var line = bytes[...]
+        while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: "\n") { line = line.dropLast() }
+        if line.starts(with: "HTTP/".utf8) {
+            receivedStatusLine = true
             headers = TransportHeaders()
-        } else if let first = line.first, first == " " || first == "\t", var last = headers.fields.last {
+        } else if let first = line.first, Self.isBlank(first), var last = headers.fields.last {
             // An obsolete folded continuation of the previous field.
-            last.value += " " + line.trimmingCharacters(in: .whitespaces)
+            last.value += " " + String(decoding: Self.trimmingBlanks(line), as: UTF8.self)
             headers = TransportHeaders(headers.fields.dropLast() + [last])
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            let name = String(decoding: line[..<colon], as: UTF8.self)
+            let value = String(decoding: Self.trimmingBlanks(line[(colon + 1)...]), as: UTF8.self)
             headers.add(name: name, value: value)
         }
         return bytes.count
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+    }
+
+    private static func trimmingBlanks(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var bytes = bytes
+        while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, isBlank(last) { bytes = bytes.dropLast() }
+        return bytes
+    }
+
+    /// The CA bundle named by the first non-empty variable of `TransportConfiguration.TLS.caBundleEnvironmentVariables`
+    /// (as `effectiveCABundle()` finds it), read with `getenv` for each request rather than by copying the
+    /// whole environment.
+    private static func environmentCABundle() -> String? {
+        for name in TransportConfiguration.TLS.caBundleEnvironmentVariables {
+            if let path = ProcessEnvironment.value(of: name), !path.isEmpty { return path }
+        }
+        return nil
     }
 
     /// Counts `count` more received bytes against the limit.

@@ -37,6 +37,8 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         public static let invalidResponse = Kind(code: .invalidResponse)
         /// The response body was larger than `TransportConfiguration.maxResponseBytes`.
         public static let responseTooLarge = Kind(code: .responseTooLarge)
+        /// The response's header section was larger than libcurl accepts (100 KiB): a misbehaving server or proxy.
+        public static let responseHeadersTooLarge = Kind(code: .responseHeadersTooLarge)
         /// More redirects than `TransportConfiguration.maxRedirects`.
         public static let tooManyRedirects = Kind(code: .tooManyRedirects)
         /// A redirect from https to http, or one without a usable `Location`.
@@ -55,7 +57,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         case insecureHTTP, unsupportedURL, invalidHeader
         case cannotResolveHost, cannotConnect, timedOut
         case tlsVerificationFailed, tlsHandshakeFailed, caBundleUnusable, clientCertificateUnusable, clientCertificateRequired
-        case connectionFailed, invalidResponse, responseTooLarge
+        case connectionFailed, invalidResponse, responseTooLarge, responseHeadersTooLarge
         case tooManyRedirects, invalidRedirect
         case curlSetup, libraryUnavailable, transferFailed
     }
@@ -88,7 +90,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
         case .caBundleUnusable, .clientCertificateUnusable: return .unreadableInput
         case .timedOut: return .timedOut
         case .clientCertificateRequired: return .refused
-        case .responseTooLarge: return .invalidContent
+        case .responseTooLarge, .responseHeadersTooLarge: return .invalidContent
         case .curlSetup, .libraryUnavailable: return .local
         case .cannotResolveHost, .cannotConnect, .tlsVerificationFailed, .tlsHandshakeFailed,
             .connectionFailed, .invalidResponse, .tooManyRedirects, .invalidRedirect, .transferFailed:
@@ -138,6 +140,10 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
             let limit = context.map { " of \($0) bytes" } ?? ""
             return "The response from \(target) is larger than the limit\(limit); refused. "
                 + "Check the URL: a token endpoint answers with a small JSON document."
+        case .responseHeadersTooLarge:
+            let limit = context.map { " of \($0) bytes" } ?? ""
+            return "The server at \(target) answered with response headers larger than libcurl's limit\(limit)\(cause); refused. "
+                + "The server (or a proxy in between) is misbehaving: check the URL, or ask its administrator."
         case .tooManyRedirects:
             return "The request to \(target) was redirected too many times\(cause)."
         case .invalidRedirect:

@@ -75,7 +75,7 @@ enum SecretInput {
     /// The terminal is in non-canonical mode without signals while reading, so Ctrl-C and Ctrl-D on an empty
     /// line cancel the prompt and the terminal is always restored; Backspace and Ctrl-U edit the line.
     static func prompt(_ text: String) async throws -> String {
-        try await BlockingWork.run(name: "portal-auth-prompt") { try promptBlocking(text) }
+        try await BlockingWork.run(name: "portal-auth-prompt", dedicatedThread: true) { try promptBlocking(text) }
     }
 
     /// Asks for a password with echo off until one is typed: an empty answer (Enter alone) is never sent, it is
@@ -94,7 +94,7 @@ enum SecretInput {
     static func line(_ text: String) async throws -> String {
         let cancelled = Mutex(false)
         return try await withTaskCancellationHandler {
-            try await BlockingWork.run(name: "portal-auth-prompt") {
+            try await BlockingWork.run(name: "portal-auth-prompt", dedicatedThread: true) {
                 StandardError.write(text)
                 // In canonical mode the terminal turns readable once a whole line is typed.
                 var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)

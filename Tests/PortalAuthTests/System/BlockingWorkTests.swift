@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 
-@Suite("Blocking work runs on a thread of its own, off the cooperative pool")
+@Suite("Blocking work runs on a small bounded pool, off the cooperative pool", .serialized)
 struct BlockingWorkTests {
     /// A failure thrown by the work.
     struct WorkFailure: Error, Equatable {
@@ -16,14 +16,14 @@ struct BlockingWorkTests {
 
     @Test("the work's value comes back to the caller")
     func returnsValue() async throws {
-        let value = try await BlockingWork.run { 6 * 7 }
+        let value = try await PortalAuth.BlockingWork.run { 6 * 7 }
         #expect(value == 42)
     }
 
     @Test("the work's error reaches the caller unchanged")
     func propagatesError() async throws {
         await #expect(throws: WorkFailure(code: 7)) {
-            try await BlockingWork.run { () throws -> Int in throw WorkFailure(code: 7) }
+            try await PortalAuth.BlockingWork.run { () throws -> Int in throw WorkFailure(code: 7) }
         }
     }
 
@@ -32,11 +32,11 @@ struct BlockingWorkTests {
         let ran = Mutex(false)
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await BlockingWork.run { ran.withLock { $0 = true } }
+            return try await PortalAuth.BlockingWork.run { ran.withLock { $0 = true } }
         }
         await #expect(throws: CancellationError.self) { try await task.value }
         // Any thread started would have run by now had the work not been skipped: wait for one that runs after it.
-        try await BlockingWork.run {}
+        try await PortalAuth.BlockingWork.run {}
         #expect(ran.withLock { $0 } == false)
     }
 
@@ -45,43 +45,67 @@ struct BlockingWorkTests {
         let started = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         let task = Task {
-            try await BlockingWork.run { () -> String in
+            try await PortalAuth.BlockingWork.run { () -> String in
                 started.signal()
                 return gate.wait(timeout: .now() + Self.hangGuard) == .success ? "finished" : "hang guard"
             }
         }
-        try await BlockingWork.run { #expect(started.wait(timeout: .now() + Self.hangGuard) == .success) }
+        try await PortalAuth.BlockingWork.run { #expect(started.wait(timeout: .now() + Self.hangGuard) == .success) }
         task.cancel()
         gate.signal()
         #expect(try await task.value == "finished")
     }
 
-    @Test("more blocked jobs than the pool has threads leave the pool free for other tasks")
-    func leavesPoolFree() async throws {
-        let jobs = max(8, 2 * ProcessInfo.processInfo.activeProcessorCount + 1)
+    @Test("more blocked jobs than the pool has threads wait their turn, on at most poolSize threads, and all finish")
+    func boundedPool() async throws {
+        let jobs = PortalAuth.BlockingWork.poolSize + 3
         let gate = DispatchSemaphore(value: 0)
+        let running = Running()
         let (started, starting) = AsyncStream.makeStream(of: Int.self)
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for job in 0..<jobs {
                 group.addTask {
-                    try await BlockingWork.run {
+                    try await PortalAuth.BlockingWork.run {
+                        running.state.withLock { state in
+                            state.now += 1
+                            state.most = max(state.most, state.now)
+                            state.threads.insert(Self.threadID())
+                        }
                         starting.yield(job)
+                        defer { running.state.withLock { $0.now -= 1 } }
                         return gate.wait(timeout: .now() + Self.hangGuard) == .success
                     }
                 }
             }
-            // Every job is blocked now; this task (and the one below) still get a thread of the pool.
+            // The pool is full of blocked jobs now; the cooperative pool is still free.
             var blocked = 0
             for await _ in started {
                 blocked += 1
-                if blocked == jobs { break }
+                if blocked == PortalAuth.BlockingWork.poolSize { break }
             }
             let fromThePool = await Task.detached { "ran" }.value
             #expect(fromThePool == "ran")
+            // A job that waits on a person gets a thread of its own, whatever the pool is doing.
+            let dedicated = try await PortalAuth.BlockingWork.run(dedicatedThread: true) { "dedicated" }
+            #expect(dedicated == "dedicated")
             for _ in 0..<jobs { gate.signal() }
             var released = 0
             for try await opened in group where opened { released += 1 }
             #expect(released == jobs, "a job waited until the hang guard: the gate opened only after it gave up")
         }
+        let state = running.state.withLock { $0 }
+        #expect(state.most <= PortalAuth.BlockingWork.poolSize)
+        #expect(state.threads.count <= PortalAuth.BlockingWork.poolSize)
+        #expect(PortalAuth.BlockingWork.poolThreadCount <= PortalAuth.BlockingWork.poolSize)
+    }
+
+    /// Jobs running now, the most at once, and the threads they ran on.
+    final class Running: Sendable {
+        let state = Mutex((now: 0, most: 0, threads: Set<UInt64>()))
+    }
+
+    /// The id of the calling thread.
+    static func threadID() -> UInt64 {
+        UInt64(pthread_self())
     }
 }

@@ -177,6 +177,71 @@ struct CurlHTTPClientTests {
         }
     }
 
+    @Test("64 requests in flight at once run on the one event loop thread, none on a thread of its own")
+    func oneLoopThread() async throws {
+        try await FaultServer.with { server async throws in
+            let url = server.url("/slow?seconds=0.6")
+            let (done, finishing) = AsyncStream.makeStream(of: Void.self)
+            let statuses = Task {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<64 { group.addTask { try await client.send(.get(url)).statusCode } }
+                    defer { finishing.finish() }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+            }
+            // While they are in flight, the threads that run transfers: the loop's ("PortalAuth.curl"), and any
+            // other a transfer would have started (one per request before issue 27: "portal-auth-curl").
+            var most = 0
+            var sampling = true
+            while sampling {
+                most = max(most, Self.transferThreads())
+                sampling = await Self.waitBriefly(for: done)
+            }
+            let answered = try await statuses.value
+            #expect(answered.count == 64 && answered.allSatisfy { $0 == 200 })
+            #expect(most <= 1, "transfers ran on \(most) threads")
+            #expect(Self.transferThreads() == 1, "the loop thread stays for the next requests")
+        }
+    }
+
+    @Test("requests one after another, from clients made anew, reuse one connection (the loop's pool)")
+    func connectionReuse() async throws {
+        try await FaultServer.with { server async throws in
+            var ports: Set<Int64> = []
+            for _ in 0..<5 {
+                let response = try await CurlHTTPClient().send(.get(server.url("/peer")))
+                ports.insert(try #require(try JSONValue.parse(response.body)["port"]?.integerValue))
+            }
+            #expect(ports.count == 1, "one connection for five requests, not \(ports.count)")
+        }
+    }
+
+    /// Threads of this process that run libcurl transfers, by name.
+    static func transferThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.hasPrefix("PortalAuth.curl") || name.hasPrefix("portal-auth-cur")
+        }.count
+    }
+
+    /// Waits up to a few milliseconds for `stream` to end; false once it has.
+    static func waitBriefly(for stream: AsyncStream<Void>) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in stream {}
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(10))
+                return true
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
     @Test("a task cancelled before sending connects to nothing")
     func cancelledBeforehand() async throws {
         let task = Task {
@@ -210,6 +275,23 @@ struct CurlHTTPClientTests {
             // Just under the limit passes.
             let fits = try await client.send(.get(server.url("/big?bytes=90000&chunked=\(chunked ? 1 : 0)")))
             #expect(fits.body.count == 90000)
+        }
+    }
+
+    @Test("a response header of 200 KiB names the server and the cause, as a bad answer (issue 25, item 10)")
+    func responseHeadersTooLarge() async throws {
+        try await FaultServer.with { server async throws in
+            let url = server.url("/big-header?bytes=204800&token=SECRET")
+            let error = try #require(await transportError(client, .get(url)))
+            #expect(error.kind == .responseHeadersTooLarge)
+            #expect(error.category == .invalidContent)
+            #expect(error.description.contains(server.url("/big-header").absoluteString), "names the server")
+            #expect(error.description.contains("response headers larger than libcurl's limit of 102400 bytes"))
+            #expect(!error.description.contains("Out of memory") && !error.description.contains("internal problem"), "\(error)")
+            #expect(!error.description.contains("SECRET"))
+            // A large header under the limit is received.
+            let fits = try await client.send(.get(server.url("/big-header?bytes=60000")))
+            #expect(fits.headers["X-Padding"]?.count == 60000)
         }
     }
 

@@ -1,0 +1,182 @@
+internal import CCurl
+internal import CSystem
+import Foundation
+import Synchronization
+
+/// The one libcurl event loop of the process: a `curl_multi` handle driven by one thread, which runs every
+/// transfer `CurlHTTPClient` sends.
+///
+/// libcurl as its authors intend for many transfers: the thread sleeps in `curl_multi_poll` and is woken with
+/// `curl_multi_wakeup` when a transfer is added or cancelled; finished transfers are read with
+/// `curl_multi_info_read` and their callers resumed.
+///
+/// - The multi handle holds the connection pool (`CURLMOPT_MAXCONNECTS`, ``maximumConnections``) and the CA store
+///   (OpenSSL's parsed bundle, cached by libcurl for `CURLOPT_CA_CACHE_TIMEOUT`, 24 h by default since 7.87: the
+///   bundle is read once, not once per request); HTTP/2 is negotiated where the server offers it and concurrent
+///   requests to one origin are multiplexed on one connection (`CURLOPT_PIPEWAIT`).
+/// - A share handle holds the connection cache, the TLS sessions (resumed handshakes) and the DNS cache for every
+///   transfer of the loop. It has no lock callbacks, on purpose: only the loop thread ever touches it. A transfer's
+///   easy handle is configured on the caller's thread without the share, and the loop attaches the share just
+///   before adding the handle and detaches it just after removing it (attaching and detaching change the share's
+///   own count), so an easy handle freed later on another thread no longer refers to it. The certificate probe,
+///   which runs on the blocking pool with verification off, never uses the share.
+/// - The thread starts with the first request (a process that sends none, such as `token` with a valid stored
+///   token, starts none) and then lives as long as the process, idle in `curl_multi_poll` between requests.
+final class CurlMultiLoop: @unchecked Sendable {
+    // @unchecked: `multi` and `share` are used by the loop thread only, except `curl_multi_wakeup`, which libcurl
+    // documents as callable from any thread; everything else shared goes through `inbox`.
+
+    /// Connections kept open for reuse, across all hosts: enough for an app with 64 requests in flight over
+    /// HTTP/1.1 plus a few other hosts (over HTTP/2 one connection per origin carries them all).
+    static let maximumConnections = 100
+
+    /// What other threads hand to the loop.
+    private struct Inbox {
+        var added: [CurlTransfer] = []
+        var cancelled: [CurlTransfer] = []
+        var threadStarted = false
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let share: UnsafeMutableRawPointer
+    private let inbox = Mutex(Inbox())
+
+    /// The loop of the process, created on first use; `nil` with the reason when libcurl could not be loaded or
+    /// set up.
+    private static let instance: Result<CurlMultiLoop, TransportError> = Result(catching: { () throws(TransportError) in try CurlMultiLoop() })
+
+    /// The process's loop; its errors name `url`.
+    static func shared(for url: URL) throws(TransportError) -> CurlMultiLoop {
+        switch instance {
+        case .success(let loop): return loop
+        case .failure(let error): throw TransportError(error.kind, url: RedactedURL(url), detail: error.detail, curlCode: error.curlCode)
+        }
+    }
+
+    private init() throws(TransportError) {
+        try CurlEasyHandle.initializeLibrary(url: nil)
+        guard let multi = pa_curl_multi_init() else {
+            throw TransportError(.curlSetup, url: nil, detail: "curl_multi_init returned no handle")
+        }
+        guard let share = pa_curl_share_init() else {
+            throw TransportError(.curlSetup, url: nil, detail: "curl_share_init returned no handle")
+        }
+        for (data, name) in [(CURL_LOCK_DATA_CONNECT, "connections"), (CURL_LOCK_DATA_SSL_SESSION, "TLS sessions"), (CURL_LOCK_DATA_DNS, "DNS")] {
+            let code = pa_curl_share_data(share, data)
+            guard code == CURLSHE_OK else {
+                throw TransportError(.curlSetup, url: nil, detail: "curl_share_setopt(\(name)): " + String(cString: pa_curl_share_strerror(code)))
+            }
+        }
+        let code = pa_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, Self.maximumConnections)
+        guard code == CURLM_OK else {
+            throw TransportError(.curlSetup, url: nil, detail: "CURLMOPT_MAXCONNECTS: " + Self.text(of: code))
+        }
+        self.multi = multi
+        self.share = share
+    }
+
+    // MARK: - Running transfers
+
+    /// Runs `transfer` (configured) on the loop and returns its outcome: the response,
+    /// `CancellationError` when the calling task is cancelled (the transfer is removed from the loop at once), or
+    /// a `TransportError`.
+    func run(_ transfer: CurlTransfer) async throws -> TransportResponse {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.continuation = continuation
+                let startThread = inbox.withLock { inbox in
+                    inbox.added.append(transfer)
+                    defer { inbox.threadStarted = true }
+                    return !inbox.threadStarted
+                }
+                if startThread {
+                    let thread = Thread { [self] in loop() }
+                    thread.name = "PortalAuth.curl"
+                    thread.start()
+                } else {
+                    _ = pa_curl_multi_wakeup(multi)
+                }
+            }
+        } onCancel: {
+            transfer.cancellation.cancel()
+            inbox.withLock { $0.cancelled.append(transfer) }
+            _ = pa_curl_multi_wakeup(multi)
+        }
+    }
+
+    // MARK: - The loop thread
+
+    private func loop() {
+        // Foundation's `Thread.name` does not reach the kernel: named here, `ps -L` and /proc show it.
+        _ = pa_set_thread_name("PortalAuth.curl")
+        var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+        while true {
+            let (added, cancelled) = inbox.withLock { inbox in
+                defer { inbox.added.removeAll(); inbox.cancelled.removeAll() }
+                return (inbox.added, inbox.cancelled)
+            }
+            for transfer in added {
+                // Cancelled before it reached the loop: its cancellation may have been handled before it was added.
+                if transfer.cancellation.isCancelled {
+                    transfer.finish(.failure(CancellationError()))
+                    continue
+                }
+                let shared = pa_curl_setopt_pointer(transfer.easy.raw, CURLOPT_SHARE, share)
+                guard shared == CURLE_OK else {
+                    transfer.finish(.failure(transfer.setupError("CURLOPT_SHARE: " + String(cString: pa_curl_easy_strerror(shared)))))
+                    continue
+                }
+                let code = pa_curl_multi_add_handle(multi, transfer.easy.raw)
+                guard code == CURLM_OK else {
+                    detach(transfer)
+                    transfer.finish(.failure(transfer.setupError("curl_multi_add_handle: " + Self.text(of: code))))
+                    continue
+                }
+                active[transfer.easy.raw] = transfer
+            }
+            for transfer in cancelled {
+                guard active.removeValue(forKey: transfer.easy.raw) != nil else { continue }  // done or never added
+                _ = pa_curl_multi_remove_handle(multi, transfer.easy.raw)
+                detach(transfer)
+                transfer.finish(.failure(CancellationError()))
+            }
+            var running: Int32 = 0
+            let performed = pa_curl_multi_perform(multi, &running)
+            var easy: UnsafeMutableRawPointer?
+            var result = CURLE_OK
+            while pa_curl_multi_next_done(multi, &easy, &result) == 1 {
+                guard let done = easy, let transfer = active.removeValue(forKey: done) else { continue }
+                _ = pa_curl_multi_remove_handle(multi, done)
+                detach(transfer)
+                transfer.finish(code: result)
+            }
+            var polled = CURLM_OK
+            if performed == CURLM_OK {
+                // libcurl shortens the wait to its own next timeout (a transfer's time limit, a retry).
+                polled = pa_curl_multi_poll(multi, nil, 0, active.isEmpty ? 60_000 : 1_000, nil)
+            }
+            if performed != CURLM_OK || polled != CURLM_OK {
+                // The multi handle itself failed (out of memory, poll failed): every transfer in it fails, and the
+                // loop goes on for the next ones.
+                let reason = performed != CURLM_OK
+                    ? "curl_multi_perform: " + Self.text(of: performed) : "curl_multi_poll: " + Self.text(of: polled)
+                for (raw, transfer) in active {
+                    _ = pa_curl_multi_remove_handle(multi, raw)
+                    detach(transfer)
+                    transfer.finish(.failure(transfer.setupError(reason)))
+                }
+                active.removeAll()
+                usleep(10_000)  // a failing poll returns at once: do not spin
+            }
+        }
+    }
+
+    /// Detaches the share from a removed transfer's handle, on the loop thread (see the type's comment).
+    private func detach(_ transfer: CurlTransfer) {
+        _ = pa_curl_setopt_pointer(transfer.easy.raw, CURLOPT_SHARE, nil)
+    }
+
+    private static func text(of code: CURLMcode) -> String {
+        pa_curl_multi_strerror(code).map { String(cString: $0) } ?? "CURLMcode \(code.rawValue)"
+    }
+}
