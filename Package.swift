@@ -14,32 +14,32 @@ let package = Package(
     targets: [
         // MARK: - C libraries (system-library targets, found through pkg-config)
         .systemLibrary(
-            name: "CCurl",
+            name: "CPortalAuthCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .systemLibrary(
-            name: "COpenSSL",
+            name: "CPortalAuthOpenSSL",
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(
-            name: "CJansson",
+            name: "CPortalAuthJansson",
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
         // prctl (variadic in C) for keeping secrets out of core dumps; glibc only, nothing to link.
-        .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
+        .systemLibrary(name: "CPortalAuthSystem", path: "Sources/CPortalAuthSystem"),
         // The Secret Service (desktop keyring) through libsecret-1.so.0 (Debian libsecret-1-0; libsecret-1-dev for
         // its headers), loaded with dlopen on first use: linking it would load glib at every start and make the tool
         // fail to start where libsecret is missing, instead of falling back to the store file.
-        .target(name: "CSecret", path: "Sources/CSecret", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        .target(name: "CPortalAuthSecret", path: "Sources/CPortalAuthSecret", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
         // MARK: - Library and tool
         .target(
             name: "PortalAuth",
             dependencies: [
-                "CCurl", "COpenSSL", "CJansson", "CSystem", "CSecret",
+                "CPortalAuthCurl", "CPortalAuthOpenSSL", "CPortalAuthJansson", "CPortalAuthSystem", "CPortalAuthSecret",
                 .product(name: "Logging", package: "swift-log"),
             ],
         ),

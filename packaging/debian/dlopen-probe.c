@@ -1,9 +1,9 @@
 // Never installed nor run: scripts/package links this program against every function that portal-auth opens with
-// dlopen (the X-macro lists of Sources/CCurl/shim.h and Sources/COpenSSL/shim.h), so that dpkg-shlibdeps computes
+// dlopen (the X-macro lists of Sources/CPortalAuthCurl/shim.h and Sources/CPortalAuthOpenSSL/shim.h), so that dpkg-shlibdeps computes
 // from Debian's symbols files the packages and minimal versions those functions need (libcurl4, libssl3). The
 // binary itself does not link them (scripts/install checks it), so dpkg-shlibdeps cannot see them there.
-#include "CCurl/shim.h"
-#include "COpenSSL/shim.h"
+#include "CPortalAuthCurl/shim.h"
+#include "CPortalAuthOpenSSL/shim.h"
 
 #define PA_PROBE_REFERENCE(prefix, type, name, parameters, arguments) (void *)&name,
 

@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 
 /// A failure inside OpenSSL, with OpenSSL's own message.
 public struct CryptoError: Error, Sendable, CustomStringConvertible, CategorizedError {

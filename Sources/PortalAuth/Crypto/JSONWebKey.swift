@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 import Foundation
 
 /// A public key of a JSON Web Key Set (RFC 7517) that ID tokens may be signed with: RSA (`n`, `e`), EC on P-256,

@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 import Foundation
 
 /// Opens a PKCS#12 (`.p12`/`.pfx`) file with OpenSSL, as libcurl will when it presents it, so that a wrong

@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 
 /// SHA-256 through OpenSSL's EVP interface.
 enum SHA256Digest {

@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 
 /// Cryptographically secure random bytes from OpenSSL's CSPRNG.
 enum SecureRandom {

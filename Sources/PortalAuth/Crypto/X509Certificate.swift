@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 import Foundation
 import Glibc
 

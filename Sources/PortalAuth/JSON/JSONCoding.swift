@@ -1,4 +1,4 @@
-internal import CJansson
+internal import CPortalAuthJansson
 package import Foundation
 
 // MARK: - Parsing

@@ -1,4 +1,4 @@
-internal import CJansson
+internal import CPortalAuthJansson
 import Foundation
 
 /// A JSON value parsed strictly (through jansson) or built in Swift.

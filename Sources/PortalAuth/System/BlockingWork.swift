@@ -1,4 +1,4 @@
-internal import CSystem
+internal import CPortalAuthSystem
 import Foundation
 import Synchronization
 

@@ -1,6 +1,6 @@
 package import Foundation
 import Glibc
-internal import CSystem
+internal import CPortalAuthSystem
 
 /// A child process started with `posix_spawn`: the part of Foundation's `Process` that this package and its tests
 /// use, under the same names.

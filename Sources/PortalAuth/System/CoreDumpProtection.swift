@@ -1,4 +1,4 @@
-internal import CSystem
+internal import CPortalAuthSystem
 import Glibc
 
 /// Keeps tokens, refresh tokens and passwords held in memory out of core files.

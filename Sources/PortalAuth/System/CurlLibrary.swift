@@ -1,6 +1,6 @@
-internal import CCurl
+internal import CPortalAuthCurl
 
-/// libcurl, opened with `dlopen` on first use (see `Sources/CSystem/dynamic_library.h`): a process that never
+/// libcurl, opened with `dlopen` on first use (see `Sources/CPortalAuthSystem/dynamic_library.h`): a process that never
 /// sends a request never maps it or the ~30 libraries it depends on.
 enum CurlLibrary {
     /// nil once libcurl and every function the library calls were found, else why not (tried once).

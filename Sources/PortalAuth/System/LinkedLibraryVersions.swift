@@ -1,5 +1,5 @@
-internal import CCurl
-internal import COpenSSL
+internal import CPortalAuthCurl
+internal import CPortalAuthOpenSSL
 
 /// The versions of the C libraries the running process uses (not the ones it was built against), for
 /// `portal-auth --version` and bug reports.

@@ -1,6 +1,6 @@
-internal import COpenSSL
+internal import CPortalAuthOpenSSL
 
-/// OpenSSL's libcrypto and libssl, opened with `dlopen` on first use (see `Sources/CSystem/dynamic_library.h`):
+/// OpenSSL's libcrypto and libssl, opened with `dlopen` on first use (see `Sources/CPortalAuthSystem/dynamic_library.h`):
 /// a process that computes nothing cryptographic and makes no TLS connection never maps them.
 enum OpenSSLLibrary {
     /// nil once libcrypto and every function the library calls were found, else why not (tried once).

@@ -1,8 +1,8 @@
-internal import CSystem
+internal import CPortalAuthSystem
 import Glibc
 import Synchronization
 
-/// Turns signals into calls on a thread of its own, without Dispatch: the signal handler (C, in CSystem) only
+/// Turns signals into calls on a thread of its own, without Dispatch: the signal handler (C, in CPortalAuthSystem) only
 /// writes the signal's number to a pipe, and one thread, started with the first forwarder of the process, reads
 /// the pipe and calls the handlers registered then.
 ///

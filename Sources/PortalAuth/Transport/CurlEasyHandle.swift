@@ -1,4 +1,4 @@
-internal import CCurl
+internal import CPortalAuthCurl
 import Foundation
 
 /// One libcurl easy handle with its error buffer and header list, freed in `deinit`.

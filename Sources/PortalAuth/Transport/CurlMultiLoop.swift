@@ -1,5 +1,5 @@
-internal import CCurl
-internal import CSystem
+internal import CPortalAuthCurl
+internal import CPortalAuthSystem
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-internal import CCurl
+internal import CPortalAuthCurl
 import Foundation
 
 /// One request/response exchange through libcurl: configured on the caller's thread, then run by the process's

@@ -1,4 +1,4 @@
-internal import CCurl
+internal import CPortalAuthCurl
 import Foundation
 import Glibc
 

@@ -1,5 +1,5 @@
-internal import CCurl
-internal import COpenSSL  // the client-certificate request callback
+internal import CPortalAuthCurl
+internal import CPortalAuthOpenSSL  // the client-certificate request callback
 public import Foundation
 
 /// Reads the certificate a TLS server presents, and whether it asks for a client certificate, without trusting

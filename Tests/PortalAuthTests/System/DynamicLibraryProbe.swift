@@ -1,4 +1,4 @@
-import CCurl  // pa_dynamic_library_probe, from Sources/CSystem/dynamic_library.h, which CCurl's shim includes
+import CPortalAuthCurl  // pa_dynamic_library_probe, from Sources/CPortalAuthSystem/dynamic_library.h, which CPortalAuthCurl's shim includes
 @testable import PortalAuth
 
 /// The loader of the libraries opened on first use (libcurl, libcrypto, libssl), tried on any file and function:

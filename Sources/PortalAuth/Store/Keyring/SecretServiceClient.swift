@@ -1,4 +1,4 @@
-internal import CSecret
+internal import CPortalAuthSecret
 import Glibc
 import Synchronization
 

@@ -1,7 +1,7 @@
 #ifndef PORTALAUTH_CCURL_SHIM_H
 #define PORTALAUTH_CCURL_SHIM_H
 #include <curl/curl.h>
-#include "../CSystem/dynamic_library.h"
+#include "../CPortalAuthSystem/dynamic_library.h"
 
 // libcurl is opened with dlopen on first use, not linked (see dynamic_library.h): Swift calls the pa_ wrappers
 // below, after pa_curl_load() succeeded (CurlLibrary.load() in the library). The headers come from
@@ -99,7 +99,7 @@ static inline long pa_curlauth_basic(void) { return (long)CURLAUTH_BASIC; }
 /// See pa_curlauth_basic.
 static inline long pa_curlauth_digest(void) { return (long)CURLAUTH_DIGEST; }
 /// Sets CURLOPT_SSL_CTX_FUNCTION and CURLOPT_SSL_CTX_DATA. The callback gets the handle, the OpenSSL SSL_CTX
-/// and `data` as untyped pointers (this module does not import OpenSSL; COpenSSL holds the callbacks), and
+/// and `data` as untyped pointers (this module does not import OpenSSL; CPortalAuthOpenSSL holds the callbacks), and
 /// returns a CURLcode (0 to go on).
 typedef int (*pa_curl_ssl_ctx_callback)(void *, void *, void *);
 static inline CURLcode pa_curl_setopt_ssl_ctx_function(CURL *handle, pa_curl_ssl_ctx_callback callback, void *data) {

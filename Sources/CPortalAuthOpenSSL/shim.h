@@ -13,7 +13,7 @@
 #include <openssl/param_build.h>
 #include <openssl/ssl.h>
 #include <openssl/ec.h>  // ECDSA_SIG: a JWS ES256 signature (r || s) turned into the DER form OpenSSL verifies
-#include "../CSystem/dynamic_library.h"
+#include "../CPortalAuthSystem/dynamic_library.h"
 
 // libcrypto and libssl are opened with dlopen on first use, not linked (see dynamic_library.h): Swift calls the
 // pa_ wrappers below, after pa_crypto_load() succeeded (OpenSSLLibrary.load() in the library). The headers come

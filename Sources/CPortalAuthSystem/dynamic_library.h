@@ -2,7 +2,7 @@
 #define PORTALAUTH_DYNAMIC_LIBRARY_H
 // A C library opened with dlopen on first use instead of being linked, so that a process that never needs it
 // (`portal-auth token` with a valid stored token) neither maps it nor binds its symbols at start (issue 17).
-// Included by the shims of CCurl and COpenSSL (and any other shim that loads its library the same way).
+// Included by the shims of CPortalAuthCurl and CPortalAuthOpenSSL (and any other shim that loads its library the same way).
 //
 // A shim lists the library's functions once, as an X-macro of (return type, name, parameters, arguments), and
 // PA_DYNAMIC_LIBRARY generates from it:
