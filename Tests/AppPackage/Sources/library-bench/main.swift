@@ -18,6 +18,7 @@ import Synchronization
 #endif
 #if canImport(AsyncHTTPClient)
     import AsyncHTTPClient
+    import NIOSSL
 #endif
 
 /// What one run measured.
