@@ -56,6 +56,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
 
     /// Signs the user in through the browser and returns the credential.
     ///
+    /// The sign-in runs by the settings' ``SignInSettings/signInMethod`` (see
+    /// ``credential(for:using:deviceAuthorizationURL:settings:replacing:)``): by default the browser where a display
+    /// can show it, else the device code or paste-back, else ``SignInError`` at once.
+    ///
     /// The ID token's `aud`, `nonce`, `exp` and (when the issuer can be known) `iss` are checked; with `openid` among
     /// the scopes, a token response without an ID token is refused (`SignInError`).
     ///
@@ -65,7 +69,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public static func credential(
         for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
-        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings, replacing: previous)
+        try await credential(for: configuration, using: settings.signInMethod, settings: settings, replacing: previous)
     }
 
     /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iss` when

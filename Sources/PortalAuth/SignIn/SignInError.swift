@@ -15,6 +15,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case missingIssuer(String)
         case browserFailed(String)
         case noRemotePath(String)
+        case noRemoteLogout(String)
         case methodUnsupported(String)
         case missingIDToken(String)
         case urlUnheard
@@ -34,6 +35,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func missingIssuer(expected: String) -> SignInError { SignInError(.missingIssuer(expected)) }
     static func browserFailed(_ message: String) -> SignInError { SignInError(.browserFailed(message)) }
     static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
+    static func noRemoteLogout(_ reason: String) -> SignInError { SignInError(.noRemoteLogout(reason)) }
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
     /// No browser is set and neither the observer nor the logger passes the sign-in URL on.
     static func urlUnheard() -> SignInError { SignInError(.urlUnheard) }
@@ -47,7 +49,15 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
 
     /// Whether no browser can open here and no remote path is possible (no terminal to paste on, no device code).
     public var needsTerminal: Bool {
-        if case .noRemotePath = code { return true }
+        switch code {
+        case .noRemotePath, .noRemoteLogout: return true
+        default: return false
+        }
+    }
+
+    /// Whether standard input ended before an address was pasted.
+    public var isInputClosed: Bool {
+        if case .inputClosed = code { return true }
         return false
     }
 
@@ -65,7 +75,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .browserFailed: return .unavailable
-        case .noRemotePath, .methodUnsupported, .urlUnheard: return .usage
+        case .noRemotePath, .noRemoteLogout, .methodUnsupported, .urlUnheard: return .usage
         case .notLoopbackRedirect: return .usage
         }
     }
@@ -94,6 +104,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .noRemotePath(let reason):
             return "no browser can be used here (\(reason)) and there is no terminal to paste the final address on. "
                 + "Run the command on a terminal (over SSH: ssh -t), or with --device-code where the identity provider offers it."
+        case .noRemoteLogout(let reason):
+            return "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
+                + "so the browser session at the identity provider stays. Run the command on a terminal (over SSH: ssh -t) to end it."
         case .methodUnsupported(let why):
             return why
         case .missingIDToken(let tokenURL):

@@ -23,6 +23,11 @@ public struct SignInSettings: Sendable {
     public var environment: SignInEnvironment
     /// Lines pasted by the person (paste-back, out-of-band codes): standard input when not given.
     public var pastedLines: @Sendable () -> AsyncStream<String>
+    /// How the sign-ins that are not given a method reach the person: `OAuthUserCredential.credential(for:settings:)`,
+    /// `IAPCredential.credential(for:settings:replacing:)` and the ``Authenticator``'s. ``SignInMethod/automatic`` (the
+    /// default) never starts a browser where ``environment`` says nobody would see it: over SSH without a forwarded
+    /// display it takes a remote path, or fails at once (``SignInError``) when there is none.
+    public var signInMethod: SignInMethod
 
     /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
     public init(
@@ -35,7 +40,8 @@ public struct SignInSettings: Sendable {
         logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() }),
         clock: any SignInClock = SystemSignInClock(),
         environment: SignInEnvironment = .current(),
-        pastedLines: (@Sendable () -> AsyncStream<String>)? = nil
+        pastedLines: (@Sendable () -> AsyncStream<String>)? = nil,
+        signInMethod: SignInMethod = .automatic
     ) {
         self.browser = browser
         self.timeout = timeout
@@ -47,5 +53,6 @@ public struct SignInSettings: Sendable {
         self.clock = clock
         self.environment = environment
         self.pastedLines = pastedLines ?? { StandardInputLines.stream() }
+        self.signInMethod = signInMethod
     }
 }

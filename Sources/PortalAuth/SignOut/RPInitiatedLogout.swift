@@ -40,6 +40,10 @@ struct RPInitiatedLogout: Sendable {
         // the address of a private launch page, see `BrowserLaunchPage`), and nothing on loopback hands it out.
         let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? shown
 
+        // Where no browser here can reach the person (SSH, no display), none is started: the remote path.
+        if let reason = settings.remoteReason {
+            return try await remote(listener: listener, shown: shown, state: state, reason: reason, settings: settings)
+        }
         settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
         let page = settings.openBrowser(at: opened)
         defer { page?.remove() }
@@ -57,6 +61,61 @@ struct RPInitiatedLogout: Sendable {
             return true
         } catch is NoConfirmation {
             settings.logger.debug("no logout confirmation before the timeout", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
+            return false
+        }
+    }
+
+    /// The logout without a browser here: the person opens `shown` in the browser they signed in with (anywhere) and
+    /// pastes the address it ends on, which confirms the logout as the loopback redirect would; end of input (Ctrl-D)
+    /// or the timeout leaves it unconfirmed. Without a terminal to paste on, it fails at once
+    /// (`SignInError.needsTerminal`) instead of waiting for a redirect that cannot come.
+    private func remote(listener: LoopbackListener, shown: URL, state: String, reason: String, settings: SignInSettings) async throws -> Bool {
+        guard settings.acceptsPastedRedirect else {
+            // Asked for explicitly (`.pasteBack` without a terminal): the URL is shown, the redirect may still come
+            // from a browser opened by hand on this machine.
+            guard settings.signInMethod == .pasteBack else { throw SignInError.noRemoteLogout(reason) }
+            settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
+            return try await waitForConfirmation(settings: settings) {
+                _ = try await listener.waitForCallback(state: state, requiresCode: false)
+                return true
+            }
+        }
+        settings.observer.browserUnavailable(reason: reason)
+        let reader = PastedRedirectReader(settings: settings)
+        return try await waitForConfirmation(settings: settings) {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = try await listener.waitForCallback(state: state, requiresCode: false)
+                    return true
+                }
+                group.addTask {
+                    do {
+                        _ = try await reader.callback(
+                            authorizationURL: shown, expectedRedirect: listener.redirectURL, state: state, issuer: nil,
+                            reading: { text in
+                                do throws(LoopbackError) {
+                                    return .success(try listener.callback(fromPastedURL: text, state: state, requiresCode: false))
+                                } catch {
+                                    return .failure(error)
+                                }
+                            })
+                        return true
+                    } catch let error as SignInError where error.isInputClosed {
+                        return false  // Ctrl-D: the person leaves the browser session as it is
+                    }
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+        }
+    }
+
+    /// Runs `wait` within the settings' timeout: true when it confirmed, false when the time ran out first.
+    private func waitForConfirmation(settings: SignInSettings, _ wait: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+        struct NoConfirmation: Error {}
+        do {
+            return try await withDeadline(settings.timeout, onTimeout: { NoConfirmation() }, wait)
+        } catch is NoConfirmation {
             return false
         }
     }

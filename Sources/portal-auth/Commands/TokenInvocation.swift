@@ -30,7 +30,7 @@ struct TokenInvocation {
             let issued = try await obtain()
             try print(issued)
         } catch {
-            throw Failure.report(error)
+            throw Failure.report(session.terminalNeeded(error))
         }
     }
 

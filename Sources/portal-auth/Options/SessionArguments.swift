@@ -63,7 +63,10 @@ struct SessionArguments: Equatable {
             timeout: .seconds(timeout),
             observer: TerminalSignInObserver(target: target, waitLimit: .seconds(timeout)),
             acceptsPastedRedirect: acceptsPaste,
-            httpClient: httpClient
+            httpClient: httpClient,
+            // Every sign-in of every command (login, token and request --interactive, the authenticator's) takes
+            // the same choice: no browser started over SSH or without a display.
+            signInMethod: method
         )
     }
 

@@ -65,7 +65,7 @@ struct AuthorizationRequestProbeTests {
             return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
         }
         let browser = SignOutFakes.Browser()  // shows the provider's error page: never redirects back
-        let settings = SignInSettings(browser: browser, timeout: .seconds(120), httpClient: http)
+        let settings = SignInSettings(browser: browser, timeout: .seconds(120), httpClient: http, environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
         let error = await #expect(throws: LoopbackError.self) {
             _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
         }
@@ -79,7 +79,8 @@ struct AuthorizationRequestProbeTests {
             TransportResponse(statusCode: 403, headers: [("Content-Type", "text/html")], body: Data("<title>Forbidden client</title>".utf8), url: url)
         }
         let observer = Observer()
-        let settings = SignInSettings(browser: provider.browser, timeout: .seconds(120), observer: observer, httpClient: provider.http)
+        let settings = SignInSettings(
+            browser: provider.browser, timeout: .seconds(120), observer: observer, httpClient: provider.http, environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
         let credential = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
         #expect(try await credential.tokenInfo.accessToken == "ACCESS-1")
         #expect(observer.problems.withLock { $0 } == ["it answers HTTP 403 with a page titled \"Forbidden client\""])
