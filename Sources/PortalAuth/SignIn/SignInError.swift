@@ -19,6 +19,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case methodUnsupported(String)
         case missingIDToken(String)
         case urlUnheard
+        case requestRefused(endpoint: String, said: String)
     }
 
     private let code: Code
@@ -39,6 +40,10 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
     /// No browser is set and neither the observer nor the logger passes the sign-in URL on.
     static func urlUnheard() -> SignInError { SignInError(.urlUnheard) }
+    /// The authorization endpoint answered the request with an OAuth error before any sign-in (an unknown client ID).
+    static func requestRefused(authorizeURL: URL, _ said: String) -> SignInError {
+        SignInError(.requestRefused(endpoint: RedactedURL(authorizeURL).description, said: said))
+    }
     static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
 
     /// Whether the browser command could not start or failed, so the sign-in cannot go on through it.
@@ -71,7 +76,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         switch code {
         case .timedOut: return .timedOut
         case .missingCode, .pastedURLRejected: return .invalidContent
-        case .missingIssuer: return .refused
+        case .missingIssuer, .requestRefused: return .refused
         case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .browserFailed: return .unavailable
@@ -107,6 +112,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .noRemoteLogout(let reason):
             return "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
                 + "so the browser session at the identity provider stays. Run the command on a terminal (over SSH: ssh -t) to end it."
+        case .requestRefused(let endpoint, let said):
+            return "the identity provider refuses this sign-in request at \(endpoint): \(said), so no browser was opened. "
+                + "Check the client ID and that the redirect URL is registered for it."
         case .methodUnsupported(let why):
             return why
         case .missingIDToken(let tokenURL):

@@ -100,4 +100,17 @@ struct RemoteEveryCommandTests {
         #expect(json["kind"]?.stringValue == "oauth-user")
         try await SignOutTests.revokeEverything(server, store)
     }
+
+    @Test("a portal that is down: exit 69 at once with the reason, and no browser tab (issue 28, point 5)")
+    func serverDownBeforeBrowser() async throws {
+        let store = try ScratchStore()
+        let opened = store.directory.appendingPathComponent("opened").path
+        let result = try await ToolRunner.run(
+            ["token", "--portal", "http://127.0.0.1:9/arcgis", "--client-id", "app", "--interactive",
+             "--browser-command", "sh -c 'echo \"$1\" > \(opened)' sh", "--timeout", "300"],
+            environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
+        #expect(result.status == 69, "\(result)")
+        #expect(result.stderr.contains("127.0.0.1:9"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: opened), "the browser never started")
+    }
 }
