@@ -57,6 +57,16 @@ struct ScriptOutputTests {
         #expect(!result.stderr.contains("Error: "), "\(result)")
     }
 
+    @Test("exec --url: PORTAL_AUTH_URL is the URL asked for, not the sign-in's own (issue 28, point 13)")
+    func execURL() async throws {
+        let store = try PreparedStore()
+        try await store.write([PreparedStore.portal(Self.portal, token: "portal-token")])
+        let asked = Self.portal + "/sharing/rest/content/items/abc?f=json"
+        let printed = try await ToolRunner.run(
+            ["exec", "--url", asked, "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_URL""#], environment: store.environment)
+        #expect(printed.status == 0 && printed.stdout == asked, "\(printed)")
+    }
+
     @Test("exec: the token in the command's environment only, its exit status and signal passed through")
     func exec() async throws {
         let store = try PreparedStore()

@@ -113,4 +113,28 @@ struct RemoteEveryCommandTests {
         #expect(result.stderr.contains("127.0.0.1:9"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: opened), "the browser never started")
     }
+
+    @Test("on a terminal of 80 columns the tool's messages are wrapped at spaces, never inside a word (issue 28, point 6)")
+    func wrappedAt80Columns() async throws {
+        let store = try ScratchStore()
+        let arguments = ["token", "--portal", "http://127.0.0.1:9/arcgis", "--client-id", "app", "--interactive", "--timeout", "300"]
+        let tool = try TerminalTool(arguments, environment: Self.ssh.merging(["PORTAL_AUTH_STORE": store.path, "COLUMNS": "80"]) { $1 })
+        let (status, text) = try await tool.finish()
+        #expect(status == 69, "\(text)")
+        // "\r\n" is one Character in Swift: the terminal's line ends and the status line's erasure go first.
+        let lines = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\u{1B}[2K", with: "")
+            .replacingOccurrences(of: "\r", with: "").components(separatedBy: "\n")
+        for line in lines where line.count > 80 {
+            #expect(line.hasPrefix(" ") || !line.contains(" "), "a line longer than 80 columns that could have been wrapped: \(line)")
+        }
+        #expect(lines.contains { $0.count > 40 } && lines.filter { !$0.isEmpty }.count > 2, "\(text)")
+        // Without a terminal (a log, a script) nothing is wrapped.
+        let plain = try await ToolRunner.run(arguments, environment: Self.ssh.merging(["PORTAL_AUTH_STORE": store.path, "COLUMNS": "80"]) { $1 })
+        let message = try #require(plain.stderr.split(separator: "\n").first { $0.hasPrefix("portal-auth: error: ") }, "\(plain)")
+        #expect(message.count > 80, "without a terminal the message stays on one line")
+        // Joined again at the breaks, the terminal's message is whole: no word was cut.
+        let joined = lines.filter { !$0.isEmpty }.joined(separator: " ")
+        #expect(joined.contains("Could not connect to http://127.0.0.1:9/arcgis/sharing/rest/oauth2/authorize: Failed to connect to 127.0.0.1 port 9"), "\(text)")
+        #expect(joined.contains("Check that the server is up and reachable, and the proxy variables (https_proxy, no_proxy)."), "\(text)")
+    }
 }
