@@ -19,3 +19,12 @@ extension ArcGISCredentialStore {
         }
     }
 }
+
+extension ArcGISCredentialStore {
+    /// Where a sign-in's tokens were just stored, as `status` tells it: "the desktop keyring (index: PATH)", "PATH"
+    /// or "memory".
+    var tokensPlace: String {
+        guard let file else { return "memory" }
+        return file.backend == .keyring ? "the desktop keyring (index: \(file.path))" : file.path
+    }
+}
