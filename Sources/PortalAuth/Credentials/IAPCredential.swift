@@ -46,7 +46,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             wantsNonce: configuration.scopes.contains("openid"),
             expectedIssuer: issuer?.identifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
-            successMessage: "You are signed in. You can close this tab and return to your terminal.",
+            successMessage: "You are signed in to \(configuration.authorizeURL.host ?? configuration.authorizeURL.absoluteString).",
             idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings, presentation: presentation)

@@ -49,7 +49,7 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             extraParameters: [("expiration", String(configuration.refreshTokenExpirationMinutes))],
             wantsNonce: false,
             expectedIssuer: nil,
-            successMessage: "You are signed in to \(portal). You can close this tab and return to your terminal."
+            successMessage: "You are signed in to \(portal)."
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
         return signedIn(configuration, result: result, redirectURL: configuration.redirectURL, settings: settings)

@@ -25,7 +25,7 @@ struct AuthorizationCodeFlow: Sendable {
     var expectedIssuer: String?
     /// Whether the authorization response must carry `iss` (the server advertises it, RFC 9207).
     var requiresIssuerInResponse = false
-    /// Text of the success page in the browser.
+    /// Text of the success page in the browser ("You are signed in to …"), before the settings' `pageReturnHint`.
     var successMessage: String
     /// An ID token sent as `id_token_hint` (OIDC Core 3.1.2.1, with `prompt=none`): to the browser only, through
     /// the opener's private launch page, never to the observer or the browser command's arguments.
@@ -54,7 +54,9 @@ struct AuthorizationCodeFlow: Sendable {
     func run(settings: SignInSettings, presentation: Presentation? = nil) async throws -> Result {
         let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser(failsOver: false))
         var configuration = LoopbackListener.Configuration()
-        configuration.successMessage = successMessage
+        // The pages' last words are the settings' (a terminal program, or an app that names itself).
+        configuration.successMessage = successMessage + " " + settings.pageReturnHint
+        configuration.failureNextStep = settings.pageFailureHint
         let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)

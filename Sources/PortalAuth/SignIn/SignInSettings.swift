@@ -28,6 +28,13 @@ public struct SignInSettings: Sendable {
     /// default) never starts a browser where ``environment`` says nobody would see it: over SSH without a forwarded
     /// display it takes a remote path, or fails at once (``SignInError``) when there is none.
     public var signInMethod: SignInMethod
+    /// What the browser pages tell the person to do once the sign-in (or sign-out) is over, after "You are signed
+    /// in to …": by default "You can close this tab and return to the terminal."; an app says e.g. "You can close
+    /// this tab and return to My Maps."
+    public var pageReturnHint = "You can close this tab and return to the terminal."
+    /// The last paragraph of the browser's page when the sign-in failed there: by default "You can close this tab.
+    /// The terminal shows what to do next."
+    public var pageFailureHint = LoopbackListener.Configuration.terminalFailureNextStep
 
     /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
     public init(

@@ -26,7 +26,8 @@ struct RPInitiatedLogout: Sendable {
     ///   with an `error`), `CryptoError`, `CancellationError`.
     func run(settings: SignInSettings) async throws -> Bool {
         try Task.checkCancellation()  // no browser tab for a sign-out that was already stopped
-        let configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage)
+        var configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage + " " + settings.pageReturnHint)
+        configuration.failureNextStep = settings.pageFailureHint
         let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
         defer { listener.close() }
         let state = try SecureRandom.token()

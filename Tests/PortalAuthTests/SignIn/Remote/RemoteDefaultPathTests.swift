@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PortalAuth
 
@@ -98,5 +99,42 @@ struct RemoteDefaultPathTests {
         settings.pastedLines = { board.stream }
         let result = try await credential.logOut(settings: settings)
         #expect(!result.isSessionEndConfirmed)
+    }
+}
+
+/// The browser pages' last words come from the settings, so a GUI app does not send people to a terminal (issue 28,
+/// point 16).
+@Suite("Browser pages' words from the settings", .timeLimit(.minutes(1)))
+struct BrowserPageWordsTests {
+    typealias Fakes = SignOutFakes
+
+    /// A browser that follows the logout back to the loopback and keeps the page it gets.
+    final class PageKeeper: Sendable {
+        let body = Mutex("")
+        func browser(extra: String) -> Fakes.Browser {
+            Fakes.Browser { url in
+                let query = Fakes.query(of: url)
+                guard let redirect = query["post_logout_redirect_uri"], let state = query["state"],
+                      let back = URL(string: "\(redirect)?state=\(state)\(extra)"),
+                      let response = try? await CurlHTTPClient().send(.get(back))
+                else { return }
+                self.body.withLock { $0 = String(decoding: response.body, as: UTF8.self) }
+            }
+        }
+    }
+
+    @Test("the success and failure pages end with SignInSettings.pageReturnHint and pageFailureHint")
+    func wordsFromSettings() async throws {
+        for (extra, expected) in [("", "return to My Maps"), ("&error=access_denied", "My Maps shows what to do next")] {
+            let keeper = PageKeeper()
+            let credential = Fakes.iapCredential(http: IAPLogoutTests.plainDiscovery)
+            var settings = Fakes.settings(http: IAPLogoutTests.plainDiscovery, browser: keeper.browser(extra: extra))
+            settings.pageReturnHint = "You can close this tab and return to My Maps."
+            settings.pageFailureHint = "You can close this tab; My Maps shows what to do next."
+            _ = try? await credential.logOut(settings: settings)
+            let page = keeper.body.withLock { $0 }
+            #expect(page.contains(expected), "\(page)")
+            #expect(!page.contains("terminal"), "\(page)")
+        }
     }
 }
