@@ -86,8 +86,11 @@ struct LocalAttackCommandTests {
 
     // MARK: - The browser's arguments and core dumps (items 1 and 14)
 
-    @Test("login: the browser command's arguments hold no state, challenge or identity-provider URL; the tool allows no core file")
+    @Test("login: the browser command's arguments hold no state, challenge or identity-provider URL; the tool allows no core file",
+          .enabled(if: TestServer.isConfigured))
     func browserArgumentsAndCoreLimit() async throws {
+        // A portal that answers: the authorization request is checked before the browser opens (issue 28, point 5).
+        let portal = try TestServer.current().portal
         let scratch = try Scratch()
         defer { scratch.remove() }
         let browser = scratch.directory.appendingPathComponent("browser.sh").path
@@ -100,15 +103,15 @@ struct LocalAttackCommandTests {
             """.write(toFile: browser, atomically: true, encoding: .utf8)
         chmod(browser, 0o755)
         let result = try await ToolRunner.run(
-            ["login", "--portal", "https://portal.example/portal", "--client-id", "c", "--store", scratch.store,
+            ["login", "--portal", portal, "--client-id", "c", "--store", scratch.store,
              "--browser-command", browser, "--timeout", "4"],
             environment: ["PORTAL_AUTH_LAUNCH_DIR": scratch.directory.appendingPathComponent("launch").path], timeout: .seconds(60))
         #expect(result.status == 75, "\(result)")
         let argument = try String(contentsOfFile: "\(out)/argument", encoding: .utf8)
         #expect(argument.hasPrefix("file://"), "\(argument)")
-        #expect(!argument.contains("state=") && !argument.contains("code_challenge") && !argument.contains("portal.example"))
+        #expect(!argument.contains("state=") && !argument.contains("code_challenge") && !argument.contains(portal))
         let page = try String(contentsOfFile: "\(out)/page", encoding: .utf8)
-        #expect(page.contains("portal.example/portal/sharing/rest/oauth2/authorize?"), "the page forwards to the sign-in")
+        #expect(page.contains("\(portal)/sharing/rest/oauth2/authorize?"), "the page forwards to the sign-in")
         #expect(page.contains("code_challenge="))
         let launch = scratch.directory.appendingPathComponent("launch").path
         #expect(try FileManager.default.contentsOfDirectory(atPath: launch).isEmpty, "the page is removed when the sign-in ends")

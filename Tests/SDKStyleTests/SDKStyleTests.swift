@@ -115,7 +115,14 @@ struct SDKStyleTests {
         setenv("PORTAL_AUTH_STORE", directory.appending(path: "state/credentials.json").path, 1)
         setenv("BROWSER", try LocalServer.browser, 1)
         setenv("PORTAL_AUTH_TEST_BROWSER_TIMEOUT", "60", 1)
-        defer { unsetenv("PORTAL_AUTH_STORE"); unsetenv("BROWSER") }
+        // An app on a desktop, where the browser it starts can be seen (without a display the sign-in would take a
+        // remote path; the test browser is headless whatever DISPLAY says).
+        let display = getenv("DISPLAY").map { String(cString: $0) }
+        setenv("DISPLAY", display ?? ":0", 1)
+        defer {
+            unsetenv("PORTAL_AUTH_STORE"); unsetenv("BROWSER")
+            if display == nil { unsetenv("DISPLAY") }
+        }
 
         // The persistent stores, as the documentation sets them up (network credentials in the desktop keyring).
         try await Self.withKeyring {

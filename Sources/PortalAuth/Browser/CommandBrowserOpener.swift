@@ -1,12 +1,15 @@
 public import Foundation
 import Glibc
+internal import CPortalAuthSystem
 
 /// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else `xdg-open`.
 ///
 /// The command is split into words like a shell would (quotes, no expansion). A `%s` word is
 /// replaced by the address; otherwise the address is appended as the last argument. The process runs in
-/// its own session, with standard input from `/dev/null`, so Ctrl-C in the terminal does not close
-/// the browser, and nothing is run through a shell.
+/// its own session, so Ctrl-C in the terminal does not close the browser, and nothing is run through a shell.
+/// Its standard input, output and error are `/dev/null`: a launcher's or a browser's own lines ("Opening in existing
+/// browser session.", log lines) never reach the terminal or the tool's output (a `--format json` document stays
+/// valid), and no other descriptor of this process (a libcurl socket, the loopback listener) is inherited.
 ///
 /// The URL itself never goes into the command's arguments, which every local user can read: the command gets the
 /// `file:` address of a private ``BrowserLaunchPage`` that forwards the browser to the URL.
@@ -85,11 +88,26 @@ public struct CommandBrowserOpener: BrowserOpener {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // The browser outlives the command: nothing of its output may reach the terminal or stdout, now or later.
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        // Only those three: libcurl's socketpair and sockets, the listener and the store lock are not close-on-exec.
+        let closing = pa_spawn_addclosefrom(&actions, 3)
+        guard closing == 0 else { throw BrowserError(command: command, reason: String(cString: strerror(closing))) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Self.spawnSetSID)
+        // No signal blocked and every signal at its default: the spawning thread (a pool thread, a Swift concurrency
+        // thread) blocks most signals, and a shell-script launcher such as xdg-open that inherited a blocked SIGCHLD
+        // would wait for its children forever.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Self.spawnSetSID | Int16(POSIX_SPAWN_SETSIGMASK) | Int16(POSIX_SPAWN_SETSIGDEF))
 
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }

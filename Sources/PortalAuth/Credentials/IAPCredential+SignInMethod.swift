@@ -54,7 +54,14 @@ extension IAPCredential {
                 explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient) {
                 return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
             }
-            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath(reason) }
+            guard settings.acceptsPastedRedirect else {
+                // No browser set: the caller shows the URL itself (its observer or logger hears it).
+                if settings.browser == nil {
+                    return try await authorizationCodeCredential(
+                        for: configuration, presentation: .browser(failsOver: false), settings: settings, replacing: previous)
+                }
+                throw SignInError.noRemotePath(reason)
+            }
             return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
         }
     }

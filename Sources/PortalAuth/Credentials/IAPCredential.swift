@@ -55,7 +55,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             wantsNonce: configuration.scopes.contains("openid"),
             expectedIssuer: issuer?.identifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
-            successMessage: "You are signed in. You can close this tab and return to your terminal.",
+            successMessage: "You are signed in to \(configuration.authorizeURL.host ?? configuration.authorizeURL.absoluteString).",
             idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
@@ -64,6 +64,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     }
 
     /// Signs the user in through the browser and returns the credential.
+    ///
+    /// The sign-in runs by the settings' ``SignInSettings/signInMethod`` (see
+    /// ``credential(for:using:deviceAuthorizationURL:settings:replacing:)``): by default the browser where a display
+    /// can show it, else the device code or paste-back, else ``SignInError`` at once.
     ///
     /// The ID token's signature (with the keys of the provider's discovery document), `aud`, `nonce`, `exp`, `iat`,
     /// `sub` and `iss` are checked (``IDTokenError``); with `openid` among the scopes, a token response without an ID
@@ -77,7 +81,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public static func credential(
         for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
-        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings, replacing: previous)
+        try await credential(for: configuration, using: settings.signInMethod, settings: settings, replacing: previous)
     }
 
     /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iat`, `sub`,

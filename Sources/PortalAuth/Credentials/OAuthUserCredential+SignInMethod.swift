@@ -7,7 +7,9 @@ extension OAuthUserCredential {
     /// machine, paste the address the browser ends on; ``SignInSettings/acceptsPastedRedirect`` must be true) and,
     /// where the app's registration lists `urn:ietf:wg:oauth:2.0:oob`, ``SignInMethod/outOfBand`` (the portal's page
     /// shows a code to paste). ``SignInMethod/automatic`` uses the browser when it can reach the person (see
-    /// ``SignInEnvironment``), else — or when the browser command fails — paste-back, else ``SignInError`` at once.
+    /// ``SignInEnvironment``), else — or when the browser command fails — paste-back, else ``SignInError`` at once;
+    /// with no browser set and no pasting, the URL goes to the observer (and the logger) and the loopback redirect is
+    /// awaited, as for ``SignInMethod/browser``.
     ///
     /// - Throws: as ``credential(for:settings:)``; ``SignInError`` for ``SignInMethod/deviceCode``.
     public static func credential(
@@ -41,7 +43,13 @@ extension OAuthUserCredential {
             } else {
                 reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"
             }
-            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath(reason) }
+            guard settings.acceptsPastedRedirect else {
+                // No browser set: the caller shows the URL itself (its observer or logger hears it).
+                if settings.browser == nil {
+                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings)
+                }
+                throw SignInError.noRemotePath(reason)
+            }
             settings.observer.browserUnavailable(reason: reason)
             return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
         }

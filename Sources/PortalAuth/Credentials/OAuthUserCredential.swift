@@ -23,11 +23,16 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
 
     /// Signs the user in through the browser and returns the credential.
     ///
+    /// The sign-in runs by the settings' ``SignInSettings/signInMethod`` (see
+    /// ``credential(for:using:settings:)``): by default the browser where a display can show it, else paste-back when
+    /// the settings accept pasted addresses, else ``SignInError`` at once — never a browser started over SSH and a wait
+    /// in silence.
+    ///
     /// - Throws: `ConfigurationError` for an unusable configuration, `LoopbackError` (port busy, the
-    ///   portal's `error` redirect such as `access_denied`), `SignInError` (timeout), `TransportError`,
-    ///   `TokenEndpointError`; `CancellationError` when the task is cancelled.
+    ///   portal's `error` redirect such as `access_denied`), `SignInError` (timeout, no way to reach the person),
+    ///   `TransportError`, `TokenEndpointError`; `CancellationError` when the task is cancelled.
     public static func credential(for configuration: OAuthUserConfiguration, settings: SignInSettings = SignInSettings()) async throws -> OAuthUserCredential {
-        try await authorizationCodeCredential(for: configuration, presentation: nil, settings: settings)
+        try await credential(for: configuration, using: settings.signInMethod, settings: settings)
     }
 
     /// The authorization-code sign-in (browser or paste-back).
@@ -44,7 +49,7 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             extraParameters: [("expiration", String(configuration.refreshTokenExpirationMinutes))],
             wantsNonce: false,
             expectedIssuer: nil,
-            successMessage: "You are signed in to \(portal). You can close this tab and return to your terminal."
+            successMessage: "You are signed in to \(portal)."
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
         return signedIn(configuration, result: result, redirectURL: configuration.redirectURL, settings: settings)

@@ -97,6 +97,15 @@ package struct CallbackEvaluator: Sendable {
 
     // MARK: - Pasted redirect URLs
 
+    /// The advice for an address that seems cut short.
+    private static let cutShort = "; the address may be cut short: paste all of it, from the browser's address bar (it is long; "
+        + "a terminal may show it over several lines)"
+
+    /// The last value of the query parameter `name` in `target`, percent-decoded.
+    private static func parameter(_ name: String, in target: String) -> String? {
+        URLComponents(string: target)?.queryItems?.last { $0.name == name }?.value
+    }
+
     /// The callback in a redirect URL the user pasted back (from a browser on another machine), or the reason it
     /// is not the awaited response.
     package func callback(fromPastedURL text: String) throws(LoopbackError) -> LoopbackCallback {
@@ -114,10 +123,16 @@ package struct CallbackEvaluator: Sendable {
             throw .notAwaitedResponse(
                 "its path is not \(path); paste the address the browser shows after signing in")
         case .unknownState(.missing):
-            throw .notAwaitedResponse("it has no state parameter")
+            throw .notAwaitedResponse("it has no state parameter" + (withoutFragment.contains("code=") ? Self.cutShort : ""))
         case .unknownState(.repeated):
             throw .notAwaitedResponse("it has more than one state parameter")
         case .unknownState(.mismatch):
+            // A state that is the start of this sign-in's: the address was cut short (a terminal's line end, a
+            // partial selection), not taken from another sign-in.
+            if let pasted = Self.parameter("state", in: String(withoutFragment)), !pasted.isEmpty,
+               states.contains(where: { $0.count > pasted.count && $0.hasPrefix(pasted) }) {
+                throw .notAwaitedResponse("it is cut short: its state is only the start of this sign-in's" + Self.cutShort)
+            }
             throw .notAwaitedResponse("its state belongs to another sign-in (an earlier attempt?)")
         case .malformed(let reason):
             throw .notAwaitedResponse(reason)

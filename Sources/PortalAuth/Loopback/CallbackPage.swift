@@ -20,7 +20,7 @@ package struct CallbackPage: Sendable, Equatable {
     }
 
     /// The matching response was a refusal; `error` says which (identity provider error, issuer mismatch, …).
-    package static func failure(_ error: LoopbackError) -> CallbackPage {
+    package static func failure(_ error: LoopbackError, nextStep: String = LoopbackListener.Configuration.terminalFailureNextStep) -> CallbackPage {
         var paragraphs: [String]
         if let code = error.identityProviderErrorCode {
             paragraphs = ["The identity provider did not sign you in. It answered: \(code)."]
@@ -33,7 +33,7 @@ package struct CallbackPage: Sendable, Equatable {
         } else {
             paragraphs = [error.description]
         }
-        paragraphs.append("You can close this tab. The terminal shows what to do next.")
+        paragraphs.append(nextStep)
         return CallbackPage(status: .ok, title: "Sign-in failed", paragraphs: paragraphs)
     }
 

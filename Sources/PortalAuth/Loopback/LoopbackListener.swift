@@ -26,6 +26,10 @@ package final class LoopbackListener: Sendable {
         /// The message of that page, e.g. "Signed in to https://www.arcgis.com. You can close this tab and return to
         /// the terminal." (The page cannot close itself, so it does not say it will.)
         package var successMessage: String
+        /// The last paragraph of a failure page: where the person learns what to do next.
+        package var failureNextStep: String = Configuration.terminalFailureNextStep
+        /// The failure pages' last paragraph for a terminal program.
+        package static let terminalFailureNextStep = "You can close this tab. The terminal shows what to do next."
         /// The largest request head (request line and headers) read; a larger one gets 431 and is closed.
         package var maximumHeadBytes: Int
         /// How long one connection may stay open, from accepting to closing.

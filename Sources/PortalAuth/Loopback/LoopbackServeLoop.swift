@@ -284,7 +284,8 @@ final class LoopbackServeLoop {
             respond(index, page: .malformedCallback(reason), headOnly: headOnly, final: nil, now: now)
         case .refused(let error):
             logger.debug("loopback callback refused", metadata: ["kind": "\(error.kind)"])
-            respond(index, page: .failure(error), headOnly: headOnly, final: headOnly ? nil : .failure(error), now: now)
+            respond(index, page: .failure(error, nextStep: settings.configuration.failureNextStep), headOnly: headOnly,
+                    final: headOnly ? nil : .failure(error), now: now)
         case .accepted(let callback):
             logger.debug("loopback callback accepted")
             let configuration = settings.configuration

@@ -25,7 +25,7 @@ struct AuthorizationCodeFlow: Sendable {
     var expectedIssuer: String?
     /// Whether the authorization response must carry `iss` (the server advertises it, RFC 9207).
     var requiresIssuerInResponse = false
-    /// Text of the success page in the browser.
+    /// Text of the success page in the browser ("You are signed in to …"), before the settings' `pageReturnHint`.
     var successMessage: String
     /// An ID token sent as `id_token_hint` (OIDC Core 3.1.2.1, with `prompt=none`): to the browser only, through
     /// the opener's private launch page, never to the observer or the browser command's arguments.
@@ -54,7 +54,9 @@ struct AuthorizationCodeFlow: Sendable {
     func run(settings: SignInSettings, presentation: Presentation? = nil) async throws -> Result {
         let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser(failsOver: false))
         var configuration = LoopbackListener.Configuration()
-        configuration.successMessage = successMessage
+        // The pages' last words are the settings' (a terminal program, or an app that names itself).
+        configuration.successMessage = successMessage + " " + settings.pageReturnHint
+        configuration.failureNextStep = settings.pageFailureHint
         let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
         defer { listener.close() }
         let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
@@ -65,16 +67,23 @@ struct AuthorizationCodeFlow: Sendable {
 
         var browserFailures: AsyncStream<String>?
         var page: BrowserLaunchPage?
+        // The provider's answer to the same URL, before the browser opens (or the person is asked to sign in
+        // elsewhere): an endpoint that cannot be reached or a rejected request (an unregistered redirect URL, an
+        // unknown client) ends the sign-in now rather than after the timeout, and no browser tab shows the error.
+        let probe = AuthorizationRequestProbe(url: url, redirectURI: listener.redirectURL)
+        let finding = await probe.check(httpClient: settings.httpClient, logger: settings.logger)
+        try Task.checkCancellation()
+        switch finding {
+        case .rejected(let error): throw error
+        case .unreachable(let error): throw error
+        case .refused(let said): throw SignInError.requestRefused(authorizeURL: authorizeURL, said)
+        case .errorPage, .nothing: break
+        }
         if case .browser = presentation {
             settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
             if settings.browser == nil { try Self.reachNoBrowser(url: url, redirect: listener.redirectURL, settings: settings) }
         }
-        // The provider's answer to the same URL, looked at while the browser starts (or the person signs in
-        // elsewhere): a rejected request (an unregistered redirect URL, an unknown client) ends the sign-in now
-        // rather than after the timeout.
-        let probe = AuthorizationRequestProbe(url: url, redirectURI: listener.redirectURL)
-        let probing = Task { await probe.check(httpClient: settings.httpClient, logger: settings.logger) }
-        defer { probing.cancel() }
+        if case .errorPage(let said) = finding { settings.observer.signInRequestProblem(said) }
         if case .browser(let failsOver) = presentation {
             // A browser that fails over is reported once, by the remote path that takes over (browserUnavailable).
             let launched = settings.openBrowserReportingFailures(at: opened, announcing: !failsOver)
@@ -95,14 +104,6 @@ struct AuthorizationCodeFlow: Sendable {
                     try await waitForRedirect(
                         listener: listener, authorizationURL: url, request: request, settings: settings,
                         acceptsPaste: pastes, opensBrowser: presentation != .pasteBack, browserFailures: browserFailures)
-                }
-                group.addTask {
-                    switch await probing.value {
-                    case .rejected(let error): throw error
-                    case .errorPage(let said): settings.observer.signInRequestProblem(said)
-                    case .nothing: break
-                    }
-                    return nil
                 }
                 defer { group.cancelAll() }
                 while let next = try await group.next() {

@@ -5,10 +5,13 @@ import Logging
 /// rejects (an unregistered redirect URL or port, an unknown client ID, an invalid scope) is reported at once instead
 /// of after the whole timeout.
 ///
-/// The request carries no cookie, so a working request normally gets a sign-in page or a redirect to one. The
-/// provider's rejection shows as a redirect to the loopback redirect URL carrying `error` (fatal: the browser would
-/// get the same), or as an error status with a page or an OAuth error object (a warning: the browser may still do
-/// better, for example where the provider refuses non-browser clients). Network failures are not findings.
+/// It runs before the browser opens (a GET without side effects: no cookie, so a working request normally gets a
+/// sign-in page or a redirect to one). Fatal, since the browser would get the same: a redirect to the loopback
+/// redirect URL carrying `error`; an error status with an OAuth error about the request itself (`invalid_client`,
+/// `invalid_request`, …); an endpoint nothing answers at (no such host, connection refused, TLS refused). A warning
+/// only: an error status with some other page (the browser may still do better, for example where the provider
+/// refuses non-browser clients). A slow answer or other failures are not findings. Providers that ask for the
+/// sign-in before they look at the client (Django OAuth Toolkit) cannot be checked this way.
 struct AuthorizationRequestProbe: Sendable {
     /// What the look found.
     enum Finding: Sendable {
@@ -18,7 +21,23 @@ struct AuthorizationRequestProbe: Sendable {
         case rejected(LoopbackError)
         /// The provider answered with an error page; what it said, cleaned for the terminal.
         case errorPage(String)
+        /// The provider answered with an OAuth error that no browser gets past (an unknown client ID, a request it
+        /// calls invalid); what it said, cleaned for the terminal.
+        case refused(String)
+        /// The authorization endpoint cannot be reached (no such host, nothing listening, TLS refused): the browser
+        /// would show "This site can't be reached".
+        case unreachable(TransportError)
     }
+
+    /// OAuth errors (RFC 6749 §4.1.2.1, §5.2) a provider gives for the request itself, whoever sends it.
+    private static let refusals: Set<String> = [
+        "invalid_client", "unauthorized_client", "invalid_request", "invalid_scope", "unsupported_response_type",
+    ]
+
+    /// Transport failures that mean nothing answers at the endpoint (a slow answer is not one of them).
+    private static let unreachableKinds: Set<TransportError.Kind> = [
+        .cannotResolveHost, .cannotConnect, .connectionFailed, .tlsVerificationFailed, .tlsHandshakeFailed,
+    ]
 
     /// Errors that only mean "there is no session in this request", which a request without cookies always gets
     /// with `prompt=none`.
@@ -45,6 +64,8 @@ struct AuthorizationRequestProbe: Sendable {
             }
         } catch is CancellationError {
             return .nothing
+        } catch let error as TransportError where Self.unreachableKinds.contains(error.kind) {
+            return .unreachable(error)
         } catch {
             logger.debug("authorization URL check skipped", metadata: ["error": "\(error)"])
             return .nothing
@@ -79,6 +100,7 @@ struct AuthorizationRequestProbe: Sendable {
             if let description = json["error_description"]?.stringValue {
                 said += " (\(TokenEndpointError.clean(description, limit: 300)))"
             }
+            if refusals.contains(code) { return .refused(said) }
         } else if let title = title(of: response.body) {
             said += " with a page titled \"\(title)\""
         }

@@ -15,9 +15,11 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case missingIssuer(String)
         case browserFailed(String)
         case noRemotePath(String)
+        case noRemoteLogout(String)
         case methodUnsupported(String)
         case missingIDToken(String)
         case urlUnheard
+        case requestRefused(endpoint: String, said: String)
     }
 
     private let code: Code
@@ -34,9 +36,14 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func missingIssuer(expected: String) -> SignInError { SignInError(.missingIssuer(expected)) }
     static func browserFailed(_ message: String) -> SignInError { SignInError(.browserFailed(message)) }
     static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
+    static func noRemoteLogout(_ reason: String) -> SignInError { SignInError(.noRemoteLogout(reason)) }
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
     /// No browser is set and neither the observer nor the logger passes the sign-in URL on.
     static func urlUnheard() -> SignInError { SignInError(.urlUnheard) }
+    /// The authorization endpoint answered the request with an OAuth error before any sign-in (an unknown client ID).
+    static func requestRefused(authorizeURL: URL, _ said: String) -> SignInError {
+        SignInError(.requestRefused(endpoint: RedactedURL(authorizeURL).description, said: said))
+    }
     static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
 
     /// Whether the browser command could not start or failed, so the sign-in cannot go on through it.
@@ -47,7 +54,15 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
 
     /// Whether no browser can open here and no remote path is possible (no terminal to paste on, no device code).
     public var needsTerminal: Bool {
-        if case .noRemotePath = code { return true }
+        switch code {
+        case .noRemotePath, .noRemoteLogout: return true
+        default: return false
+        }
+    }
+
+    /// Whether standard input ended before an address was pasted.
+    public var isInputClosed: Bool {
+        if case .inputClosed = code { return true }
         return false
     }
 
@@ -61,11 +76,11 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         switch code {
         case .timedOut: return .timedOut
         case .missingCode, .pastedURLRejected: return .invalidContent
-        case .missingIssuer: return .refused
+        case .missingIssuer, .requestRefused: return .refused
         case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .browserFailed: return .unavailable
-        case .noRemotePath, .methodUnsupported, .urlUnheard: return .usage
+        case .noRemotePath, .noRemoteLogout, .methodUnsupported, .urlUnheard: return .usage
         case .notLoopbackRedirect: return .usage
         }
     }
@@ -94,6 +109,12 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .noRemotePath(let reason):
             return "no browser can be used here (\(reason)) and there is no terminal to paste the final address on. "
                 + "Run the command on a terminal (over SSH: ssh -t), or with --device-code where the identity provider offers it."
+        case .noRemoteLogout(let reason):
+            return "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
+                + "so the browser session at the identity provider stays. Run the command on a terminal (over SSH: ssh -t) to end it."
+        case .requestRefused(let endpoint, let said):
+            return "the identity provider refuses this sign-in request at \(endpoint): \(said), so no browser was opened. "
+                + "Check the client ID and that the redirect URL is registered for it."
         case .methodUnsupported(let why):
             return why
         case .missingIDToken(let tokenURL):

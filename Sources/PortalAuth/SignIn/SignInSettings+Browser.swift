@@ -1,6 +1,17 @@
 import Foundation
 
 extension SignInSettings {
+    /// Why no browser is started here for a flow that has no remote path of its own to choose (a logout), or nil
+    /// when one is: ``SignInMethod/browser`` always starts it; ``SignInMethod/automatic`` where the environment can
+    /// show it, or with no browser set (the observer shows the URL); the other methods never do.
+    var remoteReason: String? {
+        switch signInMethod {
+        case .browser: return nil
+        case .automatic: return browser == nil ? nil : environment.reasonBrowserCannotShow
+        case .pasteBack, .deviceCode, .outOfBand: return "\(signInMethod) was asked for"
+        }
+    }
+
     /// Opens `url` in the settings' browser, if any, without exposing it to other local users (see
     /// `BrowserOpener.launch(_:onExit:)`); a failed launch (or a launcher that exits with a failure) is reported to
     /// the observer and is never fatal, since the URL was shown to the user as well.

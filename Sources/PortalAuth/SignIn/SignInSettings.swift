@@ -23,6 +23,18 @@ public struct SignInSettings: Sendable {
     public var environment: SignInEnvironment
     /// Lines pasted by the person (paste-back, out-of-band codes): standard input when not given.
     public var pastedLines: @Sendable () -> AsyncStream<String>
+    /// How the sign-ins that are not given a method reach the person: `OAuthUserCredential.credential(for:settings:)`,
+    /// `IAPCredential.credential(for:settings:replacing:)` and the ``Authenticator``'s. ``SignInMethod/automatic`` (the
+    /// default) never starts a browser where ``environment`` says nobody would see it: over SSH without a forwarded
+    /// display it takes a remote path, or fails at once (``SignInError``) when there is none.
+    public var signInMethod: SignInMethod
+    /// What the browser pages tell the person to do once the sign-in (or sign-out) is over, after "You are signed
+    /// in to …": by default "You can close this tab and return to the terminal."; an app says e.g. "You can close
+    /// this tab and return to My Maps."
+    public var pageReturnHint = "You can close this tab and return to the terminal."
+    /// The last paragraph of the browser's page when the sign-in failed there: by default "You can close this tab.
+    /// The terminal shows what to do next."
+    public var pageFailureHint = LoopbackListener.Configuration.terminalFailureNextStep
 
     /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
     public init(
@@ -35,7 +47,8 @@ public struct SignInSettings: Sendable {
         logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() }),
         clock: any SignInClock = SystemSignInClock(),
         environment: SignInEnvironment = .current(),
-        pastedLines: (@Sendable () -> AsyncStream<String>)? = nil
+        pastedLines: (@Sendable () -> AsyncStream<String>)? = nil,
+        signInMethod: SignInMethod = .automatic
     ) {
         self.browser = browser
         self.timeout = timeout
@@ -47,5 +60,6 @@ public struct SignInSettings: Sendable {
         self.clock = clock
         self.environment = environment
         self.pastedLines = pastedLines ?? { StandardInputLines.stream() }
+        self.signInMethod = signInMethod
     }
 }

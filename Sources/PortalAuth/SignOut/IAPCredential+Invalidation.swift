@@ -45,7 +45,7 @@ extension IAPCredential {
         let logout = RPInitiatedLogout(
             logoutURL: record.logoutURL ?? configuration.logoutURL, clientID: record.clientID, redirectURL: record.redirectURL,
             idTokenHint: record.idToken,
-            successMessage: "You are signed out\(record.username.map { " (\($0))" } ?? ""). You can close this tab and return to the terminal."
+            successMessage: "You are signed out\(record.username.map { " (\($0))" } ?? "")."
         )
         return IAPLogoutResult(isSessionEndConfirmed: try await logout.run(settings: settings), revocation: revocation)
     }

@@ -27,7 +27,8 @@ struct RPInitiatedLogout: Sendable {
     ///   with an `error`), `CryptoError`, `CancellationError`.
     func run(settings: SignInSettings) async throws -> Bool {
         try Task.checkCancellation()  // no browser tab for a sign-out that was already stopped
-        let configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage)
+        var configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage + " " + settings.pageReturnHint)
+        configuration.failureNextStep = settings.pageFailureHint
         let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
         defer { listener.close() }
         let state = try SecureRandom.token()
@@ -38,6 +39,12 @@ struct RPInitiatedLogout: Sendable {
         // The ID token never goes into the browser command's arguments: the opener hides the URL (a command gets
         // the address of a private launch page, see `BrowserLaunchPage`), and nothing on loopback hands it out.
         let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? plain
+
+        // Where no browser here can reach the person (SSH, no display), none is started: the remote path (the plain
+        // logout URL, for a browser elsewhere: a launch page on this machine would not open there).
+        if let reason = settings.remoteReason {
+            return try await remote(listener: listener, shown: plain, state: state, reason: reason, settings: settings)
+        }
         // What the observer shows for opening by hand: with an ID token, the address of a private launch page of its
         // own that carries it (0600, removed when the logout ends) — a provider may sign nothing out without the
         // hint (Glewlwyd answers an empty page) — never the token itself; else the logout URL.
@@ -74,6 +81,61 @@ struct RPInitiatedLogout: Sendable {
         } catch {
             settings.logger.debug("no launch page for opening the logout by hand", metadata: ["error": "\(error)"])
             return nil
+        }
+    }
+
+    /// The logout without a browser here: the person opens `shown` in the browser they signed in with (anywhere) and
+    /// pastes the address it ends on, which confirms the logout as the loopback redirect would; end of input (Ctrl-D)
+    /// or the timeout leaves it unconfirmed. Without a terminal to paste on, it fails at once
+    /// (`SignInError.needsTerminal`) instead of waiting for a redirect that cannot come.
+    private func remote(listener: LoopbackListener, shown: URL, state: String, reason: String, settings: SignInSettings) async throws -> Bool {
+        guard settings.acceptsPastedRedirect else {
+            // Asked for explicitly (`.pasteBack` without a terminal): the URL is shown, the redirect may still come
+            // from a browser opened by hand on this machine.
+            guard settings.signInMethod == .pasteBack else { throw SignInError.noRemoteLogout(reason) }
+            settings.observer.signInWillOpenBrowser(url: shown, listeningOn: listener.redirectURL)
+            return try await waitForConfirmation(settings: settings) {
+                _ = try await listener.waitForCallback(state: state, requiresCode: false)
+                return true
+            }
+        }
+        settings.observer.browserUnavailable(reason: reason)
+        let reader = PastedRedirectReader(settings: settings)
+        return try await waitForConfirmation(settings: settings) {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = try await listener.waitForCallback(state: state, requiresCode: false)
+                    return true
+                }
+                group.addTask {
+                    do {
+                        _ = try await reader.callback(
+                            authorizationURL: shown, expectedRedirect: listener.redirectURL, state: state, issuer: nil,
+                            reading: { text in
+                                do throws(LoopbackError) {
+                                    return .success(try listener.callback(fromPastedURL: text, state: state, requiresCode: false))
+                                } catch {
+                                    return .failure(error)
+                                }
+                            })
+                        return true
+                    } catch let error as SignInError where error.isInputClosed {
+                        return false  // Ctrl-D: the person leaves the browser session as it is
+                    }
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+        }
+    }
+
+    /// Runs `wait` within the settings' timeout: true when it confirmed, false when the time ran out first.
+    private func waitForConfirmation(settings: SignInSettings, _ wait: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+        struct NoConfirmation: Error {}
+        do {
+            return try await withDeadline(settings.timeout, onTimeout: { NoConfirmation() }, wait)
+        } catch is NoConfirmation {
+            return false
         }
     }
 }

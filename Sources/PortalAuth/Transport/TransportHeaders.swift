@@ -18,9 +18,13 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
 
     // MARK: - Lookup
 
-    /// The first value of the field called `name` (any case), or `nil`.
+    /// The first value of the field called `name` (any case), or `nil`; setting it replaces every field of that name
+    /// with one (``replaceOrAdd(name:value:)``), and setting `nil` removes them: `request.headers["Accept"] = "application/json"`.
     public subscript(name: String) -> String? {
-        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+        get { fields.first { $0.name.lowercased() == name.lowercased() }?.value }
+        set {
+            if let newValue { replaceOrAdd(name: name, value: newValue) } else { remove(name: name) }
+        }
     }
 
     /// Every value of the field called `name` (any case), in order.

@@ -25,7 +25,7 @@ struct ExecCommand: AsyncParsableCommand {
               PORTAL_AUTH_TOKEN_TYPE        Bearer
               PORTAL_AUTH_TOKEN_EXPIRES_AT  its expiry, ISO 8601
               PORTAL_AUTH_KIND              oauth-user or iap
-              PORTAL_AUTH_URL               the portal, or the IAP's identity provider
+              PORTAL_AUTH_URL               --url URL, else the portal or the IdP
               ARCGIS_TOKEN                  the access token (portal sign-ins)
               PORTAL_AUTH_ID_TOKEN          the ID token (IAP sign-ins that hold one)
 
@@ -91,7 +91,8 @@ struct ExecCommand: AsyncParsableCommand {
             if let problem = TokenCharacters.problem(inToken: issued.value) {
                 throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be passed on: \(problem). Sign in again.")
             }
-            environment = Self.commandEnvironment(inherited: ProcessInfo.processInfo.environment, issued: issued)
+            environment = Self.commandEnvironment(
+                inherited: ProcessInfo.processInfo.environment, issued: issued, asked: Self.askedURL(selection.target))
             executable = try Self.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
         } catch let failure as ExecFailure {
             StandardError.line("portal-auth: error: \(failure.description)")
@@ -116,9 +117,10 @@ struct ExecCommand: AsyncParsableCommand {
     /// Another sign-in's token left in the environment (an outer `exec`, a CI job's variables) would otherwise reach
     /// a command run for this one: `ARCGIS_TOKEN` beside an IAP sign-in's variables, a stale `PORTAL_AUTH_ID_TOKEN`.
     /// `PORTAL_AUTH_CLIENT_SECRET` (`app-token`'s secret) is removed as well.
-    static func commandEnvironment(inherited: [String: String], issued: IssuedToken) -> [String: String] {
+    /// `asked`: the URL given with `--url` (see ``variables(for:asked:)``).
+    static func commandEnvironment(inherited: [String: String], issued: IssuedToken, asked: URL? = nil) -> [String: String] {
         var environment = inherited.filter { name, _ in !isTokenFamily(name) }
-        environment.merge(variables(for: issued)) { $1 }
+        environment.merge(variables(for: issued, asked: asked)) { $1 }
         return environment
     }
 
@@ -128,13 +130,20 @@ struct ExecCommand: AsyncParsableCommand {
     }
 
     /// The variables that carry the token to the command.
-    static func variables(for issued: IssuedToken) -> [String: String] {
+    /// The URL given with `--url`, if that is how the sign-in was chosen.
+    static func askedURL(_ target: CredentialSelection.Target) -> URL? {
+        if case .url(let url) = target { return url }
+        return nil
+    }
+
+    /// `asked`: the URL given with `--url`, which `PORTAL_AUTH_URL` then names instead of the sign-in's own.
+    static func variables(for issued: IssuedToken, asked: URL? = nil) -> [String: String] {
         var variables = [
             "PORTAL_AUTH_TOKEN": issued.value,
             "PORTAL_AUTH_TOKEN_TYPE": issued.type,
             "PORTAL_AUTH_TOKEN_EXPIRES_AT": issued.expirationDate.ISO8601Format(),
             "PORTAL_AUTH_KIND": issued.kind,
-            "PORTAL_AUTH_URL": issued.url.absoluteString,
+            "PORTAL_AUTH_URL": (asked ?? issued.url).absoluteString,
         ]
         if issued.kind == "oauth-user" { variables["ARCGIS_TOKEN"] = issued.value }
         if issued.kind == "iap", let idToken = issued.idToken { variables["PORTAL_AUTH_ID_TOKEN"] = idToken }

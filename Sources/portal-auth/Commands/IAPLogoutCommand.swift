@@ -107,7 +107,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             StandardError.line("portal-auth: interrupted; the stored sign-in for \(DisplayText.path(config)) was deleted, but the browser session may remain.")
             return ExitCode(130)
         case .failure(let error):
-            return Failure.report(error, hint: "The stored sign-in for \(DisplayText.path(config)) was deleted anyway; the browser session may remain.")
+            return Failure.report(session.terminalNeeded(error), hint: "The stored sign-in for \(DisplayText.path(config)) was deleted anyway; the browser session may remain.")
         }
     }
 }

@@ -97,7 +97,7 @@ struct LoginCommand: AsyncParsableCommand {
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.expirationDate
             StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
-            StandardError.line("Stored in \(store.file.map { DisplayText.path($0.path) } ?? "memory").")
+            StandardError.line("Stored in \(store.tokensPlace).")
         } catch {
             throw Failure.report(session.terminalNeeded(error))
         }

@@ -136,7 +136,7 @@ struct RequestCommand: AsyncParsableCommand {
             let manager = try makeManager(iapConfigurations: configurations.map(\.configuration))
             response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
         } catch {
-            throw Failure.report(advice(for: error, configurations: configurations))
+            throw Failure.report(session.terminalNeeded(advice(for: error, configurations: configurations)))
         }
         switch format {
         case .body:

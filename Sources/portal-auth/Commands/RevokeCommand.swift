@@ -66,8 +66,11 @@ struct RevokeCommand: AsyncParsableCommand {
         }
         switch try await SelectedCredential.find(selection.target, in: store) {
         case .portal(let credential)?: return [credential]
-        case .iap(let credential, _)?:
-            throw UsageProblem(description: "\(credential.targetDescription) is an IAP sign-in: end it with `portal-auth iap logout --config FILE`")
+        case .iap(let credential, let file)?:
+            // The command ready to paste: the file the sign-in was made with, and this command's store.
+            let command = file.map { ShellWord.command(["portal-auth", "iap", "logout", "--config", $0] + (session.store.map { ["--store", $0] } ?? [])) }
+            throw UsageProblem(description: "\(credential.targetDescription) is an IAP sign-in: end it with"
+                + (command.map { ":\n    \($0)" } ?? " `portal-auth iap logout --config FILE` (the IAP file it was signed in with)"))
         case nil: return []
         }
     }

@@ -34,7 +34,7 @@ struct TokenInvocation {
             let issued = try await obtain()
             try print(issued)
         } catch {
-            throw Failure.report(error)
+            throw Failure.report(session.terminalNeeded(error))
         }
     }
 
@@ -179,7 +179,7 @@ struct TokenInvocation {
 
     private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
         try await store.keepSignIn(credential)
-        StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.file?.path ?? "memory").")
+        StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.tokensPlace).")
     }
 
     // MARK: - Printing

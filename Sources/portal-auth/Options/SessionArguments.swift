@@ -63,14 +63,22 @@ struct SessionArguments: Equatable {
             timeout: .seconds(timeout),
             observer: TerminalSignInObserver(target: target, waitLimit: .seconds(timeout)),
             acceptsPastedRedirect: acceptsPaste,
-            httpClient: httpClient
+            httpClient: httpClient,
+            // Every sign-in of every command (login, token and request --interactive, the authenticator's) takes
+            // the same choice: no browser started over SSH or without a display.
+            signInMethod: method
         )
     }
 
     /// The error for a sign-in that cannot go on without a terminal, with the command to run on one.
+    ///
+    /// A sign-in cancelled in the browser (`access_denied`) gets the command that starts it again.
     func terminalNeeded(_ error: any Error) -> any Error {
-        guard let signIn = error as? SignInError, signIn.needsTerminal else { return error }
         let command = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
+        if let refused = error as? LoopbackError, refused.identityProviderErrorCode == "access_denied" {
+            return Advised(error: refused, advice: "To try again:\n    \(command)")
+        }
+        guard let signIn = error as? SignInError, signIn.needsTerminal else { return error }
         return Advised(error: signIn, advice: "Run this on a terminal:\n    \(command)")
     }
 

@@ -6,7 +6,7 @@ import PortalAuth
 /// the transport (`status`, `refresh`, `revoke`, `exec`, …). Commands that may open a browser add `BrowserOptions`
 /// (together: `SessionOptions`).
 struct StoreOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Seconds the command may take: the wait for the browser sign-in, and every request and retry after the start.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds the command may take from its start, every request and retry included (and the browser, for a command that opens one).", valueName: "seconds"))
     var timeout: Int = 300
 
     @Option(help: ArgumentHelp(

@@ -25,6 +25,27 @@ final class TerminalLogoutObserver: SignInObserver {
         StandardError.line("Waiting for the identity provider to confirm on \(redirectURL.absoluteString)")
     }
 
+    func browserUnavailable(reason: String) {
+        clearStatus()
+        StandardError.line("No browser is opened here: \(reason).")
+    }
+
+    func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {
+        StandardError.line("Signing out at the identity provider \(authorizationURL.host ?? "?").")
+        StandardError.line("Open this URL in the browser you signed in with, on any machine (it lacks the ID token, which is never "
+            + "shown; some identity providers do not sign out without it):")
+        StandardError.line("")
+        StandardError.line("    \(authorizationURL.absoluteString)")
+        StandardError.line("")
+        StandardError.line("The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load).")
+        StandardError.line("Paste that address here and press Enter, or press Ctrl-D to leave the browser session as it is:")
+    }
+
+    func pastedRedirectRejected(_ message: String) {
+        StandardError.line(message)
+        StandardError.line("Paste that address here and press Enter, or press Ctrl-D to leave the browser session as it is:")
+    }
+
     func browserLaunchFailed(_ message: String) {
         clearStatus()
         StandardError.line("portal-auth: warning: \(message); open the URL above by hand.")

@@ -30,9 +30,6 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("    \(url.absoluteString)")
         StandardError.line("")
         StandardError.line("Waiting for the redirect on \(redirectURL.absoluteString)")
-        StandardError.line("If the browser shows an error page from the identity provider instead of a sign-in form, press Ctrl-C "
-            + "and check the client ID and that \(redirectURL.absoluteString) is a registered redirect URL (some providers "
-            + "need its exact port registered).")
         if pasteHint {
             StandardError.line("If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter.")
         }

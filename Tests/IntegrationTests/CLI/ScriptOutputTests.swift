@@ -57,6 +57,28 @@ struct ScriptOutputTests {
         #expect(!result.stderr.contains("Error: "), "\(result)")
     }
 
+    @Test("revoke of an IAP sign-in gives the iap logout command with its real file, ready to paste (issue 28, point 9)")
+    func revokeIAPSuggestsLogout() async throws {
+        let store = try PreparedStore()
+        let file = store.directory.appendingPathComponent("work iap.json").path
+        try FileManager.default.copyItem(at: SignInSelectionCommandTests.fixture("iap/entra.json"), to: URL(fileURLWithPath: file))
+        try await store.write([try PreparedStore.iap(file: file, token: "iap-token")])
+        let result = try await ToolRunner.run(["revoke", "--iap", file], environment: store.environment)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.contains("end it with:\n    portal-auth iap logout --config '\(file)'"), "\(result)")
+        #expect(!result.stderr.contains("--config FILE"), "\(result)")
+    }
+
+    @Test("exec --url: PORTAL_AUTH_URL is the URL asked for, not the sign-in's own (issue 28, point 13)")
+    func execURL() async throws {
+        let store = try PreparedStore()
+        try await store.write([PreparedStore.portal(Self.portal, token: "portal-token")])
+        let asked = Self.portal + "/sharing/rest/content/items/abc?f=json"
+        let printed = try await ToolRunner.run(
+            ["exec", "--url", asked, "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_URL""#], environment: store.environment)
+        #expect(printed.status == 0 && printed.stdout == asked, "\(printed)")
+    }
+
     @Test("exec: the token in the command's environment only, its exit status and signal passed through")
     func exec() async throws {
         let store = try PreparedStore()

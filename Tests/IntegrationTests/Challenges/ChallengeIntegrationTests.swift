@@ -7,9 +7,10 @@ import Testing
 /// each challenge raised by the server, answered, and the retry accepted.
 @Suite("Challenges against the real server", .serialized, .enabled(if: TestServer.isConfigured))
 struct ChallengeIntegrationTests {
-    /// Sign-in settings that open the test browser.
+    /// Sign-in settings that open the test browser (named, so forced, as `--browser-command` does: the test machine
+    /// has no display).
     static func settings(_ server: TestServer) -> SignInSettings {
-        SignInSettings(browser: CommandBrowserOpener(command: server.browser), timeout: .seconds(90))
+        SignInSettings(browser: CommandBrowserOpener(command: server.browser), timeout: .seconds(90), signInMethod: .browser)
     }
 
     static func portalSelf(_ server: TestServer) -> URL {

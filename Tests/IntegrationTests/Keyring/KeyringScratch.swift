@@ -24,7 +24,8 @@ struct KeyringScratch {
     }
 
     /// Signs in through the real browser with the tool.
-    func signIn(_ kind: SignInKind, server: TestServer) async throws {
+    @discardableResult
+    func signIn(_ kind: SignInKind, server: TestServer) async throws -> ToolRunner.Result {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let arguments: [String] = switch kind {
         case .portal: ["login", "--portal", server.portal, "--client-id", server.clientID]
@@ -34,6 +35,7 @@ struct KeyringScratch {
             arguments + ["--browser-command", server.browser, "--timeout", "90"],
             environment: environment.merging(["PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]) { $1 }, timeout: .seconds(120))
         try #require(result.status == 0, "sign-in failed: \(result)")
+        return result
     }
 
     /// Runs the tool in this home.

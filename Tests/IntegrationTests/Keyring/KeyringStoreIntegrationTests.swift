@@ -17,7 +17,9 @@ struct KeyringStoreIntegrationTests {
     @Test("a sign-in keeps its tokens in the keyring: no token in any file of the home and state folders; status says so")
     func noTokenOnDisk() async throws {
         let home = try KeyringScratch(keyring: try KeyringSession.shared())
-        try await home.signIn(.iap, server: server)
+        let signedIn = try await home.signIn(.iap, server: server)
+        // The sign-in says where the tokens went, as status does (issue 28, point 10).
+        #expect(signedIn.stderr.contains("Stored in the desktop keyring (index: "), "\(signedIn)")
 
         let item = try home.itemEntry(.iap)
         let tokens = try ["access_token", "refresh_token", "id_token"].map { try #require(item[$0]?.stringValue) }

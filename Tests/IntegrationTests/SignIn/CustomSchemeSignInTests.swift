@@ -113,7 +113,9 @@ struct CustomSchemeSignInTests {
         // through the receiver's task-local environment.
         let variables = desktop.environment.merging(["PORTAL_AUTH_TEST_BROWSER_LOG": log]) { $1 }
             .sorted { $0.key < $1.key }.map { "'\($0.key)=\($0.value)'" }.joined(separator: " ")
-        let settings = SignInSettings(browser: CommandBrowserOpener(command: "env \(variables) '\(server.browser)'"), timeout: .seconds(90))
+        let settings = SignInSettings(
+            browser: CommandBrowserOpener(command: "env \(variables) '\(server.browser)'"), timeout: .seconds(90),
+            environment: .current(desktop.environment))
         let configuration = OAuthUserConfiguration(
             portalURL: URL(string: server.portal)!, clientID: server.clientID, redirectURL: URL(string: Self.redirect)!)
         let credential = try await RedirectReceiver.$environmentOverride.withValue(desktop.environment) {

@@ -78,6 +78,9 @@ struct SignInTests {
             environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_ACTION": "deny"], timeout: .seconds(120))
         #expect(result.status == 77, "\(result)")
         #expect(result.stderr.contains("access_denied"))
+        // What to do next, with the command ready to paste (issue 28, point 8).
+        #expect(result.stderr.contains("It was cancelled or refused in the browser; nothing was stored."), "\(result)")
+        #expect(result.stderr.contains("To try again:\n    portal-auth login --portal \(server.portal) --client-id \(server.clientID)"), "\(result)")
         #expect(try !FileManager.default.fileExists(atPath: store.path) || store.entries().isEmpty)
     }
 

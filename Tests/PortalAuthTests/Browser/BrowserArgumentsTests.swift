@@ -59,7 +59,9 @@ struct BrowserArgumentsTests {
         let logout = RPInitiatedLogout(
             logoutURL: URL(string: "https://idp.example/logout")!, clientID: "c",
             redirectURL: URL(string: "http://127.0.0.1/logged-out")!, idTokenHint: "ID-TOKEN-SECRET", successMessage: "Signed out")
-        let settings = SignInSettings(browser: CommandBrowserOpener(command: Self.recordingCommand(output)), timeout: .seconds(20))
+        let settings = SignInSettings(
+            browser: CommandBrowserOpener(command: Self.recordingCommand(output)), timeout: .seconds(20),
+            environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
         let running = Task { try await logout.run(settings: settings) }
         defer { running.cancel() }
         let argument = try await Self.recorded(output)

@@ -69,7 +69,9 @@ struct UserInfoTests {
     static func signIn(_ http: ScriptedHTTPClient, _ browser: SignOutFakes.Browser, observer: any SignInObserver = SilentSignInObserver()) async throws -> IAPCredential {
         try await IAPCredential.credential(
             for: IAPSignInConformanceTests.configuration(),
-            settings: SignInSettings(browser: browser, timeout: .seconds(60), observer: observer, httpClient: http))
+            settings: SignInSettings(
+                browser: browser, timeout: .seconds(60), observer: observer, httpClient: http,
+                environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false)))
     }
 
     @Test("the access token goes in the Authorization header; the name and e-mail address are stored and summarised")

@@ -131,6 +131,9 @@ struct CallbackEvaluatorTests {
             ("http://127.0.0.1:5/other?code=a&state=s-1", "path is not /callback"),
             ("http://127.0.0.1:5/callback?code=a", "no state"),
             ("http://127.0.0.1:5/callback?code=a&state=old", "another sign-in"),
+            // Cut short (issue 28, point 3): not "another sign-in".
+            ("http://127.0.0.1:5/callback?code=a&state=s-", "it is cut short: its state is only the start of this sign-in's"),
+            ("http://127.0.0.1:5/callback?code=abc", "the address may be cut short"),
             ("http://127.0.0.1:5/callback?code=%&state=s-1", "invalid percent escape"),
         ])
     func pastedRejected(text: String, reason: String) {

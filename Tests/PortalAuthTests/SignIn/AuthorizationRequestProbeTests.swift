@@ -39,13 +39,44 @@ struct AuthorizationRequestProbeTests {
     }
 
     @Test("an error page is reported with its OAuth error or its title", arguments: [
-        (400, "application/json", #"{"error":"invalid_client","error_description":"Unknown client"}"#, "invalid_client (Unknown client)"),
+        (400, "application/json", #"{"error":"access_denied","error_description":"Not for you"}"#, "access_denied (Not for you)"),
         (403, "text/html", "<html><head><title>Error: mismatching_redirect_uri</title></head></html>", "titled \"Error: mismatching_redirect_uri\""),
     ])
     func errorPage(status: Int, contentType: String, body: String, mentions: String) {
         let finding = AuthorizationRequestProbe.finding(in: Self.response(status, contentType: contentType, body: body), redirectURI: Self.redirect)
         guard case .errorPage(let said) = finding else { Issue.record("not an error page: \(finding)"); return }
         #expect(said.contains("HTTP \(status)") && said.contains(mentions), "\(said)")
+    }
+
+    @Test("an OAuth error about the request itself (an unknown client ID) is a refusal no browser gets past", arguments: [
+        "invalid_client", "invalid_request", "unauthorized_client",
+    ])
+    func refusal(code: String) {
+        let body = #"{"error":"\#(code)","error_description":"Invalid client_id"}"#
+        let finding = AuthorizationRequestProbe.finding(in: Self.response(400, contentType: "application/json", body: body), redirectURI: Self.redirect)
+        guard case .refused(let said) = finding else { Issue.record("not a refusal: \(finding)"); return }
+        #expect(said.contains("HTTP 400") && said.contains("\(code) (Invalid client_id)"), "\(said)")
+    }
+
+    @Test("an unknown client ID or an endpoint nothing answers at ends the sign-in before the browser opens")
+    func failsBeforeBrowser() async throws {
+        let refusing = ScriptedHTTPClient([.success(Self.response(
+            400, contentType: "application/json", body: #"{"error":"invalid_client","error_description":"Invalid client_id"}"#))])
+        let unreachable = ScriptedHTTPClient([.failure(TransportError(.cannotConnect, url: RedactedURL(Self.authorize), detail: "refused"))])
+        for (client, expected) in [(refusing, ErrorCategory.refused), (unreachable, .unavailable)] {
+            let browser = RecordingBrowserOpener(.succeeds)
+            let settings = SignInSettings(
+                browser: browser, timeout: .seconds(600), httpClient: client, signInMethod: .browser)
+            let configuration = OAuthUserConfiguration(portalURL: URL(string: "https://gis.example/portal")!, clientID: "wrong")
+            do {
+                _ = try await OAuthUserCredential.credential(for: configuration, settings: settings)
+                Issue.record("the sign-in went on")
+            } catch let error as any CategorizedError {
+                #expect(error.category == expected, "\(error)")
+                if expected == .refused { #expect("\(error)".contains("invalid_client (Invalid client_id)"), "\(error)") }
+            }
+            #expect(browser.urls.isEmpty, "no browser tab shows the error")
+        }
     }
 
     /// An observer that records the problems it is told about.
@@ -65,7 +96,7 @@ struct AuthorizationRequestProbeTests {
             return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
         }
         let browser = SignOutFakes.Browser()  // shows the provider's error page: never redirects back
-        let settings = SignInSettings(browser: browser, timeout: .seconds(120), httpClient: http)
+        let settings = SignInSettings(browser: browser, timeout: .seconds(120), httpClient: http, environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
         let error = await #expect(throws: LoopbackError.self) {
             _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
         }
@@ -79,7 +110,8 @@ struct AuthorizationRequestProbeTests {
             TransportResponse(statusCode: 403, headers: [("Content-Type", "text/html")], body: Data("<title>Forbidden client</title>".utf8), url: url)
         }
         let observer = Observer()
-        let settings = SignInSettings(browser: provider.browser, timeout: .seconds(120), observer: observer, httpClient: provider.http)
+        let settings = SignInSettings(
+            browser: provider.browser, timeout: .seconds(120), observer: observer, httpClient: provider.http, environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
         let credential = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
         #expect(try await credential.tokenInfo.accessToken == "ACCESS-1")
         #expect(observer.problems.withLock { $0 } == ["it answers HTTP 403 with a page titled \"Forbidden client\""])

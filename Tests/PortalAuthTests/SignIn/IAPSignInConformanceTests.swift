@@ -70,7 +70,8 @@ struct IAPSignInConformanceTests {
     }
 
     static func settings(_ provider: Provider, observer: any SignInObserver = SilentSignInObserver()) -> SignInSettings {
-        SignInSettings(browser: provider.browser, timeout: .seconds(60), observer: observer, httpClient: provider.http)
+        // A desktop: the fake browser stands for one that can be seen (no remote path).
+        SignInSettings(browser: provider.browser, timeout: .seconds(60), observer: observer, httpClient: provider.http, environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
     }
 
     /// A provider giving an ID token with the request's nonce, and `scope` when given.

@@ -61,7 +61,9 @@ struct MixUpAttackTests {
     }
 
     static func signIn(_ network: Network) async throws {
-        let settings = SignInSettings(browser: network.browser, timeout: .seconds(60), observer: SilentSignInObserver(), httpClient: network.http)
+        let settings = SignInSettings(
+            browser: network.browser, timeout: .seconds(60), observer: SilentSignInObserver(), httpClient: network.http,
+            environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
         _ = try await IAPCredential.credential(for: configuration(), settings: settings)
     }
 

@@ -120,7 +120,9 @@ enum SignOutFakes {
     /// Settings with `http`, no retry pause, and `browser`.
     static func settings(http: HTTP, browser: (any BrowserOpener)? = nil, timeout: Duration = .seconds(10), observer: any SignInObserver = SilentSignInObserver()) -> SignInSettings {
         SignInSettings(browser: browser, timeout: timeout, observer: observer, httpClient: http,
-                       refreshPolicy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(1)))
+                       refreshPolicy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(1)),
+                       // A desktop: the fake browser stands for one that can be seen (no remote path).
+                       environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
     }
 
     static func portalCredential(_ record: StoredCredential = record(.oauthUser), http: HTTP) -> OAuthUserCredential {
