@@ -150,11 +150,17 @@ struct IAPProxyCommandTests {
         let other = try #require(provider.otherConfig)
         let otherStore = try ScratchStore()
         #expect(try await proxy.login(provider, otherStore, config: other).status == 0)
-        let refusedIDToken = try IAPProxyServer.stored("id_token", in: otherStore)
+        let otherIDToken = try IAPProxyServer.stored("id_token", in: otherStore)
         let store = try ScratchStore()
         #expect(try await proxy.login(provider, store).status == 0)
         let refresh = try IAPProxyServer.stored("refresh_token", in: store)
-        // The stored ID token is one the proxy refuses (another client's), and the sign-in is an hour old.
+        // The stored ID token is one the proxy refuses — the sign-in's own header and claims with another token's
+        // signature, so that the refreshed ID token is still the same sign-in's (iss, sub, aud: OIDC Core 12.2) —
+        // and the sign-in is an hour old.
+        let ownIDToken = try IAPProxyServer.stored("id_token", in: store)
+        let refusedIDToken = ownIDToken.split(separator: ".").prefix(2).joined(separator: ".") + "."
+            + (otherIDToken.split(separator: ".").last.map(String.init) ?? "")
+        #expect(refusedIDToken != ownIDToken)
         let hourAgo = Int64(Date().timeIntervalSince1970) - 3600
         try await SignOutTests.editEntries(store) {
             $0["id_token"] = .string(refusedIDToken)

@@ -9,7 +9,8 @@ import Testing
 @Suite("IAP proxy (Apache + mod_auth_openidc): the library", .serialized, .enabled(if: IAPProxyServer.isConfigured))
 struct IAPProxyLibraryTests {
     static func settings() throws -> SignInSettings {
-        SignInSettings(browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90))
+        // The browser explicitly: the default (`.automatic`) takes the device code where there is no display (CI).
+        SignInSettings(browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90), signInMethod: .browser)
     }
 
     /// A GET as a browser-like client sends it (`Accept: */*`): mod_auth_openidc answers a request that accepts only
