@@ -55,7 +55,14 @@ struct ToolkitStyleTests {
         await SDKStyleTests.reset()
         defer { ArcGISEnvironment.authenticationManager.handleChallenges(using: nil) }
         setenv("BROWSER", try LocalServer.browser, 1)
-        defer { unsetenv("BROWSER") }
+        // An app on a desktop, where the browser it starts can be seen (without a display the default sign-in takes
+        // a remote path; the test browser is headless whatever DISPLAY says).
+        let display = getenv("DISPLAY").map { String(cString: $0) }
+        setenv("DISPLAY", display ?? ":0", 1)
+        defer {
+            unsetenv("BROWSER")
+            if display == nil { unsetenv("DISPLAY") }
+        }
         let configuration = try await IAPConfiguration.configuration(from: LocalServer.iapConfiguration)
         let authenticator = ToolkitAuthenticator(iapConfigurations: [configuration])
         ArcGISEnvironment.authenticationManager.handleChallenges(using: authenticator)
