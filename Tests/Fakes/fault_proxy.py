@@ -48,6 +48,11 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "content-length"}
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # many connections at once: the default backlog of 5 drops handshakes under load
+
+
 class Fault:
     """The armed fault and the counters, shared by the handler threads."""
 
@@ -224,7 +229,7 @@ def main():
         parser.error("--upstream must be an http URL on a loopback address")
     UPSTREAM = (upstream.hostname, upstream.port or 80)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
 

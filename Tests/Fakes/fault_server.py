@@ -192,6 +192,7 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # tests open 64 connections at once: the default backlog of 5 drops handshakes under load
 
     def __init__(self, address, tls_context):
         super().__init__(address, Handler)

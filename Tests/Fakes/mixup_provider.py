@@ -34,6 +34,11 @@ log = {"token_requests": 0, "codes": 0, "verifiers": 0}
 lock = threading.Lock()
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # many connections at once: the default backlog of 5 drops handshakes under load
+
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -84,7 +89,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(error.code, json.loads(error.read() or b"{}"))
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server = Server(("127.0.0.1", 0), Handler)
 print(f"PORT {server.server_address[1]}", flush=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -181,24 +181,26 @@ struct CurlHTTPClientTests {
     func oneLoopThread() async throws {
         try await FaultServer.with { server async throws in
             let url = server.url("/slow?seconds=0.6")
-            let (done, finishing) = AsyncStream.makeStream(of: Void.self)
+            let finished = OnceFlag()
             let statuses = Task {
-                try await withThrowingTaskGroup(of: Int.self) { group in
+                defer { finished.set() }
+                return try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<64 { group.addTask { try await client.send(.get(url)).statusCode } }
-                    defer { finishing.finish() }
                     return try await group.reduce(into: [Int]()) { $0.append($1) }
                 }
             }
             // While they are in flight, the threads that run transfers: the loop's ("PortalAuth.curl"), and any
             // other a transfer would have started (one per request before issue 27: "portal-auth-curl").
             var most = 0
-            var sampling = true
-            while sampling {
+            var samples = 0
+            while !finished.isSet {
                 most = max(most, Self.transferThreads())
-                sampling = await Self.waitBriefly(for: done)
+                samples += 1
+                try await Task.sleep(for: .milliseconds(10))
             }
             let answered = try await statuses.value
             #expect(answered.count == 64 && answered.allSatisfy { $0 == 200 })
+            #expect(samples > 1, "the threads were looked at while the requests were in flight")
             #expect(most <= 1, "transfers ran on \(most) threads")
             #expect(Self.transferThreads() == 1, "the loop thread stays for the next requests")
         }
@@ -223,23 +225,6 @@ struct CurlHTTPClientTests {
             let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
             return name.hasPrefix("PortalAuth.curl") || name.hasPrefix("portal-auth-cur")
         }.count
-    }
-
-    /// Waits up to a few milliseconds for `stream` to end; false once it has.
-    static func waitBriefly(for stream: AsyncStream<Void>) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in stream {}
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(10))
-                return true
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
     }
 
     @Test("a task cancelled before sending connects to nothing")
@@ -384,4 +369,13 @@ func closedPort() throws -> Int {
     guard bound else { close(fd); throw FaultServerError(message: "bind failed") }
     // Kept bound (and leaked for the test process's life) so no one else takes the port.
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A flag one task sets and another reads.
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }
