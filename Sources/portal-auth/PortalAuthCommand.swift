@@ -32,45 +32,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "portal-auth",
         abstract: "Sign in to ArcGIS portals and to services behind an Identity-Aware Proxy from Linux.",
-        discussion: """
-            portal-auth opens the system browser for the sign-in page and catches the OAuth redirect on a \
-            loopback port (http://127.0.0.1 or http://localhost), so people and scripts on Linux can get \
-            tokens for ArcGIS Online, ArcGIS Enterprise, and services published through an Identity-Aware \
-            Proxy such as the Microsoft Entra application proxy. A custom-scheme redirect URL such as \
-            my-maps-app://auth (the SDK's IAP files use them) is received through the desktop's scheme \
-            handler: see `portal-auth help register-scheme`.
-
-            Start by checking an IAP configuration file:
-
-              portal-auth iap check --config contoso-iap.json \\
-                  --url https://maps.contoso.com/portal
-
-            Run `portal-auth help <command>` (for example `portal-auth help iap check`) for details.
-
-            Commands that pick a stored sign-in (token, refresh, revoke, exec, status) use the only one, or \
-            the default set with `portal-auth use`, unless told with --portal, --iap, --url or --name.
-
-            Exit status: 0 success; 64 wrong usage; 65 invalid content (a configuration or a server's \
-            answer); 66 an input file is missing or unreadable; 69 a server is unavailable; 70 an internal \
-            or local error; 75 timed out; 77 refused, or a sign-in is needed; 130 interrupted. With \
-            --format json a failure also prints {"error": {"status", "category", "message"}} on stdout.
-
-            Environment:
-              PORTAL_AUTH_STORE          auto, keyring, file or a store file (as --store)
-              XDG_STATE_HOME             store file folder (portal-auth/credentials.json)
-              PORTAL_AUTH_CA_BUNDLE      PEM bundle of trusted CAs (then CURL_CA_BUNDLE,
-                                         SSL_CERT_FILE)
-              PORTAL_AUTH_CLIENT_SECRET  app-token's client secret when no file is given
-              PORTAL_AUTH_LAUNCH_DIR     folder of the browser launch page
-              BROWSER                    the browser command (else xdg-open)
-              DISPLAY, WAYLAND_DISPLAY,  whether a browser can be shown here
-              SSH_CONNECTION
-              XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins
-              https_proxy, no_proxy      proxies (read by libcurl)
-
-            Set for `portal-auth exec` commands: PORTAL_AUTH_TOKEN and others (see
-            `portal-auth help exec`).
-            """,
+        discussion: RootHelp.lead + "\n\n" + RootHelp.reference,
         version: PortalAuthVersion.string,
         subcommands: subcommands
     )
@@ -138,13 +100,21 @@ struct PortalAuthCommand: AsyncParsableCommand {
     /// as a JSON object on stdout (see `ErrorReport`), unless the command printed its own JSON document already.
     static func finish(with error: any Error, arguments: [String]) -> Never {
         let status = exitCode(for: error).rawValue
-        if status == 0 { exit(withError: error) }
+        if status == 0 {
+            // The top-level help: what to run first, then the usage and commands, then the reference text.
+            if let help = RootHelp.reordered(fullMessage(for: error)) {
+                print(help)
+                Foundation.exit(0)
+            }
+            exit(withError: error)
+        }
         if !(error is ExitCode) {
             // The parser's errors ("Error: …" and a usage line) and anything a command did not report itself.
             let category = (error as? any CategorizedError)?.category ?? (error is CancellationError ? .cancelled : .usage)
             var message = fullMessage(for: error)
             if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
             if message.isEmpty { message = "\(error)" }
+            message = Self.lowercasingFirstWord(message)
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message.components(separatedBy: "\nUsage: ").first ?? message, category: category)
         }
@@ -152,6 +122,15 @@ struct PortalAuthCommand: AsyncParsableCommand {
             Output.json(ErrorReport.json(status: status, message: report.message, category: report.category))
         }
         Foundation.exit(status)
+    }
+
+    /// The parser's messages begin with a capital ("Missing expected argument …"), the tool's with a small letter,
+    /// after the same `portal-auth: error:` prefix: one way for all (a word in capitals, such as URL, stays).
+    static func lowercasingFirstWord(_ message: String) -> String {
+        guard let first = message.first, first.isUppercase, let second = message.dropFirst().first, second.isLowercase else {
+            return message
+        }
+        return first.lowercased() + message.dropFirst()
     }
 
     private static func wantsJSONError(_ arguments: [String]) -> Bool { ErrorReport.wantsJSON(arguments) }

@@ -262,8 +262,8 @@ struct IAPCheckCommandTests {
     static let usage: [(arguments: [String], message: String)] = [
         (["--url", "maps.contoso.com"], #"portal-auth: error: --url "maps.contoso.com" is not an absolute http or https URL; write it like https://maps.contoso.com/portal"#),
         (["--url", "ftp://maps.contoso.com/"], #"portal-auth: error: --url "ftp://maps.contoso.com/" is not an absolute http or https URL; write it like https://maps.contoso.com/portal"#),
-        (["--format", "xml"], "portal-auth: error: The value 'xml' is invalid for '--format <format>'. Please provide one of 'text' and 'json'."),
-        (["--frobnicate"], "portal-auth: error: Unknown option '--frobnicate'"),
+        (["--format", "xml"], "portal-auth: error: the value 'xml' is invalid for '--format <format>'. Please provide one of 'text' and 'json'."),
+        (["--frobnicate"], "portal-auth: error: unknown option '--frobnicate'"),
     ]
 
     @Test("usage errors exit 64 with the reason on stderr", arguments: usage)
@@ -278,7 +278,7 @@ struct IAPCheckCommandTests {
     func missingConfig() async throws {
         let result = try await ToolRunner.run(["iap", "check"])
         #expect(result.status == 64)
-        #expect(result.stderrLines.first == "portal-auth: error: Missing expected argument '--config <file>'")
+        #expect(result.stderrLines.first == "portal-auth: error: missing expected argument '--config <file>'")
     }
 
     // MARK: - Help and version
@@ -297,7 +297,7 @@ struct IAPCheckCommandTests {
         #expect(root.stdout.contains("OVERVIEW: Sign in to ArcGIS portals"))
         #expect(root.stdout.contains("  iap "))
         #expect(root.stdout.contains("Exit status: 0 success; 64 wrong usage;"))
-        #expect(root.stdout.contains("portal-auth iap check --config contoso-iap.json \\\n"))
+        #expect(root.stdout.contains("  portal-auth iap check --config contoso-iap.json\n"))
         let group = try await ToolRunner.run(["iap", "--help"])
         #expect(group.stdout.contains("  check "))
         let check = try await ToolRunner.run(["iap", "check", "--help"])

@@ -42,9 +42,16 @@ extension IAPCredential {
             let reason: String
             if settings.browser != nil, settings.environment.canShowBrowser {
                 do {
-                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: true), settings: settings, replacing: previous)
+                    // A failing browser command: the device code takes over where the provider offers one (asked
+                    // only then), else the URL already shown is opened elsewhere and the final address pasted.
+                    let offersDeviceCode: @Sendable () async -> Bool = {
+                        await DeviceAuthorizationEndpoint.resolve(
+                            explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient) != nil
+                    }
+                    return try await authorizationCodeCredential(
+                        for: configuration, presentation: .browserElsePaste(takenOver: offersDeviceCode), settings: settings, replacing: previous)
                 } catch let error as SignInError where error.isBrowserFailure {
-                    reason = error.description
+                    reason = error.browserFailureReason ?? error.description
                 }
             } else {
                 reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"

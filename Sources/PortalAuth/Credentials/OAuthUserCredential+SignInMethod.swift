@@ -36,9 +36,11 @@ extension OAuthUserCredential {
             let reason: String
             if settings.browser != nil, settings.environment.canShowBrowser {
                 do {
-                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: true), settings: settings)
+                    // A failing browser command leaves the URL already shown to be opened elsewhere (paste-back).
+                    return try await authorizationCodeCredential(
+                        for: configuration, presentation: .browserElsePaste(takenOver: { false }), settings: settings)
                 } catch let error as SignInError where error.isBrowserFailure {
-                    reason = error.description
+                    reason = error.browserFailureReason ?? error.description
                 }
             } else {
                 reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"

@@ -41,12 +41,22 @@ struct AuthorizationCodeFlow: Sendable {
     }
 
     /// How the person reaches the authorization URL.
-    enum Presentation: Sendable, Equatable {
+    enum Presentation: Sendable {
         /// The browser opens here; with `failsOver`, a browser command that fails ends the flow at once
         /// (`SignInError.browserFailed`) so that the caller can take a remote path instead of waiting.
         case browser(failsOver: Bool)
+        /// The browser opens here; if its command fails, the URL already shown stays the one to open (on any
+        /// machine) and the address the browser ends on is read from the pasted lines, so that no second, fresh URL
+        /// is shown after a dead one. When `takenOver` answers true at that moment (another remote path, such as a
+        /// device code, will be used instead), the flow ends with `SignInError.browserFailed` as with `failsOver`.
+        case browserElsePaste(takenOver: @Sendable () async -> Bool)
         /// No browser: the person signs in anywhere and pastes the final address (no countdown is drawn).
         case pasteBack
+
+        var isPasteBack: Bool {
+            if case .pasteBack = self { return true }
+            return false
+        }
     }
 
     /// Runs the sign-in. Without a `presentation`: paste-back when the settings have no browser and accept pasting,
@@ -79,31 +89,44 @@ struct AuthorizationCodeFlow: Sendable {
         case .refused(let said): throw SignInError.requestRefused(authorizeURL: authorizeURL, said)
         case .errorPage, .nothing: break
         }
-        if case .browser = presentation {
+        if !presentation.isPasteBack {
             settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
             if settings.browser == nil { try Self.reachNoBrowser(url: url, redirect: listener.redirectURL, settings: settings) }
         }
         if case .errorPage(let said) = finding { settings.observer.signInRequestProblem(said) }
-        if case .browser(let failsOver) = presentation {
+        var failure = BrowserFailure.keepWaiting
+        switch presentation {
+        case .browser(let failsOver):
             // A browser that fails over is reported once, by the remote path that takes over (browserUnavailable).
             let launched = settings.openBrowserReportingFailures(at: opened, announcing: !failsOver)
             page = launched.page
-            if failsOver { browserFailures = launched.failures }
+            if failsOver {
+                browserFailures = launched.failures
+                failure = .endSignIn
+            }
+        case .browserElsePaste(let takenOver):
+            let launched = settings.openBrowserReportingFailures(at: opened, announcing: false)
+            page = launched.page
+            browserFailures = launched.failures
+            failure = settings.acceptsPastedRedirect ? .askForPaste(unless: takenOver) : .endSignIn
+        case .pasteBack:
+            break
         }
         defer { page?.remove() }
-        let pastes = presentation == .pasteBack || settings.acceptsPastedRedirect
+        let pastes = presentation.isPasteBack || settings.acceptsPastedRedirect
 
         let callback = try await withDeadline(
             settings.timeout,
             // Nothing is redrawn while the person is asked to paste (paste-back); beside a browser the countdown stays.
-            tick: { remaining in if presentation != .pasteBack { settings.observer.waitingForBrowser(remaining: remaining) } },
+            tick: { remaining in if !presentation.isPasteBack { settings.observer.waitingForBrowser(remaining: remaining) } },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
-        ) { [browserFailures] in
+        ) { [browserFailures, failure] in
             try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
                 group.addTask {
                     try await waitForRedirect(
                         listener: listener, authorizationURL: url, request: request, settings: settings,
-                        acceptsPaste: pastes, opensBrowser: presentation != .pasteBack, browserFailures: browserFailures)
+                        acceptsPaste: pastes, opensBrowser: !presentation.isPasteBack, browserFailures: browserFailures,
+                        onBrowserFailure: failure)
                 }
                 defer { group.cancelAll() }
                 while let next = try await group.next() {
@@ -136,7 +159,7 @@ struct AuthorizationCodeFlow: Sendable {
     /// flow — whichever comes first.
     private func waitForRedirect(
         listener: RedirectReceiver, authorizationURL: URL, request: AuthorizationRequest, settings: SignInSettings,
-        acceptsPaste: Bool, opensBrowser: Bool, browserFailures: AsyncStream<String>?
+        acceptsPaste: Bool, opensBrowser: Bool, browserFailures: AsyncStream<String>?, onBrowserFailure: BrowserFailure
     ) async throws -> LoopbackCallback {
         let state = request.state
         let issuer = expectedIssuer
@@ -148,13 +171,26 @@ struct AuthorizationCodeFlow: Sendable {
             group.addTask {
                 // A browser that may fail over is heard out first: pasted lines are read only once it started, so a
                 // failure leaves them to the remote path that follows.
+                var asked = false
                 if let browserFailures {
-                    for await message in browserFailures { throw SignInError.browserFailed(message) }
+                    for await message in browserFailures {
+                        switch onBrowserFailure {
+                        case .keepWaiting:
+                            break
+                        case .endSignIn:
+                            throw SignInError.browserFailed(message)
+                        case .askForPaste(let takenOver):
+                            if await takenOver() { throw SignInError.browserFailed(message) }
+                            // The URL shown stays valid: it is opened elsewhere, and its final address pasted here.
+                            settings.observer.browserFailedPasteRequested(message, expectedRedirect: listener.redirectURL)
+                            asked = true
+                        }
+                    }
                 }
                 guard acceptsPaste else { return nil }  // the browser command succeeded: keep waiting
                 do {
                     // A custom-scheme address is read by the scheme receiver's own rules.
-                    return try await PastedRedirectReader(settings: settings, announces: !opensBrowser).callback(
+                    return try await PastedRedirectReader(settings: settings, announces: !opensBrowser && !asked).callback(
                         authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer,
                         reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
                 } catch is SignInError {
@@ -167,6 +203,17 @@ struct AuthorizationCodeFlow: Sendable {
             }
             throw CancellationError()
         }
+    }
+
+    /// What a failing browser command does to a sign-in that is waiting for it.
+    enum BrowserFailure: Sendable {
+        /// Nothing: the failure was reported, the URL can still be opened by hand.
+        case keepWaiting
+        /// The flow ends with `SignInError.browserFailed`, for the caller's remote path.
+        case endSignIn
+        /// The person is asked to open the URL already shown elsewhere and paste the final address, unless the
+        /// closure answers that another remote path takes over.
+        case askForPaste(unless: @Sendable () async -> Bool)
     }
 
     /// `scheme://host[:port]` of `url`, for messages.

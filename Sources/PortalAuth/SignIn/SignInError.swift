@@ -35,6 +35,14 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func notLoopbackRedirect(_ url: URL) -> SignInError { SignInError(.notLoopbackRedirect(url.absoluteString)) }
     static func missingIssuer(expected: String) -> SignInError { SignInError(.missingIssuer(expected)) }
     static func browserFailed(_ message: String) -> SignInError { SignInError(.browserFailed(message)) }
+
+    /// For a browser failure, the reason as a clause for another message ("the browser could not be started (…)").
+    var browserFailureReason: String? {
+        if case .browserFailed(let message) = code { return Self.browserFailureReason(message) }
+        return nil
+    }
+
+    private static func browserFailureReason(_ message: String) -> String { "the browser could not be started (\(message))" }
     static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
     static func noRemoteLogout(_ reason: String) -> SignInError { SignInError(.noRemoteLogout(reason)) }
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
@@ -101,7 +109,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
             return "the sign-in response has no iss parameter although \(expected) announces one (RFC 9207); "
                 + "it may come from another server, so it was refused. Sign in again."
         case .browserFailed(let message):
-            return "the browser could not be started (\(message))."
+            return "\(Self.browserFailureReason(message))."
         case .urlUnheard:
             return "no browser is set, and nothing receives the sign-in URL (the observer is SilentSignInObserver and the "
                 + "logger discards events): give SignInSettings a browser, an observer whose signInWillOpenBrowser shows "

@@ -18,6 +18,10 @@ public protocol SignInObserver: Sendable {
     /// No browser is started here (`reason`: no display, an SSH session, a browser command that failed); the
     /// sign-in goes on by a remote path (device code, or pasting the final address back).
     func browserUnavailable(reason: String)
+    /// The browser command failed (`message`) and the URL already shown (``signInWillOpenBrowser(url:listeningOn:)``)
+    /// stays valid: the person opens it in a browser on any machine and pastes the address it ends on (it starts
+    /// with `expectedRedirect`). Ask for it on a line of its own. The default reports ``browserLaunchFailed(_:)``.
+    func browserFailedPasteRequested(_ message: String, expectedRedirect: URL)
     /// Paste-back: the person opens `authorizationURL` in a browser on any machine and pastes the address it ends on
     /// (it starts with `expectedRedirect`); ask for it on a line of its own, and draw nothing over what they type.
     func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL)
@@ -42,6 +46,7 @@ extension SignInObserver {
     public func pastedRedirectRejected(_ message: String) {}
     public func exchangingCode() {}
     public func browserUnavailable(reason: String) {}
+    public func browserFailedPasteRequested(_ message: String, expectedRedirect: URL) { browserLaunchFailed(message) }
     public func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {}
     public func outOfBandCodeRequested(authorizationURL: URL) {}
     public func deviceCodeIssued(_ authorization: DeviceAuthorization) {}

@@ -33,7 +33,7 @@ struct IAPLogoutCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"), completion: .file(extensions: ["json"]))
     var config: String
 
-    @OptionGroup var session: SessionOptions
+    @OptionGroup var session: LogoutOptions
 
     func run() async throws {
         let (settings, observer) = session.signOutSettings()

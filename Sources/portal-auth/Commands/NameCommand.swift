@@ -28,7 +28,7 @@ struct NameCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: CredentialSelection
 
-    @OptionGroup var storage: StoreOptions
+    @OptionGroup var storage: StoreChoiceOptions
 
     func validate() throws {
         guard SignInPreferences.isValidName(newName) else {

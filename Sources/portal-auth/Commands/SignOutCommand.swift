@@ -20,15 +20,22 @@ struct SignOutCommand: AsyncParsableCommand {
             Where the identity provider advertises a revocation endpoint, the tokens are revoked there first; \
             whether it did is shown for each sign-in.
 
-            Exit status: 0 every revocation and sign-out was confirmed; 69 some were not (the store is \
-            emptied anyway); 130 interrupted (emptied anyway); the store's own errors as for every command.
+            On a terminal it lists the stored sign-ins and asks first (--yes does not ask); scripts, with no \
+            terminal, are not asked.
+
+            Exit status: 0 every revocation and sign-out was confirmed; 1 not confirmed on the terminal \
+            (nothing changed); 69 some were not (the store is emptied anyway); 130 interrupted (emptied \
+            anyway); the store's own errors as for every command.
             """
     )
 
     @Option(help: "Output format: text for people, json for scripts.")
     var format: OutputFormat = .text
 
-    @OptionGroup var session: SessionOptions
+    @Flag(name: [.customShort("y"), .long], help: "Do not ask for confirmation (on a terminal sign-out asks first; elsewhere it never asks).")
+    var yes = false
+
+    @OptionGroup var session: LogoutOptions
 
     func run() async throws {
         let (settings, observer) = session.signOutSettings()
@@ -41,6 +48,12 @@ struct SignOutCommand: AsyncParsableCommand {
             path = store.file?.path ?? "memory"
         } catch {
             throw Failure.report(error)
+        }
+        if !yes, isatty(0) == 1, isatty(2) == 1, !store.summaries.isEmpty {
+            guard try await Self.confirmed(store.summaries) else {
+                StandardError.line("Nothing was signed out.")
+                throw ExitCode(1)
+            }
         }
         let report = try await Failure.cancellableOnInterrupt { await manager.signOutReport() }
         store.forgetDeletedSignIns()
@@ -68,6 +81,19 @@ struct SignOutCommand: AsyncParsableCommand {
         let failures = entries.compactMap(\.error)
         if failures.contains(where: Failure.isInterruption) { throw ExitCode(130) }
         if !report.succeeded { throw ExitCode(69) }
+    }
+
+    /// Asks on the terminal whether to sign out of every one of `summaries` (they are listed); only yes goes on.
+    private static func confirmed(_ summaries: [CredentialSummary]) async throws -> Bool {
+        StandardError.line("This revokes the tokens of every stored sign-in, ends their identity-provider sessions, and empties the store:")
+        for summary in summaries {
+            let who = summary.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
+            let target = (summary.kind == .iap ? "IAP " : "portal ") + DisplayText.path(summary.target)
+            StandardError.line("  \(target)\(who)")
+        }
+        let answer = try await Failure.cancellableOnInterrupt { try await TerminalInput.line("Sign out of \(summaries.count == 1 ? "it" : "all \(summaries.count)")? [y/N] ") }
+        let word = answer.trimmingCharacters(in: .whitespaces).lowercased()
+        return word == "y" || word == "yes"
     }
 
     // MARK: - Describing outcomes

@@ -25,7 +25,7 @@ struct UseCommand: AsyncParsableCommand {
     @Flag(help: "Forget the default sign-in.")
     var clear = false
 
-    @OptionGroup var storage: StoreOptions
+    @OptionGroup var storage: StoreChoiceOptions
 
     func validate() throws {
         if clear && !selection.words.isEmpty { throw ValidationError("--clear takes no sign-in; give one or the other") }

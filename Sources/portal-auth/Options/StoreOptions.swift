@@ -41,3 +41,18 @@ struct StoreOptions: ParsableArguments {
         try arguments.credentialStore(settings: settings, forSignIn: forSignIn)
     }
 }
+
+/// The store alone, for commands that only read and write the store's index (`use`, `name`): no network, no wait,
+/// so no `--timeout` or `--ca-bundle`.
+struct StoreChoiceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Where credentials live: auto, keyring, file, or a store file's path.",
+        discussion: "Default: $PORTAL_AUTH_STORE, else auto (see `portal-auth help status`).",
+        valueName: "auto|keyring|file|path"), completion: .file(extensions: ["json"]))
+    var store: String?
+
+    /// See `SessionArguments.credentialStore(settings:forSignIn:)` (the keyring's calls limited to the default time).
+    func credentialStore() throws -> ArcGISCredentialStore {
+        try SessionArguments(store: store).credentialStore(settings: nil, forSignIn: false)
+    }
+}

@@ -42,7 +42,14 @@ final class TerminalSignInObserver: SignInObserver {
 
     func browserUnavailable(reason: String) {
         clearStatus()
-        StandardError.line("No browser is opened here: \(reason)")
+        StandardError.line("No browser is opened here: \(reason)\(reason.hasSuffix(".") ? "" : ".")")
+    }
+
+    func browserFailedPasteRequested(_ message: String, expectedRedirect: URL) {
+        clearStatus()
+        StandardError.line("portal-auth: warning: \(message).")
+        StandardError.line("Open the URL above in a browser on any machine and sign in. The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load).")
+        prompt()
     }
 
     func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {

@@ -44,6 +44,44 @@ struct HelpTextTests {
         #expect(result.stdout.contains("--store"))
     }
 
+    @Test("sign-out and iap logout offer the browser for the logout page, not sign-in options", arguments: [["sign-out"], ["iap", "logout"]])
+    func logoutOptions(command: [String]) async throws {
+        let result = try await ToolRunner.run(["help"] + command)
+        #expect(result.status == 0, "\(result)")
+        #expect(!result.stdout.contains("--device-code"), "\(command) offers --device-code")
+        #expect(result.stdout.contains("--browser-command") && result.stdout.contains("identity provider's logout"))
+        #expect(result.stdout.contains("--no-browser"))
+    }
+
+    @Test("the top-level help begins with what to run (a portal login first) and shows its usage on the first screen")
+    func topLevelOrder() async throws {
+        let result = try await ToolRunner.run(["--help"], environment: ["COLUMNS": "80"])
+        let lines = result.stdout.components(separatedBy: "\n")
+        let usage = try #require(lines.firstIndex { $0.hasPrefix("USAGE: portal-auth <subcommand>") })
+        #expect(usage < 24, "USAGE on line \(usage + 1)")
+        let firstExample = try #require(lines.first { $0.hasPrefix("  portal-auth ") })
+        #expect(firstExample.hasPrefix("  portal-auth login --portal "))
+        let exitStatus = try #require(lines.firstIndex { $0.hasPrefix("Exit status:") })
+        let subcommands = try #require(lines.firstIndex { $0.hasPrefix("SUBCOMMANDS:") })
+        #expect(exitStatus > subcommands, "the reference text follows the commands")
+        #expect(result.stdout.hasSuffix("See 'portal-auth help <subcommand>' for detailed help.\n"))
+        let again = try await ToolRunner.run(["help"], environment: ["COLUMNS": "80"])
+        #expect(again.stdout == result.stdout, "`help` and `--help` agree")
+    }
+
+    @Test("every error begins the same way: the parser's own messages in small letters too", arguments: [
+        ["token", "--format", "xml"], ["refresh", "--min-valid", "3"], ["login"], ["request"], ["iap", "check"],
+        ["token", "--portal", "https://gis.example.com/portal", "--url", "https://gis.example.com/x"],
+    ])
+    func errorCase(arguments: [String]) async throws {
+        let result = try await ToolRunner.run(arguments, environment: ["PORTAL_AUTH_STORE": "/nonexistent/store.json"])
+        #expect(result.status != 0)
+        let first = try #require(result.stderrLines.first)
+        #expect(first.hasPrefix("portal-auth: error: "), "\(first)")
+        let word = first.dropFirst("portal-auth: error: ".count)
+        #expect(word.first.map { !$0.isUppercase || word.dropFirst().first?.isUppercase == true } == true, "capitalised: \(first)")
+    }
+
     @Test("the top-level help lists the environment variables")
     func environment() async throws {
         let result = try await ToolRunner.run(["--help"])

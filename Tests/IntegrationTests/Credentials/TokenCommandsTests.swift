@@ -47,7 +47,7 @@ struct TokenCommandsTests {
         (["--password-stdin"], "not-alices-password\n", Int32(77), "refused the username and password of alice"),
         (["--password-stdin"], "", 64, "no password on standard input"),
         ([], "", 64, "no terminal to ask for the password"),
-        (["--password", "x"], "", 64, "Unknown option '--password'"),
+        (["--password", "x"], "", 64, "portal-auth: error: unknown option '--password'"),
         (["--password-stdin", "--expiration", "0"], "x\n", 64, "--expiration must be a positive number"),
     ])
     func generateTokenFailures(extra: [String], stdin: String, status: Int32, message: String) async throws {

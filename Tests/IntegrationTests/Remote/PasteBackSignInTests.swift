@@ -41,6 +41,34 @@ struct PasteBackSignInTests {
         #expect(try store.entries().count == 1)
     }
 
+    @Test("a failing $BROWSER on a desktop, on a terminal: the one URL shown stays valid and its pasted final address signs in")
+    func failingBrowserKeepsTheURL() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let finalFile = store.directory.appendingPathComponent("final-url").path
+        // A display, so the browser is tried; a browser command that writes to its output and exits with 1.
+        let tool = try TerminalTool(["login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "120"],
+                                    environment: ["PORTAL_AUTH_STORE": store.path, "DISPLAY": ":99",
+                                                  "BROWSER": "sh -c 'echo no browser here; exit 1' browser"])
+
+        var (text, url) = try tool.authorizationURL(until: "Paste that address here and press Enter:", portal: server.portal)
+        let browser = try TestBrowserRun.run(url, environment: [
+            "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
+        ])
+        #expect(browser == 0)
+        let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        tool.type(final)
+        let (status, rest) = try await tool.finish()
+        text += rest
+        #expect(status == 0, "\(text)")
+        let urls = text.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") }
+        #expect(urls.count == 1, "the sign-in URL is shown once, not again after the browser failed: \(text)")
+        #expect(text.contains("portal-auth: warning: the browser command exited with status 1."))
+        #expect(text.contains("Open the URL above in a browser on any machine and sign in."))
+        #expect(text.contains("Signed in to \(server.portal) as alice"))
+        #expect(try store.entries().count == 1)
+    }
+
     @Test("no terminal and no display: fails at once with the command to run, without starting xdg-open or waiting")
     func noTerminal() async throws {
         let server = try TestServer.current()

@@ -172,6 +172,45 @@ struct SignOutTests {
         Self.expectNoSecret(portal.all + iap.all, in: result)
     }
 
+    @Test("sign-out on a terminal lists the sign-ins and asks: no keeps everything, yes signs out")
+    func signOutAsks() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let portal = try await Self.portalLogin(server, store)
+
+        let declined = try TerminalTool(["sign-out", "--timeout", "60"], environment: ["PORTAL_AUTH_STORE": store.path])
+        var text = declined.read(until: "[y/N]")
+        declined.type("n")
+        let (status, rest) = try await declined.finish()
+        text += rest
+        #expect(status == 1, "\(text)")
+        #expect(text.contains("  portal \(server.portal) (alice)"), "the sign-ins are listed before the question: \(text)")
+        #expect(text.contains("Sign out of it? [y/N]"))
+        #expect(text.contains("Nothing was signed out."))
+        #expect(try store.entries().count == 1, "nothing changed")
+        #expect(try await Self.portalSelfError(server, token: portal.access) == nil, "the token still works")
+
+        let accepted = try TerminalTool(["sign-out", "--timeout", "60"], environment: ["PORTAL_AUTH_STORE": store.path])
+        _ = accepted.read(until: "[y/N]")
+        accepted.type("yes")
+        let (acceptedStatus, acceptedRest) = try await accepted.finish()
+        #expect(acceptedStatus == 0, "\(acceptedRest)")
+        #expect(try store.entries().isEmpty)
+        #expect(try await Self.portalSelfError(server, token: portal.access) == 498)
+    }
+
+    @Test("sign-out --yes on a terminal does not ask")
+    func signOutYes() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        _ = try await Self.portalLogin(server, store)
+        let tool = try TerminalTool(["sign-out", "--yes", "--timeout", "60"], environment: ["PORTAL_AUTH_STORE": store.path])
+        let (status, text) = try await tool.finish()
+        #expect(status == 0, "\(text)")
+        #expect(!text.contains("[y/N]"))
+        #expect(try store.entries().isEmpty)
+    }
+
     @Test("sign-out with nothing stored: exit 0; JSON for scripts")
     func signOutEmpty() async throws {
         let store = try ScratchStore()

@@ -8,7 +8,8 @@ final class RecordingSignInObserver: SignInObserver {
     private let recorded = Mutex<[String]>([])
     private let onPastePrompt: @Sendable (URL) -> Void
 
-    /// - Parameter onPastePrompt: called with the authorization URL when paste-back asks for the final address.
+    /// - Parameter onPastePrompt: called with the authorization URL when paste-back asks for the final address (after
+    ///   a failing browser: the URL shown beside it).
     init(onPastePrompt: @escaping @Sendable (URL) -> Void = { _ in }) {
         self.onPastePrompt = onPastePrompt
     }
@@ -17,7 +18,17 @@ final class RecordingSignInObserver: SignInObserver {
 
     private func record(_ event: String) { recorded.withLock { $0.append(event) } }
 
-    func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) { record("browser") }
+    /// The URL shown beside the browser, which a failing browser leaves to be opened elsewhere.
+    private let shown = Mutex<URL?>(nil)
+
+    func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
+        shown.withLock { $0 = url }
+        record("browser")
+    }
+    func browserFailedPasteRequested(_ message: String, expectedRedirect: URL) {
+        record("browser-failed-paste: \(message)")
+        if let url = shown.withLock({ $0 }) { onPastePrompt(url) }
+    }
     func browserLaunchFailed(_ message: String) { record("browser-failed") }
     func browserUnavailable(reason: String) { record("no-browser: \(reason)") }
     func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {

@@ -77,7 +77,7 @@ struct RemoteSignInChoiceTests {
         #expect(portalError?.needsTerminal == true)
     }
 
-    @Test("a browser command that fails goes straight to paste-back (no waiting for the timeout); the pasted address signs in",
+    @Test("a browser command that fails goes straight to paste-back of the URL already shown (no second URL, no waiting for the timeout); the pasted address signs in",
           arguments: [RecordingBrowserOpener.Behaviour.exits(3), .cannotStart])
     func browserFailsThenPaste(behaviour: RecordingBrowserOpener.Behaviour) async throws {
         var provider = FakeIdentityProvider()
@@ -101,11 +101,31 @@ struct RemoteSignInChoiceTests {
         #expect(browser.urls.count == 1, "the browser is tried once")
         let events = observer.events
         #expect(events.first == "browser")
-        #expect(!events.contains("browser-failed"), "no advice to open the dead URL by hand: the failure is the remote path's reason")
-        #expect(events.filter { $0.hasPrefix("no-browser: the browser could not be started") }.count == 1)
-        #expect(events.contains("paste-prompt"))
+        #expect(events.filter { $0 == "browser" }.count == 1, "one URL shown: \(events)")
+        #expect(!events.contains("browser-failed"), "the failure is told once, with the paste request")
+        #expect(events.filter { $0.hasPrefix("browser-failed-paste: ") }.count == 1, "\(events)")
+        #expect(!events.contains("paste-prompt"), "no fresh URL to open: the one shown stays valid")
+        #expect(!events.contains { $0.hasPrefix("no-browser:") })
         #expect(events.contains { $0.hasPrefix("paste-rejected: The pasted address is not the awaited sign-in response: it does not start with http://127.0.0.1:") })
         #expect(events.last == "exchange")
+    }
+
+    @Test("a browser command that fails, with a provider that offers a device code: the device code takes over")
+    func browserFailsThenDeviceCode() async throws {
+        var provider = FakeIdentityProvider()
+        provider.pollErrors = ["authorization_pending"]
+        provider.issuedAt = FakeIdentityProvider.now
+        let observer = RecordingSignInObserver()
+        let browser = RecordingBrowserOpener(.exits(3))
+        let settings = SignInSettings(browser: browser, observer: observer, acceptsPastedRedirect: true, httpClient: provider.client(),
+                                      clock: VirtualSignInClock(), environment: Self.desktop, pastedLines: { AsyncStream { _ in } })
+        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        #expect(credential.username == "alice")
+        let events = observer.events
+        #expect(events.first == "browser")
+        #expect(events.contains("no-browser: the browser could not be started (the browser command exited with status 3)"), "\(events)")
+        #expect(!events.contains { $0.hasPrefix("browser-failed-paste") })
+        #expect(events.contains("device-code WDJB-MJHT"))
     }
 
     @Test("ArcGIS portals have no device code")

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The top-level help: a short lead with the commands to run first, then (after the usage and the list of commands)
+/// the reference text — how a stored sign-in is picked, exit statuses, environment variables. The man page has both
+/// parts in the configuration's discussion; `--help` moves the reference after the commands so that the usage is
+/// on the first screen.
+enum RootHelp {
+    static let lead = """
+        portal-auth opens the system browser for the sign-in page and catches the OAuth redirect on a \
+        loopback port, so people and scripts on Linux get tokens for ArcGIS Online, ArcGIS Enterprise, and \
+        services behind an Identity-Aware Proxy such as the Microsoft Entra application proxy.
+
+        Examples:
+          portal-auth login --portal https://www.arcgis.com --client-id abc123
+          portal-auth iap check --config contoso-iap.json
+          portal-auth iap login --config contoso-iap.json
+          portal-auth status
+          portal-auth token --format header
+          portal-auth exec -- python3 publish.py
+
+        Run `portal-auth help <command>` (for example `portal-auth help login`) for details.
+        """
+
+    /// The first words of the reference text, where `reordered(_:)` cuts the rendered help.
+    static let referenceStart = "Commands that pick a stored sign-in"
+
+    static let reference = """
+        Commands that pick a stored sign-in (token, refresh, revoke, exec, status) use the only one, or \
+        the default set with `portal-auth use`, unless told with --portal, --iap, --url or --name. A \
+        custom-scheme redirect URL such as my-maps-app://auth (the SDK's IAP files use them) is received \
+        through the desktop's scheme handler: see `portal-auth help register-scheme`.
+
+        Exit status: 0 success; 64 wrong usage; 65 invalid content (a configuration or a server's \
+        answer); 66 an input file is missing or unreadable; 69 a server is unavailable; 70 an internal \
+        or local error; 75 timed out; 77 refused, or a sign-in is needed; 130 interrupted. With \
+        --format json a failure also prints {"error": {"status", "category", "message"}} on stdout.
+
+        Environment:
+          PORTAL_AUTH_STORE          auto, keyring, file or a store file (as --store)
+          XDG_STATE_HOME             store file folder (portal-auth/credentials.json)
+          PORTAL_AUTH_CA_BUNDLE      PEM bundle of trusted CAs (then CURL_CA_BUNDLE,
+                                     SSL_CERT_FILE)
+          PORTAL_AUTH_CLIENT_SECRET  app-token's client secret when no file is given
+          PORTAL_AUTH_LAUNCH_DIR     folder of the browser launch page
+          BROWSER                    the browser command (else xdg-open)
+          DISPLAY, WAYLAND_DISPLAY,  whether a browser can be shown here
+          SSH_CONNECTION
+          XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins
+          https_proxy, no_proxy      proxies (read by libcurl)
+
+        Set for `portal-auth exec` commands: PORTAL_AUTH_TOKEN and others (see
+        `portal-auth help exec`).
+        """
+
+    /// `help`, the top-level help as the parser renders it, with the reference text moved after the commands; nil
+    /// for any other help (a subcommand's), which is printed as it is.
+    static func reordered(_ help: String) -> String? {
+        let lines = help.components(separatedBy: "\n")
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(referenceStart) }),
+              let usage = lines.firstIndex(where: { $0.hasPrefix("USAGE: portal-auth <subcommand>") }), start < usage
+        else { return nil }
+        var body = Array(lines[usage...])
+        while body.last?.isEmpty == true { body.removeLast() }
+        var seeAlso: [String] = []
+        if let last = body.last, last.trimmingCharacters(in: .whitespaces).hasPrefix("See 'portal-auth help") {
+            seeAlso = [body.removeLast()]
+            while body.last?.isEmpty == true { body.removeLast() }
+        }
+        var reference = Array(lines[start..<usage])
+        while reference.last?.isEmpty == true { reference.removeLast() }
+        let head = Array(lines[..<start])
+        return (head + body + [""] + reference + (seeAlso.isEmpty ? [] : [""] + seeAlso)).joined(separator: "\n")
+    }
+}
