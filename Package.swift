@@ -10,6 +10,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // A plugin, not a library dependency: `swift package generate-documentation` builds the DocC catalog
+        // (Sources/PortalAuth/PortalAuth.docc; scripts/test runs it). Nothing of it is linked into PortalAuth.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C libraries (system-library targets, found through pkg-config)

@@ -6,8 +6,10 @@ public import Foundation
 public protocol BrowserOpener: Sendable {
     /// Starts the browser on `url` and returns without waiting for it.
     ///
-    /// - Parameter onExit: called from a background thread when the launched command exits,
-    ///   with its exit status (a launcher like `xdg-open` exits at once; non-zero means it failed).
+    /// - Parameters:
+    ///   - url: the address to open.
+    ///   - onExit: called from a background thread when the launched command exits,
+    ///     with its exit status (a launcher like `xdg-open` exits at once; non-zero means it failed).
     func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
 
     /// Starts the browser on `url` without exposing `url` to other local users, and returns what to remove once the

@@ -17,6 +17,8 @@ public protocol AuthenticatorPrompt: Sendable {
 
     /// Asks for a client certificate file (.p12/.pfx) and its password; nil when the person declines.
     ///
-    /// - Parameter previousFailure: why the previous answer could not be used (wrong password, not PKCS#12), to show.
+    /// - Parameters:
+    ///   - space: the server that asks for a client certificate.
+    ///   - previousFailure: why the previous answer could not be used (wrong password, not PKCS#12), to show.
     func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws -> ClientCertificateAnswer?
 }

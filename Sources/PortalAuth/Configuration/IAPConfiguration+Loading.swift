@@ -13,7 +13,7 @@ extension IAPConfiguration {
     /// - Parameter url: A `file:` URL.
     /// - Returns: The configuration, with ``sourceFile`` set to `url`.
     /// - Throws: ``ConfigurationError`` saying why the file cannot be read or listing every problem in it.
-    ///   Unknown keys do not fail loading; ``report(from:)`` lists them.
+    ///   Unknown keys do not fail loading; `portal-auth iap check` lists them.
     public static func configuration(from url: URL) async throws(ConfigurationError) -> IAPConfiguration {
         let report = await report(from: url)
         if let error = report.error { throw error }

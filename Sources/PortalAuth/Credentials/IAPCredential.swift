@@ -76,6 +76,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// UserInfo answer about another user fails it (``UserInfoError``). See ``IAPConfiguration/issuer``.
     ///
     /// - Parameters:
+    ///   - configuration: the identity provider, client and scopes to sign in with.
+    ///   - settings: the browser, the sign-in method, the observer, the clock and the time limit of the sign-in.
     ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
     ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
     public static func credential(

@@ -59,6 +59,9 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     /// server resource (`https://h/server/rest/services/…`), whose token service `{root}/rest/info` names.
     ///
     /// - Parameters:
+    ///   - url: the portal, a URL under its `sharing/rest`, or a server resource.
+    ///   - username: the ArcGIS user to generate the token for.
+    ///   - password: the user's password, kept in the credential to generate the token again (never printed).
     ///   - tokenExpirationMinutes: the token lifetime to ask for (`expiration`); the server's default when `nil`.
     ///   - referer: the referer the token is bound to (`client=referer`).
     ///   - httpClient: the HTTP client; libcurl by default.

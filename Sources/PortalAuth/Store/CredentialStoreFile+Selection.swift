@@ -32,8 +32,12 @@ extension CredentialStoreFile {
     ///
     /// - Throws: `KeyringError` when the keyring is chosen and cannot be used (absent, locked, not answering);
     ///   `CredentialStoreError` when no location can be derived.
-    /// - Parameter environment: the variables that choose the store (`PORTAL_AUTH_STORE`, `XDG_STATE_HOME`, `HOME`,
-    ///   `DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`); others are not read.
+    /// - Parameters:
+    ///   - store: `auto`, `keyring`, `file` or a store file's path (the tool's `--store`); `nil` leaves the choice to
+    ///     `PORTAL_AUTH_STORE`, else `auto`.
+    ///   - environment: the variables that choose the store (`PORTAL_AUTH_STORE`, `XDG_STATE_HOME`, `HOME`,
+    ///     `DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`); others are not read.
+    ///   - currentDirectory: the folder a relative store path is taken from; the process's own when `nil`.
     public static func select(store: String? = nil, environment: [String: String], currentDirectory: String? = nil) throws -> CredentialStoreFile {
         try select(store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }

@@ -3,9 +3,9 @@ import Glibc
 /// The persistent credential store: one private JSON file of entries, shared safely by concurrent
 /// processes.
 ///
-/// - ``read()`` gives the entries as they are (for `status`, `token` without a refresh). It takes no lock:
+/// - `read()` gives the entries as they are (for `status`, `token` without a refresh). It takes no lock:
 ///   writers replace the file atomically, so a reader sees a whole old or a whole new file.
-/// - ``update(onCorruption:isolation:_:)`` and ``withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)`` take the
+/// - `update(onCorruption:isolation:_:)` and `withExclusiveAccess(onCorruption:reservingSpace:isolation:_:)` take the
 ///   store's exclusive lock, re-read the file under it, let the body change the snapshot, write it back
 ///   atomically when it changed, and release the lock: concurrent updates never lose an entry.
 ///

@@ -9,8 +9,8 @@ struct GenerateTokenCommand: AsyncParsableCommand {
         abstract: "Get an ArcGIS token for a username and password (the generateToken operation).",
         usage: "portal-auth generate-token --portal <url> --username <name> [<options>]",
         discussion: """
-            Finds the token service of the portal or server — {portal}/sharing/rest/generateToken for a portal, \
-            the tokenServicesUrl of {root}/rest/info for a server URL such as https://host/server/rest/services — \
+            Finds the token service of the portal or server ({portal}/sharing/rest/generateToken for a portal, \
+            the tokenServicesUrl of {root}/rest/info for a server URL such as https://host/server/rest/services) \
             and asks it for a token bound to a referer (client=referer). Prints the token alone on stdout. \
             Requests that carry it must send the same Referer header.
 
@@ -29,7 +29,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The portal URL (https://host/portal) or a server or service URL (https://host/server/rest/services/…).", valueName: "url"))
+    @Option(help: ArgumentHelp("The portal URL (https://host/portal) or a server or service URL (https://host/server/rest/services/...).", valueName: "url"))
     var portal: String
 
     @Option(help: ArgumentHelp("The portal or server user name.", valueName: "name"))
@@ -44,7 +44,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Referer the token is bound to; requests with the token must send it.", valueName: "referer"))
     var referer: String = TokenCredential.defaultReferer
 
-    @Option(help: ArgumentHelp("Output format: plain (the token alone), header (X-Esri-Authorization: Bearer …) or json.", valueName: "format"))
+    @Option(help: ArgumentHelp("Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.", valueName: "format"))
     var format: TokenFormat = .plain
 
     @OptionGroup var transport: TransportOptions

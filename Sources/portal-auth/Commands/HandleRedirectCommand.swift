@@ -20,7 +20,7 @@ struct HandleRedirectCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The address the desktop opened, such as 'my-maps-app://auth?…'.", valueName: "url"))
+    @Argument(help: ArgumentHelp("The address the desktop opened, such as 'my-maps-app://auth?...'.", valueName: "url"))
     var url: String
 
     func run() throws {

@@ -25,8 +25,8 @@ struct TokenCommand: AsyncParsableCommand {
             --proxy-token also picks it with any other selection.
 
             Formats: plain prints the token and a newline; header prints a header line for curl -H: \
-            `X-Esri-Authorization: Bearer …` for a portal (ArcGIS reads it even where Authorization is taken by \
-            a proxy or web-tier authentication) and `Authorization: Bearer …` for an IAP (--header-name changes \
+            `X-Esri-Authorization: Bearer ...` for a portal (ArcGIS reads it even where Authorization is taken by \
+            a proxy or web-tier authentication) and `Authorization: Bearer ...` for an IAP (--header-name changes \
             the name); json prints the object every command that prints a token prints (see \
             `portal-auth help`): kind, url, username, client_id, token, token_type, expires_at (ISO 8601), \
             expires_in (seconds left), ssl_required, and for an IAP configuration_file, id_token and its expiry.
