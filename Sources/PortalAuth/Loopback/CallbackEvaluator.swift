@@ -144,7 +144,9 @@ package struct CallbackEvaluator: Sendable {
     /// The path and the query (without `?`) of a request target; absolute form loses its scheme and authority.
     static func splitTarget(_ target: Substring) -> (path: Substring, query: Substring) {
         var rest = target
-        if let schemeEnd = rest.range(of: "://") {
+        // Absolute form only when the target does not start with "/": a query may hold "://" itself (an
+        // `iss=https://…` written without percent escapes, which RFC 3986 allows in a query).
+        if !rest.hasPrefix("/"), let schemeEnd = rest.range(of: "://") {
             rest = rest[schemeEnd.upperBound...]
             let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
             rest = rest[authorityEnd...]

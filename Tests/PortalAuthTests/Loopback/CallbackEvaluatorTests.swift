@@ -48,13 +48,18 @@ struct CallbackEvaluatorTests {
         #expect(outcome.isFinal)
     }
 
-    @Test("absolute-form targets and an empty redirect path work")
+    @Test("absolute-form targets, an empty redirect path, and an unencoded URL in the query work")
     func absoluteForm() {
         let root = CallbackEvaluator(path: "", states: ["s"])
         #expect(root.evaluate(target: "/?state=s&code=c").isFinal)
         #expect(root.evaluate(target: "http://127.0.0.1:8080?state=s&code=c").isFinal)
         #expect(evaluator.evaluate(target: "http://127.0.0.1:8080/callback?state=s-1&code=c").isFinal)
         #expect(evaluator.evaluate(target: "http://127.0.0.1:8080/other?state=s-1&code=c") == .notFound)
+        // An issuer written without percent escapes in the query (RFC 3986 allows ":" and "/" there).
+        let unencoded = evaluator.evaluate(target: "/callback?state=s-1&code=c&iss=https://idp.example/")
+        #expect(unencoded.acceptance?.issuer == "https://idp.example/", "\(unencoded)")
+        #expect(evaluator.evaluate(target: "/other?state=s-1&code=c&iss=https://idp.example/") == .notFound)
+        #expect(evaluator.evaluate(target: "http://127.0.0.1:8080/callback?state=s-1&code=c&iss=https://idp.example/").isFinal)
     }
 
     @Test("percent-encoded paths compare decoded")
