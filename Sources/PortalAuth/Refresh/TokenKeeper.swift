@@ -230,7 +230,7 @@ package final class TokenKeeper: Sendable {
                 return .success(stored)
             }
             // Never spend a refresh token whose successor cannot be stored: the keyring must answer, unlocked.
-            try persistence.store.checkSecretsWritable()
+            try await persistence.store.checkSecretsWritable()
             var refreshed: StoredCredential
             do {
                 refreshed = try await self.refresh(stored, now: now)
