@@ -83,6 +83,28 @@ struct KeyringOffCooperativePoolTests {
         #expect(storage.calls == [Self.poolThread, Self.poolThread])
     }
 
+    @Test("the newest record a sign-out uses (latestRecord) is read from the store and its keyring on the pool")
+    func latestRecordOnPool() async throws {
+        let temporary = try TemporaryDirectory()
+        let storage = ThreadRecordingStorage()
+        let store = keyringStore(temporary, storage)
+        let loaded = SignOutFakes.record(.oauthUser, refreshToken: "REFRESH-1", updatedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let key = loaded.key
+        let credential = OAuthUserCredential(
+            record: loaded, persistence: TokenKeeper.Persistence(store: store, key: key), settings: SignInSettings())
+        // Another process rotated the refresh token since this one loaded the credential.
+        let rotated = SignOutFakes.record(.oauthUser, refreshToken: "REFRESH-2", updatedAt: Date(timeIntervalSince1970: 1_800_000_100))
+        guard case .object(let entry) = rotated.json else { Issue.record("a record is a JSON object"); return }
+        try await store.update { $0.set(entry, for: key) }
+        let before = storage.calls.count
+
+        let latest = await credential.latestRecord()
+        #expect(latest.refreshToken == "REFRESH-2")
+        let calls = storage.calls.dropFirst(before)
+        #expect(!calls.isEmpty, "the item was read from the keyring")
+        #expect(calls.allSatisfy { $0 == Self.poolThread }, "keyring calls ran on \(Set(calls))")
+    }
+
     @Test("a persistent network credential store probes and loads the keyring on the pool")
     func networkStoreLoadsOnPool() async throws {
         let storage = ThreadRecordingStorage()
