@@ -83,6 +83,20 @@ struct KeyringOffCooperativePoolTests {
         #expect(storage.calls == [Self.poolThread, Self.poolThread])
     }
 
+    @Test("a migration into the keyring probes it and moves the entries on the pool")
+    func migrationOnPool() async throws {
+        let temporary = try TemporaryDirectory()
+        let storage = ThreadRecordingStorage()
+        var store = keyringStore(temporary, storage)
+        store.backend = .file
+        try await store.update { $0.set(KeyringStoreTests.entry(refresh: "r1"), for: KeyringStoreTests.key) }
+        #expect(try await store.migrate(to: .keyring, environment: KeyringStoreTests.bus) == [])
+        let calls = storage.calls
+        #expect(calls.count >= 2, "the probe and the item's write reached the keyring")
+        #expect(calls.allSatisfy { $0 == Self.poolThread }, "keyring calls ran on \(Set(calls))")
+        #expect(storage.storage.items.count == 1)
+    }
+
     @Test("the newest record a sign-out uses (latestRecord) is read from the store and its keyring on the pool")
     func latestRecordOnPool() async throws {
         let temporary = try TemporaryDirectory()
