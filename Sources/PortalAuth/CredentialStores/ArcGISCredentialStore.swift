@@ -88,9 +88,13 @@ public final class ArcGISCredentialStore: Sendable {
     /// (see `KeychainAccess`), and `synchronizesWithiCloud` is ignored — nothing is synchronised anywhere; copy the
     /// file yourself if you want it elsewhere.
     ///
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file.
+    /// The file and the keyring are read on `BlockingWork`'s pool (the Secret Service may take seconds to answer), not
+    /// on the caller's thread.
+    ///
+    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; `CancellationError`
+    ///   when the task is cancelled before the store is read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> ArcGISCredentialStore {
-        try makePersistent()
+        try await BlockingWork.run { try makePersistent() }
     }
 
     /// The file's contents; an empty snapshot for a corrupted file when starting over is allowed.

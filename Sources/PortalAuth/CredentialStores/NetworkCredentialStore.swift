@@ -71,19 +71,32 @@ public actor NetworkCredentialStore {
     /// let store = (try? await NetworkCredentialStore.makePersistent(access: .whenUnlocked)) ?? NetworkCredentialStore()
     /// ```
     ///
+    /// The keyring is probed and read on `BlockingWork`'s pool (the Secret Service may take seconds to answer), not on
+    /// the caller's thread.
+    ///
     /// - Throws: `KeyringError` when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`,
-    ///   `locked`, `timedOut`), or it answers but its items cannot be read.
+    ///   `locked`, `timedOut`), or it answers but its items cannot be read; `CancellationError` when the task is
+    ///   cancelled before the keyring is asked.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
-        let storage = SecretServiceClient()
-        do {
-            try CredentialStoreFile.probe(storage, environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw KeyringError(
-                error.kind,
-                message: "\(error.message); network credentials are persisted in the desktop keyring only, never in a file "
-                    + "(NetworkCredentialStore() keeps them in memory for the process)")
+        try await load(from: SecretServiceClient())
+    }
+
+    /// A persistent store of the items of `storage` (its session bus named in `environment`), probed and read on
+    /// `BlockingWork`'s pool.
+    static func load(
+        from storage: any SecretItemStorage, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> NetworkCredentialStore {
+        try await BlockingWork.run {
+            do throws(KeyringError) {
+                try CredentialStoreFile.probe(storage, environment: environment)
+            } catch {
+                throw KeyringError(
+                    error.kind,
+                    message: "\(error.message); network credentials are persisted in the desktop keyring only, never in a file "
+                        + "(NetworkCredentialStore() keeps them in memory for the process)")
+            }
+            return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
         }
-        return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
     }
 
     // MARK: - Changes

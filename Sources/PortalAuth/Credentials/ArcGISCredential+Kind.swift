@@ -33,16 +33,20 @@ extension ArcGISCredential {
             return nil
         }
 
-        /// The name `status` and the store use: `oauth-user`, `iap`, `token`, `oauth-application`, `pregenerated-token`.
-        public var name: String {
+        /// Which kind this is, in the library's one vocabulary of kinds (what the store and the tool use).
+        public var credentialKind: CredentialKind {
             switch self {
-            case .oAuthUser: return "oauth-user"
-            case .iap: return "iap"
-            case .token: return "token"
-            case .oAuthApplication: return "oauth-application"
-            case .pregeneratedToken: return "pregenerated-token"
+            case .oAuthUser: return .oauthUser
+            case .iap: return .iap
+            case .token: return .token
+            case .oAuthApplication: return .oauthApplication
+            case .pregeneratedToken: return .pregeneratedToken
             }
         }
+
+        /// The name `status` and the store use: `oauth-user`, `iap`, `token`, `oauth-application`, `pregenerated-token`
+        /// (`credentialKind`'s raw value).
+        public var name: String { credentialKind.rawValue }
 
         /// The credential as a source of ArcGIS tokens; nil for an IAP credential, whose token is for the proxy.
         var arcGISTokenSource: (any ArcGISTokenSource)? {

@@ -2,16 +2,11 @@ public import Foundation
 
 /// What `status` shows of a stored credential: never a token.
 public struct CredentialSummary: Sendable, Equatable {
-    /// What kind of sign-in a summary is of.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// An ArcGIS portal's OAuth user sign-in (`OAuthUserCredential`); raw value `oauth-user`.
-        case oauthUser = "oauth-user"
-        /// An Identity-Aware Proxy sign-in (`IAPCredential`); raw value `iap`.
-        case iap
-    }
+    /// What kind of sign-in a summary is of: the library's one `CredentialKind` (`oauthUser` or `iap`).
+    public typealias Kind = CredentialKind
 
-    /// Which kind of sign-in this is.
-    public let kind: Kind
+    /// Which kind of sign-in this is (`oauthUser` or `iap`).
+    public let kind: CredentialKind
     /// The portal URL or the IAP configuration (file path or authorize URL).
     public let target: String
     /// The client ID.
@@ -52,14 +47,10 @@ public struct CredentialSummary: Sendable, Equatable {
     }
 
     package init(_ record: StoredCredential) {
-        switch record.kind {
-        case .oauthUser: kind = .oauthUser
-        case .iap: kind = .iap
-        }
-        switch record.kind {
-        case .oauthUser: target = (record.portalURL ?? record.tokenURL).absoluteString
-        case .iap: target = record.configurationFile ?? (record.authorizeURL ?? record.tokenURL).absoluteString
-        }
+        kind = record.kind
+        target = kind == .iap
+            ? record.configurationFile ?? (record.authorizeURL ?? record.tokenURL).absoluteString
+            : (record.portalURL ?? record.tokenURL).absoluteString
         clientID = record.clientID
         username = record.username
         accessTokenExpirationDate = record.accessTokenExpiresAt

@@ -56,7 +56,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             expectedIssuer: issuer?.identifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
             successMessage: "You are signed in to \(configuration.authorizeURL.host ?? configuration.authorizeURL.absoluteString).",
-            idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? previous?.latestRecord().idToken : nil
+            idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? await previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
         return try await signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer,

@@ -103,10 +103,10 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     private static func requestToken(
         at tokenURL: URL, clientID: String, clientSecret: String, expirationMinutes: Int?, httpClient: any TransportClient, now: Date
     ) async throws -> TokenInfo {
-        var fields = [("grant_type", "client_credentials"), ("client_id", clientID), ("client_secret", clientSecret)]
-        if let expirationMinutes { fields.append(("expiration", String(expirationMinutes))) }
-        fields.append(("f", "json"))
-        let response = try await httpClient.send(.form(tokenURL, fields: fields))
+        let request = TokenRequest(
+            tokenURL: tokenURL, grant: .clientCredentials, clientID: clientID, authentication: .secretInForm(clientSecret),
+            extraParameters: (expirationMinutes.map { [("expiration", String($0))] } ?? []) + [("f", "json")])
+        let response = try await request.send(with: httpClient)
         let tokens: TokenResponse
         do {
             tokens = try TokenResponse.parse(response, endpoint: tokenURL)

@@ -4,15 +4,10 @@ package import Foundation
 ///
 /// Holds tokens: never printed, logged or put into an error.
 package struct StoredCredential: Sendable, Equatable {
-    /// What kind of sign-in produced it.
-    package enum Kind: String, Sendable {
-        case oauthUser = "oauth-user"
-        case iap
-    }
-
     // MARK: - What it is for
 
-    package var kind: Kind
+    /// What kind of sign-in produced it: a kind that `isSignIn` (`init(json:)` reads no other).
+    package var kind: CredentialKind
     var clientID: String
     /// The portal (OAuth user credentials).
     var portalURL: URL?
@@ -73,17 +68,15 @@ package struct StoredCredential: Sendable, Equatable {
 extension StoredCredential {
     /// This credential's key, as the credential kind that owns the record makes it.
     var key: String {
-        switch kind {
-        case .oauthUser:
-            return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
-        case .iap:
+        if kind == .iap {
             return Self.iapKey(authorizeURL: authorizeURL ?? tokenURL, clientID: clientID, username: username)
         }
+        return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
     }
 
     /// The key of an OAuth user sign-in: portal URL (normalised) and client ID.
     static func oauthUserKey(portalURL: URL, clientID: String) -> String {
-        "oauth-user|\(URLNormalization.comparable(portalURL))|\(clientID)"
+        "\(CredentialKind.oauthUser.rawValue)|\(URLNormalization.comparable(portalURL))|\(clientID)"
     }
 
     /// The key of an IAP sign-in: what identifies the sign-in — the identity provider (its authorize URL,
@@ -92,7 +85,7 @@ extension StoredCredential {
     /// Stores written before keyed IAP entries by the file's path (`iap|/path/file.json|client`); such entries
     /// still load, and move to this key when the sign-in is next stored (see `ArcGISCredentialStore`).
     static func iapKey(authorizeURL: URL, clientID: String, username: String?) -> String {
-        "iap|\(URLNormalization.comparable(authorizeURL))|\(clientID)|\(username ?? "")"
+        "\(CredentialKind.iap.rawValue)|\(URLNormalization.comparable(authorizeURL))|\(clientID)|\(username ?? "")"
     }
 }
 
@@ -141,7 +134,7 @@ extension StoredCredential {
     /// (the caller reports the entry as unusable by its key, never by its content).
     package init?(json: JSONValue) {
         guard let object = json.objectValue,
-              let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)),
+              let kind = object["kind"]?.stringValue.flatMap(CredentialKind.init(rawValue:)), kind.isSignIn,
               let clientID = object["client_id"]?.stringValue,
               let redirectURL = object["redirect_url"]?.stringValue.flatMap(URL.init(string:)),
               let tokenURL = object["token_url"]?.stringValue.flatMap(URL.init(string:)),

@@ -230,7 +230,7 @@ package final class TokenKeeper: Sendable {
                 return .success(stored)
             }
             // Never spend a refresh token whose successor cannot be stored: the keyring must answer, unlocked.
-            try persistence.store.checkSecretsWritable()
+            try await persistence.store.checkSecretsWritable()
             var refreshed: StoredCredential
             do {
                 refreshed = try await self.refresh(stored, now: now)
@@ -266,14 +266,10 @@ package final class TokenKeeper: Sendable {
             throw CredentialError.signInRequired(target, because: "the access token expired and there is no refresh token")
         }
         let exchange = Self.needsExchange(credential, now: now())
-        var fields: [(String, String)] = [
-            ("grant_type", exchange ? "exchange_refresh_token" : "refresh_token"),
-            ("client_id", credential.clientID),
-            ("refresh_token", refreshToken),
-        ]
-        if exchange { fields.append(("redirect_uri", credential.redirectURL.absoluteString)) }
-        if let scope = Self.refreshScope(credential) { fields.append(("scope", scope)) }
-        let request = TransportRequest.form(credential.tokenURL, fields: fields)
+        let request = TokenRequest(
+            tokenURL: credential.tokenURL,
+            grant: exchange ? .exchangeRefreshToken(refreshToken, redirectURI: credential.redirectURL.absoluteString) : .refreshToken(refreshToken),
+            clientID: credential.clientID, scope: Self.refreshScope(credential))
 
         let pauses = policy.backoffs
         var lastError = ""
@@ -342,15 +338,15 @@ package final class TokenKeeper: Sendable {
     /// (Ctrl-C, SIGTERM, SIGHUP): its answer is awaited, within the attempt timeout, and stored, and the
     /// cancellation takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such
     /// a sign-in.
-    private func send(_ request: TransportRequest) async throws -> TransportResponse {
+    private func send(_ request: TokenRequest) async throws -> TransportResponse {
         let client = httpClient
         let timeout = policy.attemptTimeout
-        let url = RedactedURL(request.url)
+        let url = RedactedURL(request.tokenURL)
         let shielded = Task.keepingExecutor {
             try await withDeadline(timeout, onTimeout: {
                 TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
             }) {
-                try await client.send(request)
+                try await request.send(with: client)
             }
         }
         return try await shielded.value

@@ -147,7 +147,7 @@ struct AuthorizationCodeFlow: Sendable {
         }
 
         settings.observer.exchangingCode()
-        let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))
+        let response = try await request.tokenRequest(code: code, tokenURL: tokenURL).send(with: settings.httpClient)
         let tokens = try TokenResponse.parse(response, endpoint: tokenURL)
         // OIDC Core 3.1.3.3: with `openid` asked for, the ID token is what proves who signed in (nonce, audience,
         // issuer); an answer without one cannot be checked, so it is not accepted.

@@ -40,15 +40,11 @@ struct AuthorizationRequest: Sendable {
         return URLQuery.appending(items, to: endpoint)
     }
 
-    /// The token-request form for the received `code` (RFC 6749 §4.1.3 with RFC 7636's verifier).
-    func tokenFields(code: String) -> [(String, String)] {
-        [
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", redirectURI),
-            ("client_id", clientID),
-            ("code_verifier", pkce.verifier),
-        ]
+    /// The token request for the received `code` at `tokenURL` (RFC 6749 §4.1.3 with RFC 7636's verifier).
+    func tokenRequest(code: String, tokenURL: URL) -> TokenRequest {
+        TokenRequest(
+            tokenURL: tokenURL, grant: .authorizationCode(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier),
+            clientID: clientID)
     }
 }
 

@@ -16,9 +16,6 @@ struct DeviceCodeFlow: Sendable {
     /// The scopes asked for.
     var scopes: [String]
 
-    /// The grant type of the token requests.
-    static let grantType = "urn:ietf:params:oauth:grant-type:device_code"
-
     /// What the sign-in produced.
     struct Result: Sendable {
         let tokens: TokenResponse
@@ -47,7 +44,7 @@ struct DeviceCodeFlow: Sendable {
         let clock = settings.clock
         let expiry = clock.now.addingTimeInterval(authorization.expiresIn.timeInterval)
         var interval = authorization.interval
-        let fields = [("grant_type", Self.grantType), ("device_code", authorization.deviceCode), ("client_id", clientID)]
+        let request = TokenRequest(tokenURL: tokenURL, grant: .deviceCode(authorization.deviceCode), clientID: clientID)
         while true {
             // The time limit ends the wait before the codes do. No poll in its last second: a request then would run
             // into the limit (the command's requests share it) instead of ending with this clear error.
@@ -58,7 +55,7 @@ struct DeviceCodeFlow: Sendable {
             }
             try await clock.sleep(for: interval)
             guard clock.now < expiry else { throw DeviceCodeError.expired }
-            let response = try await settings.httpClient.send(.form(tokenURL, fields: fields))
+            let response = try await request.send(with: settings.httpClient)
             switch Self.pollError(in: response) {
             case "authorization_pending":
                 continue

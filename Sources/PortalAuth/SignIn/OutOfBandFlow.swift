@@ -27,7 +27,7 @@ struct OutOfBandFlow: Sendable {
             try await Self.readCode(settings: settings, state: state)
         }
         settings.observer.exchangingCode()
-        let response = try await settings.httpClient.send(.form(tokenURL, fields: request.tokenFields(code: code)))
+        let response = try await request.tokenRequest(code: code, tokenURL: tokenURL).send(with: settings.httpClient)
         let tokens = try TokenResponse.parse(response, endpoint: tokenURL)
         return AuthorizationCodeFlow.Result(tokens: tokens, request: request, redirectURI: Self.redirectURI, receivedAt: Date())
     }

@@ -40,7 +40,7 @@ extension IAPCredential {
     /// - Throws: as ``invalidate(settings:)``.
     public func logOut(settings: SignInSettings = SignInSettings()) async throws -> IAPLogoutResult {
         keeper.invalidate()
-        let record = latestRecord()
+        let record = await latestRecord()
         let revocation = await revokeAdvertised(record, settings: settings)
         let logout = RPInitiatedLogout(
             logoutURL: record.logoutURL ?? configuration.logoutURL, clientID: record.clientID, redirectURL: record.redirectURL,
@@ -55,7 +55,7 @@ extension IAPCredential {
     /// revocation, and the credential gives no token afterwards.
     func endWithoutBrowserLogout(settings: SignInSettings) async -> IAPLogoutResult.Revocation {
         keeper.invalidate()
-        return await revokeAdvertised(latestRecord(), settings: settings)
+        return await revokeAdvertised(await latestRecord(), settings: settings)
     }
 
     /// RFC 7009 revocation of the refresh token at the endpoint the provider advertises, if any; never throws.

@@ -13,12 +13,14 @@ import Foundation
 enum IAPSessionLogouts {
     /// Logs `credentials` out and returns one entry each, in their order.
     static func run(_ credentials: [IAPCredential], settings: SignInSettings) async -> [SignOutReport.Entry] {
-        let sessions = sessions(of: credentials.map { $0.latestRecord() })
+        var records: [StoredCredential] = []
+        for credential in credentials { records.append(await credential.latestRecord()) }
+        let sessions = sessions(of: records)
         // Sessions whose logout listens on the same fixed port run one after another; the others at once.
         var lanes: [[[Int]]] = []
         var laneOfPort: [Int: Int] = [:]
         for session in sessions {
-            let port = credentials[session[0]].latestRecord().redirectURL.port ?? 0
+            let port = records[session[0]].redirectURL.port ?? 0
             if port != 0, let lane = laneOfPort[port] {
                 lanes[lane].append(session)
             } else {

@@ -26,7 +26,7 @@ extension OAuthUserCredential {
     /// - Throws: `RevocationError` (refused, failed, unreachable); `CancellationError` when the task is cancelled.
     public func revokeToken() async throws {
         keeper.invalidate()
-        let record = latestRecord()
+        let record = await latestRecord()
         let revocation = TokenRevocation(style: .arcGIS, endpoint: record.revokeURL ?? configuration.revokeURL, record: record, target: targetDescription)
         try await revocation.send(with: keeper.httpClient, policy: keeper.policy)
     }

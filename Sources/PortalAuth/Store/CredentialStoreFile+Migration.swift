@@ -17,7 +17,10 @@ extension CredentialStoreFile {
     func migrate(to backend: StoreBackend, environment: [String: String]) async throws -> [String] {
         var target = self
         target.backend = backend
-        if backend == .keyring { try Self.probe(secretStorage, environment: environment) }
+        if backend == .keyring {
+            let storage = secretStorage
+            try await BlockingWork.runIgnoringCancellation { try Self.probe(storage, environment: environment) }
+        }
         return try await target.exclusiveAccess(recording: backend) { snapshot in
             snapshot.keys.filter { key in snapshot.entry(for: key).map(KeyringEntryFormat.isUnresolved) ?? false }
         }

@@ -140,13 +140,18 @@ public struct CredentialStoreFile: Sendable {
     /// default collection is unlocked. Nothing to check for the file (its space is reserved, see
     /// ``withExclusiveAccess(onCorruption:reservingSpace:deferringKeyringFailure:isolation:_:)``).
     ///
+    /// The Secret Service's probe (up to 3 s) runs on `BlockingWork`'s pool, not on the caller's thread.
+    ///
     /// - Throws: `KeyringError` saying that nothing was sent.
-    package func checkSecretsWritable() throws(KeyringError) {
+    package func checkSecretsWritable() async throws {
         guard backend == .keyring else { return }
-        do {
-            try secretStorage.probe()
-        } catch {
-            throw KeyringError(error.kind, message: "\(error.message) (checked before refreshing: nothing was sent, and the stored refresh token still works)")
+        let storage = secretStorage
+        try await BlockingWork.runIgnoringCancellation {
+            do throws(KeyringError) {
+                try storage.probe()
+            } catch {
+                throw KeyringError(error.kind, message: "\(error.message) (checked before refreshing: nothing was sent, and the stored refresh token still works)")
+            }
         }
     }
 
@@ -155,6 +160,10 @@ public struct CredentialStoreFile: Sendable {
     ///
     /// With the keyring as ``backend``, changed entries are written as new keyring items before the file names
     /// them, and the items the file no longer names are removed after it is written (see ``KeyringReference``).
+    ///
+    /// The blocking calls (the file read and write, the space reservation, the Secret Service's operations, up to
+    /// 15 s each) run on `BlockingWork`'s pool, in two steps around `body`, so that no thread of Swift's cooperative
+    /// pool waits for them; the lock is polled without blocking (`FileLock`).
     func exclusiveAccess<Result>(
         onCorruption policy: CorruptedStorePolicy = .fail,
         reservingSpace: Bool = false,
@@ -163,39 +172,75 @@ public struct CredentialStoreFile: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) async throws -> Result
     ) async throws -> Result {
-        try StoreFileSystem.ensurePrivateDirectory(location.directory)
+        let directory = location.directory
+        try await BlockingWork.runIgnoringCancellation { try StoreFileSystem.ensurePrivateDirectory(directory) }
         let lock = try await FileLock.acquire(
             path: location.lockPath,
             timeout: configuration.lockTimeout,
             maximumPause: configuration.maximumLockPollInterval)
         defer { lock.release() }
 
-        let (read, recorded) = try readUnderLock(policy: policy)
         let toKeyring = backend == .keyring
-        var (resolved, keyringState) = keyring.resolveUnderLock(read.entries, listing: toKeyring)
-        var snapshot = StoreSnapshot(entries: resolved, recovery: read.recovery)
-        var reservation: SpaceReservation?
-        if reservingSpace {
-            AtomicFileWriter.removeLeftovers(for: path)
-            reservation = try SpaceReservation(bytes: StoreDocument.encode(snapshot.entries).count + Self.reservedHeadroom, for: path)
+        let before = try await BlockingWork.runIgnoringCancellation { [self] in
+            let (read, recorded) = try readUnderLock(policy: policy)
+            let (resolved, keyringState) = keyring.resolveUnderLock(read.entries, listing: toKeyring)
+            var reservation: SpaceReservation?
+            if reservingSpace {
+                AtomicFileWriter.removeLeftovers(for: path)
+                reservation = try SpaceReservation(bytes: StoreDocument.encode(resolved).count + Self.reservedHeadroom, for: path)
+            }
+            return LockedRead(read: read, recorded: recorded, resolved: resolved, keyringState: keyringState, reservation: reservation)
         }
+        var snapshot = StoreSnapshot(entries: before.resolved, recovery: before.read.recovery)
         let result = try await body(&snapshot)
-        resolved = snapshot.entries
-        let recordedNow = recording ?? recorded
-        if snapshot.isChanged || recordedNow != recorded || keyring.needsRewrite(resolved, toKeyring: toKeyring, state: keyringState) {
-            let fileEntries = try keyring.fileEntries(for: resolved, toKeyring: toKeyring, state: &keyringState, deferring: deferringKeyringFailure)
+        let after = snapshot
+        let deferring = deferringKeyringFailure != nil
+        // The keyring's error for deferred entries comes back with the outcome; the caller's handler runs here.
+        let (deferred, failure) = try await BlockingWork.runIgnoringCancellation { [self] () -> (KeyringError?, (any Error)?) in
+            var deferred: KeyringError?
+            do {
+                try write(after, over: before, recording: recording, toKeyring: toKeyring, deferring: deferring ? { deferred = $0 } : nil)
+                return (deferred, nil)
+            } catch {
+                return (deferred, error)
+            }
+        }
+        if let deferred { deferringKeyringFailure?(deferred) }
+        if let failure { throw failure }
+        return result
+    }
+
+    /// What ``exclusiveAccess(onCorruption:reservingSpace:deferringKeyringFailure:recording:isolation:_:)`` read under
+    /// the lock before its body ran.
+    private struct LockedRead: Sendable {
+        let read: StoreSnapshot
+        let recorded: StoreBackend?
+        let resolved: [String: JSONObject]
+        let keyringState: KeyringEntrySecrets.LockedState
+        let reservation: SpaceReservation?
+    }
+
+    /// Writes `snapshot` back when it changed (or secrets are to move), in the reserved space when there is one, and
+    /// removes the keyring items the file no longer names. Blocking: runs on `BlockingWork`'s pool.
+    private func write(
+        _ snapshot: StoreSnapshot, over before: LockedRead, recording: StoreBackend?, toKeyring: Bool, deferring: ((KeyringError) -> Void)?
+    ) throws {
+        var keyringState = before.keyringState
+        let resolved = snapshot.entries
+        let recordedNow = recording ?? before.recorded
+        if snapshot.isChanged || recordedNow != before.recorded || keyring.needsRewrite(resolved, toKeyring: toKeyring, state: keyringState) {
+            let fileEntries = try keyring.fileEntries(for: resolved, toKeyring: toKeyring, state: &keyringState, deferring: deferring)
             let data = StoreDocument.encode(fileEntries, recording: recordedNow)
-            if let reservation {
+            if let reservation = before.reservation {
                 try reservation.commit(data)
             } else {
                 AtomicFileWriter.removeLeftovers(for: path)
                 try AtomicFileWriter.write(data, to: path)
             }
             keyring.removeLeftovers(fileEntries: fileEntries, state: keyringState)
-        } else if keyring.hasLeftovers(fileEntries: read.entries, state: keyringState) {
-            keyring.removeLeftovers(fileEntries: read.entries, state: keyringState)
+        } else if keyring.hasLeftovers(fileEntries: before.read.entries, state: keyringState) {
+            keyring.removeLeftovers(fileEntries: before.read.entries, state: keyringState)
         }
-        return result
     }
 
     /// Bytes reserved beyond the current document's size: room for one entry to grow by far more than a refresh

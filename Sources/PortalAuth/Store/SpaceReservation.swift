@@ -12,7 +12,10 @@ import Glibc
 ///
 /// Limits: copy-on-write file systems (btrfs, ZFS) may still need new blocks when the reserved ones are
 /// written, and a document larger than the reservation needs more space.
-final class SpaceReservation {
+///
+/// `@unchecked Sendable`: one update holds it at a time, handing it from the pool thread that reserves the space to
+/// the one that commits it (`CredentialStoreFile.exclusiveAccess`, which awaits each step): never used concurrently.
+final class SpaceReservation: @unchecked Sendable {
     /// The file the reservation is for.
     let path: String
     /// The temporary file holding the space.

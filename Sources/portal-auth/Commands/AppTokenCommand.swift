@@ -64,7 +64,7 @@ struct AppTokenCommand: AsyncParsableCommand {
             }
             let info = try await credential.tokenInfo
             try TokenPrinter.print(
-                info, format: format, kind: "oauth-application", url: credential.portalURL, username: nil, clientID: clientID, summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")
+                info, format: format, kind: .oauthApplication, url: credential.portalURL, username: nil, clientID: clientID, summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")
         } catch {
             throw Failure.report(error)
         }

@@ -142,11 +142,11 @@ struct ExecCommand: AsyncParsableCommand {
             "PORTAL_AUTH_TOKEN": issued.value,
             "PORTAL_AUTH_TOKEN_TYPE": issued.type,
             "PORTAL_AUTH_TOKEN_EXPIRES_AT": issued.expirationDate.ISO8601Format(),
-            "PORTAL_AUTH_KIND": issued.kind,
+            "PORTAL_AUTH_KIND": issued.kind.rawValue,
             "PORTAL_AUTH_URL": (asked ?? issued.url).absoluteString,
         ]
-        if issued.kind == "oauth-user" { variables["ARCGIS_TOKEN"] = issued.value }
-        if issued.kind == "iap", let idToken = issued.idToken { variables["PORTAL_AUTH_ID_TOKEN"] = idToken }
+        if issued.kind == .oauthUser { variables["ARCGIS_TOKEN"] = issued.value }
+        if issued.kind == .iap, let idToken = issued.idToken { variables["PORTAL_AUTH_ID_TOKEN"] = idToken }
         return variables
     }
 

@@ -69,7 +69,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
                     referer: referer, httpClient: client)
             }
             let info = try await credential.tokenInfo
-            try TokenPrinter.print(info, format: format, kind: "token", url: url, username: username, clientID: nil, extra: [
+            try TokenPrinter.print(info, format: format, kind: .token, url: url, username: username, clientID: nil, extra: [
                 ("referer", .string(credential.referer)),
                 ("token_service_url", .string(credential.tokenServiceURL.absoluteString)),
             ], summary: "Token for \(username) from \(credential.tokenServiceURL.absoluteString); send it with Referer: \(credential.referer).")

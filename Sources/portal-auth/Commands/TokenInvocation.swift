@@ -198,7 +198,7 @@ struct TokenInvocation {
         case .plain:
             Output.result(issued.value)
         case .header:
-            let name = headerName ?? (issued.kind == "oauth-user" ? "X-Esri-Authorization" : "Authorization")
+            let name = headerName ?? (issued.kind == .oauthUser ? "X-Esri-Authorization" : "Authorization")
             Output.result("\(name): Bearer \(issued.value)")
         case .json:
             Output.json(issued.json())

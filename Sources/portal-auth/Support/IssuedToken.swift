@@ -3,8 +3,8 @@ import PortalAuth
 
 /// The token `portal-auth token` hands out, with what its output formats show about it.
 struct IssuedToken {
-    /// `oauth-user` or `iap`.
-    let kind: String
+    /// `.oauthUser` or `.iap`.
+    let kind: CredentialKind
     /// "the portal https://…" or "the IAP configuration …".
     let target: String
     /// The portal URL, or the IAP's identity provider (authorize URL): bare, for JSON.
@@ -27,7 +27,7 @@ struct IssuedToken {
     /// The token in the one JSON shape of every command that prints a token (see `TokenJSON`).
     func json(at now: Date = Date()) -> JSONValue {
         var extra: [(String, JSONValue)] = []
-        if kind == "iap" {
+        if kind == .iap {
             extra = [
                 ("configuration_file", Output.json(configurationFile)),
                 ("id_token", Output.json(idToken)),

@@ -38,13 +38,8 @@ enum SelectedCredential: Sendable {
         }
     }
 
-    /// `oauth-user` or `iap`, as `status` names them (the library's name of the kind).
-    var kind: String {
-        switch self {
-        case .portal(let credential): return credential.kind.name
-        case .iap(let credential, _): return credential.kind.name
-        }
-    }
+    /// `.oauthUser` or `.iap`: the library's kind of the credential (`status` shows its raw value).
+    var kind: CredentialKind { credential.kind.credentialKind }
 
     /// The signed-in user, when known.
     var username: String? {

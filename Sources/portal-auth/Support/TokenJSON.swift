@@ -11,11 +11,11 @@ import PortalAuth
 enum TokenJSON {
     /// The object, common fields first.
     static func object(
-        kind: String, url: URL, username: String?, clientID: String?, token: String, tokenType: String,
+        kind: CredentialKind, url: URL, username: String?, clientID: String?, token: String, tokenType: String,
         expirationDate: Date, sslRequired: Bool, extra: [(String, JSONValue)] = [], now: Date = Date()
     ) -> JSONValue {
         let members: [(key: String, value: JSONValue)] = [
-            ("kind", .string(kind)),
+            ("kind", .string(kind.rawValue)),
             ("url", .string(url.absoluteString)),
             ("username", Output.json(username)),
             ("client_id", Output.json(clientID)),

@@ -6,7 +6,7 @@ enum TokenPrinter {
     /// Prints `info` in `format` (`header`: an `X-Esri-Authorization: Bearer …` line; `json`: the `TokenJSON`
     /// shape of `kind`, `url`, `username`, `clientID` and `extra`); `summary` is the stderr line of `plain` and `header`.
     static func print(
-        _ info: TokenInfo, format: TokenFormat, kind: String, url: URL, username: String?, clientID: String?,
+        _ info: TokenInfo, format: TokenFormat, kind: CredentialKind, url: URL, username: String?, clientID: String?,
         extra: [(String, JSONValue)] = [], summary: String
     ) throws {
         if let problem = TokenCharacters.problem(inToken: info.accessToken) {

@@ -13,7 +13,7 @@ struct TokenKeeperTests {
 
     /// A stored credential whose access token has `accessLeft` seconds left.
     static func record(
-        _ kind: StoredCredential.Kind = .oauthUser, access: String = "access-1", accessLeft: TimeInterval = -10,
+        _ kind: CredentialKind = .oauthUser, access: String = "access-1", accessLeft: TimeInterval = -10,
         refresh: String? = "refresh-1", refreshLeft: TimeInterval? = 14 * 86400, refreshIssuedAgo: TimeInterval? = 0,
         exchangeSeconds: Int? = 86400, expirationMinutes: Int? = 20160, now: Date = Date()
     ) -> StoredCredential {

@@ -100,7 +100,7 @@ enum SignOutFakes {
 
     /// The record of a signed-in portal user or IAP user.
     static func record(
-        _ kind: StoredCredential.Kind, refreshToken: String? = "REFRESH-SECRET", accessToken: String = "ACCESS-SECRET",
+        _ kind: CredentialKind, refreshToken: String? = "REFRESH-SECRET", accessToken: String = "ACCESS-SECRET",
         updatedAt: Date = Date(timeIntervalSince1970: 1_800_000_000)
     ) -> StoredCredential {
         let iap = kind == .iap

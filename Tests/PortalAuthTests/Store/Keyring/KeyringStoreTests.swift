@@ -15,7 +15,7 @@ struct KeyringStoreTests {
          "refresh_token": .string(refresh), "id_token": .string("id-1"), "access_token_expires_at": .integer(1_800_000_000)]
     }
 
-    func keyringStore(_ temporary: TemporaryDirectory, _ storage: InMemorySecretStorage) -> CredentialStoreFile {
+    func keyringStore(_ temporary: TemporaryDirectory, _ storage: some SecretItemStorage) -> CredentialStoreFile {
         var store = temporary.store()
         store.secretStorage = storage
         store.backend = .keyring
