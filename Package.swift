@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "PortalAuth", targets: ["PortalAuth"]),
         .executable(name: "portal-auth", targets: ["portal-auth"]),
+        // Test doubles for the tests of apps that use PortalAuth (as swift-log's InMemoryLogging).
+        .library(name: "PortalAuthTesting", targets: ["PortalAuthTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
@@ -49,10 +51,13 @@ let package = Package(
             ],
         ),
 
+        // The test doubles users need (a scripted HTTP client, a manual clock), used by the unit tests too.
+        .target(name: "PortalAuthTesting", dependencies: ["PortalAuth"]),
+
         // MARK: - Tests
         .testTarget(
             name: "PortalAuthTests",
-            dependencies: ["PortalAuth", "FuzzChecks"],
+            dependencies: ["PortalAuth", "PortalAuthTesting", "FuzzChecks"],
         ),
         .testTarget(
             name: "IntegrationTests",
@@ -61,7 +66,7 @@ let package = Package(
         // Code written for the ArcGIS Maps SDK for Swift, compiled against the public API only.
         .testTarget(
             name: "SDKStyleTests",
-            dependencies: ["PortalAuth"],
+            dependencies: ["PortalAuth", "PortalAuthTesting"],
         ),
     ],
     swiftLanguageModes: [.v6]
