@@ -6,7 +6,7 @@ import Testing
 
 /// An app's own tests, written with the `PortalAuthTesting` product the way a user would: the identity provider is a
 /// `ScriptedHTTPClient`, time is a `ManualClock`, and nothing touches the network or waits.
-@Suite("PortalAuthTesting in an app's tests")
+@Suite("PortalAuthTesting in an app's tests", .timeLimit(.minutes(1)))  // a hang guard, never reached in a passing run
 struct PortalAuthTestingTests {
     static let issuer = "https://idp.example/o"
     static let clientID = "my-app"
