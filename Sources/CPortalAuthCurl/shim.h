@@ -1,5 +1,8 @@
 #ifndef PORTALAUTH_CCURL_SHIM_H
 #define PORTALAUTH_CCURL_SHIM_H
+#if !__has_include(<curl/curl.h>)
+#error "curl/curl.h not found: install the Debian package libcurl4-openssl-dev (scripts/setup installs the build packages)"
+#endif
 #include <curl/curl.h>
 #include "../CPortalAuthSystem/dynamic_library.h"
 

@@ -1,5 +1,8 @@
 #ifndef PORTALAUTH_CJANSSON_SHIM_H
 #define PORTALAUTH_CJANSSON_SHIM_H
+#if !__has_include(<jansson.h>)
+#error "jansson.h not found: install the Debian package libjansson-dev (scripts/setup installs the build packages)"
+#endif
 #include <jansson.h>
 
 // json_typeof and json_decref are macros or inline helpers; typed wrappers, prefixed pa_.

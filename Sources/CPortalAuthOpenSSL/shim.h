@@ -1,5 +1,8 @@
 #ifndef PORTALAUTH_COPENSSL_SHIM_H
 #define PORTALAUTH_COPENSSL_SHIM_H
+#if !__has_include(<openssl/rand.h>)
+#error "openssl/rand.h not found: install the Debian package libssl-dev (scripts/setup installs the build packages)"
+#endif
 #include <openssl/rand.h>
 #include <openssl/evp.h>
 #include <openssl/err.h>

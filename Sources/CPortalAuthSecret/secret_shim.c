@@ -1,6 +1,8 @@
-// libsecret and glib are loaded with dlopen on first use and called through the few symbols resolved here; the
-// declarations below follow libsecret 0.20 and glib 2.x (stable ABI), so no glib header is needed to build.
+// libsecret and glib are loaded with dlopen on first use, by the package's one loader (dynamic_library.h), and called
+// through the few functions listed here; the declarations below follow libsecret 0.20 and glib 2.x (stable ABI), so no
+// glib header is needed to build. What this file adds is the time limit of every call (a watchdog thread).
 #include "secret_shim.h"
+#include "../CPortalAuthSystem/dynamic_library.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -53,93 +55,70 @@ static const PASchema network_schema = {
     0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-static struct {
-    void *(*bus_get_sync)(int, void *, PAError **);
-    void (*connection_set_exit_on_close)(void *, int);
-    void *(*connection_call_sync)(void *, const char *, const char *, const char *, const char *, void *, const void *,
-                                  int, int, void *, PAError **);
-    void *(*variant_new)(const char *, ...);
-    void (*variant_get)(void *, const char *, ...);
-    void (*variant_unref)(void *);
-    void (*object_unref)(void *);
-    void (*error_free)(PAError *);
-    void *(*cancellable_new)(void);
-    void (*cancellable_cancel)(void *);
-    void *(*hash_table_new)(void *, void *);
-    int (*hash_table_insert)(void *, void *, void *);
-    void (*hash_table_unref)(void *);
-    void (*hash_table_iter_init)(PAHashIter *, void *);
-    int (*hash_table_iter_next)(PAHashIter *, void **, void **);
-    void *str_hash;
-    void *str_equal;
-    void (*list_free)(PAList *);
-    int (*password_storev_sync)(const PASchema *, void *, const char *, const char *, const char *, void *, PAError **);
-    char *(*password_lookupv_sync)(const PASchema *, void *, void *, PAError **);
-    int (*password_clearv_sync)(const PASchema *, void *, void *, PAError **);
-    PAList *(*password_searchv_sync)(const PASchema *, void *, int, void *, PAError **);
-    void (*password_free)(char *);
-    void *(*retrievable_get_attributes)(void *);
-    void *(*service_get_sync)(int, void *, PAError **);
-    void *(*collection_for_alias_sync)(void *, const char *, int, void *, PAError **);
-    int (*collection_get_locked)(void *);
-} lib;
+// The functions used, declared here with the types above (no glib header is needed to build) and listed once for
+// the package's one loader (Sources/CPortalAuthSystem/dynamic_library.h), which opens libsecret-1.so.0 on first use
+// and checks each wrapper against these declarations. dlsym on libsecret's handle also finds the symbols of the glib
+// libraries it depends on.
+#define PA_LIBSECRET_FUNCTIONS(X, p)                                                                             \
+    X(p, void *, g_bus_get_sync, (int type, void *cancellable, PAError **error), (type, cancellable, error))     \
+    X(p, void, g_dbus_connection_set_exit_on_close, (void *connection, int exit_on_close),                      \
+      (connection, exit_on_close))                                                                               \
+    X(p, void *, g_dbus_connection_call_sync,                                                                    \
+      (void *connection, const char *bus_name, const char *object_path, const char *interface_name,             \
+       const char *method_name, void *parameters, const void *reply_type, int flags, int timeout_ms,             \
+       void *cancellable, PAError **error),                                                                      \
+      (connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags, timeout_ms, \
+       cancellable, error))                                                                                      \
+    X(p, void, g_variant_unref, (void *value), (value))                                                          \
+    X(p, void, g_object_unref, (void *object), (object))                                                         \
+    X(p, void, g_error_free, (PAError *error), (error))                                                          \
+    X(p, void *, g_cancellable_new, (void), ())                                                                  \
+    X(p, void, g_cancellable_cancel, (void *cancellable), (cancellable))                                         \
+    X(p, void *, g_hash_table_new, (void *hash, void *equal), (hash, equal))                                     \
+    X(p, int, g_hash_table_insert, (void *table, void *key, void *value), (table, key, value))                   \
+    X(p, void, g_hash_table_unref, (void *table), (table))                                                       \
+    X(p, void, g_hash_table_iter_init, (PAHashIter *iterator, void *table), (iterator, table))                   \
+    X(p, int, g_hash_table_iter_next, (PAHashIter *iterator, void **key, void **value), (iterator, key, value))  \
+    X(p, void, g_list_free, (PAList *list), (list))                                                              \
+    X(p, int, secret_password_storev_sync,                                                                       \
+      (const PASchema *schema, void *attributes, const char *collection, const char *label, const char *password, \
+       void *cancellable, PAError **error),                                                                      \
+      (schema, attributes, collection, label, password, cancellable, error))                                     \
+    X(p, char *, secret_password_lookupv_sync,                                                                   \
+      (const PASchema *schema, void *attributes, void *cancellable, PAError **error),                            \
+      (schema, attributes, cancellable, error))                                                                  \
+    X(p, int, secret_password_clearv_sync, (const PASchema *schema, void *attributes, void *cancellable, PAError **error), \
+      (schema, attributes, cancellable, error))                                                                  \
+    X(p, PAList *, secret_password_searchv_sync,                                                                 \
+      (const PASchema *schema, void *attributes, int flags, void *cancellable, PAError **error),                 \
+      (schema, attributes, flags, cancellable, error))                                                           \
+    X(p, void, secret_password_free, (char *password), (password))                                               \
+    X(p, void *, secret_retrievable_get_attributes, (void *item), (item))                                        \
+    X(p, void *, secret_service_get_sync, (int flags, void *cancellable, PAError **error), (flags, cancellable, error)) \
+    X(p, void *, secret_collection_for_alias_sync,                                                               \
+      (void *service, const char *alias, int flags, void *cancellable, PAError **error),                         \
+      (service, alias, flags, cancellable, error))                                                               \
+    X(p, int, secret_collection_get_locked, (void *collection), (collection))
+/// The variadic ones and the two functions passed as pointers (g_hash_table_new's hash and equality), taken through
+/// PA_DYNAMIC_FUNCTION.
+#define PA_LIBSECRET_UNWRAPPED(X, p)                                                                             \
+    X(p, , g_variant_new, , ) X(p, , g_variant_get, , ) X(p, , g_str_hash, , ) X(p, , g_str_equal, , )
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-/// Empty once loaded; the reason it could not be, else (set before load_library runs, cleared at its end).
-static char load_error[512] = "libsecret-1.so.0 could not be loaded";
+#define PA_LIBSECRET_DECLARE(p, type, name, parameters, arguments) type name parameters;
+PA_LIBSECRET_FUNCTIONS(PA_LIBSECRET_DECLARE, libsecret)
+#undef PA_LIBSECRET_DECLARE
+void *g_variant_new(const char *format, ...);
+void g_variant_get(void *value, const char *format, ...);
+unsigned int g_str_hash(const void *text);
+int g_str_equal(const void *first, const void *second);
 
-static void load_library(void) {
-    void *handle = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        const char *reason = dlerror();
-        snprintf(load_error, sizeof load_error, "libsecret-1.so.0 could not be loaded (%s)", reason ? reason : "unknown");
-        return;
-    }
-    // dlsym on libsecret's handle also finds the symbols of the glib libraries it depends on.
-#define RESOLVE(field, symbol)                                                                                 \
-    do {                                                                                                       \
-        *(void **)(&lib.field) = dlsym(handle, symbol);                                                        \
-        if (lib.field == NULL) {                                                                               \
-            snprintf(load_error, sizeof load_error, "libsecret-1.so.0 or glib lacks %s (too old?)", symbol); \
-            return;                                                                                            \
-        }                                                                                                      \
-    } while (0)
-    RESOLVE(bus_get_sync, "g_bus_get_sync");
-    RESOLVE(connection_set_exit_on_close, "g_dbus_connection_set_exit_on_close");
-    RESOLVE(connection_call_sync, "g_dbus_connection_call_sync");
-    RESOLVE(variant_new, "g_variant_new");
-    RESOLVE(variant_get, "g_variant_get");
-    RESOLVE(variant_unref, "g_variant_unref");
-    RESOLVE(object_unref, "g_object_unref");
-    RESOLVE(error_free, "g_error_free");
-    RESOLVE(cancellable_new, "g_cancellable_new");
-    RESOLVE(cancellable_cancel, "g_cancellable_cancel");
-    RESOLVE(hash_table_new, "g_hash_table_new");
-    RESOLVE(hash_table_insert, "g_hash_table_insert");
-    RESOLVE(hash_table_unref, "g_hash_table_unref");
-    RESOLVE(hash_table_iter_init, "g_hash_table_iter_init");
-    RESOLVE(hash_table_iter_next, "g_hash_table_iter_next");
-    RESOLVE(str_hash, "g_str_hash");
-    RESOLVE(str_equal, "g_str_equal");
-    RESOLVE(list_free, "g_list_free");
-    RESOLVE(password_storev_sync, "secret_password_storev_sync");
-    RESOLVE(password_lookupv_sync, "secret_password_lookupv_sync");
-    RESOLVE(password_clearv_sync, "secret_password_clearv_sync");
-    RESOLVE(password_searchv_sync, "secret_password_searchv_sync");
-    RESOLVE(password_free, "secret_password_free");
-    RESOLVE(retrievable_get_attributes, "secret_retrievable_get_attributes");
-    RESOLVE(service_get_sync, "secret_service_get_sync");
-    RESOLVE(collection_for_alias_sync, "secret_collection_for_alias_sync");
-    RESOLVE(collection_get_locked, "secret_collection_get_locked");
-#undef RESOLVE
-    load_error[0] = '\0';
-}
+// No Debian package in the loader's message: KeyringError's advice names libsecret-1-0 and the store file.
+PA_DYNAMIC_LIBRARY(libsecret, PA_LIBSECRET_FUNCTIONS, PA_LIBSECRET_UNWRAPPED, "libsecret-1.so.0", NULL, NULL)
 
 /// 0 when the library is loaded, else PA_SECRET_NO_LIBRARY with the reason in `message`.
 static int ensure_loaded(char **message) {
-    pthread_once(&load_once, load_library);
-    if (load_error[0] != '\0') {
-        if (message) *message = strdup(load_error);
+    if (!pa_libsecret_load()) {
+        if (message) *message = strdup(pa_libsecret_load_error());
         return PA_SECRET_NO_LIBRARY;
     }
     return PA_SECRET_OK;
@@ -173,7 +152,7 @@ static void *watch_run(void *argument) {
     while (!watch->done) {
         if (pthread_cond_timedwait(&watch->condition, &watch->mutex, &deadline) != 0 && !watch->done) {
             watch->fired = 1;
-            lib.cancellable_cancel(watch->cancellable);
+            pa_g_cancellable_cancel(watch->cancellable);
             break;
         }
     }
@@ -184,7 +163,7 @@ static void *watch_run(void *argument) {
 static void watch_start(Watch *watch, int timeout_ms) {
     memset(watch, 0, sizeof *watch);
     watch->timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
-    watch->cancellable = lib.cancellable_new();
+    watch->cancellable = pa_g_cancellable_new();
     pthread_mutex_init(&watch->mutex, NULL);
     pthread_condattr_t attributes;
     pthread_condattr_init(&attributes);
@@ -203,7 +182,7 @@ static int watch_stop(Watch *watch) {
     if (watch->started) pthread_join(watch->thread, NULL);
     pthread_cond_destroy(&watch->condition);
     pthread_mutex_destroy(&watch->mutex);
-    lib.object_unref(watch->cancellable);
+    pa_g_object_unref(watch->cancellable);
     return watch->fired;
 }
 
@@ -224,11 +203,11 @@ static void set_message(char **message, const char *format, ...) {
 static int failure(Watch *watch, PAError *error, const char *what, char **message) {
     if (watch->fired) {
         set_message(message, "the Secret Service did not answer %s within %d ms", what, watch->timeout_ms);
-        if (error) lib.error_free(error);
+        if (error) pa_g_error_free(error);
         return PA_SECRET_TIMED_OUT;
     }
     set_message(message, "the Secret Service failed %s: %s", what, error && error->message ? error->message : "unknown error");
-    if (error) lib.error_free(error);
+    if (error) pa_g_error_free(error);
     return PA_SECRET_FAILED;
 }
 
@@ -237,9 +216,9 @@ static const PASchema *schema_for(int schema) {
 }
 
 static void *attribute_table(const char *const *names, const char *const *values, int count) {
-    void *table = lib.hash_table_new(lib.str_hash, lib.str_equal);
+    void *table = pa_g_hash_table_new((void *)PA_DYNAMIC_FUNCTION(libsecret, g_str_hash), (void *)PA_DYNAMIC_FUNCTION(libsecret, g_str_equal));
     for (int index = 0; index < count; index++) {
-        lib.hash_table_insert(table, (void *)names[index], (void *)values[index]);
+        pa_g_hash_table_insert(table, (void *)names[index], (void *)values[index]);
     }
     return table;
 }
@@ -263,7 +242,7 @@ static int call_begin(Call *call, const char *const *names, const char *const *v
 
 /// Ends an operation begun with call_begin (its error, if any, was handed to failure()).
 static void call_end(Call *call) {
-    lib.hash_table_unref(call->table);
+    pa_g_hash_table_unref(call->table);
     watch_stop(&call->watch);
 }
 
@@ -275,7 +254,7 @@ int pa_secret_probe(int timeout_ms, char **message) {
     Watch watch;
     watch_start(&watch, timeout_ms);
     PAError *error = NULL;
-    void *connection = lib.bus_get_sync(2 /* G_BUS_TYPE_SESSION */, watch.cancellable, &error);
+    void *connection = pa_g_bus_get_sync(2 /* G_BUS_TYPE_SESSION */, watch.cancellable, &error);
     if (connection == NULL) {
         int fired = watch_stop(&watch);
         if (fired) {
@@ -283,36 +262,36 @@ int pa_secret_probe(int timeout_ms, char **message) {
         } else {
             set_message(message, "no D-Bus session bus (%s)", error && error->message ? error->message : "none is set");
         }
-        if (error) lib.error_free(error);
+        if (error) pa_g_error_free(error);
         return fired ? PA_SECRET_TIMED_OUT : PA_SECRET_NO_BUS;
     }
     // A bus that goes away must not end this process (glib's shared connection raises SIGTERM by default).
-    lib.connection_set_exit_on_close(connection, 0);
-    void *reply = lib.connection_call_sync(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                           "NameHasOwner", lib.variant_new("(s)", "org.freedesktop.secrets"), NULL, 0,
+    pa_g_dbus_connection_set_exit_on_close(connection, 0);
+    void *reply = pa_g_dbus_connection_call_sync(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                           "NameHasOwner", PA_DYNAMIC_FUNCTION(libsecret, g_variant_new)("(s)", "org.freedesktop.secrets"), NULL, 0,
                                            timeout_ms, watch.cancellable, &error);
-    lib.object_unref(connection);
+    pa_g_object_unref(connection);
     if (reply == NULL) {
         status = failure(&watch, error, "on the session bus (NameHasOwner)", message);
         watch_stop(&watch);
         return status;
     }
     int owned = 0;
-    lib.variant_get(reply, "(b)", &owned);
-    lib.variant_unref(reply);
+    PA_DYNAMIC_FUNCTION(libsecret, g_variant_get)(reply, "(b)", &owned);
+    pa_g_variant_unref(reply);
     if (!owned) {
         watch_stop(&watch);
         set_message(message, "no Secret Service is running on the session bus (nobody owns org.freedesktop.secrets)");
         return PA_SECRET_NO_SERVICE;
     }
-    void *service = lib.service_get_sync(0, watch.cancellable, &error);
+    void *service = pa_secret_service_get_sync(0, watch.cancellable, &error);
     if (service == NULL) {
         status = failure(&watch, error, "to connect", message);
         watch_stop(&watch);
         return status;
     }
-    void *collection = lib.collection_for_alias_sync(service, "default", 0, watch.cancellable, &error);
-    lib.object_unref(service);
+    void *collection = pa_secret_collection_for_alias_sync(service, "default", 0, watch.cancellable, &error);
+    pa_g_object_unref(service);
     if (collection == NULL) {
         if (error != NULL || watch.fired) {
             status = failure(&watch, error, "to open the default collection", message);
@@ -323,8 +302,8 @@ int pa_secret_probe(int timeout_ms, char **message) {
         watch_stop(&watch);
         return status;
     }
-    int locked = lib.collection_get_locked(collection);
-    lib.object_unref(collection);
+    int locked = pa_secret_collection_get_locked(collection);
+    pa_g_object_unref(collection);
     watch_stop(&watch);
     if (locked) {
         set_message(message, "the Secret Service's default collection (keyring) is locked");
@@ -338,7 +317,7 @@ int pa_secret_store(int schema, const char *const *names, const char *const *val
     Call call;
     int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    int stored = lib.password_storev_sync(schema_for(schema), call.table, NULL, label, secret, call.watch.cancellable, &call.error);
+    int stored = pa_secret_password_storev_sync(schema_for(schema), call.table, NULL, label, secret, call.watch.cancellable, &call.error);
     status = stored ? PA_SECRET_OK : failure(&call.watch, call.error, "to store an item", message);
     call_end(&call);
     return status;
@@ -350,10 +329,10 @@ int pa_secret_lookup(int schema, const char *const *names, const char *const *va
     Call call;
     int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    char *found = lib.password_lookupv_sync(schema_for(schema), call.table, call.watch.cancellable, &call.error);
+    char *found = pa_secret_password_lookupv_sync(schema_for(schema), call.table, call.watch.cancellable, &call.error);
     if (found != NULL) {
         *secret = strdup(found);
-        lib.password_free(found);  // wipes libsecret's copy
+        pa_secret_password_free(found);  // wipes libsecret's copy
     } else if (call.error != NULL || call.watch.fired) {
         status = failure(&call.watch, call.error, "to look up an item", message);
     } else {
@@ -368,7 +347,7 @@ int pa_secret_clear(int schema, const char *const *names, const char *const *val
     Call call;
     int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    int removed = lib.password_clearv_sync(schema_for(schema), call.table, call.watch.cancellable, &call.error);
+    int removed = pa_secret_password_clearv_sync(schema_for(schema), call.table, call.watch.cancellable, &call.error);
     if (!removed) {
         status = call.error != NULL || call.watch.fired ? failure(&call.watch, call.error, "to delete an item", message) : PA_SECRET_NOT_FOUND;
     }
@@ -408,7 +387,7 @@ int pa_secret_search(int schema, const char *const *names, const char *const *va
     Call call;
     int status = call_begin(&call, names, values, count, timeout_ms, message);
     if (status != PA_SECRET_OK) return status;
-    PAList *items = lib.password_searchv_sync(schema_for(schema), call.table, 1 << 1 /* SECRET_SEARCH_ALL */, call.watch.cancellable, &call.error);
+    PAList *items = pa_secret_password_searchv_sync(schema_for(schema), call.table, 1 << 1 /* SECRET_SEARCH_ALL */, call.watch.cancellable, &call.error);
     if (items == NULL && (call.error != NULL || call.watch.fired)) {
         status = failure(&call.watch, call.error, "to search items", message);
         call_end(&call);
@@ -416,21 +395,21 @@ int pa_secret_search(int schema, const char *const *names, const char *const *va
     }
     Buffer buffer = {0};
     for (PAList *item = items; item != NULL; item = item->next) {
-        void *attributes = lib.retrievable_get_attributes(item->data);
+        void *attributes = pa_secret_retrievable_get_attributes(item->data);
         if (attributes != NULL) {
             PAHashIter iterator;
             void *name = NULL, *value = NULL;
-            lib.hash_table_iter_init(&iterator, attributes);
-            while (lib.hash_table_iter_next(&iterator, &name, &value)) {
+            pa_g_hash_table_iter_init(&iterator, attributes);
+            while (pa_g_hash_table_iter_next(&iterator, &name, &value)) {
                 append(&buffer, name, strlen(name) + 1);
                 append(&buffer, value, strlen(value) + 1);
             }
-            lib.hash_table_unref(attributes);
+            pa_g_hash_table_unref(attributes);
         }
         append(&buffer, "", 1);
-        lib.object_unref(item->data);
+        pa_g_object_unref(item->data);
     }
-    lib.list_free(items);
+    pa_g_list_free(items);
     call_end(&call);
     if (buffer.failed) {
         free(buffer.bytes);

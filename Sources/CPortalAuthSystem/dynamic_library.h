@@ -2,14 +2,16 @@
 #define PORTALAUTH_DYNAMIC_LIBRARY_H
 // A C library opened with dlopen on first use instead of being linked, so that a process that never needs it
 // (`portal-auth token` with a valid stored token) neither maps it nor binds its symbols at start (issue 17).
-// Included by the shims of CPortalAuthCurl and CPortalAuthOpenSSL (and any other shim that loads its library the same way).
+// The one loader of the package: included by the shims of CPortalAuthCurl and CPortalAuthOpenSSL and by
+// CPortalAuthSecret's secret_shim.c (libsecret and glib, whose calls it bounds in time itself).
 //
 // A shim lists the library's functions once, as an X-macro of (return type, name, parameters, arguments), and
 // PA_DYNAMIC_LIBRARY generates from it:
 //   - `static inline int pa_<prefix>_load(void)`: 1 when the library and every listed function were found,
 //     else 0 (thread-safe; tried once per process);
 //   - `static inline const char *pa_<prefix>_load_error(void)`: why loading failed, naming the file and the Debian
-//     package that installs it;
+//     package that installs it (a NULL package leaves the advice to the caller; a NULL build list leaves out the
+//     packages to build with, for a library whose declarations the shim writes itself);
 //   - one `static inline` wrapper per function, named pa_<function>, with the function's own signature (checked
 //     against the library's header at compile time). Call pa_<prefix>_load first: a wrapper called when loading
 //     failed prints the reason and aborts, which is a bug of the caller.
@@ -48,17 +50,25 @@ static inline int pa_dynamic_library_load(struct pa_dynamic_library *library) {
         void *handle = dlopen(library->soname, RTLD_LAZY | RTLD_LOCAL);
         if (handle == NULL) {
             const char *reason = dlerror();
-            snprintf(library->error, sizeof library->error,
-                     "%s could not be loaded (%s); install the Debian package %s (to build portal-auth: %s)",
-                     library->soname, reason ? reason : "no reason given", library->package, library->build_packages);
+            int length = snprintf(library->error, sizeof library->error, "%s could not be loaded (%s)", library->soname,
+                                  reason ? reason : "no reason given");
+            if (library->package != NULL && length >= 0 && (size_t)length < sizeof library->error) {
+                snprintf(library->error + length, sizeof library->error - (size_t)length, "; install the Debian package %s%s%s%s",
+                         library->package, library->build_packages ? " (to build portal-auth: " : "",
+                         library->build_packages ? library->build_packages : "", library->build_packages ? ")" : "");
+            }
             state = -1;
         }
         for (size_t index = 0; state == 1 && index < library->count; index++) {
             library->functions[index] = dlsym(handle, library->names[index]);
             if (library->functions[index] == NULL) {
-                snprintf(library->error, sizeof library->error,
-                         "%s has no function %s: the installed version is too old; update the Debian package %s",
-                         library->soname, library->names[index], library->package);
+                int length = snprintf(library->error, sizeof library->error,
+                                      "%s has no function %s: the installed version is too old", library->soname,
+                                      library->names[index]);
+                if (library->package != NULL && length >= 0 && (size_t)length < sizeof library->error) {
+                    snprintf(library->error + length, sizeof library->error - (size_t)length,
+                             "; update the Debian package %s", library->package);
+                }
                 state = -1;
             }
         }

@@ -74,7 +74,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
     let context: String?
 
     /// Creates an error; `context` is woven into the message of some kinds.
-    init(_ kind: Kind, url: RedactedURL?, detail: String, curlCode: Int? = nil, context: String? = nil) {
+    package init(_ kind: Kind, url: RedactedURL?, detail: String, curlCode: Int? = nil, context: String? = nil) {
         self.kind = kind
         self.url = url
         self.detail = detail

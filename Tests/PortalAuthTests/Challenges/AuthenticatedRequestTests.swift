@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 @Suite("AuthenticationManager.data(for:) and challenges")
 struct AuthenticatedRequestTests {
@@ -77,7 +78,7 @@ struct AuthenticatedRequestTests {
 
     @Test("498 with a renewable token: generated again once and retried before any handler is asked")
     func renewOn498() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let tokens = Mutex(0)
         // Token service and portal in one: generateToken hands out T1, T2, …; the portal accepts only T2.
         let http = ScriptedHTTPClient(respond: { request, _ in
@@ -104,7 +105,7 @@ struct AuthenticatedRequestTests {
 
     @Test("498 again after the renewal goes to the handler once, then fails")
     func renewThenAsk() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let http = ScriptedHTTPClient(respond: { request, index in
             request.url.path.hasSuffix("/generateToken")
                 ? .json(TokenCredentialTests.tokenAnswer("T\(index)", clock: clock), for: request)
@@ -209,7 +210,7 @@ struct AuthenticatedRequestTests {
         })
         // The stored token is two minutes old: old enough to be refreshed once when refused.
         var settings = SignOutFakes.settings(http: http)
-        settings.clock = VirtualSignInClock(start: Date(timeIntervalSince1970: 1_800_000_120))
+        settings.clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_120))
         let manager = AuthenticationManager(settings: settings)
         let credential = SignOutFakes.iapCredential(http: http)
         credential.tokenSentToProxy = .accessToken

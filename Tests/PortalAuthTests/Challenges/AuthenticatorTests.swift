@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 @Suite("Authenticator")
 struct AuthenticatorTests {
@@ -8,7 +9,7 @@ struct AuthenticatorTests {
 
     /// A portal whose generateToken accepts alice's password "right" and whose portals/self accepts its token.
     static func portal() -> ScriptedHTTPClient {
-        let clock = TestClock(Date())
+        let clock = ManualClock(start: Date())
         return ScriptedHTTPClient(respond: { request, _ in
             if request.url.path.hasSuffix("/generateToken") {
                 guard request.formField("password") == "right" else {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// Test doubles for challenge handling: handlers that answer from a script and count the challenges they get,
 /// a prompt with scripted answers, and a fake portal.

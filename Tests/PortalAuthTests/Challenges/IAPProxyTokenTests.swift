@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// Which IAP token `data(for:)` sends to the hosts behind a proxy, and what happens when the proxy refuses it.
 @Suite("IAP token sent to the proxy")
@@ -37,7 +38,7 @@ struct IAPProxyTokenTests {
     /// A manager whose clock reads `secondsAfterIssue` after the stored tokens were issued.
     static func manager(_ http: ScriptedHTTPClient, secondsAfterIssue: TimeInterval) -> AuthenticationManager {
         var settings = SignOutFakes.settings(http: http)
-        settings.clock = VirtualSignInClock(start: issued.addingTimeInterval(secondsAfterIssue))
+        settings.clock = ManualClock(start: issued.addingTimeInterval(secondsAfterIssue))
         return AuthenticationManager(settings: settings)
     }
 

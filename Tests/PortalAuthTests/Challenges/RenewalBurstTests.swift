@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// One renewal per expiry: however many requests in flight see the old token refused at once, the token is asked
 /// for once (issue 27), for every kind that can be renewed, within one process and across processes.
@@ -27,11 +28,11 @@ struct RenewalBurstTests {
         }
 
         let kind: Kind
-        let clock: TestClock
+        let clock: ManualClock
         let wave: Int
         private let state: Mutex<State>
 
-        init(kind: Kind, accepting token: String, clock: TestClock, wave: Int) {
+        init(kind: Kind, accepting token: String, clock: ManualClock, wave: Int) {
             self.kind = kind
             self.clock = clock
             self.wave = wave
@@ -92,7 +93,7 @@ struct RenewalBurstTests {
     }
 
     /// A manager holding a credential of `kind` whose token `server` accepts, and the URL of a resource it covers.
-    static func manager(_ kind: Kind, server: Server, clock: TestClock) async throws -> (AuthenticationManager, URL) {
+    static func manager(_ kind: Kind, server: Server, clock: ManualClock) async throws -> (AuthenticationManager, URL) {
         let settings = SignInSettings(
             browser: nil, timeout: .seconds(10), observer: SilentSignInObserver(), httpClient: server,
             refreshPolicy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(1)))
@@ -141,7 +142,7 @@ struct RenewalBurstTests {
 
     @Test("200 requests at concurrency 64, the first 64 refused together: one token request, no failure", arguments: Kind.allCases)
     func oneRenewalPerBurst(kind: Kind) async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let server = Server(kind: kind, accepting: "", clock: clock, wave: 64)
         let (manager, url) = try await Self.manager(kind, server: server, clock: clock)
         // The credential's first token (generated for the token and application kinds) is the one the server takes.
@@ -165,7 +166,7 @@ struct RenewalBurstTests {
 
     @Test("a refusal that arrives after the renewal finished uses the new token and asks for none", arguments: [Kind.token, .oauthUser])
     func lateRefusal(kind: Kind) async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let server = Server(kind: kind, accepting: "", clock: clock, wave: 1)
         let (manager, _) = try await Self.manager(kind, server: server, clock: clock)
         let source = try #require(manager.arcGISCredentialStore.credentials.first?.kind.arcGISTokenSource)

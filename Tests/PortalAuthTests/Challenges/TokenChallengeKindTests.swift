@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// Which ArcGIS challenge kind a 498/499 raises: `.token` for a stand-alone server, `.oAuthOrToken` otherwise.
 @Suite("Token challenge kind")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// `AuthenticationManager.setNetworkCredentialStore(_:)`, the SDK's way (used by the toolkit's authenticator) to
 /// replace the network credential store.

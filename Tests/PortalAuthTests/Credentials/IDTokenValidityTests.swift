@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// The one refresh rule also keeps the ID token valid when it is the token asked for, and never hands out one that
 /// is not valid for the time asked (a provider may refresh without a new ID token, OIDC Core 12.2).

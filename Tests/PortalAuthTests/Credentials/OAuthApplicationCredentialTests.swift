@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 @Suite("OAuthApplicationCredential: the client credentials grant at the portal")
 struct OAuthApplicationCredentialTests {
     static let secret = "app-secret-0123456789"
 
-    func make(_ portal: String = "https://gis.example.com/portal", client: ScriptedHTTPClient, clock: TestClock = TestClock(), minutes: Int? = 90) async throws -> OAuthApplicationCredential {
+    func make(_ portal: String = "https://gis.example.com/portal", client: ScriptedHTTPClient, clock: ManualClock = ManualClock(), minutes: Int? = 90) async throws -> OAuthApplicationCredential {
         try await OAuthApplicationCredential.credential(
             for: URL(string: portal)!, clientID: "app-id", clientSecret: Self.secret, tokenExpirationMinutes: minutes,
             httpClient: client, now: { clock.now })
@@ -14,7 +15,7 @@ struct OAuthApplicationCredentialTests {
 
     @Test("posts grant_type=client_credentials with the client ID, secret, expiration and f=json to oauth2/token")
     func request() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"access_token":"A1","expires_in":5400}"#, for: request) }
         let credential = try await make("https://gis.example.com/portal/home/", client: client, clock: clock)
@@ -72,21 +73,21 @@ struct OAuthApplicationCredentialTests {
 
     @Test("an expiring application token is asked for again with the kept secret")
     func regeneration() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in .json(#"{"access_token":"A\#(index + 1)","expires_in":600}"#, for: request) }
         let credential = try await make(client: client, clock: clock, minutes: nil)
         #expect(log.requests[0].formField("expiration") == nil)
-        clock.advance(by: 530)
+        clock.advance(by: .seconds(530))
         #expect(try await credential.tokenInfo.accessToken == "A1")
-        clock.advance(by: 20)
+        clock.advance(by: .seconds(20))
         #expect(try await credential.tokenInfo.accessToken == "A2")
         #expect(log.requests[1].formField("client_secret") == Self.secret)
     }
 
     @Test("without expires_in the requested lifetime, else two hours, is assumed")
     func defaultLifetime() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"access_token":"A"}"#, for: request) }
         let asked = try await make(client: client, clock: clock, minutes: 30)

@@ -1,18 +1,19 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 @Suite("TokenCredential: generateToken and token-service discovery")
 struct TokenCredentialTests {
     static let password = "s3cret-Passw0rd"
 
     /// A generateToken answer valid for `lifetime` seconds from `clock`.
-    static func tokenAnswer(_ token: String, clock: TestClock, lifetime: TimeInterval = 3600, ssl: Bool = false) -> String {
+    static func tokenAnswer(_ token: String, clock: ManualClock, lifetime: TimeInterval = 3600, ssl: Bool = false) -> String {
         let expires = Int64((clock.now.timeIntervalSince1970 + lifetime) * 1000)
         return #"{"token":"\#(token)","expires":\#(expires),"ssl":\#(ssl)}"#
     }
 
-    func make(_ url: String, client: ScriptedHTTPClient, clock: TestClock = TestClock(), minutes: Int? = 30) async throws -> TokenCredential {
+    func make(_ url: String, client: ScriptedHTTPClient, clock: ManualClock = ManualClock(), minutes: Int? = 30) async throws -> TokenCredential {
         try await TokenCredential.credential(
             for: URL(string: url)!, username: "alice", password: Self.password, tokenExpirationMinutes: minutes,
             referer: TokenCredential.defaultReferer, httpClient: client, now: { clock.now })
@@ -22,7 +23,7 @@ struct TokenCredentialTests {
 
     @Test("a portal URL posts the generateToken form to {portal}/sharing/rest/generateToken")
     func formFields() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(Self.tokenAnswer("T1", clock: clock, ssl: true), for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
@@ -52,7 +53,7 @@ struct TokenCredentialTests {
 
     @Test("without an expiration the field is left out and the server's default applies")
     func noExpiration() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"token":"T"}"#, for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock, minutes: nil)
@@ -71,7 +72,7 @@ struct TokenCredentialTests {
         ("https://www.arcgis.com", "https://www.arcgis.com"),
     ])
     func portalShapes(url: String, portal: String) async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(Self.tokenAnswer("T", clock: clock), for: request) }
         let credential = try await make(url, client: client, clock: clock)
@@ -83,7 +84,7 @@ struct TokenCredentialTests {
 
     @Test("a server URL reads {root}/rest/info?f=json and posts to its tokenServicesUrl")
     func serverDiscovery() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in
             if index == 0 {
@@ -105,7 +106,7 @@ struct TokenCredentialTests {
 
     @Test("a standalone server's tokens/ folder gets generateToken appended")
     func standaloneTokensFolder() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in
             index == 0
@@ -194,17 +195,17 @@ struct TokenCredentialTests {
 
     @Test("an expiring token is generated again with the kept password; a valid one is reused")
     func regeneration() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
         #expect(try await credential.tokenInfo.accessToken == "T1")
 
-        clock.advance(by: 500)  // 100 s left: more than the one-minute margin
+        clock.advance(by: .seconds(500))  // 100 s left: more than the one-minute margin
         #expect(try await credential.tokenInfo.accessToken == "T1")
         #expect(log.requests.count == 1)
 
-        clock.advance(by: 50)  // 50 s left: renewed
+        clock.advance(by: .seconds(50))  // 50 s left: renewed
         #expect(try await credential.tokenInfo.accessToken == "T2")
         #expect(log.requests.count == 2)
         #expect(log.requests[1].formField("password") == Self.password)
@@ -215,25 +216,25 @@ struct TokenCredentialTests {
 
     @Test("a short-lived token is renewed in the last fifth of its life, not on every use")
     func shortLivedMargin() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 100), for: request) }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock, minutes: 1)
-        clock.advance(by: 79)
+        clock.advance(by: .seconds(79))
         #expect(try await credential.tokenInfo.accessToken == "T1")
-        clock.advance(by: 2)
+        clock.advance(by: .seconds(2))
         #expect(try await credential.tokenInfo.accessToken == "T2")
     }
 
     @Test("callers that find the token expired at once share one request")
     func concurrentRenewal() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log, delay: .milliseconds(200)) { request, index in
             .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
         }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
-        clock.advance(by: 700)
+        clock.advance(by: .seconds(700))
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<8 { group.addTask { try await credential.tokenInfo.accessToken } }
             return try await group.reduce(into: [String]()) { $0.append($1) }
@@ -244,14 +245,14 @@ struct TokenCredentialTests {
 
     @Test("a failed renewal is reported and the next use tries again")
     func failedRenewal() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in
             if index == 1 { return .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":[]}}"#, for: request) }
             return .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
         }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
-        clock.advance(by: 600)
+        clock.advance(by: .seconds(600))
         await #expect(throws: TokenServiceError.self) { try await credential.tokenInfo }
         #expect(try await credential.tokenInfo.accessToken == "T3")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// The requests a scripted client received, in order, whole (`ScriptedHTTPClient` itself keeps only their forms):
 /// what the token-service tests check — URL, method, field order.
@@ -45,20 +46,5 @@ extension TransportRequest {
     /// The value of form field `name`.
     func formField(_ name: String) -> String? {
         formFields.first { $0.0 == name }?.1
-    }
-}
-
-/// A clock the test moves.
-final class TestClock: Sendable {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Mutex(start)
-    }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// A refresh token the provider refuses is recorded in the store, so `status` can tell it from a valid one
 /// without a request; a later sign-in's refresh clears it.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 @Suite("AuthenticationManager sign-out")
 struct AuthenticationManagerTests {

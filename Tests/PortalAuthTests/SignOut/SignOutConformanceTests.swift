@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// Sign-out defects found against Glewlwyd (issue 11): logouts sharing a fixed loopback port, and a revocation the
 /// provider refuses while it confirms the end of the browser session.

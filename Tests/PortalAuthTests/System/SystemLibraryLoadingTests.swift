@@ -24,6 +24,25 @@ struct SystemLibraryLoadingTests {
         #expect(failure.description == "libc.so.6 has no function pa_no_such_function: the installed version is too old; update the Debian package libc6")
     }
 
+    @Test("libsecret's loader (no package: the keyring's error gives the advice) names the file and the reason only")
+    func missingLibraryWithoutPackage() throws {
+        let missing = try #require(DynamicLibraryProbe.failure(
+            soname: "libportal-auth-missing.so.9", package: nil, buildPackages: nil, function: "g_bus_get_sync"))
+        #expect(missing.description.hasPrefix("libportal-auth-missing.so.9 could not be loaded ("))
+        #expect(missing.description.hasSuffix(")"))
+        #expect(!missing.description.contains("install"))
+        let old = try #require(DynamicLibraryProbe.failure(
+            soname: "libc.so.6", package: nil, buildPackages: nil, function: "pa_no_such_function"))
+        #expect(old.description == "libc.so.6 has no function pa_no_such_function: the installed version is too old")
+    }
+
+    @Test("a package without build packages: the advice names the package only")
+    func missingLibraryWithoutBuildPackages() throws {
+        let failure = try #require(DynamicLibraryProbe.failure(
+            soname: "libportal-auth-missing.so.9", package: "libsecret-1-0", buildPackages: nil, function: "g_bus_get_sync"))
+        #expect(failure.description.hasSuffix("; install the Debian package libsecret-1-0"))
+    }
+
     @Test("a library and function that exist load")
     func present() {
         #expect(DynamicLibraryProbe.failure(soname: "libc.so.6", package: "libc6", buildPackages: "libc6-dev", function: "malloc") == nil)

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// The device authorization grant (RFC 8628) against a scripted provider, on a virtual clock: polls wait the server's
 /// interval, `slow_down` adds 5 s, and pending, denial, expiry and cancellation end the flow as they should.
 @Suite("Device code flow")
 struct DeviceCodeFlowTests {
-    private func settings(_ provider: FakeIdentityProvider, clock: VirtualSignInClock, observer: RecordingSignInObserver = .init())
+    private func settings(_ provider: FakeIdentityProvider, clock: ManualClock, observer: RecordingSignInObserver = .init())
         -> (SignInSettings, ScriptedHTTPClient) {
         let client = provider.client()
         let settings = SignInSettings(browser: nil, observer: observer, httpClient: client, clock: clock,
@@ -23,7 +24,7 @@ struct DeviceCodeFlowTests {
     func pendingThenTokens() async throws {
         var provider = FakeIdentityProvider()
         provider.pollErrors = ["authorization_pending", "authorization_pending"]
-        let clock = VirtualSignInClock()
+        let clock = ManualClock()
         let observer = RecordingSignInObserver()
         let (settings, client) = settings(provider, clock: clock, observer: observer)
         let result = try await flow.run(settings: settings)
@@ -42,7 +43,7 @@ struct DeviceCodeFlowTests {
         var provider = FakeIdentityProvider()
         provider.interval = 2
         provider.pollErrors = ["authorization_pending", "slow_down", "authorization_pending", "slow_down"]
-        let clock = VirtualSignInClock()
+        let clock = ManualClock()
         let observer = RecordingSignInObserver()
         let (settings, _) = settings(provider, clock: clock, observer: observer)
         _ = try await flow.run(settings: settings)
@@ -54,7 +55,7 @@ struct DeviceCodeFlowTests {
     func refusals(error: String) async throws {
         var provider = FakeIdentityProvider()
         provider.pollErrors = ["authorization_pending", error]
-        let (settings, client) = settings(provider, clock: VirtualSignInClock())
+        let (settings, client) = settings(provider, clock: ManualClock())
         let thrown = await #expect(throws: DeviceCodeError.self) { try await flow.run(settings: settings) }
         #expect(thrown?.isDenied == (error == "access_denied"))
         #expect(thrown?.isExpired == (error == "expired_token"))
@@ -70,7 +71,7 @@ struct DeviceCodeFlowTests {
         provider.interval = 4
         provider.expiresIn = 10
         provider.pollErrors = Array(repeating: "authorization_pending", count: 20)
-        let clock = VirtualSignInClock()
+        let clock = ManualClock()
         let (settings, client) = settings(provider, clock: clock)
         let thrown = await #expect(throws: DeviceCodeError.self) { try await flow.run(settings: settings) }
         #expect(thrown?.isExpired == true)
@@ -83,7 +84,7 @@ struct DeviceCodeFlowTests {
         var provider = FakeIdentityProvider()
         provider.expiresIn = 600
         provider.pollErrors = Array(repeating: "authorization_pending", count: 20)
-        let clock = VirtualSignInClock()
+        let clock = ManualClock()
         var (settings, client) = settings(provider, clock: clock)
         settings.timeout = .seconds(12)
         let thrown = await #expect(throws: DeviceCodeError.self) { try await flow.run(settings: settings) }
@@ -98,7 +99,7 @@ struct DeviceCodeFlowTests {
     func cancellation() async throws {
         let provider = FakeIdentityProvider()
         let observer = RecordingSignInObserver()
-        let (settings, client) = settings(provider, clock: VirtualSignInClock(blocksSleeps: true), observer: observer)
+        let (settings, client) = settings(provider, clock: ManualClock(blocksSleeps: true), observer: observer)
         let flow = self.flow
         let task = Task { try await flow.run(settings: settings) }
         while observer.events.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
@@ -110,7 +111,7 @@ struct DeviceCodeFlowTests {
     @Test("a refused device authorization request reports the provider's error")
     func authorizationRefused() async throws {
         let client = ScriptedHTTPClient([ScriptedHTTPClient.json(#"{"error":"unauthorized_client","error_description":"no device grant"}"#, status: 400)])
-        let settings = SignInSettings(browser: nil, httpClient: client, clock: VirtualSignInClock())
+        let settings = SignInSettings(browser: nil, httpClient: client, clock: ManualClock())
         let thrown = await #expect(throws: TokenEndpointError.self) { try await flow.run(settings: settings) }
         #expect(thrown?.errorCode == "unauthorized_client")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// An OpenID provider at `https://idp.example/o` for remote sign-in tests: discovery (with or without a device
 /// authorization endpoint), the device authorization endpoint, and a token endpoint whose device-code polls are

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// Every path that may open a browser takes the same choice as `login` (issue 28, points 1 and 2): the library's
 /// default sign-in (`credential(for:settings:)`, which the `Authenticator` calls) and the IAP logout never start a
@@ -39,7 +40,7 @@ struct RemoteDefaultPathTests {
         let browser = RecordingBrowserOpener(.succeeds)
         let observer = RecordingSignInObserver()
         let settings = SignInSettings(browser: browser, observer: observer, httpClient: provider.client(),
-                                      clock: VirtualSignInClock(), environment: Self.ssh)
+                                      clock: ManualClock(), environment: Self.ssh)
         let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
         #expect(credential.username == "alice")
         #expect(browser.urls.isEmpty)

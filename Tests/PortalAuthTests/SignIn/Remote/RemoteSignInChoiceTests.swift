@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// `SignInMethod.automatic` and the forced methods: which path a sign-in takes with and without a display, when the
 /// browser command fails, and without a terminal; and that a device-code sign-in is stored like any other.
@@ -25,7 +26,7 @@ struct RemoteSignInChoiceTests {
         let browser = RecordingBrowserOpener(.succeeds)
         let observer = RecordingSignInObserver()
         let settings = SignInSettings(browser: browser, observer: observer, httpClient: provider.client(),
-                                      clock: VirtualSignInClock(), environment: Self.noDisplay)
+                                      clock: ManualClock(), environment: Self.noDisplay)
         let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(browser.urls.isEmpty)
         #expect(credential.username == "alice")
@@ -39,7 +40,7 @@ struct RemoteSignInChoiceTests {
     func wrongAudience() async throws {
         var provider = FakeIdentityProvider()
         provider.audience = "someone-else"
-        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: VirtualSignInClock(), environment: Self.noDisplay)
+        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: ManualClock(), environment: Self.noDisplay)
         await #expect(throws: IDTokenError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
         }
@@ -49,7 +50,7 @@ struct RemoteSignInChoiceTests {
     func notOffered() async throws {
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = false
-        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: VirtualSignInClock())
+        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: ManualClock())
         let thrown = await #expect(throws: DeviceCodeError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
         }
