@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 
 /// `TokenRequest`: the form of each grant, field by field and in order; the client's authentication and the
 /// `scope` and provider parameters; the request it posts; and no secret in what it says of itself.

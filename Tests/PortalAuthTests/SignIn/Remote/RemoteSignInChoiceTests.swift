@@ -119,7 +119,7 @@ struct RemoteSignInChoiceTests {
         let observer = RecordingSignInObserver()
         let browser = RecordingBrowserOpener(.exits(3))
         let settings = SignInSettings(browser: browser, observer: observer, acceptsPastedRedirect: true, httpClient: provider.client(),
-                                      clock: VirtualSignInClock(), environment: Self.desktop, pastedLines: { AsyncStream { _ in } })
+                                      clock: ManualClock(), environment: Self.desktop, pastedLines: { AsyncStream { _ in } })
         let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(credential.username == "alice")
         let events = observer.events
