@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import PortalAuthCore
 import Synchronization
 
 /// A private HTML page that sends the browser on to a URL which must not appear in a process's arguments.

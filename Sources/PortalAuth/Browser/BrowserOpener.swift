@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// Opens a URL in the user's browser. The sign-in flow calls it once per sign-in.
 ///

@@ -1,6 +1,7 @@
+internal import CPortalAuthSystem
 public import Foundation
 import Glibc
-internal import CPortalAuthSystem
+import PortalAuthCore
 
 /// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else `xdg-open`.
 ///

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 /// An ArcGIS resource asked for a credential: the server answered a request with ArcGIS error 499 (token
 /// required) or 498 (invalid token), or an Identity-Aware Proxy in front of the host asked for a sign-in.

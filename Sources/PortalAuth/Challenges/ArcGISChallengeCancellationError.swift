@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// A request failed because the challenge handler cancelled an ArcGIS or network authentication challenge
 /// (answered `.cancel`), as in the ArcGIS Maps SDK: for example the person closed the sign-in.

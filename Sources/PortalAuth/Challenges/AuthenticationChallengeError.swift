@@ -1,4 +1,7 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A request was challenged and no credential answered it: no handler, a handler that continued without a
 /// credential, or a credential the server refused again after the one retry.

@@ -1,6 +1,7 @@
-import Synchronization
 import Foundation
 import Logging
+import PortalAuthStore
+import Synchronization
 
 /// Holds an app's ArcGIS and network credentials, sends requests with them while answering the servers'
 /// authentication challenges (`data(for:)`), and signs the user out of all of them.

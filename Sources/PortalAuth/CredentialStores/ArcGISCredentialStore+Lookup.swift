@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 extension ArcGISCredentialStore {
     /// Every OAuth user credential for a portal (every client ID when `clientID` is nil), in store order.

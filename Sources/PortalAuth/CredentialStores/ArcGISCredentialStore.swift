@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthCore
+import PortalAuthStore
 import Synchronization
 
 /// The ArcGIS credentials an app or the tool holds, in memory or persisted in the credential store

@@ -1,5 +1,8 @@
 public import Foundation
 import Logging
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 import Synchronization
 
 /// A credential for services behind an Identity-Aware Proxy (for example the Microsoft Entra

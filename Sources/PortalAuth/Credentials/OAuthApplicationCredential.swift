@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A credential for an application rather than a user: the OAuth 2.0 client credentials grant at the portal's
 /// `sharing/rest/oauth2/token`, with the application's client ID and secret.

@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A credential for token-secured ArcGIS resources, made from a username and password with the portal's or
 /// server's `generateToken` operation (ArcGIS token authentication).

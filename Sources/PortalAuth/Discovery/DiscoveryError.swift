@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// A discovery document that cannot be trusted: it describes the configured authorize endpoint but names another
 /// issuer than the URL it was fetched for (OpenID Connect Discovery §4.3), or disagrees with the issuer given in

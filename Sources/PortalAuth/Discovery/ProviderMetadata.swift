@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
 
 /// An OpenID provider's discovery document (OpenID Connect Discovery §3) after `IssuerDiscovery` verified it: its
 /// `issuer` is the URL it was fetched for and its `authorization_endpoint` the configured one.

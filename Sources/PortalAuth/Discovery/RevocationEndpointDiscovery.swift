@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// Finds the RFC 7009 revocation endpoint an OpenID provider advertises in its discovery document
 /// (`revocation_endpoint`), so that an IAP sign-out can revoke the refresh token too.

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// What an OpenID provider's UserInfo endpoint (OIDC Core §5.3) says of the signed-in user.
 struct UserInfo: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Glibc
+import PortalAuthCore
 
 /// A failure of the loopback redirect listener or of the sign-in response it received.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import PortalAuthCore
 
 /// The process at the other end of a Unix socket, as the kernel recorded it (`SO_PEERCRED`): it cannot be
 /// claimed by the peer, so the channel trusts only this to decide who is talking.

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import Logging
+import PortalAuthCore
+import PortalAuthStore
 import Synchronization
 
 /// Waits for one sign-in's custom-scheme redirect (`my-maps-app://auth?code=…&state=…`) on a private Unix socket

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
 
 /// Picks the stored sign-in a command works on: the one place that decides, for `token` (and its fast path),
 /// `refresh`, `revoke`, `request`, `exec` and `status`.

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// A device-code sign-in (RFC 8628) that did not complete for a reason of the grant itself.
 ///

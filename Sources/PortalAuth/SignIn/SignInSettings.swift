@@ -1,4 +1,6 @@
 public import Logging
+import PortalAuthCore
+import PortalAuthTransport
 
 /// How an interactive sign-in runs: which browser, how long to wait, where to report progress,
 /// and the HTTP client for the token endpoint.

@@ -3,6 +3,9 @@
 ///
 /// The message names the credential, the endpoint without its query and the server's own error code and text;
 /// never the token.
+import PortalAuthCore
+import PortalAuthTransport
+
 public struct RevocationError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Sendable, Equatable {
         /// The server said no: the ArcGIS envelope or an OAuth error.

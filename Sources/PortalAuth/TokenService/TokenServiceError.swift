@@ -4,6 +4,10 @@
 /// Failures of the HTTP exchange itself stay `TransportError`s, and answers that are not token responses stay
 /// `TokenEndpointError`s. The message names the service without its query and the username or client ID, never
 /// the password or secret. Match on `kind`; the set of kinds may grow.
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
+
 public struct TokenServiceError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .credentialsRefused`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {

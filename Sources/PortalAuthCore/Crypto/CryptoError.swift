@@ -22,7 +22,7 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible, Categorized
     static func digestFailed() -> CryptoError { CryptoError(.digestFailed, openSSLErrorText()) }
     static func invalidKey(_ why: String) -> CryptoError { CryptoError(.invalidKey, why) }
     static func invalidSignature() -> CryptoError { CryptoError(.invalidSignature, "the signature does not match the key") }
-    static func libraryUnavailable(_ error: SystemLibraryError) -> CryptoError { CryptoError(.libraryUnavailable, error.description) }
+    package static func libraryUnavailable(_ error: SystemLibraryError) -> CryptoError { CryptoError(.libraryUnavailable, error.description) }
 
     public var category: ErrorCategory { code == .invalidSignature || code == .invalidKey ? .invalidContent : .local }
 

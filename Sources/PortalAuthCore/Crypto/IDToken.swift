@@ -1,40 +1,40 @@
-import Foundation
+package import Foundation
 
 /// An OpenID Connect ID token (a JWS in compact form) and the claims this package checks.
 ///
 /// The token is decoded, never printed: `description` names only the issuer and subject.
-struct IDToken: Sendable, CustomStringConvertible {
+package struct IDToken: Sendable, CustomStringConvertible {
     /// The compact serialisation as received.
     let compact: String
     /// The `iss` claim.
-    let issuer: String
+    package let issuer: String
     /// The `aud` claim (a string or an array in the token).
-    let audiences: [String]
+    package let audiences: [String]
     /// The `exp` claim.
-    let expirationDate: Date
+    package let expirationDate: Date
     /// The `nonce` claim, if any.
-    let nonce: String?
+    package let nonce: String?
     /// The `sub` claim (required: OIDC Core §2).
-    let subject: String?
+    package let subject: String?
     /// The `iat` claim (required: OIDC Core §2).
-    let issuedAt: Date?
+    package let issuedAt: Date?
     /// A human-facing user name: `preferred_username`, `upn`, `email` or `name`, whichever comes first.
-    let username: String?
+    package let username: String?
     /// The protected header's `alg`.
-    let algorithm: String?
+    package let algorithm: String?
     /// The protected header's `kid`, when given.
-    let keyID: String?
+    package let keyID: String?
     /// What the signature covers: the first two parts as received, with the dot between them.
-    var signingInput: Data {
+    package var signingInput: Data {
         Data(compact.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".").utf8)
     }
     /// The decoded signature (empty for `alg: none`).
-    let signature: [UInt8]
+    package let signature: [UInt8]
 
-    var description: String { "ID token (iss \(issuer), sub \(subject ?? "?"))" }
+    package var description: String { "ID token (iss \(issuer), sub \(subject ?? "?"))" }
 
     /// Decodes the header and payload; the signature is not checked here.
-    init(compact: String) throws(IDTokenError) {
+    package init(compact: String) throws(IDTokenError) {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("it does not have three dot-separated parts") }
         guard let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
@@ -70,7 +70,7 @@ struct IDToken: Sendable, CustomStringConvertible {
     ///   - now: the current time.
     ///   - clockSkew: tolerated difference between this clock and the server's.
     ///   - maximumAge: how long before `now` the token may have been issued (`iat`), beyond the skew.
-    func validate(
+    package func validate(
         clientID: String, nonce expectedNonce: String?, expectedIssuer: String?, now: Date,
         clockSkew: Duration = .seconds(120), maximumAge: Duration = .seconds(600)
     ) throws(IDTokenError) {
@@ -96,7 +96,7 @@ struct IDToken: Sendable, CustomStringConvertible {
 
     /// OIDC Core 12.2: a refreshed ID token is for the same sign-in as `previous` — same `iss`, `sub` and `aud`, and
     /// no other `nonce` — or it is refused (another user's token would switch identities).
-    func requireSameSignIn(as previous: IDToken) throws(IDTokenError) {
+    package func requireSameSignIn(as previous: IDToken) throws(IDTokenError) {
         if issuer != previous.issuer {
             throw .claimMismatch("iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), not \(previous.issuer) as at sign-in")
         }
@@ -118,13 +118,13 @@ public struct IDTokenError: Error, Sendable, CustomStringConvertible, Categorize
 
     private init(text: String) { self.text = text }
 
-    static func malformed(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token is malformed: \(why)") }
-    static func claimMismatch(_ claim: String, _ why: String) -> IDTokenError {
+    package static func malformed(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token is malformed: \(why)") }
+    package static func claimMismatch(_ claim: String, _ why: String) -> IDTokenError {
         IDTokenError(text: "the ID token's \(claim) claim was rejected: \(why)")
     }
 
-    static func signature(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature was rejected: \(why)") }
-    static func keys(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature cannot be checked: \(why)") }
+    package static func signature(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature was rejected: \(why)") }
+    package static func keys(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature cannot be checked: \(why)") }
 
     public var category: ErrorCategory { .invalidContent }
     public var description: String { text }
@@ -132,7 +132,7 @@ public struct IDTokenError: Error, Sendable, CustomStringConvertible, Categorize
 
 extension Duration {
     /// The duration in seconds as a `TimeInterval`.
-    var timeInterval: TimeInterval {
+    package var timeInterval: TimeInterval {
         let parts = components
         return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }

@@ -1,18 +1,18 @@
 internal import CPortalAuthOpenSSL
-import Foundation
+package import Foundation
 
 /// A public key of a JSON Web Key Set (RFC 7517) that ID tokens may be signed with: RSA (`n`, `e`), EC on P-256,
 /// P-384 or P-521 (`x`, `y`), or OKP Ed25519/Ed448 (`x`). OpenSSL builds the key from those parts
 /// (`EVP_PKEY_fromdata`) and checks signatures with it; nothing cryptographic is done here by hand.
-final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
+package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: the EVP_PKEY is made once and never changed; OpenSSL allows verifying with one key from several
     // threads, each with its own EVP_MD_CTX.
     /// `kty`: `RSA`, `EC` or `OKP`.
     let keyType: String
     /// `kid`, when given.
-    let keyID: String?
+    package let keyID: String?
     /// `alg`, when given: the key is then used for that algorithm only.
-    let algorithm: String?
+    package let algorithm: String?
     /// `crv` for EC and OKP keys.
     let curve: String?
     private let key: OpaquePointer
@@ -27,13 +27,13 @@ final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
 
     deinit { pa_EVP_PKEY_free(key) }
 
-    var description: String { "\(keyType) key" + (keyID.map { " \(DisplayText.neutralised($0, limit: 80))" } ?? "") }
+    package var description: String { "\(keyType) key" + (keyID.map { " \(DisplayText.neutralised($0, limit: 80))" } ?? "") }
 
     /// The usable signing keys of a JWK Set document (`{"keys": [...]}`); keys for encryption (`use: enc`), of
     /// another type, or that OpenSSL refuses (a point off its curve, an RSA modulus under 2048 bits) are left out.
     ///
     /// - Throws: `CryptoError` when the document is not a JWK Set or OpenSSL cannot be opened.
-    static func keySet(_ document: JSONValue) throws(CryptoError) -> [JSONWebKey] {
+    package static func keySet(_ document: JSONValue) throws(CryptoError) -> [JSONWebKey] {
         guard let keys = document["keys"]?.arrayValue else { throw .invalidKey("the JWK Set has no \"keys\" array") }
         do { try OpenSSLLibrary.loadCrypto() } catch { throw .libraryUnavailable(error) }
         return keys.prefix(100).compactMap { $0.objectValue.flatMap(key(from:)) }
@@ -72,7 +72,7 @@ final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Whether this key can check a signature made with JWS algorithm `algorithm`.
-    func fits(_ algorithm: JWSAlgorithm) -> Bool {
+    package func fits(_ algorithm: JWSAlgorithm) -> Bool {
         if let own = self.algorithm, own != algorithm.rawValue { return false }
         switch algorithm {
         case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: return keyType == "RSA"
@@ -84,7 +84,7 @@ final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Whether `signature` is `algorithm`'s signature of `data` with this key (OpenSSL's `EVP_DigestVerify`).
-    func verifies(_ signature: [UInt8], of data: Data, algorithm: JWSAlgorithm) -> Bool {
+    package func verifies(_ signature: [UInt8], of data: Data, algorithm: JWSAlgorithm) -> Bool {
         guard fits(algorithm) else { return false }
         defer { pa_ERR_clear_error() }
         let result = data.withUnsafeBytes { input in
@@ -100,7 +100,7 @@ final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
 
 /// The JWS algorithms (RFC 7518 §3, RFC 8037) an ID token's signature is checked with. `HS*` (a key shared with
 /// a public client is no secret) and `none` are not among them.
-enum JWSAlgorithm: String, Sendable, CaseIterable {
+package enum JWSAlgorithm: String, Sendable, CaseIterable {
     case rs256 = "RS256"
     case rs384 = "RS384"
     case rs512 = "RS512"

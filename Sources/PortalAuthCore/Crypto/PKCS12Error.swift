@@ -1,8 +1,8 @@
 /// Why a PKCS#12 file does not open: the Crypto layer's own error, which the credential layer above turns into
 /// a `CertificateImportError` naming the file.
-struct PKCS12Error: Error, Sendable, Equatable {
+package struct PKCS12Error: Error, Sendable, Equatable {
     /// What went wrong.
-    enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Not PKCS#12 at all, or damaged.
         case notPKCS12
         /// The password does not fit the file's MAC, or does not decrypt a file without MAC.
@@ -16,11 +16,11 @@ struct PKCS12Error: Error, Sendable, Equatable {
     }
 
     /// What went wrong.
-    let kind: Kind
+    package let kind: Kind
     /// OpenSSL's or the check's own text; never the password.
-    let detail: String
+    package let detail: String
 
-    init(_ kind: Kind, _ detail: String) {
+    package init(_ kind: Kind, _ detail: String) {
         self.kind = kind
         self.detail = detail
     }

@@ -1,5 +1,5 @@
 internal import CPortalAuthOpenSSL
-import Foundation
+package import Foundation
 
 /// Opens a PKCS#12 (`.p12`/`.pfx`) file with OpenSSL, as libcurl will when it presents it, so that a wrong
 /// password and a wrong or damaged file are told apart before any connection.
@@ -8,12 +8,12 @@ import Foundation
 /// is keyed by the password, so a mismatch means the password is wrong), `PKCS12_parse` (can the contents be
 /// decrypted: a failure after a good MAC is an unsupported cipher or damage), then the certificate and key are
 /// checked to belong together.
-enum PKCS12Identity {
+package enum PKCS12Identity {
     /// The certificate of the identity in `data`.
     ///
     /// - Throws: `PKCS12Error` of kind `notPKCS12`, `wrongPassword`, `unsupportedEncryption`, `noIdentity`, or
     ///   `libraryMissing` when OpenSSL cannot be opened.
-    static func open(_ data: Data, password: String) throws(PKCS12Error) -> X509Certificate {
+    package static func open(_ data: Data, password: String) throws(PKCS12Error) -> X509Certificate {
         do { try OpenSSLLibrary.loadCrypto() } catch {
             throw PKCS12Error(.libraryMissing, "OpenSSL is needed to open it and is missing: \(error)")
         }

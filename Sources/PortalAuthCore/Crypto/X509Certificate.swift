@@ -1,19 +1,19 @@
 internal import CPortalAuthOpenSSL
-import Foundation
+package import Foundation
 import Glibc
 
 /// One X.509 certificate held by OpenSSL (`X509 *`), freed in `deinit`; what `CertificateInfo` reads from it.
-final class X509Certificate {
-    let handle: OpaquePointer
+package final class X509Certificate {
+    package let handle: OpaquePointer
 
     /// Takes ownership of `handle`.
-    init(owning handle: OpaquePointer) {
+    package init(owning handle: OpaquePointer) {
         self.handle = handle
     }
 
     /// Parses DER bytes; `nil` when they are not one certificate (or libcrypto is missing, which cannot be when
     /// the bytes came from libcurl's OpenSSL connection).
-    convenience init?(der: Data) {
+    package convenience init?(der: Data) {
         guard (try? OpenSSLLibrary.loadCrypto()) != nil else { return nil }
         let parsed: OpaquePointer? = der.withUnsafeBytes { bytes in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
@@ -32,7 +32,7 @@ final class X509Certificate {
     // MARK: - Reading
 
     /// The DER encoding.
-    var der: Data {
+    package var der: Data {
         var buffer: UnsafeMutablePointer<UInt8>?
         let length = pa_i2d_X509(handle, &buffer)
         guard length > 0, let buffer else { return Data() }
@@ -41,21 +41,21 @@ final class X509Certificate {
     }
 
     /// The subject as OpenSSL's one-line form, e.g. `/CN=gis.example.com/O=Example`.
-    var subject: String { Self.oneLine(pa_X509_get_subject_name(handle)) }
+    package var subject: String { Self.oneLine(pa_X509_get_subject_name(handle)) }
     /// The issuer, in the same form.
-    var issuer: String { Self.oneLine(pa_X509_get_issuer_name(handle)) }
+    package var issuer: String { Self.oneLine(pa_X509_get_issuer_name(handle)) }
 
     /// The start of the validity period.
-    var notBefore: Date? { Self.date(pa_X509_get0_notBefore(handle)) }
+    package var notBefore: Date? { Self.date(pa_X509_get0_notBefore(handle)) }
     /// The end of the validity period.
-    var notAfter: Date? { Self.date(pa_X509_get0_notAfter(handle)) }
+    package var notAfter: Date? { Self.date(pa_X509_get0_notAfter(handle)) }
 
     /// Whether the certificate is issued by its own subject (its signature is not checked).
-    var isSelfIssued: Bool { pa_X509_self_signed(handle, 0) == 1 }
+    package var isSelfIssued: Bool { pa_X509_self_signed(handle, 0) == 1 }
 
     /// Whether the certificate names `host` (a DNS name, with wildcards as TLS allows them, or an IP address)
     /// in its subject alternative names, or in its common name when it has none.
-    func matches(host: String) -> Bool {
+    package func matches(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         var v4 = in_addr(), v6 = in6_addr()

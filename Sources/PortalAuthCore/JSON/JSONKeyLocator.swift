@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Finds where keys and array entries stand in JSON text that has already been parsed, so that
 /// problems found after parsing can carry a line and column.
@@ -6,11 +6,11 @@ import Foundation
 /// Paths are written the way issues name keys: `""` for the root value, `client_id` for a member of the
 /// root object, `scope[1]` for an array entry, `a.b` for a nested member. An object member is located at
 /// its key, an array entry at its first character. Lines and columns are 1-based; columns count characters.
-struct JSONKeyLocator: Sendable {
+package struct JSONKeyLocator: Sendable {
     /// A 1-based position in the text.
-    struct Location: Sendable, Hashable {
-        let line: Int
-        let column: Int
+    package struct Location: Sendable, Hashable {
+        package let line: Int
+        package let column: Int
     }
 
     /// How deep paths are recorded; deeper values are walked but not recorded.
@@ -19,12 +19,12 @@ struct JSONKeyLocator: Sendable {
     private var locations: [String: Location] = [:]
 
     /// Scans `data`, which must be the bytes of well-formed JSON.
-    init(scanning data: Data) {
+    package init(scanning data: Data) {
         locations = Self.scan(Array(data))
     }
 
     /// The position recorded for `path`, or for its nearest recorded ancestor (ending at the root value).
-    func location(of path: String) -> Location? {
+    package func location(of path: String) -> Location? {
         var path = path
         while true {
             if let location = locations[path] { return location }

@@ -2,7 +2,7 @@
 ///
 /// When time runs out the body's task is cancelled and `onTimeout()` is thrown; cancelling the
 /// caller cancels the body too.
-func withDeadline<Result: Sendable>(
+package func withDeadline<Result: Sendable>(
     _ timeout: Duration,
     tick: @escaping @Sendable (Duration) -> Void = { _ in },
     onTimeout: @escaping @Sendable () -> any Error,

@@ -2,7 +2,7 @@ internal import CPortalAuthOpenSSL
 
 /// OpenSSL's libcrypto and libssl, opened with `dlopen` on first use (see `Sources/CPortalAuthSystem/dynamic_library.h`):
 /// a process that computes nothing cryptographic and makes no TLS connection never maps them.
-enum OpenSSLLibrary {
+package enum OpenSSLLibrary {
     /// nil once libcrypto and every function the library calls were found, else why not (tried once).
     private static let cryptoFailure: SystemLibraryError? =
         pa_crypto_load() == 1 ? nil : SystemLibraryError(String(cString: pa_crypto_load_error()))
@@ -16,7 +16,7 @@ enum OpenSSLLibrary {
     }
 
     /// Opens libssl if needed; call before handing libcurl a callback that uses it.
-    static func loadSSL() throws(SystemLibraryError) {
+    package static func loadSSL() throws(SystemLibraryError) {
         if let sslFailure { throw sslFailure }
     }
 }

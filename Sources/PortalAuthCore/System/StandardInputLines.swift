@@ -4,9 +4,9 @@ import Synchronization
 
 /// Lines typed or pasted on standard input, read on a thread of their own so that waiting for a
 /// line never blocks Swift's cooperative pool, and stopping as soon as the consuming task ends.
-enum StandardInputLines {
+package enum StandardInputLines {
     /// The lines of standard input; the stream ends at end of input or when the consumer goes away.
-    static func stream(fileDescriptor: Int32 = 0) -> AsyncStream<String> {
+    package static func stream(fileDescriptor: Int32 = 0) -> AsyncStream<String> {
         AsyncStream { continuation in
             let stopped = Mutex(false)
             continuation.onTermination = { _ in stopped.withLock { $0 = true } }

@@ -1,13 +1,18 @@
 import Glibc
 
 /// A failed system call: which call, on what, and the `errno` text.
-struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The system call that failed, e.g. "bind".
-    let call: String
+    package let call: String
     /// The `errno` value.
-    let errno: Int32
+    package let errno: Int32
 
-    var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    package init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    package var description: String { "\(call): \(String(cString: strerror(errno)))" }
 }
 
 /// Runs a system call, retrying on `EINTR`, and turns a `-1` result into a `SystemError`.
@@ -16,7 +21,7 @@ struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 /// let fd = try syscall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
 /// ```
 @discardableResult
-func syscall<Result: BinaryInteger>(_ name: String, _ body: () -> Result) throws(SystemError) -> Result {
+package func syscall<Result: BinaryInteger>(_ name: String, _ body: () -> Result) throws(SystemError) -> Result {
     while true {
         let result = body()
         if result != -1 { return result }

@@ -6,7 +6,7 @@ import Synchronization
 /// error, answered on standard input, secrets with echo off. Blocking reads run through `BlockingWork`.
 package enum TerminalInput {
     /// The longest answer accepted.
-    static let limit = 64 * 1024
+    package static let limit = 64 * 1024
 
     /// Whether a person can be asked: standard input and standard error are both a terminal.
     package static var isAvailable: Bool { isatty(0) == 1 && isatty(2) == 1 }

@@ -1,7 +1,7 @@
 /// Text made safe for the pages the library writes (the loopback listener's answers, the browser launch page).
-enum HTMLText {
+package enum HTMLText {
     /// Escapes text for HTML element content and quoted attribute values.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for character in text.unicodeScalars {

@@ -1,4 +1,5 @@
 public import Foundation
+public import PortalAuthCore
 
 /// A configuration that cannot be used: a file that cannot be read or parsed, or content that breaks
 /// the rules. It lists every problem found, not only the first.

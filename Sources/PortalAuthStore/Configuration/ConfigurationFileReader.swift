@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PortalAuthCore
 
 /// Reads a configuration file with a size limit, turning each way it can fail into its own error.
 enum ConfigurationFileReader {

@@ -2,6 +2,8 @@
 ///
 /// Issues found in a file carry the 1-based line and column of the key, array entry or value
 /// they concern; issues found in a configuration built in code carry no position.
+import PortalAuthCore
+
 public struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
     /// A sentence that says what is wrong and, where it helps, what to do.
     public let message: String

@@ -44,7 +44,7 @@ package struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible
 
     /// The path and query of `text` as a request target for ``CallbackEvaluator``, when `text` is an address with
     /// this redirect's scheme and host; nil for another scheme or host (or an address that cannot be read).
-    func target(of text: String) -> String? {
+    package func target(of text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let withoutFragment = String(trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0])
         guard let received = URLComponents(string: withoutFragment),
@@ -58,7 +58,7 @@ package struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible
     }
 
     /// The path the evaluator compares: the redirect's path, `/` when it has none.
-    var evaluatorPath: String {
+    package var evaluatorPath: String {
         let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
         return path.isEmpty ? "/" : path
     }

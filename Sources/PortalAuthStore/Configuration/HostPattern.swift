@@ -1,4 +1,5 @@
 package import Foundation
+import PortalAuthTransport
 
 /// One entry of `hosts_behind_proxy`: which hosts (and optionally which port) an IAP configuration covers.
 ///

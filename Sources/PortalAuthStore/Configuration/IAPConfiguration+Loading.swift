@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 extension IAPConfiguration {
     // MARK: - Loading a file

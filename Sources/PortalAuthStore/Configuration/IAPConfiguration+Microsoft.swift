@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 extension IAPConfiguration {
     /// Creates a configuration for the Microsoft Entra application proxy (Microsoft identity platform v2.0).

@@ -45,7 +45,7 @@ public struct IAPConfiguration: Sendable, Hashable {
     package let hostPatterns: [HostPattern]
 
     /// Creates a configuration from values that have passed the rules.
-    init(
+    package init(
         authorizeURL: URL, tokenURL: URL, logoutURL: URL, clientID: String, redirectURL: URL,
         scopes: [String], hostsBehindProxy: [String], authorizationPromptType: IAPAuthorizationPromptType, sourceFile: URL?
     ) {

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// Reads an IAP configuration out of parsed JSON, collecting every problem instead of stopping at the first.
 ///

@@ -2,6 +2,8 @@
 ///
 /// Each function returns why a value breaks its rule, as the end of a sentence that starts with the
 /// key (`` `client_id` must not be empty``), or `nil` when the value is fine.
+import PortalAuthCore
+
 enum IAPConfigurationRules {
     /// A client ID is neither empty nor contains white space.
     static func clientIDProblem(_ clientID: String) -> String? {

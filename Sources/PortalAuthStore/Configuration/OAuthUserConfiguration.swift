@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 /// The registration of an application with an ArcGIS portal (ArcGIS Online or ArcGIS Enterprise) for
 /// signing users in with OAuth 2.0 (authorization code with PKCE, public client).
@@ -127,7 +128,7 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
 
     /// Whether `url` belongs to the portal or server at `portalURL` by the rules of ``canBeUsed(for:)``: also used
     /// by the credentials that are not made from a configuration (tokens, application credentials).
-    static func url(_ url: URL, isWithin portalURL: URL) -> Bool {
+    package static func url(_ url: URL, isWithin portalURL: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased(), let host = URLNormalization.host(of: url),
               let portalScheme = portalURL.scheme?.lowercased(), let portalHost = URLNormalization.host(of: portalURL)
         else { return false }
@@ -178,7 +179,7 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     }
 
     /// A duration in the largest whole unit that fits: `14 days`, `36 hours`, `90 seconds`.
-    static func describe(_ duration: Duration) -> String {
+    package static func describe(_ duration: Duration) -> String {
         let seconds = duration.components.seconds
         for (unit, size) in [("day", Int64(86400)), ("hour", 3600), ("minute", 60)] where seconds != 0 && seconds % size == 0 {
             let count = seconds / size

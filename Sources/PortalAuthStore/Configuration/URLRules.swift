@@ -1,12 +1,13 @@
-import Foundation
+package import Foundation
+import PortalAuthTransport
 
 /// The URL rules shared by both configurations: what a redirect and an endpoint URL must look like. Hosts and
 /// URLs are compared through `URLNormalization` (Transport).
-enum URLRules {
+package enum URLRules {
     // MARK: - Redirects
 
     /// Whether `url` can receive a loopback redirect on this machine: `http` to a loopback host.
-    static func isLoopbackRedirect(_ url: URL) -> Bool {
+    package static func isLoopbackRedirect(_ url: URL) -> Bool {
         guard url.scheme?.lowercased() == "http", let host = URLNormalization.host(of: url) else { return false }
         return URLNormalization.isLoopbackHost(host)
     }
@@ -15,7 +16,7 @@ enum URLRules {
 
     /// Why `url` cannot be an endpoint (absolute http(s) with a host, no user or password, a valid port,
     /// https unless the host is loopback), or `nil` when it can.
-    static func endpointProblem(_ url: URL) -> String? {
+    package static func endpointProblem(_ url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased() else {
             return "must be an absolute URL such as https://login.example.com/authorize, found \"\(url.absoluteString)\""
         }
@@ -47,7 +48,7 @@ enum URLRules {
     }
 
     /// The text of a URL-valued JSON string as a URL, or `nil` when Foundation cannot parse it.
-    static func url(from text: String) -> URL? {
+    package static func url(from text: String) -> URL? {
         guard !text.isEmpty, text.allSatisfy({ !$0.isWhitespace }) else { return nil }
         return URL(string: text)
     }

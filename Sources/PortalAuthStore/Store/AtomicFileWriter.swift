@@ -1,5 +1,6 @@
-import Foundation
+package import Foundation
 import Glibc
+import PortalAuthCore
 
 /// Replaces a file atomically: a reader sees the old bytes or the new bytes, never a mixture, and a crash
 /// at any point leaves one of the two on disk.
@@ -7,9 +8,9 @@ import Glibc
 /// Steps: a temporary file in the same directory (`.<name>.tmp-<pid>-<random>`, created `O_EXCL` with mode
 /// 0600), all bytes written, `fsync`, `rename` over the target, `fsync` of the directory. The temporary file
 /// is removed if any step before the rename fails.
-enum AtomicFileWriter {
+package enum AtomicFileWriter {
     /// Writes `data` to `path` atomically with mode 0600.
-    static func write(_ data: Data, to path: String) throws(CredentialStoreError) {
+    package static func write(_ data: Data, to path: String) throws(CredentialStoreError) {
         let directory = StoreFileSystem.parentDirectory(of: path)
         let temporary = "\(directory)/\(temporaryPrefix(for: path))\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
         guard let descriptor = try StoreFileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else {

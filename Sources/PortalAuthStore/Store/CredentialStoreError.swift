@@ -1,4 +1,5 @@
 import Foundation
+public import PortalAuthCore
 /// A failure of the persistent credential store: where it happened and what to do next.
 ///
 /// Messages name the file or directory concerned and the fix; they never contain entry contents
@@ -161,7 +162,7 @@ public struct CredentialStoreError: CategorizedError, CustomStringConvertible, S
     static func notRegularFile(_ path: String) -> Self { Self(.notRegularFile, path: path) }
 
     /// A store that is not JSON: the position and jansson's message, cut before any quoted file text.
-    static func corrupted(_ path: String, syntax: JSONSyntaxError) -> Self {
+    package static func corrupted(_ path: String, syntax: JSONSyntaxError) -> Self {
         let safe = JSONSyntaxError(
             line: syntax.line, column: syntax.column, position: syntax.position,
             message: redactedParserMessage(syntax.message))
@@ -169,18 +170,18 @@ public struct CredentialStoreError: CategorizedError, CustomStringConvertible, S
     }
 
     /// A store that is JSON but has the wrong shape; `reason` must not contain entry contents.
-    static func corrupted(_ path: String, reason: String) -> Self { Self(.corrupted(reason: reason), path: path) }
+    package static func corrupted(_ path: String, reason: String) -> Self { Self(.corrupted(reason: reason), path: path) }
 
-    static func unsupportedVersion(_ path: String, found: Int64) -> Self { Self(.unsupportedVersion(found: found), path: path) }
+    package static func unsupportedVersion(_ path: String, found: Int64) -> Self { Self(.unsupportedVersion(found: found), path: path) }
 
     static func lockTimeout(_ lockPath: String, after timeout: Duration, holder: String?) -> Self {
         let parts = timeout.components
         return Self(.lockTimeout(seconds: Double(parts.seconds) + Double(parts.attoseconds) / 1e18, holder: holder), path: lockPath)
     }
 
-    static func cancelled(_ lockPath: String) -> Self { Self(.cancelled, path: lockPath) }
+    package static func cancelled(_ lockPath: String) -> Self { Self(.cancelled, path: lockPath) }
 
-    static func fileSystem(_ action: String, _ path: String, _ failure: SystemError) -> Self {
+    package static func fileSystem(_ action: String, _ path: String, _ failure: SystemError) -> Self {
         Self(.fileSystem(action: action, failure: failure), path: path)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 extension CredentialStoreFile {
     /// The words `--store` and `PORTAL_AUTH_STORE` take besides a path.
@@ -46,14 +47,14 @@ extension CredentialStoreFile {
     }
 
     /// ``select(store:environment:currentDirectory:)`` with the keyring access given (tests).
-    static func select(
+    package static func select(
         store: String?, environment: [String: String], currentDirectory: String?, storage: any SecretItemStorage
     ) throws -> CredentialStoreFile {
         try select(store: store, lookup: { environment[$0] }, currentDirectory: currentDirectory, storage: storage)
     }
 
     /// The one implementation of the selection: the others call it.
-    static func select(
+    package static func select(
         store: String?, lookup: (String) -> String?, currentDirectory: String?, storage: any SecretItemStorage
     ) throws -> CredentialStoreFile {
         let given = store.flatMap { $0.isEmpty ? nil : $0 } ?? lookup(StoreLocation.environmentVariable)
@@ -98,12 +99,12 @@ extension CredentialStoreFile {
 
     /// Checks that the keyring can be used; without a session bus address (nor `$XDG_RUNTIME_DIR/bus`) it fails at
     /// once, without loading libsecret (and without glib starting a bus of its own).
-    static func probe(_ storage: any SecretItemStorage, environment: [String: String]) throws(KeyringError) {
+    package static func probe(_ storage: any SecretItemStorage, environment: [String: String]) throws(KeyringError) {
         try probe(storage, lookup: { environment[$0] })
     }
 
     /// ``probe(_:environment:)`` reading each variable through `lookup`.
-    static func probe(_ storage: any SecretItemStorage, lookup: (String) -> String?) throws(KeyringError) {
+    package static func probe(_ storage: any SecretItemStorage, lookup: (String) -> String?) throws(KeyringError) {
         let address = lookup("DBUS_SESSION_BUS_ADDRESS") ?? ""
         let runtimeDirectory = lookup("XDG_RUNTIME_DIR") ?? ""
         let runtimeBus = runtimeDirectory.isEmpty ? nil : runtimeDirectory + "/bus"

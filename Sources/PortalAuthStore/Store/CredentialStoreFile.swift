@@ -1,4 +1,5 @@
 import Glibc
+import PortalAuthCore
 
 /// The persistent credential store: one private JSON file of entries, shared safely by concurrent
 /// processes.
@@ -76,7 +77,7 @@ public struct CredentialStoreFile: Sendable {
     }
 
     /// The keyring side of this store.
-    var keyring: KeyringEntrySecrets { KeyringEntrySecrets(storage: secretStorage, storePath: path) }
+    package var keyring: KeyringEntrySecrets { KeyringEntrySecrets(storage: secretStorage, storePath: path) }
 
     /// The file's entries as written (keyring entries as references) and the place of the secrets it records.
     func readFile() throws(CredentialStoreError) -> (entries: [String: JSONObject], recorded: StoreBackend?) {

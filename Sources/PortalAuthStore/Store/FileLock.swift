@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PortalAuthCore
 
 /// An exclusive `flock(2)` on a lock file, held until ``release()`` (or until the object goes away).
 ///

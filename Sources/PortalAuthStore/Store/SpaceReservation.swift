@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PortalAuthCore
 
 /// Disk space set aside for the next atomic write of a file, taken before an operation whose result must not
 /// be lost for want of space — a token refresh: with a rotating provider the old refresh token is dead once

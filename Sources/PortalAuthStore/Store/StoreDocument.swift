@@ -1,4 +1,5 @@
 package import Foundation
+package import PortalAuthCore
 
 /// The store file's format:
 ///

@@ -1,25 +1,26 @@
-import Foundation
+package import Foundation
 import Glibc
+import PortalAuthCore
 
 /// The system calls the store makes, each checked on the spot and turned into a `CredentialStoreError`
 /// that names the path.
 ///
 /// Every descriptor is opened with `O_CLOEXEC` (a browser or helper the tool starts must not inherit it)
 /// and, for files, `O_NOFOLLOW` (a store must be a regular file, not a link somebody planted).
-enum StoreFileSystem {
+package enum StoreFileSystem {
     // MARK: - Paths and status
 
     /// The process's current directory.
     static func currentDirectory() -> String { FileManager.default.currentDirectoryPath }
 
     /// The directory part of an absolute path ("/" for "/name").
-    static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// `stat` of `path` (`lstat` when `followingLinks` is false), or nil when nothing is there.
-    static func status(of path: String, followingLinks: Bool = true) throws(CredentialStoreError) -> stat? {
+    package static func status(of path: String, followingLinks: Bool = true) throws(CredentialStoreError) -> stat? {
         var info = stat()
         do {
             try syscall("stat") { followingLinks ? stat(path, &info) : lstat(path, &info) }
@@ -73,7 +74,7 @@ enum StoreFileSystem {
     ///
     /// Only the directories created here get their mode set; an existing directory (the home directory, say)
     /// is never changed, and is refused by the check if it is not private.
-    static func ensurePrivateDirectory(_ path: String) throws(CredentialStoreError) {
+    package static func ensurePrivateDirectory(_ path: String) throws(CredentialStoreError) {
         try createMissingDirectories(path)
         guard let info = try status(of: path) else {
             throw .fileSystem("create the directory", path, SystemError(call: "mkdir", errno: ENOENT))
@@ -98,7 +99,7 @@ enum StoreFileSystem {
     // MARK: - Descriptors
 
     /// Opens `path` with `flags | O_CLOEXEC | O_NOFOLLOW`; nil when it does not exist and `O_CREAT` is not given.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(CredentialStoreError) -> Int32? {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(CredentialStoreError) -> Int32? {
         do {
             return try syscall("open") { Glibc.open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode) }
         } catch {
@@ -111,7 +112,7 @@ enum StoreFileSystem {
     }
 
     /// `fstat` of an open descriptor.
-    static func status(ofDescriptor descriptor: Int32, path: String) throws(CredentialStoreError) -> stat {
+    package static func status(ofDescriptor descriptor: Int32, path: String) throws(CredentialStoreError) -> stat {
         var info = stat()
         do {
             try syscall("fstat") { fstat(descriptor, &info) }

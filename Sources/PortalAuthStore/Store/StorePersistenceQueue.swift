@@ -1,11 +1,12 @@
-import Logging
+package import Logging
+import PortalAuthCore
 import Synchronization
 
 /// The writes of an `ArcGISCredentialStore` to its file, one after another in the order the changes were made.
 ///
 /// The store's synchronous `add(_:)` and `removeAll()` change memory at once and queue their write here; a write
 /// that fails is logged and kept until `ArcGISCredentialStore.waitForPersistence()` reports it.
-final class StorePersistenceQueue: Sendable {
+package final class StorePersistenceQueue: Sendable {
     private struct State {
         var tail: Task<Void, Never>?
         var failures: [any Error] = []
@@ -14,14 +15,16 @@ final class StorePersistenceQueue: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Runs `work` after every write queued before it and gives its outcome to the caller.
-    func run<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+    package func run<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
         try await schedule(work).value
     }
 
     /// Queues `work` without waiting: a failure is logged as `error` with the store path and kept for
     /// `waitForAll()`; a corrupted file kept aside is kept for it too.
-    func runInBackground(logger: Logger, storePath: String, _ work: @escaping @Sendable () async throws -> CorruptedStoreRecovery?) {
+    package func runInBackground(logger: Logger, storePath: String, _ work: @escaping @Sendable () async throws -> CorruptedStoreRecovery?) {
         _ = schedule {
             do {
                 if let recovery = try await work() {
@@ -37,7 +40,7 @@ final class StorePersistenceQueue: Sendable {
 
     /// Waits for every write queued so far; throws the first failure not reported before (and forgets the
     /// failures), else returns the last corrupted file kept aside since the previous wait.
-    func waitForAll() async throws -> CorruptedStoreRecovery? {
+    package func waitForAll() async throws -> CorruptedStoreRecovery? {
         let tail = state.withLock { $0.tail }
         await tail?.value
         let (failures, recoveries) = state.withLock { state in

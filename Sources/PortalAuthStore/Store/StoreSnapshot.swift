@@ -3,6 +3,8 @@
 /// Entries are JSON objects keyed by a string (the credentials layer chooses keys and contents; the store
 /// does not look inside). ``isChanged`` tells whether anything differs from what was read, so an update
 /// that changes nothing writes nothing.
+package import PortalAuthCore
+
 package struct StoreSnapshot: Sendable, Equatable {
     /// The entries, by key.
     package private(set) var entries: [String: JSONObject]

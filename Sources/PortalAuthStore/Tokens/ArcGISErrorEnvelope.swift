@@ -1,4 +1,5 @@
 package import Foundation
+package import PortalAuthCore
 
 /// The error document ArcGIS REST sends, usually with HTTP 200:
 /// `{"error":{"code":498,"message":"Invalid token.","details":[]}}`.

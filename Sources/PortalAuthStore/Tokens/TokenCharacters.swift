@@ -1,6 +1,8 @@
 /// What a token or a user name from a server may hold, checked where it enters (the token response, the
 /// `generateToken` answer), so that nothing stored or printed can carry a line break into a header line or a
 /// terminal escape into a message.
+import PortalAuthCore
+
 package enum TokenCharacters {
     /// Why `token` cannot be used as a token, or `nil` when it can: a token is visible ASCII (RFC 6749 Appendix A:
     /// `VSCHAR`, 0x20–0x7E, with no space at either end). A CR LF in a token would let `--format header` print two

@@ -1,4 +1,6 @@
-import Foundation
+package import Foundation
+public import PortalAuthCore
+public import PortalAuthTransport
 
 /// A token endpoint that did not give tokens: the identity provider refused (RFC 6749 §5.2 error JSON or the
 /// ArcGIS error envelope), failed (5xx), or answered with something that is not a token response.
@@ -41,7 +43,7 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
     /// For `invalidResponse`, `unexpectedStatus` and bare failures: what was wrong with the answer.
     public let problem: String?
 
-    init(
+    package init(
         _ kind: Kind, endpoint: URL, statusCode: Int, errorCode: String? = nil, errorDescription: String? = nil,
         errorURI: String? = nil, arcGISCode: Int? = nil, arcGISMessage: String? = nil, problem: String? = nil
     ) {
@@ -148,7 +150,7 @@ public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equ
     }
 
     /// A server's text made safe to show (no terminal escapes, one line; see `DisplayText`), shortened to `limit`.
-    static func clean(_ text: String, limit: Int) -> String {
+    package static func clean(_ text: String, limit: Int) -> String {
         DisplayText.neutralised(text, limit: limit)
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// An ArcGIS access token and when it expires.
 ///

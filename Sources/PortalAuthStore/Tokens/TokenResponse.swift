@@ -1,4 +1,6 @@
 package import Foundation
+import PortalAuthCore
+package import PortalAuthTransport
 
 /// The tokens a token endpoint returned: the standard OAuth fields (RFC 6749 §5.1, OpenID Connect's `id_token`)
 /// and ArcGIS's (`username`, `ssl`, `refresh_token_expires_in`).

@@ -1,5 +1,6 @@
 internal import CPortalAuthCurl
 import Foundation
+import PortalAuthCore
 
 /// One libcurl easy handle with its error buffer and header list, freed in `deinit`.
 ///

@@ -90,7 +90,7 @@ public struct CurlHTTPClient: TransportClient {
     /// method and body. Leaving the origin drops the credentials, the `Authorization`, `X-Esri-Authorization`,
     /// `Proxy-Authorization` and `Cookie` fields and `token` query parameters, and is refused when a body would be
     /// sent again (307, 308); https → http is refused.
-    static func redirect(after response: TransportResponse, of request: TransportRequest) throws(TransportError) -> TransportRequest? {
+    package static func redirect(after response: TransportResponse, of request: TransportRequest) throws(TransportError) -> TransportRequest? {
         guard [301, 302, 303, 307, 308].contains(response.statusCode) else { return nil }
         let from = RedactedURL(request.url)
         guard let location = response.headers["Location"],

@@ -1,5 +1,6 @@
 internal import CPortalAuthCurl
 import Foundation
+import PortalAuthCore
 
 /// One request/response exchange through libcurl: configured on the caller's thread, then run by the process's
 /// event loop (`CurlMultiLoop`), whose thread calls the callbacks and `finish`.

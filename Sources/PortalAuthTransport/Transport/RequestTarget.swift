@@ -1,6 +1,7 @@
 internal import CPortalAuthCurl
 import Foundation
 import Glibc
+import PortalAuthCore
 
 /// The scheme, host and port of a request URL as libcurl itself parses them, so that the http check and the
 /// connection agree on the host (no parser differences), and whether that host is loopback.

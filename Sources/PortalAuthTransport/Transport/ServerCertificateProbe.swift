@@ -1,6 +1,7 @@
 internal import CPortalAuthCurl
 internal import CPortalAuthOpenSSL  // the client-certificate request callback
 public import Foundation
+import PortalAuthCore
 
 /// Reads the certificate a TLS server presents, and whether it asks for a client certificate, without trusting
 /// it and without sending it anything: a TLS handshake with verification off (`CURLOPT_CONNECT_ONLY`,
@@ -23,7 +24,7 @@ public struct ServerCertificateProbe: Sendable {
     /// empty when the server sent none. `certificateChain(of:)` reads them.
     ///
     /// - Throws: `TransportError` (`unsupportedURL` for a URL that is not https, connection and handshake failures).
-    func certificateChainPEM(of url: URL) async throws -> [String] {
+    package func certificateChainPEM(of url: URL) async throws -> [String] {
         let redacted = RedactedURL(url)
         return try await offThread(url) { handle throws(TransportError) in
             let (code, message) = handle.perform()

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// How `CurlHTTPClient` talks to servers. Every setting has a safe default.
 ///

@@ -2,6 +2,8 @@
 ///
 /// The message carries libcurl's own text, the URL without its query (queries can hold secrets) and what to
 /// do next. It never contains request header values or bodies. Match on `kind`; the set of kinds may grow.
+public import PortalAuthCore
+
 public struct TransportError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .tlsVerificationFailed`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -74,7 +76,7 @@ public struct TransportError: CategorizedError, CustomStringConvertible, Equatab
     let context: String?
 
     /// Creates an error; `context` is woven into the message of some kinds.
-    init(_ kind: Kind, url: RedactedURL?, detail: String, curlCode: Int? = nil, context: String? = nil) {
+    package init(_ kind: Kind, url: RedactedURL?, detail: String, curlCode: Int? = nil, context: String? = nil) {
         self.kind = kind
         self.url = url
         self.detail = detail

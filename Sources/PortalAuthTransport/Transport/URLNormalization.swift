@@ -12,7 +12,7 @@ package enum URLNormalization {
 
     /// `host` in lower case without one trailing dot and without IPv6 brackets, an IPv6 address in its
     /// canonical text (`0:0::1` becomes `::1`).
-    static func host(_ host: String) -> String {
+    package static func host(_ host: String) -> String {
         var host = host.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix("."), host.count > 1 { host.removeLast() }
@@ -31,7 +31,7 @@ package enum URLNormalization {
 
     /// `url` as a text that is equal for URLs naming the same place: scheme lower-cased, host normalised by
     /// `host(_:)`, the default port, trailing slashes, query and fragment dropped. Stored sign-ins are keyed by it.
-    static func comparable(_ url: URL) -> String {
+    package static func comparable(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         if let host = host(of: url) {
@@ -84,7 +84,7 @@ package enum URLNormalization {
     }
 
     /// Whether `host` (normalised here first) is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
-    static func isLoopbackHost(_ host: String) -> Bool {
+    package static func isLoopbackHost(_ host: String) -> Bool {
         let host = self.host(host)
         if host == "localhost" || host == "::1" { return true }
         var address = in_addr()
@@ -94,7 +94,7 @@ package enum URLNormalization {
     }
 
     /// The canonical text of an IPv6 address (`0:0::1` becomes `::1`), or `nil` when `text` is not one.
-    static func canonicalIPv6(_ text: String) -> String? {
+    package static func canonicalIPv6(_ text: String) -> String? {
         guard text.contains(":") else { return nil }
         var address = in6_addr()
         guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 @Suite("AuthenticationManager.data(for:) and challenges")
 struct AuthenticatedRequestTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 @Suite("OAuthApplicationCredential: the client credentials grant at the portal")
 struct OAuthApplicationCredentialTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// A test double of `TransportClient`: answers each request from a script, counts the requests and keeps their
 /// form fields, and can hold every answer back for a while (to widen races).

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// `TokenKeeper` against a scripted token endpoint: when it refreshes, what it keeps, how it retries,
 /// and that concurrent callers — tasks of one process or keepers sharing a store file — send one request.

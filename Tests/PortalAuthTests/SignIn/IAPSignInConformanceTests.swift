@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// The IAP sign-in against a scripted OpenID provider: what goes to the authorization endpoint (`id_token_hint` with
 /// `prompt=none`), which token responses are accepted (an ID token is required with `openid`), and which scopes are

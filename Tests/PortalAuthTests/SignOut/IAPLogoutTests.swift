@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 @Suite("IAP logout: RP-initiated logout confirmed on the loopback", .timeLimit(.minutes(1)))
 struct IAPLogoutTests {

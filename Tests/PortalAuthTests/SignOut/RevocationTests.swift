@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// A revocation endpoint's answer and what the client must make of it.
 struct RevocationCase: CustomTestStringConvertible, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 /// The SDK's synchronous `ArcGISCredentialStore.add(_:)` and `removeAll()`: memory changes at once, the file follows
 /// in order, and a write that fails is logged and thrown by `waitForPersistence()`.

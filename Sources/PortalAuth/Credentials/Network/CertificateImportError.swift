@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// A PKCS#12 file that cannot be imported as a client certificate (`NetworkCredential.certificate(at:password:)`),
 /// as in the ArcGIS Maps SDK: compare with `.invalidData` and `.invalidPassword`, or switch over it.

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// What a person needs to decide about a certificate: who it is for, who issued it, when it is valid, and
 /// its SHA-256 fingerprint. It holds the certificate itself (public, not a secret) for trusting it.

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 /// A credential for the network layer rather than for ArcGIS tokens, as in the ArcGIS Maps SDK: an HTTP password
 /// (Basic, Digest, NTLM through libcurl), a TLS client certificate (PKI), or the decision to trust a server whose

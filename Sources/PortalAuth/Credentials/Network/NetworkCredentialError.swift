@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// A network credential that cannot be made or used: a certificate file that cannot be read or opened, a server
 /// trust that does not fit the host. The message names the file or host, never a password. Match on `kind`; the

@@ -1,6 +1,8 @@
 /// A username and password for HTTP authentication (`NetworkCredential.password`), as in the ArcGIS Maps SDK.
 ///
 /// The password is kept in memory for the transport only; `description` never shows it.
+import PortalAuthTransport
+
 public struct PasswordCredential: Sendable, CustomStringConvertible {
     /// The username.
     public let username: String

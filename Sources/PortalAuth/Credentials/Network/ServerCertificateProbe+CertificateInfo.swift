@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 extension ServerCertificateProbe {
     /// The certificate presented by the server of `url` (an https URL), with the rest of its chain.

@@ -1,8 +1,9 @@
 import Foundation
+package import PortalAuthCore
 
 /// How store entries are split between the store file (the index: who, where, expiry) and keyring items (the
 /// whole entry, tokens included), and how items are named. Pure functions, no keyring access.
-enum KeyringEntryFormat {
+package enum KeyringEntryFormat {
     /// The entry member naming the keyring item.
     static let referenceMember = "keyring"
     /// Set on an entry whose item could not be read (never written to the file): why, for `status`.
@@ -95,11 +96,11 @@ enum KeyringEntryFormat {
     }
 
     /// Whether a file entry keeps its secrets in the file because the keyring could not take them.
-    static func isDeferred(_ entry: JSONObject) -> Bool { entry[deferredMember] != nil && entry[referenceMember] == nil }
+    package static func isDeferred(_ entry: JSONObject) -> Bool { entry[deferredMember] != nil && entry[referenceMember] == nil }
 
     /// The entry an item's secret holds; nil for a corrupted or foreign item (not a JSON object, or one that is
     /// itself a reference).
-    static func entry(fromItemSecret secret: String) -> JSONObject? {
+    package static func entry(fromItemSecret secret: String) -> JSONObject? {
         guard let object = try? JSONValue.parse(secret).objectValue, object[referenceMember] == nil,
               object["kind"]?.stringValue != nil
         else { return nil }

@@ -5,7 +5,9 @@
 /// A corrupted or foreign item (one whose secret is not an entry this library wrote, or whose attributes lack a
 /// generation) is reported through the entry it belongs to and never deleted: it stays in the keyring, where
 /// keyring managers show it, and a new sign-in writes a new item beside it.
-struct KeyringEntrySecrets: Sendable {
+import PortalAuthCore
+
+package struct KeyringEntrySecrets: Sendable {
     let storage: any SecretItemStorage
     let storePath: String
 

@@ -3,7 +3,7 @@
 ///
 /// Items are found by their string attributes; `search` and `clear` match every item that has the given
 /// attributes (and maybe more), `lookup` one of them.
-protocol SecretItemStorage: Sendable {
+package protocol SecretItemStorage: Sendable {
     /// Checks that the keyring can be used now: a Secret Service answers and its default collection is unlocked.
     func probe() throws(KeyringError)
     /// Stores `secret` under `attributes` in the default collection, replacing an item with the same attributes.
@@ -18,7 +18,7 @@ protocol SecretItemStorage: Sendable {
 }
 
 /// The Secret Service schemas of this library's items.
-enum SecretSchemaName: Sendable, Equatable {
+package enum SecretSchemaName: Sendable, Equatable {
     /// `org.portalauth.Credential`: a stored sign-in's entry (attributes `store`, `entry`, `generation`, `sequence`).
     case credential
     /// `org.portalauth.NetworkCredential`: a network credential (attributes `kind`, `host`, `port`, `username`, `file`).

@@ -1,5 +1,6 @@
 internal import CPortalAuthSecret
 import Glibc
+import PortalAuthCore
 import Synchronization
 
 /// The Secret Service through libsecret (``SecretItemStorage``), loaded on first use; every call is bounded by a
@@ -13,6 +14,8 @@ package struct SecretServiceClient: SecretItemStorage {
     var probeTimeout: Duration = .seconds(3)
     /// How long one item operation may take.
     var operationTimeout: Duration = .seconds(15)
+
+    package init() {}
 
     /// The deadline of every call in this process, and the time-out that makes later calls fail at once.
     private static let shared = Mutex<(deadline: ContinuousClock.Instant?, unanswered: KeyringError?)>((nil, nil))
@@ -51,14 +54,14 @@ package struct SecretServiceClient: SecretItemStorage {
         }
     }
 
-    func probe() throws(KeyringError) {
+    package func probe() throws(KeyringError) {
         let limit = try Self.limit(probeTimeout)
         var message: UnsafeMutablePointer<CChar>?
         let status = pa_secret_probe(limit.milliseconds, &message)
         try Self.finish(status, message, cut: limit.cut)
     }
 
-    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
+    package func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
         let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         let status = Self.withAttributes(attributes) { names, values, count in
@@ -67,7 +70,7 @@ package struct SecretServiceClient: SecretItemStorage {
         try Self.finish(status, message, cut: limit.cut)
     }
 
-    func lookup(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> String? {
+    package func lookup(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> String? {
         let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         var secret: UnsafeMutablePointer<CChar>?
@@ -81,7 +84,7 @@ package struct SecretServiceClient: SecretItemStorage {
     }
 
     @discardableResult
-    func clear(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> Bool {
+    package func clear(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> Bool {
         let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         let status = Self.withAttributes(attributes) { names, values, count in
@@ -92,7 +95,7 @@ package struct SecretServiceClient: SecretItemStorage {
         return true
     }
 
-    func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String: String]] {
+    package func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String: String]] {
         let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         var result: UnsafeMutablePointer<CChar>?
