@@ -1,5 +1,5 @@
 /// Where `AuthenticationManager.data(for:)` puts an ArcGIS token.
-public enum ArcGISTokenPlacement: Sendable, Hashable {
+package enum ArcGISTokenPlacement: Sendable, Hashable {
     /// `X-Esri-Authorization: Bearer …` (the default): never in a URL, so never in server logs, and not in
     /// the way of the `Authorization` field an Identity-Aware Proxy or web-tier authentication uses.
     case header

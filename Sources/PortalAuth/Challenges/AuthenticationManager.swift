@@ -89,7 +89,7 @@ public final class AuthenticationManager: Sendable {
         set { state.withLock { $0.settings = newValue } }
     }
 
-    /// Replaces the ArcGIS credential store with one persisted in `file` (by default `$PORTAL_AUTH_STORE`, else the
+    /// Replaces the ArcGIS credential store with one persisted in the store file (`$PORTAL_AUTH_STORE`, else the
     /// XDG state directory), loaded now: credentials signed in earlier are available at once.
     ///
     /// ```swift
@@ -98,7 +98,12 @@ public final class AuthenticationManager: Sendable {
     ///
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; the store is
     ///   then left as it was.
-    public func setupPersistentCredentialStorage(file: CredentialStoreFile? = nil) async throws {
+    public func setupPersistentCredentialStorage() async throws {
+        try await setupPersistentCredentialStorage(file: nil)
+    }
+
+    /// `setupPersistentCredentialStorage()` with the store in `file` (`nil`: the default one).
+    package func setupPersistentCredentialStorage(file: CredentialStoreFile?) async throws {
         let store = try ArcGISCredentialStore.makePersistent(file: file, settings: settings)
         arcGISCredentialStore = store
     }
@@ -181,7 +186,7 @@ public final class AuthenticationManager: Sendable {
     }
 
     /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.
-    public var arcGISTokenPlacement: ArcGISTokenPlacement {
+    package var arcGISTokenPlacement: ArcGISTokenPlacement {
         get { state.withLock { $0.tokenPlacement } }
         set { state.withLock { $0.tokenPlacement = newValue } }
     }

@@ -25,7 +25,7 @@ public final class ArcGISCredentialStore: Sendable {
     private let held: Mutex<[ArcGISCredential]>
     private let persistence = StorePersistenceQueue()
     /// The file behind a persistent store; `nil` for an in-memory one.
-    public let file: CredentialStoreFile?
+    package let file: CredentialStoreFile?
     /// Store keys of entries that could not be read back (shown by `status`; never their content).
     public let unreadableEntries: [String]
     private let settings: SignInSettings
@@ -45,17 +45,24 @@ public final class ArcGISCredentialStore: Sendable {
         self.settings = settings
     }
 
-    /// A store persisted in `file`, loaded now.
+    /// A store persisted in the store file, loaded now: the keyring with its index in the XDG state directory when
+    /// one answers, else the file; `$PORTAL_AUTH_STORE`.
     ///
     /// - Parameters:
-    ///   - file: the credential store file; by default chosen by `CredentialStoreFile.select(environment:)` (the
-    ///     keyring with its index in the XDG state directory when one answers, else the file; `$PORTAL_AUTH_STORE`).
     ///   - settings: the HTTP client and refresh policy the loaded credentials use.
     ///   - startingOverIfCorrupted: when the file is corrupted, start with no credentials instead of
     ///     failing; the next `add` keeps the corrupted file aside (renamed, never overwritten) and says where.
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted (unless allowed) or newer-format file.
     public static func makePersistent(
-        file: CredentialStoreFile? = nil, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
+        settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
+    ) throws -> ArcGISCredentialStore {
+        try makePersistent(file: nil, settings: settings, startingOverIfCorrupted: startingOverIfCorrupted)
+    }
+
+    /// `makePersistent(settings:startingOverIfCorrupted:)` with the store in `file` (`nil`: chosen by
+    /// `CredentialStoreFile.select(environment:)`).
+    package static func makePersistent(
+        file: CredentialStoreFile?, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
     ) throws -> ArcGISCredentialStore {
         let file = try file ?? CredentialStoreFile.select(environment: ProcessInfo.processInfo.environment)
         let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
@@ -136,7 +143,7 @@ public final class ArcGISCredentialStore: Sendable {
     }
 
     /// What `status` shows of each stored credential: no token.
-    public var summaries: [CredentialSummary] {
+    package var summaries: [CredentialSummary] {
         credentials.compactMap { $0.kind.tokenKeeping.map { CredentialSummary($0.record) } }
     }
 

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// What `status` shows of a stored credential: never a token.
-public struct CredentialSummary: Sendable, Equatable {
+package struct CredentialSummary: Sendable, Equatable {
     /// What kind of sign-in a summary is of.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// An ArcGIS portal's OAuth user sign-in (`OAuthUserCredential`); raw value `oauth-user`.

@@ -60,11 +60,11 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     ///   `CancellationError`.
     public static func credential(
         for portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes: Int? = nil,
-        httpClient: any TransportClient = CurlHTTPClient()
+        httpClient: (any TransportClient)? = nil
     ) async throws -> OAuthApplicationCredential {
         try await credential(
             for: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: tokenExpirationMinutes,
-            httpClient: httpClient, now: { Date() })
+            httpClient: httpClient ?? CurlHTTPClient(), now: { Date() })
     }
 
     /// `credential(for:…)` with a clock, for tests.

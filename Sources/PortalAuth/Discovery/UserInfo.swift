@@ -50,7 +50,7 @@ struct UserInfo: Sendable, Equatable {
 }
 
 /// The UserInfo endpoint could not be read, or spoke of another user than the ID token.
-public struct UserInfoError: Error, Sendable, CustomStringConvertible, CategorizedError {
+package struct UserInfoError: Error, Sendable, CustomStringConvertible, CategorizedError {
     let endpoint: URL
     let problem: String
     /// Whether the answer's `sub` is not the ID token's (or missing): the sign-in fails.

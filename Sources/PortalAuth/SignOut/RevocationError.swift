@@ -6,7 +6,7 @@
 import PortalAuthCore
 import PortalAuthTransport
 
-public struct RevocationError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
+package struct RevocationError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Sendable, Equatable {
         /// The server said no: the ArcGIS envelope or an OAuth error.
         case refused(String)

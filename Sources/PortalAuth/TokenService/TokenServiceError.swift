@@ -8,7 +8,7 @@ import PortalAuthCore
 import PortalAuthStore
 import PortalAuthTransport
 
-public struct TokenServiceError: CategorizedError, CustomStringConvertible, Equatable {
+package struct TokenServiceError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .credentialsRefused`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate let name: String

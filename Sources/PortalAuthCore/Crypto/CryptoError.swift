@@ -1,7 +1,7 @@
 internal import CPortalAuthOpenSSL
 
 /// A failure inside OpenSSL, with OpenSSL's own message.
-public struct CryptoError: Error, Sendable, CustomStringConvertible, CategorizedError {
+package struct CryptoError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private enum Code: Sendable {
         case randomUnavailable
         case digestFailed

@@ -113,7 +113,7 @@ package struct IDToken: Sendable, CustomStringConvertible {
 }
 
 /// An ID token that cannot be accepted.
-public struct IDTokenError: Error, Sendable, CustomStringConvertible, CategorizedError {
+package struct IDTokenError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private let text: String
 
     private init(text: String) { self.text = text }

@@ -1,5 +1,5 @@
 /// A document that is not well-formed JSON, with the position jansson reported.
-public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 1-based line of the problem (0 when unknown).
     public let line: Int
     /// 1-based column of the problem, counted in characters (0 when unknown).

@@ -60,7 +60,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
     public let file: URL?
 
     /// Every problem found; never empty. File-level failures carry one issue without a key.
-    public let issues: [ConfigurationIssue]
+    package let issues: [ConfigurationIssue]
 
     private init(_ code: Code, file: URL?, issues: [ConfigurationIssue]) {
         self.code = code

@@ -4,7 +4,7 @@
 /// they concern; issues found in a configuration built in code carry no position.
 import PortalAuthCore
 
-public struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
+package struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
     /// A sentence that says what is wrong and, where it helps, what to do.
     public let message: String
     /// The key path the issue concerns, such as `client_id` or `hosts_behind_proxy[2]`;

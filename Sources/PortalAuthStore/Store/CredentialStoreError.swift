@@ -12,7 +12,7 @@ public import PortalAuthCore
 ///   ``ErrorCategory/local`` (the user's machine needs fixing, not the data);
 /// - waiting too long for the lock is ``ErrorCategory/timedOut``; cancellation while waiting is
 ///   ``ErrorCategory/cancelled``.
-public struct CredentialStoreError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
+package struct CredentialStoreError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
     // MARK: - Kind
 
     /// What went wrong, for callers that react to it; compare with `==`.

@@ -14,7 +14,7 @@ import PortalAuthCore
 /// cannot let two writers in), the lock file `<store>.lock` (`0600`, never deleted), temporary files
 /// `.<name>.tmp-*` while writing (and as reserved space during a refresh), and `<store>.corrupt-<UTC time>` for a corrupted
 /// store moved aside. A store or directory that other users can access is refused with the `chmod` that fixes it.
-public struct CredentialStoreFile: Sendable {
+package struct CredentialStoreFile: Sendable {
     // MARK: - Configuration
 
     /// Tuning of the lock.

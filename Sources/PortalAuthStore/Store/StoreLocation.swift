@@ -8,7 +8,7 @@
 /// 4. `$HOME/.local/state/portal-auth/credentials.json`.
 ///
 /// Empty variables count as unset. Relative paths from 1 and 2 are taken against the current directory.
-public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
+package struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// Which rule chose the path (for `status` and messages).
     public enum Source: String, Sendable, Equatable {
         /// Given explicitly by the caller.

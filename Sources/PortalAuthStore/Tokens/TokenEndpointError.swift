@@ -7,7 +7,7 @@ public import PortalAuthTransport
 ///
 /// The message names the endpoint without its query and the provider's own error code; it never repeats a
 /// response body that could hold a token (for non-JSON bodies only an HTML page title is shown).
-public struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equatable {
+package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching; the set may grow.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate let name: String

@@ -8,7 +8,7 @@ import Foundation
 /// - Plain `http` is refused before any connection unless the host is loopback.
 /// - Proxies come from the environment (see `TransportConfiguration`).
 /// - Cancelling the calling task removes its transfer from the loop at once and throws `CancellationError`.
-public struct CurlHTTPClient: TransportClient {
+package struct CurlHTTPClient: TransportClient {
     /// The settings used for every request.
     public var configuration: TransportConfiguration
 

@@ -2,7 +2,7 @@ public import Foundation
 
 /// A URL as it may appear in messages and logs: scheme, host, port and path, without user information,
 /// query or fragment, which can hold codes, tokens and passwords.
-public struct RedactedURL: Sendable, Equatable, CustomStringConvertible {
+package struct RedactedURL: Sendable, Equatable, CustomStringConvertible {
     /// The redacted text, e.g. `https://portal.example.com/sharing/rest/oauth2/token`.
     public let description: String
 

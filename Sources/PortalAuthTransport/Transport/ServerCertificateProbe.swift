@@ -13,10 +13,15 @@ import PortalAuthCore
 /// Proxies and time limits come from the `TransportConfiguration`, as for requests.
 public struct ServerCertificateProbe: Sendable {
     /// The settings used (time limits; the CA bundle is not consulted).
-    public var configuration: TransportConfiguration
+    package var configuration: TransportConfiguration
 
-    /// Creates a probe.
-    public init(configuration: TransportConfiguration = TransportConfiguration()) {
+    /// Creates a probe with the default transport settings.
+    public init() {
+        self.init(configuration: TransportConfiguration())
+    }
+
+    /// Creates a probe with `configuration`'s proxies and time limits.
+    package init(configuration: TransportConfiguration) {
         self.configuration = configuration
     }
 

@@ -7,7 +7,7 @@ import PortalAuthCore
 /// `all_proxy`/`ALL_PROXY` and `no_proxy`/`NO_PROXY`. libcurl ignores upper-case `HTTP_PROXY` on purpose
 /// (httpoxy). The client never sets `CURLOPT_PROXY` or `CURLOPT_NOPROXY` for other hosts, so these variables
 /// keep working; only loopback hosts always go direct, because a proxy's loopback is not this machine's.
-public struct TransportConfiguration: Sendable {
+package struct TransportConfiguration: Sendable {
     /// Connection and whole-request time limits.
     public struct Timeouts: Sendable, Equatable {
         /// Longest time to resolve the host and connect (including the TLS handshake); default 10 s.

@@ -4,7 +4,7 @@
 /// do next. It never contains request header values or bodies. Match on `kind`; the set of kinds may grow.
 public import PortalAuthCore
 
-public struct TransportError: CategorizedError, CustomStringConvertible, Equatable {
+package struct TransportError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .tlsVerificationFailed`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate let code: Code

@@ -4,7 +4,7 @@
 /// (exit 70): the machine's keyring needs attention, or the store file is to be used instead.
 public import PortalAuthCore
 
-public struct KeyringError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
+package struct KeyringError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
     /// What went wrong.
     public enum Kind: String, Sendable, Equatable {
         /// libsecret-1.so.0 (Debian `libsecret-1-0`) or glib could not be loaded.
