@@ -1,5 +1,5 @@
 internal import CPortalAuthSystem
-public import Foundation
+package import Foundation
 import Glibc
 import PortalAuthCore
 

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// What `status` shows of a stored credential: never a token.
 package struct CredentialSummary: Sendable, Equatable {

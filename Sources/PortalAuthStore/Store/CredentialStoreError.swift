@@ -1,5 +1,5 @@
 import Foundation
-public import PortalAuthCore
+package import PortalAuthCore
 /// A failure of the persistent credential store: where it happened and what to do next.
 ///
 /// Messages name the file or directory concerned and the fix; they never contain entry contents

@@ -1,6 +1,6 @@
 package import Foundation
-public import PortalAuthCore
-public import PortalAuthTransport
+package import PortalAuthCore
+package import PortalAuthTransport
 
 /// A token endpoint that did not give tokens: the identity provider refused (RFC 6749 §5.2 error JSON or the
 /// ArcGIS error envelope), failed (5xx), or answered with something that is not a token response.

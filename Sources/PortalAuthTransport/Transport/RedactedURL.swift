@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// A URL as it may appear in messages and logs: scheme, host, port and path, without user information,
 /// query or fragment, which can hold codes, tokens and passwords.

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import PortalAuthCore
 
 /// How `CurlHTTPClient` talks to servers. Every setting has a safe default.

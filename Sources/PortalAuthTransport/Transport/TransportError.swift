@@ -2,7 +2,7 @@
 ///
 /// The message carries libcurl's own text, the URL without its query (queries can hold secrets) and what to
 /// do next. It never contains request header values or bodies. Match on `kind`; the set of kinds may grow.
-public import PortalAuthCore
+package import PortalAuthCore
 
 package struct TransportError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .tlsVerificationFailed`.

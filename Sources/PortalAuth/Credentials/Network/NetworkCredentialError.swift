@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import PortalAuthCore
 
 /// A network credential that cannot be made or used: a certificate file that cannot be read or opened, a server

@@ -2,7 +2,7 @@
 ///
 /// Messages come from libsecret, glib or this library; none holds a secret. All are ``ErrorCategory/local``
 /// (exit 70): the machine's keyring needs attention, or the store file is to be used instead.
-public import PortalAuthCore
+package import PortalAuthCore
 
 package struct KeyringError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
     /// What went wrong.
