@@ -1,6 +1,7 @@
 public import Foundation
 import PortalAuthCore
 import PortalAuthStore
+import PortalAuthTransport
 import Synchronization
 
 /// The ArcGIS credentials an app or the tool holds, in memory or persisted in the credential store
@@ -287,4 +288,48 @@ public final class ArcGISCredentialStore: Sendable {
         keeping.keeper.attach(TokenKeeper.Persistence(store: file, key: key))
         return recovery
     }
+}
+
+extension ArcGISCredentialStore {
+    /// Every OAuth user credential for a portal (every client ID when `clientID` is nil), in store order.
+    public func oauthUserCredentials(portalURL: URL, clientID: String? = nil) -> [OAuthUserCredential] {
+        let wanted = URLNormalization.comparable(portalURL)
+        return credentials.compactMap(\.kind.oAuthUser).filter {
+            URLNormalization.comparable($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
+        }
+    }
+
+    /// Every IAP credential signed in with the configuration file at `path` (symbolic links resolved), whatever
+    /// its client ID: found also when the file itself is gone or no longer loads.
+    public func iapCredentials(configurationFile path: String) -> [IAPCredential] {
+        let wanted = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        return credentials.compactMap(\.kind.iap).filter { $0.keeper.current.configurationFile == wanted }
+    }
+
+    /// Every IAP credential signed in to the identity provider and client of `configuration` (any user, any copy
+    /// of its file).
+    public func iapCredentials(for configuration: IAPConfiguration) -> [IAPCredential] {
+        credentials.compactMap(\.kind.iap).filter { $0.isSignIn(to: configuration) }
+    }
+}
+
+/// When the ArcGIS Maps SDK lets the keychain hand out stored credentials; accepted by the `makePersistent` and
+/// `setupPersistentCredentialStorage` functions so that code written for the SDK compiles unchanged.
+///
+/// Linux has no keychain with these states. Whatever the value, a persistent `ArcGISCredentialStore` keeps its tokens
+/// in the desktop keyring (the Secret Service, readable while the user's session has it unlocked) or, without one,
+/// in the store file (mode 0600 in a 0700 folder of the user's XDG state directory): readable by the user's processes
+/// whenever the user's files are, which is closest to `afterFirstUnlockThisDeviceOnly` — neither leaves the machine
+/// by itself.
+public enum KeychainAccess: Sendable, Hashable {
+    /// After the first unlock since boot.
+    case afterFirstUnlock
+    /// After the first unlock since boot, on this device only.
+    case afterFirstUnlockThisDeviceOnly
+    /// While the device is unlocked.
+    case whenUnlocked
+    /// While the device is unlocked, on this device only.
+    case whenUnlockedThisDeviceOnly
+    /// While a passcode is set, on this device only.
+    case whenPasscodeSetThisDeviceOnly
 }

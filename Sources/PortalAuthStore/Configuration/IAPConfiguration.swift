@@ -121,3 +121,55 @@ public struct IAPConfiguration: Sendable, Hashable {
         return configuration
     }
 }
+
+extension IAPConfiguration {
+    /// A warning for each entry of ``hostsBehindProxy`` that covers every host (`*`) or a whole top-level domain
+    /// (`*.com`): the IAP access token would go to every such server. `iap check` shows them, and a sign-in reports
+    /// them to its `SignInObserver` before the browser opens.
+    public var broadHostPatternWarnings: [String] {
+        hostsBehindProxy.enumerated().compactMap { index, pattern in
+            IAPConfigurationRules.hostPatternBreadthWarning(pattern).map { "`hosts_behind_proxy[\(index)]` \($0)" }
+        }
+    }
+}
+
+extension IAPConfiguration {
+    /// The same configuration with another redirect URL (the command line's `--redirect-url`).
+    public func replacingRedirectURL(_ redirectURL: URL) -> IAPConfiguration {
+        var copy = IAPConfiguration(
+            authorizeURL: authorizeURL, tokenURL: tokenURL, logoutURL: logoutURL, clientID: clientID,
+            redirectURL: redirectURL, scopes: scopes, hostsBehindProxy: hostsBehindProxy,
+            authorizationPromptType: authorizationPromptType, sourceFile: sourceFile
+        )
+        copy.issuer = issuer
+        return copy
+    }
+}
+
+/// The kind of user interaction the identity provider is asked for when signing in to an
+/// Identity-Aware Proxy (the OpenID Connect `prompt` parameter).
+///
+/// The raw value is the value of `authorization_prompt_type` in a configuration file and of `prompt`
+/// in the authorization request; ``unspecified`` sends no `prompt` at all.
+public enum IAPAuthorizationPromptType: String, Sendable, CaseIterable {
+    /// The provider's default (JSON `""` or an absent key): single sign-on when a session exists,
+    /// an account picker only when needed.
+    case unspecified = ""
+    /// No user interface; signing in fails with `interaction_required` or `login_required`
+    /// when there is no session. Useful to check for an existing session.
+    case none = "none"
+    /// Always ask for credentials, ignoring any single sign-on session.
+    case login = "login"
+    /// Show the consent dialog after signing in.
+    case consent = "consent"
+    /// Show the account picker.
+    case selectAccount = "select_account"
+
+    /// The value to send as the `prompt` parameter, or `nil` for ``unspecified``.
+    public var promptParameter: String? {
+        self == .unspecified ? nil : rawValue
+    }
+
+    /// The allowed JSON values, quoted and comma-separated, for messages.
+    static let allowedValueList = allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+}

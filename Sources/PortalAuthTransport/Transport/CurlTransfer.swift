@@ -1,6 +1,7 @@
 internal import CPortalAuthCurl
 import Foundation
 import PortalAuthCore
+import Synchronization
 
 /// One request/response exchange through libcurl: configured on the caller's thread, then run by the process's
 /// event loop (`CurlMultiLoop`), whose thread calls the callbacks and `finish`.
@@ -270,5 +271,20 @@ final class CurlTransfer: @unchecked Sendable {
     private static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
         return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+}
+
+/// A flag set by a task's cancellation handler and read by the transfer's callbacks and the event loop's thread.
+final class CancellationFlag: Sendable {
+    private let state = Atomic<Bool>(false)
+
+    /// Marks the transfer as cancelled.
+    func cancel() {
+        state.store(true, ordering: .releasing)
+    }
+
+    /// Whether `cancel()` was called.
+    var isCancelled: Bool {
+        state.load(ordering: .acquiring)
     }
 }
