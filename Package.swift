@@ -38,10 +38,28 @@ let package = Package(
         .target(name: "CPortalAuthSecret", path: "Sources/CPortalAuthSecret", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
         // MARK: - Library and tool
+        // The library's layers are targets, lowest first (README, "How it is built"): a target uses only the ones
+        // before it, through `package` access, so the compiler refuses an upward reference. Users import only
+        // `PortalAuth`, which re-exports the others (Sources/PortalAuth/Exports.swift).
+        .target(
+            name: "PortalAuthCore",
+            dependencies: ["CPortalAuthCurl", "CPortalAuthOpenSSL", "CPortalAuthJansson", "CPortalAuthSystem"],
+        ),
+        .target(
+            name: "PortalAuthTransport",
+            dependencies: ["PortalAuthCore", "CPortalAuthCurl", "CPortalAuthOpenSSL", "CPortalAuthSystem"],
+        ),
+        .target(
+            name: "PortalAuthStore",
+            dependencies: [
+                "PortalAuthCore", "PortalAuthTransport", "CPortalAuthSecret",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+        ),
         .target(
             name: "PortalAuth",
             dependencies: [
-                "CPortalAuthCurl", "CPortalAuthOpenSSL", "CPortalAuthJansson", "CPortalAuthSystem", "CPortalAuthSecret",
+                "PortalAuthCore", "PortalAuthTransport", "PortalAuthStore", "CPortalAuthSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
         ),
@@ -60,7 +78,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(
             name: "PortalAuthTests",
-            dependencies: ["PortalAuth", "PortalAuthTesting", "FuzzChecks"],
+            dependencies: ["PortalAuthCore", "PortalAuthTransport", "PortalAuthStore", "PortalAuth", "PortalAuthTesting", "FuzzChecks"],
         ),
         .testTarget(
             name: "IntegrationTests",

@@ -112,9 +112,11 @@ public final class ScriptedHTTPClient: TransportClient {
         return json(JSONValue.object(object).serialized(indent: 0))
     }
 
-    /// A request that got no answer: a `TransportError` of `kind` (cannot connect by default), as the real client
-    /// throws it.
-    public static func unreachable(_ kind: TransportError.Kind = .cannotConnect) -> Result<TransportResponse, any Error> {
+    /// A request that got no answer (the server cannot be reached), failing as the real client fails.
+    public static func unreachable() -> Result<TransportResponse, any Error> { unreachable(.cannotConnect) }
+
+    /// A request that got no answer: the library's transport error of `kind` (timed out, reset, TLS, …).
+    package static func unreachable(_ kind: TransportError.Kind) -> Result<TransportResponse, any Error> {
         .failure(TransportError(kind, url: RedactedURL(tokenURL), detail: "scripted"))
     }
 }

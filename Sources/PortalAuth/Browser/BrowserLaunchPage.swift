@@ -1,5 +1,6 @@
-public import Foundation
+package import Foundation
 import Glibc
+import PortalAuthCore
 import Synchronization
 
 /// A private HTML page that sends the browser on to a URL which must not appear in a process's arguments.
@@ -15,7 +16,7 @@ import Synchronization
 /// started from `/snap/bin` (a snap, which sees neither `/tmp` nor hidden folders), that snap's own runtime folder
 /// `$XDG_RUNTIME_DIR/snap.NAME/portal-auth`; else `$XDG_RUNTIME_DIR/portal-auth` (a per-user tmpfs, emptied at logout);
 /// else `$XDG_CACHE_HOME/portal-auth/launch` (`~/.cache/portal-auth/launch`).
-public final class BrowserLaunchPage: Sendable {
+package final class BrowserLaunchPage: Sendable {
     /// The page, as a `file:` URL: what the browser command receives.
     public let fileURL: URL
     private let removed = Mutex(false)

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// Opens a URL in the user's browser. The sign-in flow calls it once per sign-in.
 ///
@@ -11,18 +12,25 @@ public protocol BrowserOpener: Sendable {
     ///   - onExit: called from a background thread when the launched command exits,
     ///     with its exit status (a launcher like `xdg-open` exits at once; non-zero means it failed).
     func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
+}
 
-    /// Starts the browser on `url` without exposing `url` to other local users, and returns what to remove once the
-    /// sign-in (or logout) is over: the sign-in flows call this, and remove the page when they end.
-    ///
-    /// The default calls ``open(_:onExit:)`` and returns `nil`: right for an opener that keeps `url` in the process
-    /// (a test double, an embedding application). An opener that starts another program with `url` in its
-    /// arguments hides it, as `CommandBrowserOpener` does with a ``BrowserLaunchPage``.
+/// An opener that starts another program with `url` in its arguments and hides it from other local users behind a
+/// ``BrowserLaunchPage``, as `CommandBrowserOpener` does.
+package protocol LaunchPageBrowserOpener: BrowserOpener {
+    /// Starts the browser on `url` through a launch page and returns the page, for the caller to remove.
     func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage?
 }
 
 extension BrowserOpener {
-    public func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
+    /// Starts the browser on `url` without exposing `url` to other local users, and returns what to remove once the
+    /// sign-in (or logout) is over: the sign-in flows call this, and remove the page when they end.
+    ///
+    /// An opener that keeps `url` in the process (a test double, an embedding application) is called through
+    /// ``open(_:onExit:)``, and there is no page (`nil`); a ``LaunchPageBrowserOpener`` through its launch page.
+    package func launchHidingURL(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
+        if let opener = self as? any LaunchPageBrowserOpener {
+            return try opener.launch(url, onExit: onExit)
+        }
         try open(url, onExit: onExit)
         return nil
     }

@@ -1,6 +1,7 @@
-public import Foundation
-import Glibc
 internal import CPortalAuthSystem
+package import Foundation
+import Glibc
+import PortalAuthCore
 
 /// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else `xdg-open`.
 ///
@@ -13,7 +14,7 @@ internal import CPortalAuthSystem
 ///
 /// The URL itself never goes into the command's arguments, which every local user can read: the command gets the
 /// `file:` address of a private ``BrowserLaunchPage`` that forwards the browser to the URL.
-public struct CommandBrowserOpener: BrowserOpener {
+package struct CommandBrowserOpener: LaunchPageBrowserOpener {
     /// The commands to try in order (`$BROWSER` may list several, separated by `:`).
     public let commands: [String]
     /// The folder for launch pages; `nil`: ``BrowserLaunchPage/directory(forCommand:environment:)`` for the command.
@@ -44,7 +45,7 @@ public struct CommandBrowserOpener: BrowserOpener {
     }
 
     /// Starts the browser through a launch page; the caller removes the page when the sign-in ends.
-    public func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
+    package func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
         try start(url, onExit: onExit)
     }
 

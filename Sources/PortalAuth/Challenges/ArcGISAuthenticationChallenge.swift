@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// An ArcGIS resource asked for a credential: the server answered a request with ArcGIS error 499 (token
 /// required) or 498 (invalid token), or an Identity-Aware Proxy in front of the host asked for a sign-in.
@@ -74,5 +76,57 @@ public struct ArcGISAuthenticationChallenge: Sendable, CustomStringConvertible {
 
     public var description: String {
         "ArcGISAuthenticationChallenge(\(kind) for \(RedactedURL(requestURL)))"
+    }
+}
+
+/// Answers ArcGIS authentication challenges (OAuth, ArcGIS token, Identity-Aware Proxy) for an
+/// `AuthenticationManager`: set it as `arcGISAuthenticationChallengeHandler`, or use `handleChallenges(using:)`.
+///
+/// Challenges are raised one at a time: a handler is never asked twice at once by the same manager, and a request
+/// the handler itself sends through that manager's `data(for:)` must not be challenged (it would wait for the
+/// handler); send such requests with an `TransportClient` directly, as the credentials' own factories do.
+///
+/// Its one requirement is the ArcGIS Maps SDK's, so a `@MainActor final class` (as the toolkit's `Authenticator`)
+/// conforms. The manager learns which hosts sit behind an Identity-Aware Proxy from the IAP credentials in its
+/// store and from `AuthenticationManager.iapConfigurations`, not from the handler (see `data(for:)` for the
+/// sign-in requests it recognises from any proxy).
+public protocol ArcGISAuthenticationChallengeHandler: Sendable {
+    /// Decides how the challenged request goes on; a thrown error fails the request with that error.
+    func handleArcGISAuthenticationChallenge(
+        _ challenge: ArcGISAuthenticationChallenge
+    ) async throws -> ArcGISAuthenticationChallenge.Disposition
+}
+
+/// A request failed because the challenge handler cancelled an ArcGIS or network authentication challenge
+/// (answered `.cancel`), as in the ArcGIS Maps SDK: for example the person closed the sign-in.
+public struct ArcGISChallengeCancellationError: CategorizedError, CustomStringConvertible, Equatable {
+    /// The URL of the request whose challenge was cancelled.
+    public let requestURL: URL
+
+    /// Creates the error for the request to `requestURL`.
+    public init(requestURL: URL) {
+        self.requestURL = requestURL
+    }
+
+    /// A cancellation by the person: exit 130 in the tool.
+    public var category: ErrorCategory { .cancelled }
+
+    public var description: String {
+        "The authentication challenge of \(RedactedURL(requestURL)) was cancelled."
+    }
+}
+
+extension TokenCredential {
+    /// Generates a token for `username` at the token service of the challenged resource (its portal, or the
+    /// server that `{root}/rest/info` names), through the HTTP client of the manager that raised the challenge.
+    ///
+    /// - Throws: as `credential(for:username:password:tokenExpirationMinutes:referer:httpClient:)`;
+    ///   `TokenServiceError.credentialsRefused` for a wrong username or password.
+    public static func credential(
+        for challenge: ArcGISAuthenticationChallenge, username: String, password: String, tokenExpirationMinutes: Int? = nil
+    ) async throws -> TokenCredential {
+        try await credential(
+            for: challenge.requestURL, username: username, password: password, tokenExpirationMinutes: tokenExpirationMinutes,
+            httpClient: challenge.httpClient)
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// One `AuthenticationManager.data(for:)` call: attaches the stored credentials, sends, and answers each kind of
 /// challenge at most once, so that it always ends.

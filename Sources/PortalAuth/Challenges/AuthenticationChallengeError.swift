@@ -1,4 +1,7 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A request was challenged and no credential answered it: no handler, a handler that continued without a
 /// credential, or a credential the server refused again after the one retry.
@@ -32,7 +35,7 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
     /// What the server asked for.
     public let kind: Kind
     /// The challenged URL, without query.
-    public let url: RedactedURL
+    package let url: RedactedURL
     /// The HTTP status of the answer (200 for ArcGIS errors in an envelope).
     public let statusCode: Int?
     /// What the server said: the ArcGIS message, the `WWW-Authenticate` schemes, the redirect target host (one line,

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 extension AuthenticationManager {
     /// Sends `request` with the credentials held for its URL, answering the server's authentication challenges.

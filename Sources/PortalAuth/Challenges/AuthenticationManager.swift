@@ -1,6 +1,7 @@
-import Synchronization
 import Foundation
 import Logging
+import PortalAuthStore
+import Synchronization
 
 /// Holds an app's ArcGIS and network credentials, sends requests with them while answering the servers'
 /// authentication challenges (`data(for:)`), and signs the user out of all of them.
@@ -88,7 +89,7 @@ public final class AuthenticationManager: Sendable {
         set { state.withLock { $0.settings = newValue } }
     }
 
-    /// Replaces the ArcGIS credential store with one persisted in `file` (by default `$PORTAL_AUTH_STORE`, else the
+    /// Replaces the ArcGIS credential store with one persisted in the store file (`$PORTAL_AUTH_STORE`, else the
     /// XDG state directory), loaded now: credentials signed in earlier are available at once.
     ///
     /// ```swift
@@ -97,7 +98,12 @@ public final class AuthenticationManager: Sendable {
     ///
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; the store is
     ///   then left as it was.
-    public func setupPersistentCredentialStorage(file: CredentialStoreFile? = nil) async throws {
+    public func setupPersistentCredentialStorage() async throws {
+        try await setupPersistentCredentialStorage(file: nil)
+    }
+
+    /// `setupPersistentCredentialStorage()` with the store in `file` (`nil`: the default one).
+    package func setupPersistentCredentialStorage(file: CredentialStoreFile?) async throws {
         let store = try ArcGISCredentialStore.makePersistent(file: file, settings: settings)
         arcGISCredentialStore = store
     }
@@ -180,7 +186,7 @@ public final class AuthenticationManager: Sendable {
     }
 
     /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.
-    public var arcGISTokenPlacement: ArcGISTokenPlacement {
+    package var arcGISTokenPlacement: ArcGISTokenPlacement {
         get { state.withLock { $0.tokenPlacement } }
         set { state.withLock { $0.tokenPlacement = newValue } }
     }
@@ -309,4 +315,37 @@ public final class AuthenticationManager: Sendable {
             return zip(credentials, outcomes).map { SignOutReport.Entry(credential: $0, outcome: $1!) }
         }
     }
+}
+
+/// The process-wide settings of the ArcGIS Maps SDK that concern authentication: the shared
+/// `AuthenticationManager` every page and sample of the SDK uses, and the API key.
+///
+/// ```swift
+/// ArcGISEnvironment.authenticationManager.handleChallenges(using: authenticator)
+/// let response = try await ArcGISEnvironment.authenticationManager.data(for: .get(url))
+/// ```
+///
+/// The manager starts with in-memory stores; `setupPersistentCredentialStorage()` makes the ArcGIS one persistent.
+public enum ArcGISEnvironment {
+    /// The manager shared by the whole process.
+    public static let authenticationManager = AuthenticationManager()
+
+    private static let key = Mutex<APIKey?>(nil)
+
+    /// The API key access token sent with requests that no stored credential covers (see
+    /// `AuthenticationManager.data(for:)`); nil (the default) sends none.
+    public static var apiKey: APIKey? {
+        get { key.withLock { $0 } }
+        set { key.withLock { $0 = newValue } }
+    }
+}
+
+/// Where `AuthenticationManager.data(for:)` puts an ArcGIS token.
+package enum ArcGISTokenPlacement: Sendable, Hashable {
+    /// `X-Esri-Authorization: Bearer …` (the default): never in a URL, so never in server logs, and not in
+    /// the way of the `Authorization` field an Identity-Aware Proxy or web-tier authentication uses.
+    case header
+    /// `token=…` in the query of a GET, or in the form body of a `application/x-www-form-urlencoded` POST
+    /// (other requests get the header): for servers older than ArcGIS Enterprise 10.x that read no header.
+    case parameter
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthStore
 import Synchronization
 
 /// The default challenge handler, in the role of the ArcGIS Maps SDK toolkit's `Authenticator`, for terminals

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// What a response asks for, as `AuthenticationManager.data(for:)` reads it: the challenge to answer, or none.
 enum DetectedChallenge: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// The `Authenticator`'s questions on the terminal, its default prompt: user names and file paths echoed,
 /// passwords never, on standard error (standard output stays the program's). Ctrl-C or Ctrl-D cancels the

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// Which kind of ArcGIS challenge a token-secured resource raises: `.token` for a stand-alone ArcGIS Server (token
 /// authentication only), `.oAuthOrToken` for a portal and for a server federated with one.

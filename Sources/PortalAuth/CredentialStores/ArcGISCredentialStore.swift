@@ -1,4 +1,7 @@
 public import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 import Synchronization
 
 /// The ArcGIS credentials an app or the tool holds, in memory or persisted in the credential store
@@ -23,7 +26,7 @@ public final class ArcGISCredentialStore: Sendable {
     private let held: Mutex<[ArcGISCredential]>
     private let persistence = StorePersistenceQueue()
     /// The file behind a persistent store; `nil` for an in-memory one.
-    public let file: CredentialStoreFile?
+    package let file: CredentialStoreFile?
     /// Store keys of entries that could not be read back (shown by `status`; never their content).
     public let unreadableEntries: [String]
     private let settings: SignInSettings
@@ -43,17 +46,24 @@ public final class ArcGISCredentialStore: Sendable {
         self.settings = settings
     }
 
-    /// A store persisted in `file`, loaded now.
+    /// A store persisted in the store file, loaded now: the keyring with its index in the XDG state directory when
+    /// one answers, else the file; `$PORTAL_AUTH_STORE`.
     ///
     /// - Parameters:
-    ///   - file: the credential store file; by default chosen by `CredentialStoreFile.select(environment:)` (the
-    ///     keyring with its index in the XDG state directory when one answers, else the file; `$PORTAL_AUTH_STORE`).
     ///   - settings: the HTTP client and refresh policy the loaded credentials use.
     ///   - startingOverIfCorrupted: when the file is corrupted, start with no credentials instead of
     ///     failing; the next `add` keeps the corrupted file aside (renamed, never overwritten) and says where.
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted (unless allowed) or newer-format file.
     public static func makePersistent(
-        file: CredentialStoreFile? = nil, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
+        settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
+    ) throws -> ArcGISCredentialStore {
+        try makePersistent(file: nil, settings: settings, startingOverIfCorrupted: startingOverIfCorrupted)
+    }
+
+    /// `makePersistent(settings:startingOverIfCorrupted:)` with the store in `file` (`nil`: chosen by
+    /// `CredentialStoreFile.select(environment:)`).
+    package static func makePersistent(
+        file: CredentialStoreFile?, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
     ) throws -> ArcGISCredentialStore {
         let file = try file ?? CredentialStoreFile.select(environment: ProcessInfo.processInfo.environment)
         let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
@@ -138,7 +148,7 @@ public final class ArcGISCredentialStore: Sendable {
     }
 
     /// What `status` shows of each stored credential: no token.
-    public var summaries: [CredentialSummary] {
+    package var summaries: [CredentialSummary] {
         credentials.compactMap { $0.kind.tokenKeeping.map { CredentialSummary($0.record) } }
     }
 
@@ -282,4 +292,48 @@ public final class ArcGISCredentialStore: Sendable {
         keeping.keeper.attach(TokenKeeper.Persistence(store: file, key: key))
         return recovery
     }
+}
+
+extension ArcGISCredentialStore {
+    /// Every OAuth user credential for a portal (every client ID when `clientID` is nil), in store order.
+    public func oauthUserCredentials(portalURL: URL, clientID: String? = nil) -> [OAuthUserCredential] {
+        let wanted = URLNormalization.comparable(portalURL)
+        return credentials.compactMap(\.kind.oAuthUser).filter {
+            URLNormalization.comparable($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
+        }
+    }
+
+    /// Every IAP credential signed in with the configuration file at `path` (symbolic links resolved), whatever
+    /// its client ID: found also when the file itself is gone or no longer loads.
+    public func iapCredentials(configurationFile path: String) -> [IAPCredential] {
+        let wanted = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        return credentials.compactMap(\.kind.iap).filter { $0.keeper.current.configurationFile == wanted }
+    }
+
+    /// Every IAP credential signed in to the identity provider and client of `configuration` (any user, any copy
+    /// of its file).
+    public func iapCredentials(for configuration: IAPConfiguration) -> [IAPCredential] {
+        credentials.compactMap(\.kind.iap).filter { $0.isSignIn(to: configuration) }
+    }
+}
+
+/// When the ArcGIS Maps SDK lets the keychain hand out stored credentials; accepted by the `makePersistent` and
+/// `setupPersistentCredentialStorage` functions so that code written for the SDK compiles unchanged.
+///
+/// Linux has no keychain with these states. Whatever the value, a persistent `ArcGISCredentialStore` keeps its tokens
+/// in the desktop keyring (the Secret Service, readable while the user's session has it unlocked) or, without one,
+/// in the store file (mode 0600 in a 0700 folder of the user's XDG state directory): readable by the user's processes
+/// whenever the user's files are, which is closest to `afterFirstUnlockThisDeviceOnly` — neither leaves the machine
+/// by itself.
+public enum KeychainAccess: Sendable, Hashable {
+    /// After the first unlock since boot.
+    case afterFirstUnlock
+    /// After the first unlock since boot, on this device only.
+    case afterFirstUnlockThisDeviceOnly
+    /// While the device is unlocked.
+    case whenUnlocked
+    /// While the device is unlocked, on this device only.
+    case whenUnlockedThisDeviceOnly
+    /// While a passcode is set, on this device only.
+    case whenPasscodeSetThisDeviceOnly
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthStore
 
 /// Where a persistent `NetworkCredentialStore` keeps its credentials: the desktop keyring only (Secret Service items
 /// of the schema `org.portalauth.NetworkCredential`), never a file.

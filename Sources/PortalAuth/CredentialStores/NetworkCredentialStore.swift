@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// The network credentials an app holds, one of each kind per protection space (host and port).
 ///

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
 
 /// How the credentials kept without a `TokenKeeper` — `TokenCredential`, `OAuthApplicationCredential`,
 /// `PregeneratedTokenCredential` — are written to a persistent `ArcGISCredentialStore` and read back.

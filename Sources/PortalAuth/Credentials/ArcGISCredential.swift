@@ -53,3 +53,33 @@ extension TokenKeepingCredential {
     /// The stored record, for persisting.
     var record: StoredCredential { keeper.current }
 }
+
+extension TokenKeepingCredential {
+    /// The newest record of this credential: the store file's entry when the credential is persisted and the
+    /// entry is at least as recent as the one in memory (another process may have rotated the refresh token
+    /// since this one loaded it), else the one in memory. Used where an old token would be useless: revocation
+    /// and logout. The store (and its keyring) is read on `BlockingWork`'s pool.
+    func latestRecord() async -> StoredCredential {
+        let inMemory = keeper.current
+        guard let persistence = keeper.persistence,
+              let entry = try? await BlockingWork.runIgnoringCancellation({ try persistence.store.read().entry(for: persistence.key) }),
+              let stored = StoredCredential(json: .object(entry)),
+              stored.updatedAt >= inMemory.updatedAt
+        else { return inMemory }
+        return stored
+    }
+}
+
+extension OAuthUserCredential {
+    /// Why the tokens of this credential's last refresh were kept in the store file (0600) instead of the desktop
+    /// keyring, which could not take them when they came (locked, gone, not answering); nil when they went to the
+    /// keyring or the file was chosen anyway. They move into the keyring at the next use while it answers.
+    package var keyringFallback: String? { keeper.keyringFallback }
+}
+
+extension IAPCredential {
+    /// Why the tokens of this credential's last refresh were kept in the store file (0600) instead of the desktop
+    /// keyring, which could not take them when they came (locked, gone, not answering); nil when they went to the
+    /// keyring or the file was chosen anyway. They move into the keyring at the next use while it answers.
+    package var keyringFallback: String? { keeper.keyringFallback }
+}

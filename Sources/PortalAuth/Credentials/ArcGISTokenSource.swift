@@ -1,4 +1,6 @@
 /// A credential that gives ArcGIS tokens: what the authenticated request code asks of every token kind.
+import PortalAuthStore
+
 protocol ArcGISTokenSource: ArcGISCredential {
     /// A valid token; with `renew`, a new one although the current one has not expired (the server answered
     /// 498 Invalid token). Throws when no new token can be had.

@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 
 /// What `status` shows of a stored credential: never a token.
-public struct CredentialSummary: Sendable, Equatable {
+package struct CredentialSummary: Sendable, Equatable {
     /// What kind of sign-in a summary is of: the library's one `CredentialKind` (`oauthUser` or `iap`).
     public typealias Kind = CredentialKind
 

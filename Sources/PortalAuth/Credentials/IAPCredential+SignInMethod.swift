@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthStore
 
 extension IAPCredential {
     /// Signs the user in by `method` and returns the credential.

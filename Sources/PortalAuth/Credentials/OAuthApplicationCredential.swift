@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A credential for an application rather than a user: the OAuth 2.0 client credentials grant at the portal's
 /// `sharing/rest/oauth2/token`, with the application's client ID and secret.
@@ -58,11 +60,11 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     ///   `CancellationError`.
     public static func credential(
         for portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes: Int? = nil,
-        httpClient: any TransportClient = CurlHTTPClient()
+        httpClient: (any TransportClient)? = nil
     ) async throws -> OAuthApplicationCredential {
         try await credential(
             for: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: tokenExpirationMinutes,
-            httpClient: httpClient, now: { Date() })
+            httpClient: httpClient ?? CurlHTTPClient(), now: { Date() })
     }
 
     /// `credential(for:…)` with a clock, for tests.

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthStore
 
 extension OAuthUserCredential {
     /// Signs the user in to the portal by `method` and returns the credential.

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthStore
 
 /// A credential for an ArcGIS portal user, obtained through the OAuth 2.0 authorization-code flow
 /// with PKCE in the system browser.

@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A credential for token-secured ArcGIS resources that holds a token generated outside this library (with the
 /// `generateToken` REST operation directly, or handed over by another tool).

@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A credential for token-secured ArcGIS resources, made from a username and password with the portal's or
 /// server's `generateToken` operation (ArcGIS token authentication).
@@ -70,11 +72,11 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     ///   `CancellationError`.
     public static func credential(
         for url: URL, username: String, password: String, tokenExpirationMinutes: Int? = nil,
-        referer: String = TokenCredential.defaultReferer, httpClient: any TransportClient = CurlHTTPClient()
+        referer: String = TokenCredential.defaultReferer, httpClient: (any TransportClient)? = nil
     ) async throws -> TokenCredential {
         try await credential(
             for: url, username: username, password: password, tokenExpirationMinutes: tokenExpirationMinutes,
-            referer: referer, httpClient: httpClient, now: { Date() })
+            referer: referer, httpClient: httpClient ?? CurlHTTPClient(), now: { Date() })
     }
 
     /// `credential(for:…)` with a clock, for tests.

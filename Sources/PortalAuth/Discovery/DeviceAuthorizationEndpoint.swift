@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthTransport
 
 /// Finds an identity provider's device authorization endpoint (RFC 8628 §4).
 ///

@@ -1,10 +1,11 @@
 import Foundation
+import PortalAuthCore
 
 /// A discovery document that cannot be trusted: it describes the configured authorize endpoint but names another
 /// issuer than the URL it was fetched for (OpenID Connect Discovery §4.3), or disagrees with the issuer given in
 /// the configuration. The sign-in stops before the browser opens and before any code or
 /// PKCE verifier is sent (RFC 9700 §4.4, mix-up).
-public struct DiscoveryError: Error, Sendable, CustomStringConvertible, CategorizedError {
+package struct DiscoveryError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private let text: String
 
     private init(_ text: String) { self.text = text }

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// The check of an ID token's signature against its provider's keys (OIDC Core 3.1.3.7 rule 6, done always where
 /// the keys are known).

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// Finds the issuer identifier an authorization server uses, so that `iss` in the redirect (RFC 9207) and in ID
 /// tokens can be compared exactly, and the provider's verified OpenID Connect discovery document (its keys, UserInfo

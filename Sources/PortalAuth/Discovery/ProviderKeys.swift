@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 import Synchronization
 
 /// The signing keys of OpenID providers (their `jwks_uri`), fetched when first needed and kept for as long as the

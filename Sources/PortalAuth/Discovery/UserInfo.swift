@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// What an OpenID provider's UserInfo endpoint (OIDC Core §5.3) says of the signed-in user.
 struct UserInfo: Sendable, Equatable {
@@ -48,7 +50,7 @@ struct UserInfo: Sendable, Equatable {
 }
 
 /// The UserInfo endpoint could not be read, or spoke of another user than the ID token.
-public struct UserInfoError: Error, Sendable, CustomStringConvertible, CategorizedError {
+package struct UserInfoError: Error, Sendable, CustomStringConvertible, CategorizedError {
     let endpoint: URL
     let problem: String
     /// Whether the answer's `sub` is not the ID token's (or missing): the sign-in fails.

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// A self-contained HTML page the loopback listener answers with: no scripts, no external resources, every echoed
 /// text HTML-escaped. Pages never promise to close themselves (browsers do not let them).

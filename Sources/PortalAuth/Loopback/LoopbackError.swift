@@ -1,4 +1,5 @@
 import Glibc
+import PortalAuthCore
 
 /// A failure of the loopback redirect listener or of the sign-in response it received.
 ///
@@ -14,7 +15,7 @@ import Glibc
 /// - a matching response with neither `code` nor `error`: `.unavailable` (the identity provider misbehaves);
 /// - a pasted redirect URL that is not the awaited response: `.invalidContent`;
 /// - the wait's own time limit: `.timedOut`; Task cancellation and `close()` while waiting: `.cancelled`.
-public struct LoopbackError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
+package struct LoopbackError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
     // MARK: - Kinds
 
     /// What went wrong, for matching without reading messages (`error.kind == .portInUse`).

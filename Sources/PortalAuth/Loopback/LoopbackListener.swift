@@ -1,7 +1,8 @@
 package import Foundation
-import Synchronization
 import Glibc
 package import Logging
+import PortalAuthCore
+import Synchronization
 
 /// Receives the browser's redirect of one sign-in (or one logout confirmation) on a loopback port (RFC 8252 §7.3).
 ///

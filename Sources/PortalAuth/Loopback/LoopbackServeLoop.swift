@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import PortalAuthCore
 
 /// The `poll()` loop of one wait, run on the listener's own thread (never on the Swift cooperative pool).
 ///

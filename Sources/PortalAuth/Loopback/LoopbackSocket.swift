@@ -1,4 +1,5 @@
 import Glibc
+import PortalAuthCore
 
 /// The few socket calls the listener makes, each checked on the spot. Every descriptor is created
 /// close-on-exec and nonblocking, so a browser started by the tool inherits none of them and no call can stall

@@ -1,4 +1,6 @@
 /// A credential that cannot give a valid token.
+import PortalAuthCore
+
 public struct CredentialError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private enum Code: Sendable, Equatable {
         case signInRequired(String)

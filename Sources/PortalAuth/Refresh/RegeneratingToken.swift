@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthStore
 import Synchronization
 
 /// A token that is asked for again when it is about to expire: the keeper of the credentials that have no refresh

@@ -1,4 +1,5 @@
 package import Foundation
+import PortalAuthCore
 
 /// One credential as the persistent store keeps it: what it is for, and its tokens.
 ///

@@ -1,5 +1,8 @@
 package import Foundation
 import Logging
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 import Synchronization
 
 /// Keeps one credential's tokens valid: refreshes them when they are about to expire, keeps the

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// Runs the desktop's own tools (`xdg-mime`, `update-desktop-database`) with a given environment, so the
 /// registration honours the same `XDG_*` folders the desktop and `xdg-open` use.

@@ -3,6 +3,9 @@
 ///
 /// Descriptions name the scheme, folder, file or command involved and what to do next; never the address the
 /// handler received (it carries the authorization code and the state).
+import PortalAuthCore
+import PortalAuthStore
+
 public struct SchemeRedirectError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, for matching without reading messages.
     public enum Kind: Sendable, Hashable {

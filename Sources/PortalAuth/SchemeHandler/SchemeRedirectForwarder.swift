@@ -1,5 +1,7 @@
 public import Foundation
 import Glibc
+import PortalAuthCore
+import PortalAuthStore
 
 /// The scheme handler's side of the channel: hands an address the desktop opened with (`my-maps-app://auth?…`) to
 /// the sign-in waiting for it, and returns.

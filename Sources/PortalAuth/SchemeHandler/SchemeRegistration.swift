@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import PortalAuthStore
 
 /// Registers a program as the desktop's handler of a URL scheme, the way Linux desktops hand a browser's
 /// navigation to `my-maps-app://…` to an application: a `.desktop` file with `MimeType=x-scheme-handler/<scheme>;`

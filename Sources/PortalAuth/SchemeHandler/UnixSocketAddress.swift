@@ -1,4 +1,5 @@
 import Glibc
+import PortalAuthCore
 
 /// A `sockaddr_un` for a path, refusing paths the 108-byte field cannot hold.
 struct UnixSocketAddress {

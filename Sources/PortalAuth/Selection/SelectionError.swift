@@ -1,4 +1,6 @@
 /// Why the stored sign-in a command should use cannot be picked.
+import PortalAuthCore
+
 package struct SelectionError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private enum Code: Sendable, Equatable {
         case ambiguous(choices: [String])

@@ -1,4 +1,7 @@
 package import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// What the user chose about the stored sign-ins: the default one, the names given to them, and the apps signed
 /// in to portals before (so a suggested `--interactive` or `login` command can name the client ID after the

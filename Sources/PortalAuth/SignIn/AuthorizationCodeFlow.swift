@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import PortalAuthCore
+import PortalAuthStore
 
 /// One interactive authorization-code sign-in with PKCE through the system browser and a loopback
 /// redirect (RFC 8252) — or a custom-scheme redirect through the desktop's scheme handler — shared by the ArcGIS

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// The parameters of one authorization-code request with PKCE, and the URL the browser opens.
 ///

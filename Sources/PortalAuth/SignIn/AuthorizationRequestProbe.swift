@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// A look at the identity provider's answer to the authorization URL before the browser opens, so that a request it
 /// rejects (an unregistered redirect URL or port, an unknown client ID, an invalid scope) is reported at once instead

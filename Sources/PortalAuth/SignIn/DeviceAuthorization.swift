@@ -1,4 +1,7 @@
 public import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// What the device authorization endpoint handed out (RFC 8628 §3.2), as the person signing in sees it: a code to
 /// enter on a verification page, from any device.

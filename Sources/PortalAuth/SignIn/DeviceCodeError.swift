@@ -1,9 +1,11 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// A device-code sign-in (RFC 8628) that did not complete for a reason of the grant itself.
 ///
 /// Refusals of the endpoints keep their own type (`TokenEndpointError`), the network `TransportError`.
-public struct DeviceCodeError: Error, Sendable, CustomStringConvertible, CategorizedError {
+package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private enum Code: Sendable, Equatable {
         case notOffered(String)
         case denied

@@ -1,4 +1,7 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// One sign-in with the device authorization grant (RFC 8628): ask the device authorization endpoint for codes, show
 /// the person the verification page and the user code, then poll the token endpoint until they approve or deny it,

@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
 
 /// An ArcGIS portal sign-in with the out-of-band redirect `urn:ietf:wg:oauth:2.0:oob`: the person opens the
 /// authorization URL on any machine, signs in, and the portal's page shows a code to paste here. PKCE still binds the

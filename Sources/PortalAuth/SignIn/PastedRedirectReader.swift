@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 /// Paste-back: the person opens the authorization URL in a browser on any machine, signs in, and pastes the address
 /// the browser ends on (the redirect, which this machine may never receive). Reusable by any flow that cannot receive

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthStore
 
 /// Where a sign-in receives its redirect: the loopback listener for an `http://127.0.0.1/…` redirect URL, the
 /// private channel of the scheme's handler for a custom-scheme one (`my-maps-app://auth`). The flow talks to both

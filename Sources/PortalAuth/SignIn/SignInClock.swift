@@ -9,7 +9,7 @@ public protocol SignInClock: Sendable {
 }
 
 /// The system clock and `Task.sleep`.
-public struct SystemSignInClock: SignInClock {
+package struct SystemSignInClock: SignInClock {
     /// Creates the clock.
     public init() {}
 

@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// What the machine offers a sign-in: whether a browser started here can be seen by the person signing in.
 ///

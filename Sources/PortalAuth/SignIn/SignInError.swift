@@ -1,4 +1,6 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// A sign-in that did not complete, for a reason of the flow itself.
 ///

@@ -56,7 +56,7 @@ extension SignInObserver {
 }
 
 /// An observer that ignores every event.
-public struct SilentSignInObserver: SignInObserver {
+package struct SilentSignInObserver: SignInObserver {
     /// Creates the observer.
     public init() {}
 }

@@ -13,7 +13,7 @@ extension SignInSettings {
     }
 
     /// Opens `url` in the settings' browser, if any, without exposing it to other local users (see
-    /// `BrowserOpener.launch(_:onExit:)`); a failed launch (or a launcher that exits with a failure) is reported to
+    /// `BrowserOpener.launchHidingURL(_:onExit:)`); a failed launch (or a launcher that exits with a failure) is reported to
     /// the observer and is never fatal, since the URL was shown to the user as well.
     ///
     /// - Returns: the launch page to remove when the sign-in or logout ends, if the opener wrote one.
@@ -35,7 +35,7 @@ extension SignInSettings {
         }
         let observer = self.observer
         do {
-            let page = try browser.launch(url) { status in
+            let page = try browser.launchHidingURL(url) { status in
                 if status != 0 {
                     let message = "the browser command exited with status \(status)"
                     if announcing { observer.browserLaunchFailed(message) }

@@ -1,4 +1,6 @@
 public import Logging
+import PortalAuthCore
+import PortalAuthTransport
 
 /// How an interactive sign-in runs: which browser, how long to wait, where to report progress,
 /// and the HTTP client for the token endpoint.
@@ -36,28 +38,32 @@ public struct SignInSettings: Sendable {
     /// The terminal shows what to do next."
     public var pageFailureHint = LoopbackListener.Configuration.terminalFailureNextStep
 
+    /// The system browser: the command of `$BROWSER`, else `xdg-open`, started with the URL behind a launch page that
+    /// other local users cannot read.
+    public static var systemBrowser: any BrowserOpener { CommandBrowserOpener.systemDefault() }
+
     /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
     public init(
-        browser: (any BrowserOpener)? = CommandBrowserOpener.systemDefault(),
+        browser: (any BrowserOpener)? = SignInSettings.systemBrowser,
         timeout: Duration = .seconds(300),
-        observer: any SignInObserver = SilentSignInObserver(),
+        observer: (any SignInObserver)? = nil,
         acceptsPastedRedirect: Bool = false,
-        httpClient: any TransportClient = CurlHTTPClient(),
+        httpClient: (any TransportClient)? = nil,
         refreshPolicy: RefreshPolicy = RefreshPolicy(),
         logger: Logger = Logger(label: "PortalAuth", factory: { _ in SwiftLogNoOpLogHandler() }),
-        clock: any SignInClock = SystemSignInClock(),
+        clock: (any SignInClock)? = nil,
         environment: SignInEnvironment = .current(),
         pastedLines: (@Sendable () -> AsyncStream<String>)? = nil,
         signInMethod: SignInMethod = .automatic
     ) {
         self.browser = browser
         self.timeout = timeout
-        self.observer = observer
+        self.observer = observer ?? SilentSignInObserver()
         self.acceptsPastedRedirect = acceptsPastedRedirect
-        self.httpClient = httpClient
+        self.httpClient = httpClient ?? CurlHTTPClient()
         self.refreshPolicy = refreshPolicy
         self.logger = logger
-        self.clock = clock
+        self.clock = clock ?? SystemSignInClock()
         self.environment = environment
         self.pastedLines = pastedLines ?? { StandardInputLines.stream() }
         self.signInMethod = signInMethod

@@ -38,7 +38,7 @@ extension IAPCredential {
     /// the one and refuse the other, leaving the tokens usable until they expire).
     ///
     /// - Throws: as ``invalidate(settings:)``.
-    public func logOut(settings: SignInSettings = SignInSettings()) async throws -> IAPLogoutResult {
+    package func logOut(settings: SignInSettings = SignInSettings()) async throws -> IAPLogoutResult {
         keeper.invalidate()
         let record = await latestRecord()
         let revocation = await revokeAdvertised(record, settings: settings)

@@ -1,6 +1,6 @@
 /// What an IAP logout achieved, step by step: a provider can end the browser session and still refuse to revoke
 /// the tokens (many refuse RFC 7009 revocation from public clients with HTTP 401), so each is reported on its own.
-public struct IAPLogoutResult: Sendable {
+package struct IAPLogoutResult: Sendable {
     /// What became of the refresh token at the provider's revocation endpoint.
     public enum Revocation: Sendable, Equatable {
         /// The provider advertises no `revocation_endpoint` (Microsoft Entra ID has none): nothing was tried.

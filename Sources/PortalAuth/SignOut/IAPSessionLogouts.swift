@@ -1,4 +1,5 @@
 import Foundation
+import PortalAuthCore
 
 /// The IAP logouts of a sign-out: one browser logout per identity-provider session, those sharing a fixed redirect
 /// port one after another.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PortalAuthCore
 
 /// One OpenID Connect RP-initiated logout through the browser, confirmed on a loopback redirect.
 ///

@@ -3,7 +3,10 @@
 ///
 /// The message names the credential, the endpoint without its query and the server's own error code and text;
 /// never the token.
-public struct RevocationError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
+import PortalAuthCore
+import PortalAuthTransport
+
+package struct RevocationError: CategorizedError, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Sendable, Equatable {
         /// The server said no: the ArcGIS envelope or an OAuth error.
         case refused(String)

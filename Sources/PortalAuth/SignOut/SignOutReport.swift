@@ -30,7 +30,7 @@ public struct SignOutReport: Sendable {
         public let outcome: Outcome
         /// For an IAP credential: what the provider's revocation endpoint did with its tokens (`nil` when the
         /// logout did not get that far). A logout can be confirmed while the revocation failed.
-        public var tokenRevocation: IAPLogoutResult.Revocation? = nil
+        package var tokenRevocation: IAPLogoutResult.Revocation? = nil
 
         /// Whether the server confirmed the outcome and no revocation failed.
         public var succeeded: Bool {

@@ -1,4 +1,7 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// One token revocation: the ArcGIS portal's `revokeToken` or an RFC 7009 revocation endpoint.
 ///

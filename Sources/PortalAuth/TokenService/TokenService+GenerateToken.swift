@@ -1,4 +1,7 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 extension TokenService {
     /// The portal's default token lifetime when neither the request nor the answer states one.

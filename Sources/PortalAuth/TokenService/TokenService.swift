@@ -1,4 +1,7 @@
 import Foundation
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
 
 /// Where a portal or server generates tokens for a username and password, and which URLs those tokens are for.
 ///

@@ -4,7 +4,11 @@
 /// Failures of the HTTP exchange itself stay `TransportError`s, and answers that are not token responses stay
 /// `TokenEndpointError`s. The message names the service without its query and the username or client ID, never
 /// the password or secret. Match on `kind`; the set of kinds may grow.
-public struct TokenServiceError: CategorizedError, CustomStringConvertible, Equatable {
+import PortalAuthCore
+import PortalAuthStore
+import PortalAuthTransport
+
+package struct TokenServiceError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .credentialsRefused`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate let name: String

@@ -7,3 +7,21 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
     /// One JSON object on stdout, nothing on stderr.
     case json
 }
+
+/// How `portal-auth request` prints the response.
+enum ResponseFormat: String, CaseIterable, ExpressibleByArgument {
+    /// The body as received, nothing else.
+    case body
+    /// One JSON object: status, URL without query, headers (without credentials), body (as JSON when it is).
+    case json
+}
+
+/// How `portal-auth token` prints the token.
+enum TokenFormat: String, CaseIterable, ExpressibleByArgument {
+    /// The token alone and a newline.
+    case plain
+    /// An HTTP header line: `X-Esri-Authorization: Bearer …` for a portal, `Authorization: Bearer …` for IAP.
+    case header
+    /// One JSON object: the token, its type, expiry and owner.
+    case json
+}

@@ -49,3 +49,39 @@ enum Failure {
         }
     }
 }
+
+extension Failure {
+    /// Whether `error` is an interruption (Ctrl-C, SIGTERM) rather than a failure.
+    static func isInterruption(_ error: any Error) -> Bool {
+        error is CancellationError || (error as? any CategorizedError)?.category == .cancelled
+    }
+}
+
+/// An error with a line of advice after it, of the same category.
+struct Advised: CategorizedError, CustomStringConvertible {
+    let error: any CategorizedError
+    let advice: String
+    var category: ErrorCategory { error.category }
+    var description: String { "\(error)\n\(advice)" }
+}
+
+/// A request that only turns out to be wrong once the stored sign-in is known (`--id-token` for a portal
+/// sign-in): a usage error (exit 64) found after parsing, where `ValidationError` no longer applies.
+struct UsageProblem: CategorizedError, CustomStringConvertible {
+    let description: String
+    var category: ErrorCategory { .usage }
+}
+
+/// A secret the tool could not read: no terminal to ask on, nothing on standard input, an unreadable file.
+/// The message names where the secret was looked for, never the secret.
+struct InputError: CategorizedError, CustomStringConvertible {
+    let category: ErrorCategory
+    let description: String
+
+    /// Nothing to read, or no way to ask (exit 64).
+    static func usage(_ message: String) -> InputError { InputError(category: .usage, description: message) }
+    /// A file that cannot be read (exit 66).
+    static func unreadable(_ message: String) -> InputError { InputError(category: .unreadableInput, description: message) }
+    /// The person cancelled the prompt (exit 130).
+    static let cancelled = InputError(category: .cancelled, description: "cancelled")
+}

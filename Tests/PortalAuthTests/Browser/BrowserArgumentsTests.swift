@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// The browser command's arguments are readable by every local user (`/proc/PID/cmdline`): neither the sign-in URL
 /// (state, code challenge, nonce) nor the logout's ID token, nor an address on loopback that hands them out, may be

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 @Suite("AuthenticationManager.data(for:) and challenges")
 struct AuthenticatedRequestTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthTransport
 
 @Suite("Authenticator")
 struct AuthenticatorTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 @Suite("Challenge detection")
 struct ChallengeDetectionTests {

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// Test doubles for challenge handling: handlers that answer from a script and count the challenges they get,
 /// a prompt with scripted answers, and a fake portal.

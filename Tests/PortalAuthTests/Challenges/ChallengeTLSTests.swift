@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// Network challenges against real TLS and HTTP authentication on loopback (`Tests/Fakes/fault_server.py`): the
 /// handler is asked, its credential is stored, the retry succeeds.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// Which IAP token `data(for:)` sends to the hosts behind a proxy, and what happens when the proxy refuses it.
 @Suite("IAP token sent to the proxy")

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthTransport
 
 /// One renewal per expiry: however many requests in flight see the old token refused at once, the token is asked
 /// for once (issue 27), for every kind that can be renewed, within one process and across processes.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// `hosts_behind_proxy` entries that send the IAP token to every host or a whole top-level domain are valid, but
 /// never silent (issue 12, item 15).

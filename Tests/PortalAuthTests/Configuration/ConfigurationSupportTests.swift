@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 @Suite("Key suggestions and key positions")
 struct ConfigurationSupportTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 @Suite("Loading IAP configuration files")
 struct IAPConfigurationLoadingTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 @Suite("IAPConfiguration built in code")
 struct IAPConfigurationTests {

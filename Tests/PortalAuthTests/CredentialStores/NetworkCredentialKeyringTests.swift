@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 /// A persistent `NetworkCredentialStore` against an in-memory Secret Service: answers land in the keyring, come
 /// back in the next session, and removals remove them.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// Network credentials from a `NetworkCredentialStore` applied by `CurlHTTPClient` to real loopback servers
 /// (`Tests/Fakes/fault_server.py`): self-signed TLS, client certificates, Basic and Digest.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 /// `TokenCredential`, `OAuthApplicationCredential` and `PregeneratedTokenCredential` in a persistent
 /// `ArcGISCredentialStore`: kept across a reload (the SDK's "pre-populated with saved credentials"), the secrets a

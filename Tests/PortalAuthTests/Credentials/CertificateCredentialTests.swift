@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// `NetworkCredential.certificate(at:password:)`: PKCS#12 files made with openssl, opened with OpenSSL.
 @Suite("Certificate credentials: loading .p12 files", .tags(.openssl), ExternalTools.condition)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// The credential layer's account of the Crypto layer's `PKCS12Error`: each kind becomes the SDK-style error that
 /// names the file.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 @Suite("OAuthApplicationCredential: the client credentials grant at the portal")
 struct OAuthApplicationCredentialTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 @Suite("TokenCredential: generateToken and token-service discovery")
 struct TokenCredentialTests {

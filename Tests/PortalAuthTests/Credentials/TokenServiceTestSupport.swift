@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthTransport
 
 /// The requests a scripted client received, in order, whole (`ScriptedHTTPClient` itself keeps only their forms):
 /// what the token-service tests check — URL, method, field order.

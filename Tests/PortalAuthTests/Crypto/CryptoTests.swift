@@ -1,5 +1,6 @@
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 @Suite("OpenSSL-backed primitives")
 struct CryptoTests {

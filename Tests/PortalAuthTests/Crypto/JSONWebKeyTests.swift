@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// Keys and signed tokens made by `Fixtures/jws/make-fixtures.py` (jwcrypto), read from `Fixtures/jws/fixtures.json`.
 enum JWSFixtures {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// The ID token's signature against the provider's `jwks_uri` (the OpenID Foundation's rp-id_token-bad-sig-*,
 /// rp-id_token-kid-absent-*, rp-key-rotation-*, rp-discovery-jwks_uri-keys cases), with the fixtures of

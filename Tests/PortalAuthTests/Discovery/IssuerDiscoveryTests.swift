@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// Finding and trusting the discovery document: walking up from the authorize URL, the provider table (Entra), an
 /// explicit issuer, and a document that lies about its issuer or token endpoint (OpenID Connect Discovery §4.3,

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// UserInfo at sign-in (OIDC Core §5.3; rp-userinfo-bearer-header, rp-scope-userinfo-claims,
 /// rp-userinfo-bad-sub-claim): asked with the access token in the Authorization header when discovery names the

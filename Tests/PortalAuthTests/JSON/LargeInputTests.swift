@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// Inputs a hostile server or file can send stay cheap to read (issue 12, item 6). The outcome is asserted, never
 /// the time: the time limits are hang guards (the quadratic code took minutes here); `scripts/bench` measures speed.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// Another local process floods the loopback port with silent connections while the browser's redirect arrives:
 /// the sign-in must still complete (issue 12, item 3).

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// Hostile clients beyond `LoopbackListenerTests`: many at once and of every kind, wrong callbacks in every
 /// flavour before the right one, malformed request lines. Bounds are the listener's own counts, never wall time or

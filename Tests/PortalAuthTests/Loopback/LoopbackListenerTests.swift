@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// The listener on real loopback sockets. Every wait has its own time limit and every client socket a receive
 /// limit, so a broken listener fails a test instead of hanging it.

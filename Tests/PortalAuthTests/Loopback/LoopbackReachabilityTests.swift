@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// Only this machine can reach the listener: its sockets are bound to loopback addresses, never a wildcard, and a
 /// connection from another host to the machine's own address on the listener's port is refused.

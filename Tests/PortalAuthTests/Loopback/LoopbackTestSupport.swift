@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Synchronization
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// The outcome of a wait, as a value (for `async let`).
 func outcome(

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// The one vocabulary of credential kinds: its spellings are the store file's and the tool's, unchanged, and each
 /// reader takes only its own kinds.

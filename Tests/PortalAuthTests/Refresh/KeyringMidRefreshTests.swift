@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 /// A refresh whose store keeps its secrets in the keyring, when the keyring goes away (a screen lock, a crashed or
 /// stopped daemon) around a refresh with rotating refresh tokens (issue 25): nothing is sent when the keyring cannot

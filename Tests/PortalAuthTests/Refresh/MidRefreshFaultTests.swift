@@ -3,6 +3,9 @@ import Glibc
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// Faults in the middle of a refresh that must not cost the sign-in when the provider rotates refresh tokens
 /// (the old one is dead once sent): a request that may have arrived is not sent again, space for the new

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// Out-of-range numbers in a hand-edited or damaged store entry: read as absent, never a trap
 /// (both were found by the stored-credential fuzz target; see `Fixtures/fuzz/stored-credential/regressions/`).

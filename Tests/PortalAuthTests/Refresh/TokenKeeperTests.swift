@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// `TokenKeeper` against a scripted token endpoint: when it refreshes, what it keeps, how it retries,
 /// and that concurrent callers — tasks of one process or keepers sharing a store file — send one request.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 /// Which redirect URLs are custom-scheme ones, how received addresses match, and the configurations that use them.
 @Suite("Custom-scheme redirect URLs")

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 /// The private channel between a waiting custom-scheme sign-in and the scheme's handler: a real Unix socket in a
 /// temporary `XDG_RUNTIME_DIR`, the real forwarder, the same evaluator as the loopback listener.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 /// A library sign-in that opens no browser makes its URL reachable: a log event, and when nobody hears (the
 /// silent observer and a no-op logger) an error at once instead of a silent wait.

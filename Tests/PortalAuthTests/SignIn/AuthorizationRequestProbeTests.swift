@@ -3,6 +3,9 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// The look at the authorization URL before the browser opens: a provider that rejects the request (issue 11: an
 /// unregistered redirect URL or port, a wrong client ID) is reported at once, not after the whole timeout.

@@ -3,6 +3,9 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// The IAP sign-in against a scripted OpenID provider: what goes to the authorization endpoint (`id_token_hint` with
 /// `prompt=none`), which token responses are accepted (an ID token is required with `openid`), and which scopes are

@@ -3,6 +3,9 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// Issue 25.1, the mix-up attack (RFC 9700 §4.4): a hostile provider A relays the user's sign-in to an honest
 /// provider B, which redirects back with its code and `iss`. Whatever A's discovery document says (B's issuer, or

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthTransport
 
 @Suite("IAP logout: RP-initiated logout confirmed on the loopback", .timeLimit(.minutes(1)))
 struct IAPLogoutTests {

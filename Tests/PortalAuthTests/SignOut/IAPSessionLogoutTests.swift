@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
 
 /// Sign-out of several IAP sign-ins at one identity provider (issue 23, seen against Glewlwyd): one browser logout
 /// per provider session, told apart by the ID tokens' `sid` (else subject), shared by the sign-ins of that session.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
 
 /// A revocation endpoint's answer and what the client must make of it.
 struct RevocationCase: CustomTestStringConvertible, Sendable {

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// Test doubles for revocation and logout: an HTTP client that answers from a script, a browser that plays
 /// the identity provider's redirect back, and credentials built from records.

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 @Suite("Credential store file: format, permissions, atomic writes")
 struct CredentialStoreFileTests {

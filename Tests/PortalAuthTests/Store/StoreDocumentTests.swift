@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 /// Reading a store file's entries and its recorded place of the secrets in one parse (issue 17).
 @Suite("store document: entries and recorded backend from one parse")

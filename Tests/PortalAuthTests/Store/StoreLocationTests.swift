@@ -1,5 +1,6 @@
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 @Suite("Credential store location")
 struct StoreLocationTests {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 /// The store's lock when its lock file is removed or replaced by somebody else (a clean-up script, `rm`):
 /// two updaters must still never run at once, or two refreshes would send the same rotating refresh token.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 /// The SDK's synchronous `ArcGISCredentialStore.add(_:)` and `removeAll()`: memory changes at once, the file follows
 /// in order, and a write that fails is logged and thrown by `waitForPersistence()`.

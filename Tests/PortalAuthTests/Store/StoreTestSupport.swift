@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 /// A private (0700) temporary directory, removed with everything in it when released.
 final class TemporaryDirectory {

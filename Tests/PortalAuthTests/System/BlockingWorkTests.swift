@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 @Suite("Blocking work runs on a small bounded pool, off the cooperative pool", .serialized)
 struct BlockingWorkTests {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// The executor of `portal-auth token` and `refresh` (issue 17): the work, the actors it calls and the tasks it
 /// starts with `Task.keepingExecutor` run on the thread that called `run`; blocking work still runs elsewhere.

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 @Suite("Deadline", .timeLimit(.minutes(1)))
 struct DeadlineTests {

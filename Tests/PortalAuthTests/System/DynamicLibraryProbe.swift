@@ -1,5 +1,6 @@
 import CPortalAuthCurl  // pa_dynamic_library_probe, from Sources/CPortalAuthSystem/dynamic_library.h, which CPortalAuthCurl's shim includes
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// The loader of the libraries opened on first use (libcurl, libcrypto, libssl, libsecret), tried on any file and function:
 /// what the tests check its messages with (the header's inline probe, compiled into the tests, not the library).

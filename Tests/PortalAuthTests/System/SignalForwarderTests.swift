@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// Signals turned into calls without Dispatch (issue 17). The tests change process-wide signal actions, so they
 /// run one at a time and only with SIGUSR1/SIGUSR2, which nothing else in the test process uses.

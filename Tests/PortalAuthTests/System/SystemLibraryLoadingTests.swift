@@ -1,5 +1,6 @@
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// libcurl, libcrypto and libssl are opened on first use (issue 17): the loader's messages, and the real
 /// libraries through the wrappers.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 /// The unit tests' own blocking waits (a test client's socket, a fake server's start), each on a
 /// thread of its own.

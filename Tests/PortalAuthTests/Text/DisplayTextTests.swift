@@ -1,5 +1,7 @@
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 @Suite("Display text")
 struct DisplayTextTests {

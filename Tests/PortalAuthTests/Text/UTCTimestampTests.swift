@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
 
 @Suite("UTC timestamps written by arithmetic")
 struct UTCTimestampTests {

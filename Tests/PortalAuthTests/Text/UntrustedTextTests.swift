@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// Text from servers, redirects and files never brings control characters to the terminal, and tokens or user names
 /// that carry them are refused where they enter (issue 12, items 4 and 5).

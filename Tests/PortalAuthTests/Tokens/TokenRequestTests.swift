@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 import PortalAuthTesting
 
 /// `TokenRequest`: the form of each grant, field by field and in order; the client's authentication and the

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// One response a token endpoint might send.
 struct TokenCase: CustomTestStringConvertible, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 /// Credentials never follow a redirect to another origin, whatever their placement (issue 12, item 13).
 @Suite("Redirects to another origin")

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 /// The fault server's echo of a request.
 struct Echo {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 @Suite("Form encoding (application/x-www-form-urlencoded)")
 struct FormEncodingTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 /// Headers set the way a Swift developer tries first (issue 28, point 15): `request.headers["Name"] = value`.
 @Suite("Header subscript")

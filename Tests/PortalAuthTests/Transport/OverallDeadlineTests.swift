@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 /// An operation's time limit holds across requests and retries (issue 12, item 7): a hung revocation endpoint with
 /// three attempts of 60 s each once took three minutes against a 20-second limit.

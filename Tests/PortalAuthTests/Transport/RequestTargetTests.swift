@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 @Suite("Request targets: loopback and the http rule")
 struct RequestTargetTests {

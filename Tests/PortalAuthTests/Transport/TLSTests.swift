@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthTransport
 
 @Suite("TLS through libcurl with a self-signed server", .timeLimit(.minutes(1)), .tags(.python, .openssl), ExternalTools.condition)
 struct TLSTests {

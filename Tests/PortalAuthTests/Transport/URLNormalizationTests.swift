@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 /// One normaliser for URLs and hosts (issue 18): stored sign-ins, discovery documents and configurations compare
 /// through it, so its host rules and its URL text must agree.

@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// A client certificate with its private key, read from a PKCS#12 file (`NetworkCredential.certificate`), as in the
 /// ArcGIS Maps SDK.

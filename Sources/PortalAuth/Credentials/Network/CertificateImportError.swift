@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// A PKCS#12 file that cannot be imported as a client certificate (`NetworkCredential.certificate(at:password:)`),
 /// as in the ArcGIS Maps SDK: compare with `.invalidData` and `.invalidPassword`, or switch over it.
@@ -29,7 +30,7 @@ public struct CertificateImportError: CategorizedError, CustomStringConvertible,
     public static let certificateExpired = CertificateImportError(.certificateExpired, file: nil, detail: "")
 
     /// The finer reason (`notPKCS12`, `noIdentity`, `wrongPassword`, …).
-    public let kind: NetworkCredentialError.Kind
+    package let kind: NetworkCredentialError.Kind
     /// The certificate file, when known.
     public let file: URL?
     /// What was wrong, with OpenSSL's or the system's own text where there is one.

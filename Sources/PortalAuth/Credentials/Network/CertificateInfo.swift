@@ -1,4 +1,6 @@
 public import Foundation
+import PortalAuthCore
+import PortalAuthTransport
 
 /// What a person needs to decide about a certificate: who it is for, who issued it, when it is valid, and
 /// its SHA-256 fingerprint. It holds the certificate itself (public, not a secret) for trusting it.
@@ -74,5 +76,25 @@ public struct CertificateInfo: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let until = notAfter.map { ", valid until \($0.ISO8601Format())" } ?? ""
         return "\(subject) issued by \(isSelfSigned ? "itself" : issuer)\(until), SHA-256 \(sha256Fingerprint)"
+    }
+}
+
+extension ServerCertificateProbe {
+    /// The certificate presented by the server of `url` (an https URL), with the rest of its chain.
+    ///
+    /// - Returns: the server's certificate first.
+    /// - Throws: `TransportError` (`unsupportedURL` for a URL that is not https, connection and handshake
+    ///   failures), `NetworkCredentialError.certificateUnreadable` when the server sent no readable certificate.
+    public func certificateChain(of url: URL) async throws -> [CertificateInfo] {
+        let chain = try await certificateChainPEM(of: url).map { try CertificateInfo(pem: $0) }
+        guard !chain.isEmpty else {
+            throw NetworkCredentialError(.certificateUnreadable, detail: "the server at \(RedactedURL(url)) sent no certificate")
+        }
+        return chain
+    }
+
+    /// The server's certificate, first of `certificateChain(of:)`.
+    public func certificate(of url: URL) async throws -> CertificateInfo {
+        try await certificateChain(of: url)[0]
     }
 }

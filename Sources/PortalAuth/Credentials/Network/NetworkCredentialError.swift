@@ -1,9 +1,10 @@
-public import Foundation
+package import Foundation
+import PortalAuthCore
 
 /// A network credential that cannot be made or used: a certificate file that cannot be read or opened, a server
 /// trust that does not fit the host. The message names the file or host, never a password. Match on `kind`; the
 /// set of kinds may grow.
-public struct NetworkCredentialError: CategorizedError, CustomStringConvertible, Equatable {
+package struct NetworkCredentialError: CategorizedError, CustomStringConvertible, Equatable {
     /// What went wrong, for matching: `error.kind == .wrongPassword`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate let name: String

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthTransport
 
 /// Where a network credential applies: one host and port, as HTTP authentication and TLS see a server.
 ///

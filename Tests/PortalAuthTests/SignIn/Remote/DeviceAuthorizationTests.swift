@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthTransport
 
 /// Reading the device authorization response, and finding the endpoint (explicit, Entra, discovery).
 @Suite("Device authorization response and endpoint")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
 
 /// The device authorization grant (RFC 8628) against a scripted provider, on a virtual clock: polls wait the server's
 /// interval, `slow_down` adds 5 s, and pending, denial, expiry and cancellation end the flow as they should.

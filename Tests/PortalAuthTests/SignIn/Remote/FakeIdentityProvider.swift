@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// An OpenID provider at `https://idp.example/o` for remote sign-in tests: discovery (with or without a device
 /// authorization endpoint), the device authorization endpoint, and a token endpoint whose device-code polls are

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// Every path that may open a browser takes the same choice as `login` (issue 28, points 1 and 2): the library's
 /// default sign-in (`credential(for:settings:)`, which the `Authenticator` calls) and the IAP logout never start a

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 /// `SignInMethod.automatic` and the forced methods: which path a sign-in takes with and without a display, when the
 /// browser command fails, and without a terminal; and that a device-code sign-in is stored like any other.

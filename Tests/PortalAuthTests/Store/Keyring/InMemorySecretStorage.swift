@@ -1,5 +1,6 @@
 import Synchronization
 @testable import PortalAuth
+@testable import PortalAuthStore
 
 /// A Secret Service in memory, matching items as libsecret does (every given attribute, plus the schema), with
 /// switches for the failures the store must survive.

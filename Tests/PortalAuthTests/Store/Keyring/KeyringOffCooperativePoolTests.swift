@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
+@testable import PortalAuthTransport
 
 /// The Secret Service's calls (up to 15 s each) and the store file's reads and writes run on `BlockingWork`'s pool,
 /// never on the thread of the task that asked (one of Swift's cooperative threads): issue 30, item 5.

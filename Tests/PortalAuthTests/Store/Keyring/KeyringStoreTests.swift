@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+@testable import PortalAuthCore
+@testable import PortalAuthStore
 
 /// The store with its secrets in the keyring, against an in-memory Secret Service: the file as an index, the
 /// crash-safe order of writes, leftovers, corrupted items, migration, and the automatic choice.

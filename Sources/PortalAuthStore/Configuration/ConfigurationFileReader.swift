@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+import PortalAuthCore
+
+/// Reads a configuration file with a size limit, turning each way it can fail into its own error.
+enum ConfigurationFileReader {
+    /// Reads `file` on a thread outside the cooperative pool (a FIFO or a slow disk may block).
+    static func read(_ file: URL, limit: Int = ConfigurationError.maximumFileSize) async throws(ConfigurationError) -> Data {
+        let result: Result<Data, ConfigurationError>
+        do {
+            result = try await BlockingWork.run(name: "PortalAuth.configuration-read") {
+                Result { () throws(ConfigurationError) in try readBlocking(file, limit: limit) }
+            }
+        } catch {
+            throw .unreadable(file, reason: "the task was cancelled before the file was read")  // the only error run adds
+        }
+        return try result.get()
+    }
+
+    /// Reads at most `limit` bytes of `file`; more is an error.
+    static func readBlocking(_ file: URL, limit: Int) throws(ConfigurationError) -> Data {
+        let descriptor: Int32
+        do {
+            descriptor = try syscall("open") { open(file.path, O_RDONLY | O_CLOEXEC) }
+        } catch {
+            throw failure(file, error)
+        }
+        defer { close(descriptor) }
+
+        var info = stat()
+        do {
+            try syscall("fstat") { fstat(descriptor, &info) }
+        } catch {
+            throw failure(file, error)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(file) }
+        if (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) > limit { throw .tooLarge(file, size: Int(info.st_size)) }
+
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count <= limit {
+            let count: Int
+            do {
+                count = try syscall("read") {
+                    buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+                }
+            } catch {
+                throw failure(file, error)
+            }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        if data.count > limit { throw .tooLarge(file, size: data.count) }
+        return data
+    }
+
+    /// The configuration error for a failed system call on `file`.
+    static func failure(_ file: URL, _ error: SystemError) -> ConfigurationError {
+        switch error.errno {
+        case ENOENT, ENOTDIR: return .fileNotFound(file)
+        case EISDIR: return .isDirectory(file)
+        case EACCES, EPERM: return .unreadable(file, reason: "permission denied")
+        default: return .unreadable(file, reason: String(cString: strerror(error.errno)))
+        }
+    }
+}

@@ -1,0 +1,178 @@
+package import Foundation
+import Glibc
+import PortalAuthCore
+
+/// The system calls the store makes, each checked on the spot and turned into a `CredentialStoreError`
+/// that names the path.
+///
+/// Every descriptor is opened with `O_CLOEXEC` (a browser or helper the tool starts must not inherit it)
+/// and, for files, `O_NOFOLLOW` (a store must be a regular file, not a link somebody planted).
+package enum StoreFileSystem {
+    // MARK: - Paths and status
+
+    /// The process's current directory.
+    static func currentDirectory() -> String { FileManager.default.currentDirectoryPath }
+
+    /// The directory part of an absolute path ("/" for "/name").
+    package static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// `stat` of `path` (`lstat` when `followingLinks` is false), or nil when nothing is there.
+    package static func status(of path: String, followingLinks: Bool = true) throws(CredentialStoreError) -> stat? {
+        var info = stat()
+        do {
+            try syscall("stat") { followingLinks ? stat(path, &info) : lstat(path, &info) }
+        } catch {
+            if error.errno == ENOENT || error.errno == ENOTDIR { return nil }
+            throw .fileSystem("inspect", path, error)
+        }
+        return info
+    }
+
+    /// True when `info` describes a regular file.
+    static func isRegularFile(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
+
+    /// True when `info` describes a directory.
+    static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
+
+    // MARK: - Permission checks
+
+    /// Refuses a store file (or its lock file) that is not a regular file, belongs to another user,
+    /// or, when `privateMode` is set, has any group or other permission bit.
+    static func checkPrivateFile(_ info: stat, path: String, privateMode: Bool = true) throws(CredentialStoreError) {
+        guard isRegularFile(info) else { throw .notRegularFile(path) }
+        let ownedByOther = info.st_uid != geteuid()
+        if ownedByOther || (privateMode && info.st_mode & 0o077 != 0) {
+            throw .unsafeFile(path, mode: info.st_mode, ownedByOther: ownedByOther)
+        }
+    }
+
+    /// Refuses a store directory that belongs to another user or that group or others can write.
+    ///
+    /// A writable directory would let another user replace the store or its lock file. A readable one
+    /// (an ordinary 0755 home directory given with `--store ~/file.json`) only reveals file names: the
+    /// store file itself must still be 0600, which `checkPrivateFile` enforces.
+    static func checkPrivateDirectory(_ info: stat, path: String) throws(CredentialStoreError) {
+        guard isDirectory(info) else { throw .notRegularFile(path) }
+        let ownedByOther = info.st_uid != geteuid()
+        if ownedByOther || info.st_mode & 0o022 != 0 {
+            throw .unsafeDirectory(path, mode: info.st_mode, ownedByOther: ownedByOther)
+        }
+    }
+
+    /// Checks the store's directory when it exists; returns false when it does not.
+    @discardableResult
+    static func checkDirectoryIfPresent(_ path: String) throws(CredentialStoreError) -> Bool {
+        guard let info = try status(of: path) else { return false }
+        try checkPrivateDirectory(info, path: path)
+        return true
+    }
+
+    /// Creates `path` and any missing parents with mode 0700, then checks it.
+    ///
+    /// Only the directories created here get their mode set; an existing directory (the home directory, say)
+    /// is never changed, and is refused by the check if it is not private.
+    package static func ensurePrivateDirectory(_ path: String) throws(CredentialStoreError) {
+        try createMissingDirectories(path)
+        guard let info = try status(of: path) else {
+            throw .fileSystem("create the directory", path, SystemError(call: "mkdir", errno: ENOENT))
+        }
+        try checkPrivateDirectory(info, path: path)
+    }
+
+    private static func createMissingDirectories(_ path: String) throws(CredentialStoreError) {
+        guard try status(of: path) == nil else { return }
+        let parent = parentDirectory(of: path)
+        if parent != path { try createMissingDirectories(parent) }
+        do {
+            try syscall("mkdir") { mkdir(path, 0o700) }
+            // The umask may have removed owner bits; set exactly 0700 on the directory just made.
+            try syscall("chmod") { chmod(path, 0o700) }
+        } catch {
+            // Another process may have created it in between; what is there is checked afterwards.
+            if error.errno != EEXIST { throw .fileSystem("create the directory", path, error) }
+        }
+    }
+
+    // MARK: - Descriptors
+
+    /// Opens `path` with `flags | O_CLOEXEC | O_NOFOLLOW`; nil when it does not exist and `O_CREAT` is not given.
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(CredentialStoreError) -> Int32? {
+        do {
+            return try syscall("open") { Glibc.open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode) }
+        } catch {
+            switch error.errno {
+            case ENOENT where flags & O_CREAT == 0: return nil
+            case ELOOP: throw .notRegularFile(path)
+            default: throw .fileSystem("open", path, error)
+            }
+        }
+    }
+
+    /// `fstat` of an open descriptor.
+    package static func status(ofDescriptor descriptor: Int32, path: String) throws(CredentialStoreError) -> stat {
+        var info = stat()
+        do {
+            try syscall("fstat") { fstat(descriptor, &info) }
+        } catch {
+            throw .fileSystem("inspect", path, error)
+        }
+        return info
+    }
+
+    /// Reads an open file to its end.
+    static func readAll(_ descriptor: Int32, path: String) throws(CredentialStoreError) -> Data {
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count: Int
+            do {
+                count = try syscall("read") { chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+            } catch {
+                throw .fileSystem("read", path, error)
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Writes all of `data`, continuing after short writes.
+    static func writeAll(_ descriptor: Int32, _ data: Data, path: String) throws(CredentialStoreError) {
+        var offset = 0
+        while offset < data.count {
+            let written: Int
+            do {
+                written = try syscall("write") {
+                    data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                }
+            } catch {
+                throw .fileSystem("write", path, error)
+            }
+            offset += written
+        }
+    }
+
+    /// Flushes a directory's entries (after a rename) to disk.
+    static func syncDirectory(_ path: String) throws(CredentialStoreError) {
+        guard let descriptor = try open(path, O_RDONLY | O_DIRECTORY) else {
+            throw .fileSystem("open", path, SystemError(call: "open", errno: ENOENT))
+        }
+        defer { close(descriptor) }
+        do {
+            try syscall("fsync") { fsync(descriptor) }
+        } catch {
+            throw .fileSystem("flush", path, error)
+        }
+    }
+
+    /// Renames `source` to `destination`, replacing it atomically.
+    static func rename(_ source: String, to destination: String) throws(CredentialStoreError) {
+        do {
+            try syscall("rename") { Glibc.rename(source, destination) }
+        } catch {
+            throw .fileSystem("replace", destination, error)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+internal import CPortalAuthCurl
+import Foundation
+import Glibc
+import PortalAuthCore
+
+/// The scheme, host and port of a request URL as libcurl itself parses them, so that the http check and the
+/// connection agree on the host (no parser differences), and whether that host is loopback.
+struct RequestTarget: Equatable {
+    /// `http` or `https`.
+    let scheme: String
+    /// The host as libcurl normalises it (`127.0.0.1`, `[::1]`, `portal.example.com`).
+    let host: String
+    /// The port, explicit or the scheme's default.
+    let port: Int
+
+    /// Whether the host is loopback: `localhost`, 127.0.0.0/8, `::1` or `::ffff:127.x.y.z`.
+    var isLoopback: Bool { Self.isLoopback(host: host) }
+
+    /// Parses `url` with libcurl's URL parser and applies the transport's rules before anything is sent:
+    /// only `http` and `https`, and `http` only to loopback hosts.
+    static func checked(_ url: URL) throws(TransportError) -> RequestTarget {
+        let redacted = RedactedURL(url)
+        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: redacted, detail: error.description) }
+        guard let parts = CurlURLParts(url.absoluteString) else {
+            throw TransportError(.unsupportedURL, url: redacted, detail: "libcurl cannot parse the URL")
+        }
+        guard parts.scheme == "http" || parts.scheme == "https" else {
+            throw TransportError(.unsupportedURL, url: redacted, detail: "only http and https URLs are supported")
+        }
+        let target = RequestTarget(scheme: parts.scheme, host: parts.host, port: parts.port)
+        if target.scheme == "http" && !target.isLoopback {
+            throw TransportError(.insecureHTTP, url: redacted, detail: "")
+        }
+        return target
+    }
+
+    /// Whether `host` names this machine's loopback interface.
+    static func isLoopback(host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        // RFC 6761 §6.3: `localhost` and every name under it are loopback (libcurl resolves them so, without DNS).
+        if name == "localhost" || (name.hasSuffix(".localhost") && !name.hasPrefix(".")) { return true }
+        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if let zone = name.firstIndex(of: "%") { name = String(name[..<zone]) }
+
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 {
+            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, name, &v6) == 1 {
+            let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }  // ::1
+            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+            return mapped && bytes[12] == 127  // ::ffff:127.0.0.0/104
+        }
+        return false
+    }
+}
+
+/// The scheme, host and port that libcurl's URL API (`curl_url`) reads from a URL string.
+private struct CurlURLParts {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init?(_ text: String) {
+        guard let handle = pa_curl_url() else { return nil }
+        defer { pa_curl_url_cleanup(handle) }
+        guard pa_curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
+            let scheme = Self.part(handle, CURLUPART_SCHEME, 0),
+            let host = Self.part(handle, CURLUPART_HOST, 0),
+            let port = Self.part(handle, CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT)).flatMap({ Int($0) })
+        else { return nil }
+        self.scheme = scheme.lowercased()
+        self.host = host
+        self.port = port
+    }
+
+    private static func part(_ handle: OpaquePointer, _ which: CURLUPart, _ flags: UInt32) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard pa_curl_url_get(handle, which, &value, flags) == CURLUE_OK, let value else { return nil }
+        defer { pa_curl_free(value) }
+        return String(cString: value)
+    }
+}

@@ -1,0 +1,105 @@
+package import Foundation
+import Glibc
+
+/// The one place where URLs and hosts are normalised for comparing, so that a configuration check, a stored
+/// sign-in's key, a discovery document's issuer and a protection space all agree on when two URLs are the same.
+package enum URLNormalization {
+    /// The host of `url` normalised by `host(_:)`, or `nil` when the URL has none.
+    package static func host(of url: URL) -> String? {
+        guard let host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
+        return Self.host(host)
+    }
+
+    /// `host` in lower case without one trailing dot and without IPv6 brackets, an IPv6 address in its
+    /// canonical text (`0:0::1` becomes `::1`).
+    package static func host(_ host: String) -> String {
+        var host = host.lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasSuffix("."), host.count > 1 { host.removeLast() }
+        return canonicalIPv6(host) ?? host
+    }
+
+    /// The port the URL connects to: its explicit port, else 80 for http and 443 for https.
+    package static func effectivePort(of url: URL) -> Int? {
+        if let port = url.port { return port }
+        switch url.scheme?.lowercased() {
+        case "http": return 80
+        case "https": return 443
+        default: return nil
+        }
+    }
+
+    /// `url` as a text that is equal for URLs naming the same place: scheme lower-cased, host normalised by
+    /// `host(_:)`, the default port, trailing slashes, query and fragment dropped. Stored sign-ins are keyed by it.
+    package static func comparable(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.scheme = components.scheme?.lowercased()
+        if let host = host(of: url) {
+            if host.contains(":") {
+                components.percentEncodedHost = "[\(host)]"
+            } else {
+                components.host = host
+            }
+        }
+        if (components.scheme == "https" && components.port == 443) || (components.scheme == "http" && components.port == 80) {
+            components.port = nil
+        }
+        while components.path.hasSuffix("/") { components.path.removeLast() }
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? url.absoluteString
+    }
+
+    /// The segments of a URL path (as the URL writes it, percent-encoded) for deciding whether the path lies
+    /// inside another: each segment percent-decoded, then `.` and `..` removed as RFC 3986 §5.2.4 removes dot
+    /// segments; empty segments are dropped. Nil when the path is ambiguous, that is when servers may route it
+    /// elsewhere than it reads, so no credential may be sent with it:
+    ///
+    /// - a segment that is `.` or `..` only once decoded (`%2e%2e`, `.%2E`): some servers decode before resolving
+    ///   dot segments (`/arcgis/%2e%2e/other` reaches `/other`), others do not;
+    /// - an encoded `/` (`%2F`) or `\` (`%5C`), or a literal `\` (taken as `/` by some servers);
+    /// - a `%` once decoded (`%252e`: double decoding), a control character or an encoded NUL, invalid percent
+    ///   encoding or bytes that are not UTF-8;
+    /// - a dot segment with a parameter (`..;x`, `.;`), which servlet containers read as the dot segment;
+    /// - a `..` that climbs above the root.
+    package static func pathSegments(_ encodedPath: String) -> [String]? {
+        var segments: [String] = []
+        for raw in encodedPath.split(separator: "/") {
+            guard !raw.contains("\\"), let decoded = raw.removingPercentEncoding else { return nil }
+            if decoded.unicodeScalars.contains(where: { "/\\%".unicodeScalars.contains($0) || $0.properties.generalCategory == .control }) {
+                return nil
+            }
+            let bare = decoded.prefix { $0 != ";" }
+            if bare == "." || bare == ".." {
+                // Only a literal dot segment, without a parameter, is resolved; any other spelling is ambiguous.
+                guard raw == bare else { return nil }
+            }
+            switch decoded {
+            case ".": continue
+            case "..": guard segments.popLast() != nil else { return nil }
+            default: segments.append(decoded)
+            }
+        }
+        return segments
+    }
+
+    /// Whether `host` (normalised here first) is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
+    package static func isLoopbackHost(_ host: String) -> Bool {
+        let host = self.host(host)
+        if host == "localhost" || host == "::1" { return true }
+        var address = in_addr()
+        guard inet_pton(AF_INET, host, &address) == 1 else { return false }
+        // s_addr is in network byte order: the first octet is the lowest byte in memory.
+        return withUnsafeBytes(of: &address) { $0.first == 127 }
+    }
+
+    /// The canonical text of an IPv6 address (`0:0::1` becomes `::1`), or `nil` when `text` is not one.
+    package static func canonicalIPv6(_ text: String) -> String? {
+        guard text.contains(":") else { return nil }
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
