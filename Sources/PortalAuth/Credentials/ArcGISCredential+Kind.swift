@@ -34,7 +34,7 @@ extension ArcGISCredential {
         }
 
         /// Which kind this is, in the library's one vocabulary of kinds (what the store and the tool use).
-        public var credentialKind: CredentialKind {
+        package var credentialKind: CredentialKind {
             switch self {
             case .oAuthUser: return .oauthUser
             case .iap: return .iap

@@ -73,10 +73,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// can show it, else the device code or paste-back, else ``SignInError`` at once.
     ///
     /// The ID token's signature (with the keys of the provider's discovery document), `aud`, `nonce`, `exp`, `iat`,
-    /// `sub` and `iss` are checked (``IDTokenError``); with `openid` among the scopes, a token response without an ID
+    /// `sub` and `iss` are checked (`IDTokenError`); with `openid` among the scopes, a token response without an ID
     /// token is refused (`SignInError`). A discovery document that names the configured authorize endpoint but
-    /// another issuer than its own address stops the sign-in before the browser opens (``DiscoveryError``); a
-    /// UserInfo answer about another user fails it (``UserInfoError``). See ``IAPConfiguration/issuer``.
+    /// another issuer than its own address stops the sign-in before the browser opens (`DiscoveryError`); a
+    /// UserInfo answer about another user fails it (`UserInfoError`). See ``IAPConfiguration/issuer``.
     ///
     /// - Parameters:
     ///   - configuration: the identity provider, client and scopes to sign in with.

@@ -3,7 +3,7 @@
 /// The raw value is the kind's one spelling, written in the store file (`"kind"`) and shown by the tool (`status`,
 /// `token --format json`, `PORTAL_AUTH_KIND`): `oauth-user`, `iap`, `token`, `oauth-application`,
 /// `pregenerated-token`. `ArcGISCredential.Kind` carries the credential itself and names its kind with this type.
-public enum CredentialKind: String, Sendable, Hashable, CaseIterable {
+package enum CredentialKind: String, Sendable, Hashable, CaseIterable {
     /// An ArcGIS portal's OAuth user sign-in (`OAuthUserCredential`); raw value `oauth-user`.
     case oauthUser = "oauth-user"
     /// An Identity-Aware Proxy sign-in (`IAPCredential`); raw value `iap`.
@@ -17,7 +17,7 @@ public enum CredentialKind: String, Sendable, Hashable, CaseIterable {
 
     /// Whether a credential of this kind is a sign-in whose tokens a `TokenKeeper` keeps (a `StoredCredential` in the
     /// store, a `CredentialSummary` in `status`); the other kinds are store entries of their own.
-    public var isSignIn: Bool {
+    package var isSignIn: Bool {
         switch self {
         case .oauthUser, .iap: return true
         case .token, .oauthApplication, .pregeneratedToken: return false

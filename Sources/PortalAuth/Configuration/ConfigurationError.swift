@@ -4,8 +4,8 @@ public import PortalAuthCore
 /// A configuration that cannot be used: a file that cannot be read or parsed, or content that breaks
 /// the rules. It lists every problem found, not only the first.
 ///
-/// Match on ``kind`` to react to a particular failure; read ``issues`` for the individual problems, each
-/// with its key and, for files, its line and column. The ``description`` names the file and says what to do.
+/// Match on ``kind`` to react to a particular failure. The ``description`` names the file and says what to do, with
+/// each problem on a line of its own: its key and, for files, its line and column.
 public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     // MARK: - Kinds
 
@@ -30,7 +30,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         public static let notUTF8 = Kind("notUTF8")
         /// The file is not well-formed JSON (duplicate keys included).
         public static let syntax = Kind("syntax")
-        /// The content is JSON but breaks one or more rules; see ``ConfigurationError/issues``.
+        /// The content is JSON but breaks one or more rules; see `ConfigurationError.issues`.
         public static let invalidConfiguration = Kind("invalidConfiguration")
 
         /// The kind's name, e.g. `fileNotFound`.
