@@ -24,7 +24,7 @@ struct IAPConfigurationFields: Sendable {
             if let url { add(URLRules.endpointProblem(url), name(key)) }
         }
         if let clientID { add(IAPConfigurationRules.clientIDProblem(clientID), name(.clientID)) }
-        if let redirectURL { add(URLRules.absoluteURLProblem(redirectURL), name(.redirectURL)) }
+        if let redirectURL { add(URLRules.redirectURLProblem(redirectURL), name(.redirectURL)) }
         if let scopes {
             add(IAPConfigurationRules.scopesProblem(count: scopes.count), name(.scope))
             for case let (index, scope?) in scopes.enumerated() {

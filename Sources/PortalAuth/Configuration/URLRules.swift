@@ -47,6 +47,16 @@ package enum URLRules {
         return nil
     }
 
+    /// What is wrong with a redirect URL: not absolute, or with a fragment, which a redirect URI must not have
+    /// (RFC 6749 §3.1.2; the loopback listener could never match it).
+    static func redirectURLProblem(_ url: URL) -> String? {
+        if let problem = absoluteURLProblem(url) { return problem }
+        if url.fragment != nil {
+            return "must not contain a fragment (the part from #; RFC 6749 section 3.1.2), found \"\(url.absoluteString)\"; remove it"
+        }
+        return nil
+    }
+
     /// The text of a URL-valued JSON string as a URL, or `nil` when Foundation cannot parse it.
     package static func url(from text: String) -> URL? {
         guard !text.isEmpty, text.allSatisfy({ !$0.isWhitespace }) else { return nil }
