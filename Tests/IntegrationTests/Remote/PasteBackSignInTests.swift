@@ -20,13 +20,7 @@ struct PasteBackSignInTests {
         tool.type("not a url")
         text += tool.read(until: "Paste that address here and press Enter:")
 
-        let browser = try TestBrowserRun.run(url, environment: [
-            "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
-        ])
-        #expect(browser == 0)
-        let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        tool.type(final)
-        let (status, rest) = try await tool.finish()
+        let (status, rest) = try await Self.signInElsewhere(url, pastingInto: tool, finalFile: finalFile)
         text += rest
         #expect(status == 0, "\(text)")
         #expect(text.contains("No browser is opened here: there is no display"))
@@ -52,13 +46,7 @@ struct PasteBackSignInTests {
                                                   "BROWSER": "sh -c 'echo no browser here; exit 1' browser"])
 
         var (text, url) = try tool.authorizationURL(until: "Paste that address here and press Enter:", portal: server.portal)
-        let browser = try TestBrowserRun.run(url, environment: [
-            "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
-        ])
-        #expect(browser == 0)
-        let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        tool.type(final)
-        let (status, rest) = try await tool.finish()
+        let (status, rest) = try await Self.signInElsewhere(url, pastingInto: tool, finalFile: finalFile)
         text += rest
         #expect(status == 0, "\(text)")
         let urls = text.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") }
@@ -83,5 +71,17 @@ struct PasteBackSignInTests {
         #expect(text.contains("there is no display"))
         #expect(text.contains("Run this on a terminal:\n    portal-auth login --portal \(server.portal) --client-id \(server.clientID) --timeout 300"), "\(text)")
         #expect(!text.contains("not found") && !text.contains("exited with status"), "no browser command was run")
+    }
+
+    /// The headless browser signs in at `url` "on another machine" (its final redirect cannot reach this machine's
+    /// ports); the address it ends on is typed into `tool`, which then ends.
+    static func signInElsewhere(_ url: String, pastingInto tool: TerminalTool, finalFile: String) async throws -> (status: Int32, rest: String) {
+        let browser = try TestBrowserRun.run(url, environment: [
+            "PORTAL_AUTH_TEST_BROWSER_REMOTE": "1", "PORTAL_AUTH_TEST_BROWSER_FINAL_URL_FILE": finalFile,
+        ])
+        #expect(browser == 0)
+        let final = try String(contentsOfFile: finalFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        tool.type(final)
+        return try await tool.finish()
     }
 }
