@@ -9,15 +9,18 @@ struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds the command may take from its start, every request and retry included (and the browser, for a command that opens one).", valueName: "seconds"))
     var timeout: Int = 300
 
-    @Option(help: ArgumentHelp(
+    @Option(help: Self.storeHelp, completion: .file(extensions: ["json"]))
+    var store: String?
+
+    /// The help of `--store`, here and in `StoreChoiceOptions`.
+    static let storeHelp = ArgumentHelp(
         "Where credentials live: auto, keyring, file, or a store file's path.",
         discussion: """
             Default: $PORTAL_AUTH_STORE, else auto: the desktop keyring (Secret Service) when one answers and is \
             unlocked, else the file $XDG_STATE_HOME/portal-auth/credentials.json. keyring fails at once (exit 70) \
             when the keyring is absent or locked; a path is a store file there (./keyring for a file named keyring).
             """,
-        valueName: "auto|keyring|file|path"), completion: .file(extensions: ["json"]))
-    var store: String?
+        valueName: "auto|keyring|file|path")
 
     @OptionGroup var transport: TransportOptions
 
@@ -45,10 +48,7 @@ struct StoreOptions: ParsableArguments {
 /// The store alone, for commands that only read and write the store's index (`use`, `name`): no network, no wait,
 /// so no `--timeout` or `--ca-bundle`.
 struct StoreChoiceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Where credentials live: auto, keyring, file, or a store file's path.",
-        discussion: "Default: $PORTAL_AUTH_STORE, else auto (see `portal-auth help status`).",
-        valueName: "auto|keyring|file|path"), completion: .file(extensions: ["json"]))
+    @Option(help: StoreOptions.storeHelp, completion: .file(extensions: ["json"]))
     var store: String?
 
     /// See `SessionArguments.credentialStore(settings:forSignIn:)` (the keyring's calls limited to the default time).
