@@ -25,7 +25,7 @@ extension IAPCredential {
     ) async throws -> IAPCredential {
         switch method {
         case .browser:
-            return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings, replacing: previous)
+            return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings, replacing: previous)
         case .pasteBack:
             guard settings.acceptsPastedRedirect else {
                 throw SignInError.noRemotePath("paste-back was asked for")
@@ -66,7 +66,7 @@ extension IAPCredential {
                 // No browser set: the caller shows the URL itself (its observer or logger hears it).
                 if settings.browser == nil {
                     return try await authorizationCodeCredential(
-                        for: configuration, presentation: .browser(failsOver: false), settings: settings, replacing: previous)
+                        for: configuration, presentation: .browser, settings: settings, replacing: previous)
                 }
                 throw SignInError.noRemotePath(reason)
             }

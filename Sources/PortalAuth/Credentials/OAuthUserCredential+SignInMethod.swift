@@ -18,7 +18,7 @@ extension OAuthUserCredential {
     ) async throws -> OAuthUserCredential {
         switch method {
         case .browser:
-            return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings)
+            return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings)
         case .pasteBack:
             guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("paste-back was asked for") }
             return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
@@ -49,7 +49,7 @@ extension OAuthUserCredential {
             guard settings.acceptsPastedRedirect else {
                 // No browser set: the caller shows the URL itself (its observer or logger hears it).
                 if settings.browser == nil {
-                    return try await authorizationCodeCredential(for: configuration, presentation: .browser(failsOver: false), settings: settings)
+                    return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings)
                 }
                 throw SignInError.noRemotePath(reason)
             }

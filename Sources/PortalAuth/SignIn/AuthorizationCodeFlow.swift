@@ -44,13 +44,14 @@ struct AuthorizationCodeFlow: Sendable {
 
     /// How the person reaches the authorization URL.
     enum Presentation: Sendable {
-        /// The browser opens here; with `failsOver`, a browser command that fails ends the flow at once
-        /// (`SignInError.browserFailed`) so that the caller can take a remote path instead of waiting.
-        case browser(failsOver: Bool)
+        /// The browser opens here; a browser command that fails is reported and the URL shown can still be opened
+        /// by hand.
+        case browser
         /// The browser opens here; if its command fails, the URL already shown stays the one to open (on any
         /// machine) and the address the browser ends on is read from the pasted lines, so that no second, fresh URL
         /// is shown after a dead one. When `takenOver` answers true at that moment (another remote path, such as a
-        /// device code, will be used instead), the flow ends with `SignInError.browserFailed` as with `failsOver`.
+        /// device code, will be used instead), or when the settings take no pasted lines, the flow ends with
+        /// `SignInError.browserFailed` for the caller's remote path.
         case browserElsePaste(takenOver: @Sendable () async -> Bool)
         /// No browser: the person signs in anywhere and pastes the final address (no countdown is drawn).
         case pasteBack
@@ -64,7 +65,7 @@ struct AuthorizationCodeFlow: Sendable {
     /// Runs the sign-in. Without a `presentation`: paste-back when the settings have no browser and accept pasting,
     /// else the browser.
     func run(settings: SignInSettings, presentation: Presentation? = nil) async throws -> Result {
-        let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser(failsOver: false))
+        let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser)
         var configuration = LoopbackListener.Configuration()
         // The pages' last words are the settings' (a terminal program, or an app that names itself).
         configuration.successMessage = successMessage + " " + settings.pageReturnHint
@@ -77,7 +78,7 @@ struct AuthorizationCodeFlow: Sendable {
         // command gets the address of a private launch page, see `BrowserLaunchPage`).
         let opened = idTokenHint.map { request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]) } ?? url
 
-        var browserFailures: AsyncStream<String>?
+        var browserFailures: BrowserFailures?
         var page: BrowserLaunchPage?
         // The provider's answer to the same URL, before the browser opens (or the person is asked to sign in
         // elsewhere): an endpoint that cannot be reached or a rejected request (an unregistered redirect URL, an
@@ -96,21 +97,15 @@ struct AuthorizationCodeFlow: Sendable {
             if settings.browser == nil { try Self.reachNoBrowser(url: url, redirect: listener.redirectURL, settings: settings) }
         }
         if case .errorPage(let said) = finding { settings.observer.signInRequestProblem(said) }
-        var failure = BrowserFailure.keepWaiting
         switch presentation {
-        case .browser(let failsOver):
-            // A browser that fails over is reported once, by the remote path that takes over (browserUnavailable).
-            let launched = settings.openBrowserReportingFailures(at: opened, announcing: !failsOver)
-            page = launched.page
-            if failsOver {
-                browserFailures = launched.failures
-                failure = .endSignIn
-            }
+        case .browser:
+            page = settings.openBrowserReportingFailures(at: opened).page
         case .browserElsePaste(let takenOver):
+            // The failure is reported once, by the paste request or by the remote path that takes over.
             let launched = settings.openBrowserReportingFailures(at: opened, announcing: false)
             page = launched.page
-            browserFailures = launched.failures
-            failure = settings.acceptsPastedRedirect ? .askForPaste(unless: takenOver) : .endSignIn
+            browserFailures = BrowserFailures(
+                messages: launched.failures, then: settings.acceptsPastedRedirect ? .askForPaste(unless: takenOver) : .endSignIn)
         case .pasteBack:
             break
         }
@@ -122,13 +117,12 @@ struct AuthorizationCodeFlow: Sendable {
             // Nothing is redrawn while the person is asked to paste (paste-back); beside a browser the countdown stays.
             tick: { remaining in if !presentation.isPasteBack { settings.observer.waitingForBrowser(remaining: remaining) } },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
-        ) { [browserFailures, failure] in
+        ) { [browserFailures] in
             try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
                 group.addTask {
                     try await waitForRedirect(
                         listener: listener, authorizationURL: url, request: request, settings: settings,
-                        acceptsPaste: pastes, opensBrowser: !presentation.isPasteBack, browserFailures: browserFailures,
-                        onBrowserFailure: failure)
+                        acceptsPaste: pastes, opensBrowser: !presentation.isPasteBack, browserFailures: browserFailures)
                 }
                 defer { group.cancelAll() }
                 while let next = try await group.next() {
@@ -161,7 +155,7 @@ struct AuthorizationCodeFlow: Sendable {
     /// flow — whichever comes first.
     private func waitForRedirect(
         listener: RedirectReceiver, authorizationURL: URL, request: AuthorizationRequest, settings: SignInSettings,
-        acceptsPaste: Bool, opensBrowser: Bool, browserFailures: AsyncStream<String>?, onBrowserFailure: BrowserFailure
+        acceptsPaste: Bool, opensBrowser: Bool, browserFailures: BrowserFailures?
     ) async throws -> LoopbackCallback {
         let state = request.state
         let issuer = expectedIssuer
@@ -175,10 +169,8 @@ struct AuthorizationCodeFlow: Sendable {
                 // failure leaves them to the remote path that follows.
                 var asked = false
                 if let browserFailures {
-                    for await message in browserFailures {
-                        switch onBrowserFailure {
-                        case .keepWaiting:
-                            break
+                    for await message in browserFailures.messages {
+                        switch browserFailures.then {
                         case .endSignIn:
                             throw SignInError.browserFailed(message)
                         case .askForPaste(let takenOver):
@@ -207,15 +199,19 @@ struct AuthorizationCodeFlow: Sendable {
         }
     }
 
-    /// What a failing browser command does to a sign-in that is waiting for it.
-    enum BrowserFailure: Sendable {
-        /// Nothing: the failure was reported, the URL can still be opened by hand.
-        case keepWaiting
-        /// The flow ends with `SignInError.browserFailed`, for the caller's remote path.
-        case endSignIn
-        /// The person is asked to open the URL already shown elsewhere and paste the final address, unless the
-        /// closure answers that another remote path takes over.
-        case askForPaste(unless: @Sendable () async -> Bool)
+    /// The failures of a browser command the sign-in listens to (``Presentation/browserElsePaste(takenOver:)``), and
+    /// what a failure does to it.
+    struct BrowserFailures: Sendable {
+        enum Then: Sendable {
+            /// The flow ends with `SignInError.browserFailed`, for the caller's remote path.
+            case endSignIn
+            /// The person is asked to open the URL already shown elsewhere and paste the final address, unless the
+            /// closure answers that another remote path takes over.
+            case askForPaste(unless: @Sendable () async -> Bool)
+        }
+
+        let messages: AsyncStream<String>
+        let then: Then
     }
 
     /// `scheme://host[:port]` of `url`, for messages.
