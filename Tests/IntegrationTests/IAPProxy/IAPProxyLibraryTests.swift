@@ -13,6 +13,21 @@ struct IAPProxyLibraryTests {
         SignInSettings(browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90), signInMethod: .browser)
     }
 
+    /// The proxy's django-oauth-toolkit app and its IAP configuration, an SDK-style handler for it, and a manager
+    /// that asks that handler.
+    static func portedSetup() async throws -> (
+        proxy: IAPProxyServer, provider: IAPProxyServer.Provider, configuration: IAPConfiguration, handler: PortedIAPHandler,
+        manager: AuthenticationManager
+    ) {
+        let proxy = try IAPProxyServer.current()
+        let provider = try proxy.provider("authserver")
+        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
+        let handler = PortedIAPHandler(configuration: configuration, settings: try settings())
+        let manager = AuthenticationManager()
+        manager.arcGISAuthenticationChallengeHandler = handler
+        return (proxy, provider, configuration, handler, manager)
+    }
+
     /// A GET as a browser-like client sends it (`Accept: */*`): mod_auth_openidc answers a request that accepts only
     /// JSON with 401 instead of its redirect or auto-post page.
     static func get(_ manager: AuthenticationManager, _ url: String) async throws -> (TransportResponse, JSONValue?) {
@@ -24,12 +39,7 @@ struct IAPProxyLibraryTests {
 
     @Test("an SDK-style handler (no configurations declared) is asked when the proxy redirects to the provider; the ID token is sent, and the stored credential then serves the 401 host")
     func sdkStyleHandler() async throws {
-        let proxy = try IAPProxyServer.current()
-        let provider = try proxy.provider("authserver")
-        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
-        let handler = PortedIAPHandler(configuration: configuration, settings: try Self.settings())
-        let manager = AuthenticationManager()
-        manager.arcGISAuthenticationChallengeHandler = handler
+        let (proxy, provider, configuration, handler, manager) = try await Self.portedSetup()
 
         let (first, answer) = try await Self.get(manager, provider.app + "/auth/data")
         #expect(first.statusCode == 200, "the proxy's 302 is a sign-in request, not the result")
@@ -51,12 +61,7 @@ struct IAPProxyLibraryTests {
 
     @Test("ported code registers its configuration with the manager: a JSON request's bare 401 from that host asks the SDK-style handler")
     func registeredConfiguration() async throws {
-        let proxy = try IAPProxyServer.current()
-        let provider = try proxy.provider("authserver")
-        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
-        let handler = PortedIAPHandler(configuration: configuration, settings: try Self.settings())
-        let manager = AuthenticationManager()
-        manager.arcGISAuthenticationChallengeHandler = handler
+        let (_, provider, configuration, handler, manager) = try await Self.portedSetup()
         manager.iapConfigurations = [configuration]
         // Accept: application/json: mod_auth_openidc answers 401 without WWW-Authenticate, not its redirect.
         let response = try await manager.data(for: .get(URL(string: provider.app + "/auth/data")!))
@@ -67,12 +72,7 @@ struct IAPProxyLibraryTests {
 
     @Test("tokenSentToProxy = .accessToken: the access token goes, which the access-token host admits; the ID token there is refused as iapTokenRefused without a refresh")
     func accessTokenSent() async throws {
-        let proxy = try IAPProxyServer.current()
-        let provider = try proxy.provider("authserver")
-        let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
-        let handler = PortedIAPHandler(configuration: configuration, settings: try Self.settings())
-        let manager = AuthenticationManager()
-        manager.arcGISAuthenticationChallengeHandler = handler
+        let (_, provider, _, handler, manager) = try await Self.portedSetup()
         let (signedIn, _) = try await Self.get(manager, provider.app + "/auth/data")
         #expect(signedIn.statusCode == 200)
         let credential = try #require(manager.arcGISCredentialStore.credentials.first as? IAPCredential)
