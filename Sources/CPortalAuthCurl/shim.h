@@ -15,6 +15,7 @@
     X(p, CURLcode, curl_global_init, (long flags), (flags))                                                      \
     X(p, CURL *, curl_easy_init, (void), ())                                                                     \
     X(p, void, curl_easy_cleanup, (CURL *handle), (handle))                                                      \
+    X(p, void, curl_easy_reset, (CURL *handle), (handle))                                                        \
     X(p, CURLcode, curl_easy_perform, (CURL *handle), (handle))                                                  \
     X(p, const char *, curl_easy_strerror, (CURLcode code), (code))                                              \
     X(p, struct curl_slist *, curl_slist_append, (struct curl_slist *list, const char *text), (list, text))      \

@@ -65,9 +65,10 @@ struct AuthenticatedRequest {
                 lastError = error
                 continue
             }
-            let known = manager.knownIAPConfigurations
             let sentBearer = prepared.request.headers["Authorization"]?.lowercased().hasPrefix("bearer ") == true
-            guard let challenge = DetectedChallenge.detect(in: response, for: url, sentBearerToken: sentBearer, iapConfigurations: known) else {
+            guard let challenge = DetectedChallenge.detect(
+                in: response, for: url, sentBearerToken: sentBearer, iapConfigurations: manager.knownIAPConfigurations)
+            else {
                 return response
             }
             switch challenge {
@@ -121,7 +122,8 @@ struct AuthenticatedRequest {
                 }
             }
         }
-        let stored = await manager.networkCredentialStore.transportCredentials(for: url)
+        let networkStore = manager.networkCredentialStore
+        let stored = networkStore.holdsNothing ? TransportCredentials() : await networkStore.transportCredentials(for: url)
         var transport = original.credentials
         transport.password = transport.password ?? stored.password
         transport.clientCertificate = transport.clientCertificate ?? stored.clientCertificate
@@ -152,8 +154,10 @@ struct AuthenticatedRequest {
     /// Whether the caller already put a token in the request (a header, or `token=` in the query or form body).
     static func carriesArcGISToken(_ request: TransportRequest) -> Bool {
         if request.headers.contains("X-Esri-Authorization") { return true }
-        let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
-        if query.contains(where: { $0.name == "token" }) { return true }
+        if let query = request.url.query(percentEncoded: true), !query.isEmpty {
+            let items = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            if items.contains(where: { $0.name == "token" }) { return true }
+        }
         guard isForm(request), let body = request.body else { return false }
         return String(decoding: body, as: UTF8.self).split(separator: "&").contains { $0.hasPrefix("token=") }
     }

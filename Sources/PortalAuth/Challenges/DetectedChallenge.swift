@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import PortalAuthStore
 import PortalAuthTransport
 
@@ -43,9 +44,11 @@ enum DetectedChallenge: Sendable, Equatable {
     ///   - iapConfigurations: the IAP configurations known (the stored credentials', those registered with the
     ///     manager, the `Authenticator`'s).
     static func detect(
-        in response: TransportResponse, for url: URL, sentBearerToken: Bool = false, iapConfigurations: [IAPConfiguration]
+        in response: TransportResponse, for url: URL, sentBearerToken: Bool = false,
+        iapConfigurations: @autoclosure () -> [IAPConfiguration]
     ) -> DetectedChallenge? {
-        let covering = iapConfigurations.filter { $0.canBeUsed(for: url) }
+        // Gathered only for an answer that could be a proxy's (most answers are a 200 that is not HTML).
+        lazy var covering = iapConfigurations().filter { $0.canBeUsed(for: url) }
         if response.statusCode == 401 || response.statusCode == 403 {
             let offered = WWWAuthenticateChallenge.parse(response.headers.values(for: "WWW-Authenticate"))
             let schemes = offered.compactMap { challenge -> Scheme? in
@@ -75,7 +78,7 @@ enum DetectedChallenge: Sendable, Equatable {
         {
             return .identityAwareProxy(detail: detail)
         }
-        if response.statusCode == 200, !covering.isEmpty, let provider = selfPostingSignInPage(response, covering: covering) {
+        if response.statusCode == 200, Self.isHTML(response), !covering.isEmpty, let provider = selfPostingSignInPage(response, covering: covering) {
             return .identityAwareProxy(detail: "a page that posts itself to the identity provider at \(provider)")
         }
         if let envelope = Self.envelope(of: response), let code = envelope.code, envelope.isTokenChallenge {
@@ -151,9 +154,7 @@ enum DetectedChallenge: Sendable, Equatable {
     /// endpoint of one of `covering` (or carries `client_id` and `response_type`), as mod_auth_openidc sends with
     /// `OIDCProviderAuthRequestMethod POST`; nil for any other answer.
     static func selfPostingSignInPage(_ response: TransportResponse, covering: [IAPConfiguration]) -> String? {
-        guard response.mediaType == "text/html" || response.mediaType == "application/xhtml+xml", response.body.count <= 64 * 1024 else {
-            return nil
-        }
+        guard isHTML(response), response.body.count <= 64 * 1024 else { return nil }
         let page = String(decoding: response.body, as: UTF8.self).lowercased()
         var searchFrom = page.startIndex
         while let open = page.range(of: "<form", range: searchFrom..<page.endIndex) {
@@ -174,6 +175,11 @@ enum DetectedChallenge: Sendable, Equatable {
             if toAuthorize || carriesRequest { return host }
         }
         return nil
+    }
+
+    /// Whether the response is an HTML page.
+    private static func isHTML(_ response: TransportResponse) -> Bool {
+        response.mediaType == "text/html" || response.mediaType == "application/xhtml+xml"
     }
 
     /// The value of `name="…"` (or `'…'`, or unquoted) in a lower-cased tag.
@@ -197,9 +203,34 @@ enum DetectedChallenge: Sendable, Equatable {
     // MARK: - ArcGIS errors
 
     /// The ArcGIS error document of a small JSON (or JSON-looking) body.
+    ///
+    /// Only a body that could hold an `error` member is parsed: every answer to `data(for:)` passes here, and most
+    /// are ordinary documents that parsing would only slow down. A member named `error` is spelled `"error"` in the
+    /// body unless its name escapes a letter (`"\u0065rror"`), so a body with neither is no envelope.
     private static func envelope(of response: TransportResponse) -> ArcGISErrorEnvelope? {
-        guard response.body.count < 64 * 1024, response.body.first(where: { !$0.isWhitespace }) == UInt8(ascii: "{") else { return nil }
+        guard response.body.count < 64 * 1024, response.body.first(where: { !$0.isWhitespace }) == UInt8(ascii: "{"),
+            mayHoldErrorMember(response.body)
+        else { return nil }
         return ArcGISErrorEnvelope(body: response.body)
+    }
+
+    /// Whether `body` contains `"error"` or a `\u` escape: false means it has no member named `error`.
+    static func mayHoldErrorMember(_ body: Data) -> Bool {
+        body.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            let name = "error\"".utf8
+            /// Whether a `byte` is followed by `next` somewhere (memchr: this runs for every response).
+            func found(_ byte: UInt8, followedBy next: (UnsafeRawBufferPointer.SubSequence) -> Bool) -> Bool {
+                var offset = 0
+                while offset < bytes.count, let hit = memchr(base + offset, Int32(byte), bytes.count - offset) {
+                    offset = base.distance(to: UnsafeRawPointer(hit)) + 1
+                    if next(bytes[offset...]) { return true }
+                }
+                return false
+            }
+            return found(UInt8(ascii: "\""), followedBy: { $0.starts(with: name) })
+                || found(UInt8(ascii: "\\"), followedBy: { $0.first == UInt8(ascii: "u") })
+        }
     }
 }
 

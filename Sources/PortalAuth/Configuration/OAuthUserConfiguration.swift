@@ -1,5 +1,6 @@
 public import Foundation
 import PortalAuthTransport
+import Synchronization
 
 /// The registration of an application with an ArcGIS portal (ArcGIS Online or ArcGIS Enterprise) for
 /// signing users in with OAuth 2.0 (authorization code with PKCE, public client).
@@ -129,17 +130,45 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// Whether `url` belongs to the portal or server at `portalURL` by the rules of ``canBeUsed(for:)``: also used
     /// by the credentials that are not made from a configuration (tokens, application credentials).
     package static func url(_ url: URL, isWithin portalURL: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), let host = URLNormalization.host(of: url),
-              let portalScheme = portalURL.scheme?.lowercased(), let portalHost = URLNormalization.host(of: portalURL)
+        guard let scheme = url.scheme?.lowercased(), let host = URLNormalization.host(of: url), let portal = PortalScope.of(portalURL)
         else { return false }
-        if Self.isArcGISOnline(portalHost), scheme == "https", Self.isArcGISOnline(host) { return true }
-        guard scheme == portalScheme, host == portalHost,
-              URLNormalization.effectivePort(of: url) == URLNormalization.effectivePort(of: portalURL),
-              let path = URLNormalization.pathSegments(url.path(percentEncoded: true)),
-              let portalSegments = URLNormalization.pathSegments(portalURL.path(percentEncoded: true))
+        if Self.isArcGISOnline(portal.host), scheme == "https", Self.isArcGISOnline(host) { return true }
+        guard scheme == portal.scheme, host == portal.host, URLNormalization.effectivePort(of: url) == portal.port,
+              let path = URLNormalization.pathSegments(url.path(percentEncoded: true)), let portalPath = portal.path
         else { return false }
-        let portalPath = Self.rootSegments(of: portalSegments).map { $0.lowercased() }
         return path.count >= portalPath.count && zip(path, portalPath).allSatisfy { $0.lowercased() == $1 }
+    }
+
+    /// What `url(_:isWithin:)` compares of a portal URL, worked out once per URL: every request an app sends
+    /// through the manager is checked against its credentials' portals.
+    private struct PortalScope: Sendable {
+        let scheme: String
+        let host: String
+        let port: Int?
+        /// The portal's root path segments, lower-cased; nil when its path is ambiguous (covers nothing).
+        let path: [String]?
+
+        /// The most portal URLs remembered; past it the memory starts again (an app knows a few portals).
+        static let capacity = 64
+        private static let known = Mutex<[String: PortalScope?]>([:])
+
+        /// The scope of `portalURL`, nil when it has no scheme or host.
+        static func of(_ portalURL: URL) -> PortalScope? {
+            let key = portalURL.absoluteString
+            if let remembered = known.withLock({ $0[key] }) { return remembered }
+            var scope: PortalScope?
+            if let scheme = portalURL.scheme?.lowercased(), let host = URLNormalization.host(of: portalURL) {
+                let segments = URLNormalization.pathSegments(portalURL.path(percentEncoded: true))
+                scope = PortalScope(
+                    scheme: scheme, host: host, port: URLNormalization.effectivePort(of: portalURL),
+                    path: segments.map { OAuthUserConfiguration.rootSegments(of: $0).map { $0.lowercased() } })
+            }
+            known.withLock { known in
+                if known.count >= capacity { known.removeAll() }
+                known[key] = .some(scope)
+            }
+            return scope
+        }
     }
 
     /// Whether `host` is `arcgis.com` or one of its subdomains.

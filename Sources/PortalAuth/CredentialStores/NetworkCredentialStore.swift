@@ -1,6 +1,7 @@
 public import Foundation
 import PortalAuthStore
 import PortalAuthTransport
+import Synchronization
 
 /// The network credentials an app holds, one of each kind per protection space (host and port).
 ///
@@ -33,9 +34,17 @@ public actor NetworkCredentialStore {
         }
     }
 
-    private var entries: [ProtectionSpace: Entry] = [:]
+    private var entries: [ProtectionSpace: Entry] = [:] {
+        didSet { spaceCount.store(entries.count, ordering: .releasing) }
+    }
+    /// How many protection spaces hold a credential, readable without waiting for the actor (see `holdsNothing`).
+    private let spaceCount = Atomic<Int>(0)
     /// The keyring behind a persistent store; nil in memory.
     private let keyring: NetworkCredentialKeyring?
+
+    /// Whether the store holds no credential at all: then `AuthenticationManager.data(for:)` skips asking it, which
+    /// would cost every request a hop to the store's actor. A credential added meanwhile is used from the next request.
+    package nonisolated var holdsNothing: Bool { spaceCount.load(ordering: .acquiring) == 0 }
 
     /// True when the credentials are also kept in the desktop keyring (see ``makePersistent(access:synchronizesWithiCloud:)``).
     public nonisolated var isPersistent: Bool { keyring != nil }
@@ -57,6 +66,7 @@ public actor NetworkCredentialStore {
             }
             entries[space] = entry
         }
+        spaceCount.store(entries.count, ordering: .releasing)  // observers do not run in an initialiser
     }
 
     /// The ArcGIS Maps SDK's persistent store, with its labels: on Linux the desktop keyring (the Secret Service).

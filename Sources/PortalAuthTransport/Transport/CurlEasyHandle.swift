@@ -11,8 +11,14 @@ final class CurlEasyHandle {
     private let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    /// The URL named in errors.
-    let url: RedactedURL
+    /// The request's URL, named in errors once redacted (only then: redacting costs more than a request's set-up).
+    private var requestURL: URL?
+
+    /// The URL as errors name it.
+    var url: RedactedURL? { requestURL.map(RedactedURL.init) }
+    /// Whether the event loop keeps the handle for a next request once its transfer is done (set for the handles
+    /// it hands out; one made elsewhere stays its maker's).
+    var returnsToLoop = false
 
     /// `curl_global_init`, run once at first use (Swift runs a global's initialiser exactly once, thread-safely).
     private static let globalInitResult: CURLcode = pa_curl_global_init_default()
@@ -26,16 +32,28 @@ final class CurlEasyHandle {
         }
     }
 
-    /// Creates a handle whose errors name `url`.
-    init(url: RedactedURL) throws(TransportError) {
-        self.url = url
-        try Self.initializeLibrary(url: url)
+    /// Creates a handle whose errors name `url`, redacted.
+    init(url: URL) throws(TransportError) {
+        requestURL = url
+        try Self.initializeLibrary(url: RedactedURL(url))
         guard let handle = pa_curl_easy_init() else {
-            throw TransportError(.curlSetup, url: url, detail: "curl_easy_init returned no handle")
+            throw TransportError(.curlSetup, url: RedactedURL(url), detail: "curl_easy_init returned no handle")
         }
         self.handle = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        try check(pa_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+    }
+
+    /// Makes a used handle as a new one for a request to `url` (`curl_easy_reset`: every option back to its
+    /// default, the handle's buffers and caches kept), so that a process sending many requests does not allocate
+    /// and free a handle for each. The caller must be the handle's only user.
+    func reset(url: URL) throws(TransportError) {
+        pa_curl_easy_reset(handle)
+        pa_curl_slist_free_all(headerList)
+        headerList = nil
+        requestURL = url
+        errorBuffer[0] = 0
         try check(pa_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
     }
 

@@ -52,18 +52,19 @@ package struct CurlHTTPClient: TransportClient {
         let target = try RequestTarget.checked(request.url)
         try Self.validateHeaders(of: request)
         let loop = try CurlMultiLoop.shared(for: request.url)
-        let transfer = try CurlTransfer(request: request, target: target, configuration: configuration, deadline: deadline)
+        let transfer = try CurlTransfer(
+            request: request, target: target, configuration: configuration, deadline: deadline, easy: try loop.handle(for: request.url))
         return try await loop.run(transfer)
     }
 
     /// Refuses header fields that would split the request (CR, LF or NUL) or have an empty name.
     private static func validateHeaders(of request: TransportRequest) throws(TransportError) {
         // Bytes, not Characters: "\r\n" is one Character and would slip past a Character test.
-        let forbidden: Set<UInt8> = [UInt8(ascii: "\r"), UInt8(ascii: "\n"), 0]
+        func forbidden(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") || byte == 0 }
         for field in request.headers {
             let badName = field.name.isEmpty
-                || field.name.utf8.contains { forbidden.contains($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }
-            if badName || field.value.utf8.contains(where: forbidden.contains) {
+                || field.name.utf8.contains { forbidden($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }
+            if badName || field.value.utf8.contains(where: forbidden) {
                 let shown = badName ? "a header field name" : "the header field \(field.name)"
                 throw TransportError(
                     .invalidHeader, url: RedactedURL(request.url),

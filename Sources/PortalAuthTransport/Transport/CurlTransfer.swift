@@ -16,7 +16,8 @@ final class CurlTransfer: @unchecked Sendable {
     private let deadline: ContinuousClock.Instant
     /// Set by the caller's cancellation handler; read by the callbacks and the loop.
     let cancellation = CancellationFlag()
-    private let redacted: RedactedURL
+    /// The URL as errors name it (made only for an error).
+    private var redacted: RedactedURL { RedactedURL(request.url) }
     /// The easy handle, configured by `init`.
     let easy: CurlEasyHandle
     /// The CA bundle path in use, for messages.
@@ -31,17 +32,16 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether a status line arrived (the server started answering).
     private var receivedStatusLine = false
 
-    /// Creates the transfer's easy handle and sets every option (the loop sets the share handle).
+    /// Sets every option of `easy`, a new handle or a used one (the loop sets the share handle).
     init(
         request: TransportRequest, target: RequestTarget, configuration: TransportConfiguration,
-        deadline: ContinuousClock.Instant
+        deadline: ContinuousClock.Instant, easy: CurlEasyHandle
     ) throws(TransportError) {
         self.request = request
         self.target = target
         self.configuration = configuration
         self.deadline = deadline
-        self.redacted = RedactedURL(request.url)
-        easy = try CurlEasyHandle(url: redacted)
+        self.easy = easy
         caBundle = try configure(easy)
     }
 

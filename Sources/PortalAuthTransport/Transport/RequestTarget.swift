@@ -19,17 +19,17 @@ struct RequestTarget: Equatable {
     /// Parses `url` with libcurl's URL parser and applies the transport's rules before anything is sent:
     /// only `http` and `https`, and `http` only to loopback hosts.
     static func checked(_ url: URL) throws(TransportError) -> RequestTarget {
-        let redacted = RedactedURL(url)
-        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: redacted, detail: error.description) }
+        // Redacted only for an error: this runs before every request.
+        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: RedactedURL(url), detail: error.description) }
         guard let parts = CurlURLParts(url.absoluteString) else {
-            throw TransportError(.unsupportedURL, url: redacted, detail: "libcurl cannot parse the URL")
+            throw TransportError(.unsupportedURL, url: RedactedURL(url), detail: "libcurl cannot parse the URL")
         }
         guard parts.scheme == "http" || parts.scheme == "https" else {
-            throw TransportError(.unsupportedURL, url: redacted, detail: "only http and https URLs are supported")
+            throw TransportError(.unsupportedURL, url: RedactedURL(url), detail: "only http and https URLs are supported")
         }
         let target = RequestTarget(scheme: parts.scheme, host: parts.host, port: parts.port)
         if target.scheme == "http" && !target.isLoopback {
-            throw TransportError(.insecureHTTP, url: redacted, detail: "")
+            throw TransportError(.insecureHTTP, url: RedactedURL(url), detail: "")
         }
         return target
     }

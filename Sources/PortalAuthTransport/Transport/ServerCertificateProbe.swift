@@ -85,8 +85,7 @@ public struct ServerCertificateProbe: Sendable {
 
     /// A handle that connects and shakes hands without verifying, sending no request.
     private static func handshakeHandle(url: URL, target: RequestTarget, configuration: TransportConfiguration) throws(TransportError) -> CurlEasyHandle {
-        let redacted = RedactedURL(url)
-        let handle = try CurlEasyHandle(url: redacted)
+        let handle = try CurlEasyHandle(url: url)
         try handle.set(CURLOPT_URL, url.absoluteString, "CURLOPT_URL")
         try handle.set(CURLOPT_PROTOCOLS_STR, "https", "CURLOPT_PROTOCOLS_STR")
         try handle.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")

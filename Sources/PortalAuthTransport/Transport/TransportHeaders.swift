@@ -21,7 +21,7 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
     /// The first value of the field called `name` (any case), or `nil`; setting it replaces every field of that name
     /// with one (``replaceOrAdd(name:value:)``), and setting `nil` removes them: `request.headers["Accept"] = "application/json"`.
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.lowercased() == name.lowercased() }?.value }
+        get { fields.first { Self.sameName($0.name, name) }?.value }
         set {
             if let newValue { replaceOrAdd(name: name, value: newValue) } else { remove(name: name) }
         }
@@ -29,8 +29,7 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
 
     /// Every value of the field called `name` (any case), in order.
     public func values(for name: String) -> [String] {
-        let wanted = name.lowercased()
-        return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
     }
 
     /// Whether a field called `name` (any case) is present.
@@ -47,10 +46,11 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
 
     /// Replaces every field called `name` (any case) with one field at the position of the first, or appends it.
     public mutating func replaceOrAdd(name: String, value: String) {
-        let wanted = name.lowercased()
-        if let first = fields.firstIndex(where: { $0.name.lowercased() == wanted }) {
+        if let first = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
             fields[first].value = value
-            fields = fields.enumerated().filter { $0.offset == first || $0.element.name.lowercased() != wanted }.map(\.element)
+            if fields[(first + 1)...].contains(where: { Self.sameName($0.name, name) }) {
+                fields = fields.enumerated().filter { $0.offset == first || !Self.sameName($0.element.name, name) }.map(\.element)
+            }
         } else {
             add(name: name, value: value)
         }
@@ -58,8 +58,22 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
 
     /// Removes every field called `name` (any case).
     public mutating func remove(name: String) {
-        let wanted = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == wanted }
+        fields.removeAll { Self.sameName($0.name, name) }
+    }
+
+    /// Whether two field names are equal without regard to case. Names are ASCII tokens, compared byte by byte
+    /// without making lower-cased copies (every request and response looks up several); any other text is compared
+    /// lower-cased.
+    static func sameName(_ lhs: String, _ rhs: String) -> Bool {
+        let (left, right) = (lhs.utf8, rhs.utf8)
+        if left.contains(where: { $0 >= 0x80 }) || right.contains(where: { $0 >= 0x80 }) {
+            return lhs.lowercased() == rhs.lowercased()
+        }
+        return left.count == right.count && left.elementsEqual(right) { asciiLower($0) == asciiLower($1) }
+    }
+
+    private static func asciiLower(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
     // MARK: - Conformances

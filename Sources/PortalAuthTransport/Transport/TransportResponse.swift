@@ -24,8 +24,12 @@ public struct TransportResponse: Sendable, CustomStringConvertible {
     /// The media type of `Content-Type` in lower case without parameters, e.g. `application/json`.
     public var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? value
-        let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
+        // Bytes: space and tab are the only white space around a media type (RFC 9110 §5.6.3), and this runs for
+        // every response `data(for:)` reads.
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let type = value.utf8.prefix { $0 != UInt8(ascii: ";") }.drop(while: isBlank)
+        let end = type.lastIndex { !isBlank($0) }.map { type.index(after: $0) } ?? type.startIndex
+        let trimmed = String(Substring(type[..<end])).lowercased()
         return trimmed.isEmpty ? nil : trimmed
     }
 

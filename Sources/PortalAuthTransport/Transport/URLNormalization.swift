@@ -35,7 +35,7 @@ package enum URLNormalization {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         if let host = host(of: url) {
-            if host.contains(":") {
+            if host.utf8.contains(UInt8(ascii: ":")) {
                 components.percentEncodedHost = "[\(host)]"
             } else {
                 components.host = host
@@ -64,15 +64,12 @@ package enum URLNormalization {
     /// - a `..` that climbs above the root.
     package static func pathSegments(_ encodedPath: String) -> [String]? {
         var segments: [String] = []
-        for raw in encodedPath.split(separator: "/") {
-            guard !raw.contains("\\"), let decoded = raw.removingPercentEncoding else { return nil }
-            if decoded.unicodeScalars.contains(where: { "/\\%".unicodeScalars.contains($0) || $0.properties.generalCategory == .control }) {
-                return nil
-            }
+        for raw in encodedPath.utf8.split(separator: UInt8(ascii: "/")) {
+            guard !raw.contains(UInt8(ascii: "\\")), let decoded = decodedSegment(raw) else { return nil }
             let bare = decoded.prefix { $0 != ";" }
             if bare == "." || bare == ".." {
                 // Only a literal dot segment, without a parameter, is resolved; any other spelling is ambiguous.
-                guard raw == bare else { return nil }
+                guard raw.elementsEqual(bare.utf8) else { return nil }
             }
             switch decoded {
             case ".": continue
@@ -81,6 +78,24 @@ package enum URLNormalization {
             }
         }
         return segments
+    }
+
+    /// One segment percent-decoded, or nil when it decodes to `/`, `\`, `%` or a control character, or is not
+    /// valid percent-encoded UTF-8.
+    private static func decodedSegment(_ raw: Substring.UTF8View.SubSequence) -> String? {
+        // Most segments have no escape: Foundation's decoding, which goes through CoreFoundation, is only for those
+        // that do.
+        let text = String(Substring(raw))
+        guard let decoded = raw.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding : text else { return nil }
+        let refused = decoded.unicodeScalars.contains { scalar in
+            switch scalar.value {
+            case 0x2F, 0x5C, 0x25, 0..<0x20, 0x7F: return true  // / \ % and the ASCII controls
+            case 0x20..<0x80: return false
+            default: return scalar.properties.generalCategory == .control
+            }
+        }
+        if refused { return nil }
+        return decoded
     }
 
     /// Whether `host` (normalised here first) is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
@@ -95,7 +110,7 @@ package enum URLNormalization {
 
     /// The canonical text of an IPv6 address (`0:0::1` becomes `::1`), or `nil` when `text` is not one.
     package static func canonicalIPv6(_ text: String) -> String? {
-        guard text.contains(":") else { return nil }
+        guard text.utf8.contains(UInt8(ascii: ":")) else { return nil }
         var address = in6_addr()
         guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))

@@ -34,6 +34,13 @@ struct ChallengeDetectionTests {
              body: #"  {"error":{"code":"498","message":"Invalid token.","details":[]}}"#, expected: .arcGISToken(code: 498, message: "Invalid token.")),
         Case(name: "498 with HTTP 498", url: "https://gis.example.com/server/rest/services", status: 498, headers: [],
              body: #"{"error":{"code":498}}"#, expected: .arcGISToken(code: 498, message: "Invalid token")),
+        // The envelope is parsed only when the body may hold an `error` member (issue 27): these must still be read.
+        Case(name: "499 whose member name escapes a letter", url: "https://gis.example.com/server/rest/services", status: 200, headers: [],
+             body: #"{"\u0065rror":{"code":499,"message":"Token Required"}}"#, expected: .arcGISToken(code: 499, message: "Token Required")),
+        Case(name: "498 written as 4.98e2 after other members", url: "https://gis.example.com/server/rest/services", status: 200, headers: [],
+             body: #"{"a":[1,2],"error" : {"code":4.98e2}}"#, expected: .arcGISToken(code: 498, message: "Invalid token")),
+        Case(name: "a document without an error member", url: "https://gis.example.com/server/rest/services", status: 200, headers: [],
+             body: #"{"errors":[498],"code":498,"note":"\"error\" in a string is no member"}"#, expected: nil),
         Case(name: "403 no permission is an answer", url: "https://gis.example.com/portal/sharing/rest/content", status: 200, headers: [],
              body: #"{"error":{"code":403,"message":"You do not have permissions"}}"#, expected: nil),
         Case(name: "400 is an answer", url: "https://gis.example.com/portal/sharing/rest/generateToken", status: 200, headers: [],

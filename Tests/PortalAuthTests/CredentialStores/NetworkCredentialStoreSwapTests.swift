@@ -27,4 +27,24 @@ struct NetworkCredentialStoreSwapTests {
         #expect(http.requests.first?.credentials.password?.username == "alice")
         #expect(await old.credentials(for: space).map(\.username) == ["old"])
     }
+
+    @Test("an empty store is not asked; a credential added is used from the next request; removed, it is not sent")
+    func emptyStoreSkipped() async throws {
+        let http = ScriptedHTTPClient(body: #"{"ok":true}"#)
+        let manager = AuthenticatedRequestTests.manager(http)
+        let store = manager.networkCredentialStore
+        let space = try #require(ProtectionSpace(url: Self.url))
+        #expect(store.holdsNothing)
+        _ = try await manager.data(for: .get(Self.url))
+        try await store.add(.password(username: "alice", password: "pass"), for: space)
+        #expect(!store.holdsNothing)
+        _ = try await manager.data(for: .get(Self.url))
+        await store.remove(.password, for: space)
+        #expect(store.holdsNothing)
+        _ = try await manager.data(for: .get(Self.url))
+        try await store.add(.password(username: "bob", password: "pass"), for: space)
+        await store.removeAll()
+        #expect(store.holdsNothing)
+        #expect(http.requests.map { $0.credentials.password?.username } == [nil, "alice", nil])
+    }
 }

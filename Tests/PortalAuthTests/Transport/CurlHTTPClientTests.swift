@@ -220,6 +220,44 @@ struct CurlHTTPClientTests {
         }
     }
 
+    @Test("a handle used again carries nothing of its request before: no password, header, body or method")
+    func reusedHandleStartsClean() async throws {
+        try await FaultServer.with { server async throws in
+            var first = TransportRequest(
+                method: .post, url: server.url("/basic?user=alice&password=s3cret"), headers: [("X-Secret", "1")], body: Data("a=b".utf8))
+            first.credentials.password = .init(username: "alice", password: "s3cret", schemes: .basic)
+            let second = TransportRequest.get(server.url("/echo"))
+            // A handle of the test's own (the loop keeps only those it hands out), so no other test can take it.
+            let loop = try CurlMultiLoop.shared(for: first.url)
+            let easy = try CurlEasyHandle(url: first.url)
+            let deadline = ContinuousClock.now + .seconds(30)
+            func transfer(_ request: TransportRequest) throws -> CurlTransfer {
+                try CurlTransfer(
+                    request: request, target: try RequestTarget.checked(request.url), configuration: TransportConfiguration(),
+                    deadline: deadline, easy: easy)
+            }
+            let answered = try await loop.run(try transfer(first))
+            #expect(answered.statusCode == 200, "the password opened /basic")
+            #expect(try Echo(answered).header("X-Secret") == "1")
+            try easy.reset(url: second.url)
+            let echo = try Echo(try await loop.run(try transfer(second)))
+            #expect(echo.method == "GET")
+            #expect(echo.path == "/echo")
+            #expect(echo.header("Authorization") == nil)
+            #expect(echo.header("X-Secret") == nil)
+            #expect(echo.header("Content-Type") == nil)
+            #expect(echo.body == "")
+        }
+    }
+
+    @Test("the loop keeps the handles it hands out for the next requests, and no other")
+    func handlesKeptForNextRequests() throws {
+        let url = URL(string: "http://127.0.0.1:9/")!
+        let loop = try CurlMultiLoop.shared(for: url)
+        #expect(try loop.handle(for: url).returnsToLoop)
+        #expect(try CurlEasyHandle(url: url).returnsToLoop == false)
+    }
+
     /// Threads of this process that run libcurl transfers, by name.
     static func transferThreads() -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

@@ -21,4 +21,20 @@ struct HeaderSubscriptTests {
         #expect(!request.headers.contains("Accept"))
         #expect(request.headers.fields.map(\.name) == ["X-Other", "X-New"])
     }
+
+    @Test("names match without regard to ASCII case, and only whole names match")
+    func namesMatch() {
+        let headers: TransportHeaders = [("Content-Type", " Text/HTML ;charset=utf-8"), ("X-Esri-Authorization", "Bearer t")]
+        #expect(headers["content-type"] == " Text/HTML ;charset=utf-8")
+        #expect(headers["X-ESRI-AUTHORIZATION"] == "Bearer t")
+        #expect(headers["Content-Typ"] == nil)
+        #expect(headers["Content-Types"] == nil)
+        #expect(headers["Content_Type"] == nil)
+        #expect(TransportHeaders.sameName("ÄB", "äb"))
+        #expect(!TransportHeaders.sameName("[", "{"))  // 0x5B and 0x7B differ by 0x20 but are no letters
+        let response = TransportResponse(statusCode: 200, headers: headers, body: Data(), url: URL(string: "https://gis.example/x")!)
+        #expect(response.mediaType == "text/html")
+        let blank = TransportResponse(statusCode: 200, headers: [("Content-Type", " \t; x=y")], body: Data(), url: URL(string: "https://gis.example/x")!)
+        #expect(blank.mediaType == nil)
+    }
 }
