@@ -198,7 +198,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("work")
     parser.add_argument("binary")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--results")
     args = parser.parse_args()

@@ -61,15 +61,11 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
         fields.removeAll { Self.sameName($0.name, name) }
     }
 
-    /// Whether two field names are equal without regard to case. Names are ASCII tokens, compared byte by byte
-    /// without making lower-cased copies (every request and response looks up several); any other text is compared
-    /// lower-cased.
+    /// Whether two field names are equal without regard to ASCII case (RFC 9110 §5.1: names are tokens, ASCII),
+    /// compared byte by byte without making lower-cased copies: every request and response looks up several.
     static func sameName(_ lhs: String, _ rhs: String) -> Bool {
         let (left, right) = (lhs.utf8, rhs.utf8)
-        if left.contains(where: { $0 >= 0x80 }) || right.contains(where: { $0 >= 0x80 }) {
-            return lhs.lowercased() == rhs.lowercased()
-        }
-        return left.count == right.count && left.elementsEqual(right) { asciiLower($0) == asciiLower($1) }
+        return left.count == right.count && left.elementsEqual(right) { $0 == $1 || asciiLower($0) == asciiLower($1) }
     }
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 {
