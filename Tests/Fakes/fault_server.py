@@ -16,6 +16,7 @@ Paths (the behaviour is chosen by the path, so one server serves a whole test):
   /garbage                      bytes that are not HTTP, then close
   /reset                        closes the connection with a TCP reset
   /redirect?to=URL&status=302   a redirect
+  /interim                      a 100 Continue with a field of its own, then 200 with a folded field, then close
   /basic?user=U&password=P      401 + WWW-Authenticate: Basic unless the credentials match, else /echo
   /digest?user=U&password=P     the same with Digest (RFC 7616, MD5, qop=auth)
 Options: --tls-cert FILE --tls-key FILE (serve https), --client-ca FILE (require a client certificate).
@@ -103,6 +104,12 @@ class Handler(BaseHTTPRequestHandler):
             self.slow(float(query.get("seconds", "5")))
         elif path == "/stall":
             STOP.wait()
+        elif path == "/interim":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n"
+                             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Folded: a\r\n \t b\r\n"
+                             b"X-Empty:\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            self.wfile.flush()
+            self.close_connection = True
         elif path == "/garbage":
             self.wfile.write(b"THIS IS NOT HTTP\r\n\r\n\x00\xff garbage\r\n")
             self.wfile.flush()

@@ -127,8 +127,9 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// `CancellationError` when the calling task is cancelled (the transfer is removed from the loop at once), or
     /// a `TransportError`.
     func run(_ transfer: CurlTransfer) async throws -> TransportResponse {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+        let status = try await withTaskCancellationHandler {
+            // Unsafe rather than checked: `finish` resumes it exactly once (the loop finishes each transfer once).
+            try await withUnsafeThrowingContinuation { continuation in
                 transfer.continuation = continuation
                 let (startThread, wake) = inbox.withLock { inbox in
                     inbox.added.append(transfer)
@@ -152,6 +153,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             }
             if wake { _ = pa_curl_multi_wakeup(multi) }
         }
+        return transfer.response(status: status)
     }
 
     // MARK: - The loop thread

@@ -22,11 +22,15 @@ final class CurlTransfer: @unchecked Sendable {
     let easy: CurlEasyHandle
     /// The CA bundle path in use, for messages.
     private var caBundle: String?
-    /// Resumed once, by `finish`, on the loop thread.
-    var continuation: CheckedContinuation<TransportResponse, any Error>?
+    /// Resumed once, by `finish`, on the loop thread, with the HTTP status; the caller then reads the response
+    /// (`response(status:)`), which the loop no longer touches.
+    var continuation: UnsafeContinuation<Int, any Error>?
 
     private var body = Data()
-    private var headers = TransportHeaders()
+    /// The header lines of the last response, as received (without CR LF), each followed by LF: made into
+    /// `TransportHeaders` by the caller (`response(status:)`), so that the loop thread, which runs every transfer of
+    /// the process, spends no time on Swift strings.
+    private var rawHeaders: [UInt8] = []
     private var receivedBytes = 0
     private var exceededLimit = false
     /// Whether a status line arrived (the server started answering).
@@ -49,18 +53,17 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Ends the transfer after libcurl reported `code` for it.
     func finish(code: CURLcode) {
-        finish(Result { () throws(TransportError) -> TransportResponse in
+        finish(Result { () throws(TransportError) -> Int in
             let (code, message) = easy.outcome(of: code)
             if code != CURLE_OK {
                 throw failure(code: code, message: message)
             }
-            let status = try easy.responseCode()
-            return TransportResponse(statusCode: status, headers: headers, body: body, url: request.url)
+            return try easy.responseCode()
         }.mapError { $0 as any Error })
     }
 
-    /// Resumes the caller with `result` (once; the loop calls this once per transfer).
-    func finish(_ result: Result<TransportResponse, any Error>) {
+    /// Resumes the caller with `result`, the HTTP status or the failure (once; the loop calls this once per transfer).
+    func finish(_ result: Result<Int, any Error>) {
         let continuation = continuation
         self.continuation = nil
         if cancellation.isCancelled, case .failure = result {
@@ -205,6 +208,25 @@ final class CurlTransfer: @unchecked Sendable {
         userdata.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
     }
 
+    // MARK: - The response (caller's thread, after `finish`)
+
+    /// The response whose status `finish` reported: its header lines parsed now, off the loop thread.
+    func response(status: Int) -> TransportResponse {
+        var headers = TransportHeaders()
+        for line in rawHeaders.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            if let first = line.first, Self.isBlank(first), var last = headers.fields.last {
+                // An obsolete folded continuation of the previous field.
+                last.value += " " + String(decoding: Self.trimmingBlanks(line), as: UTF8.self)
+                headers = TransportHeaders(headers.fields.dropLast() + [last])
+            } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+                let name = String(decoding: line[..<colon], as: UTF8.self)
+                let value = String(decoding: Self.trimmingBlanks(line[(colon + 1)...]), as: UTF8.self)
+                headers.add(name: name, value: value)
+            }
+        }
+        return TransportResponse(statusCode: status, headers: headers, body: body, url: request.url)
+    }
+
     // MARK: - Callbacks (loop thread)
 
     /// Appends body bytes; returns fewer than given (→ `CURLE_WRITE_ERROR`) past the limit or when cancelled.
@@ -214,24 +236,18 @@ final class CurlTransfer: @unchecked Sendable {
         return bytes.count
     }
 
-    /// Records one header line. A status line starts a new set (interim `100 Continue` responses).
-    ///
-    /// Parsed as bytes (CR, LF, space and tab are ASCII): this runs for every header line of every response.
+    /// Keeps one header line (parsed by `response(status:)`). A status line starts a new set (interim
+    /// `100 Continue` responses).
     private func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard admit(bytes.count) else { return 0 }
         var line = bytes[...]
         while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: "\n") { line = line.dropLast() }
         if line.starts(with: "HTTP/".utf8) {
             receivedStatusLine = true
-            headers = TransportHeaders()
-        } else if let first = line.first, Self.isBlank(first), var last = headers.fields.last {
-            // An obsolete folded continuation of the previous field.
-            last.value += " " + String(decoding: Self.trimmingBlanks(line), as: UTF8.self)
-            headers = TransportHeaders(headers.fields.dropLast() + [last])
-        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
-            let name = String(decoding: line[..<colon], as: UTF8.self)
-            let value = String(decoding: Self.trimmingBlanks(line[(colon + 1)...]), as: UTF8.self)
-            headers.add(name: name, value: value)
+            rawHeaders.removeAll(keepingCapacity: true)
+        } else if !line.isEmpty {
+            rawHeaders.append(contentsOf: line)
+            rawHeaders.append(UInt8(ascii: "\n"))
         }
         return bytes.count
     }
@@ -240,7 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
     }
 
-    private static func trimmingBlanks(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+    private static func trimmingBlanks(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var bytes = bytes
         while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
         while let last = bytes.last, isBlank(last) { bytes = bytes.dropLast() }

@@ -220,6 +220,19 @@ struct CurlHTTPClientTests {
         }
     }
 
+    @Test("response fields: those of an interim 100 are dropped, a folded field is joined, an empty one kept")
+    func responseFields() async throws {
+        try await FaultServer.with { server async throws in
+            let response = try await client.send(.get(server.url("/interim")))
+            #expect(response.statusCode == 200)
+            #expect(response.headers["X-Interim"] == nil)
+            #expect(response.headers["X-Folded"] == "a b")
+            #expect(response.headers.contains("X-Empty") && response.headers["X-Empty"] == "")
+            #expect(response.mediaType == "application/json")
+            #expect(response.body == Data("{}".utf8))
+        }
+    }
+
     @Test("a handle used again carries nothing of its request before: no password, header, body or method")
     func reusedHandleStartsClean() async throws {
         try await FaultServer.with { server async throws in

@@ -32,6 +32,28 @@ struct RequestTargetTests {
         }
     }
 
+    @Test("remembers targets by scheme and authority only, never with user information", arguments: [
+        ("https://gis.example.com:7443/portal/sharing/rest?token=SECRET", "https://gis.example.com:7443"),
+        ("http://127.0.0.1:8080?code=SECRET", "http://127.0.0.1:8080"),
+        ("https://[::1]:9#frag", "https://[::1]:9"),
+        ("https://user:pw@gis.example.com/portal", nil),
+        ("mailto:someone@example.com", nil),
+    ] as [(String, String?)])
+    func originKey(url: String, expected: String?) {
+        #expect(RequestTarget.originText(of: url) == expected)
+    }
+
+    @Test("a remembered target is the one a fresh parse gives, and the http rule still holds for each URL")
+    func rememberedTargets() throws {
+        let first = try RequestTarget.checked(URL(string: "http://127.0.0.1:8181/a?x=1")!)
+        let again = try RequestTarget.checked(URL(string: "http://127.0.0.1:8181/b/c")!)
+        #expect(first == again)
+        #expect(again == RequestTarget(scheme: "http", host: "127.0.0.1", port: 8181))
+        for _ in 0..<2 {
+            #expect(throws: TransportError.self) { try RequestTarget.checked(URL(string: "http://example.com:8181/x")!) }
+        }
+    }
+
     @Test("refuses schemes other than http and https")
     func otherSchemes() {
         #expect(throws: TransportError.self) { try RequestTarget.checked(URL(string: "ftp://example.com/file")!) }
