@@ -45,16 +45,22 @@ final class CurlEasyHandle {
         try check(pa_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
     }
 
-    /// Makes a used handle as a new one for a request to `url` (`curl_easy_reset`: every option back to its
-    /// default, the handle's buffers and caches kept), so that a process sending many requests does not allocate
-    /// and free a handle for each. The caller must be the handle's only user.
-    func reset(url: URL) throws(TransportError) {
+    /// Makes a used handle as a new one (`curl_easy_reset`: every option back to its default, the handle's buffers
+    /// and caches kept), so that a process sending many requests does not allocate and free a handle for each; its
+    /// errors then name `url` (nil for a spare handle, which carries no request). The caller must be the handle's
+    /// only user.
+    func reset(url: URL?) throws(TransportError) {
         pa_curl_easy_reset(handle)
         pa_curl_slist_free_all(headerList)
         headerList = nil
         requestURL = url
         errorBuffer[0] = 0
         try check(pa_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+    }
+
+    /// Names `url` in the errors of a spare handle's next request (the handle was reset when it became spare).
+    func assign(url: URL) {
+        requestURL = url
     }
 
     deinit {

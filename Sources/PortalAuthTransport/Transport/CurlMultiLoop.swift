@@ -12,9 +12,9 @@ import Synchronization
 /// Having finished its last transfer, the thread watches for a next one for a moment before it sleeps
 /// (``nextRequestWait``), which is when an app sending requests one after another hands it over.
 ///
-/// - Easy handles are used again: a finished transfer's handle goes back to the loop (up to
-///   ``maximumSpareHandles``) and the next request gets it reset (`curl_easy_reset`: every option back to its
-///   default, the buffers kept), rather than a handle allocated and freed per request.
+/// - Easy handles are used again: a finished transfer's handle is reset (`curl_easy_reset`: every option back to its
+///   default, the buffers kept) and goes back to the loop (up to ``maximumSpareHandles``) for the next request,
+///   rather than a handle allocated and freed per request. A spare handle keeps nothing of its last request.
 /// - The multi handle holds the connection pool (`CURLMOPT_MAXCONNECTS`, ``maximumConnections``) and the CA store
 ///   (OpenSSL's parsed bundle, cached by libcurl for `CURLOPT_CA_CACHE_TIMEOUT`, 24 h by default since 7.87: the
 ///   bundle is read once, not once per request); HTTP/2 is negotiated where the server offers it and concurrent
@@ -107,7 +107,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// An easy handle for a request to `url`: a finished transfer's, reset, else a new one.
     func handle(for url: URL) throws(TransportError) -> CurlEasyHandle {
         if let spare = spareHandles.withLock({ $0.popLast() }) {
-            try spare.reset(url: url)
+            spare.assign(url: url)
             return spare
         }
         let handle = try CurlEasyHandle(url: url)
@@ -115,9 +115,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         return handle
     }
 
-    /// Keeps a finished transfer's handle for the next request (loop thread, after the transfer's last use of it).
+    /// Keeps a finished transfer's handle for the next request (loop thread, after the transfer's last use of it),
+    /// reset at once: a spare handle holds no URL, header, body or password of the request it carried.
     private func recycle(_ transfer: CurlTransfer) {
-        guard transfer.easy.returnsToLoop else { return }
+        guard transfer.easy.returnsToLoop, (try? transfer.easy.reset(url: nil)) != nil else { return }
         spareHandles.withLock { spare in
             if spare.count < Self.maximumSpareHandles { spare.append(transfer.easy) }
         }
