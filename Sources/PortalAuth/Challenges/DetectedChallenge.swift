@@ -179,7 +179,8 @@ enum DetectedChallenge: Sendable, Equatable {
 
     /// Whether the response is an HTML page.
     private static func isHTML(_ response: TransportResponse) -> Bool {
-        response.mediaType == "text/html" || response.mediaType == "application/xhtml+xml"
+        let type = response.mediaType
+        return type == "text/html" || type == "application/xhtml+xml"
     }
 
     /// The value of `name="…"` (or `'…'`, or unquoted) in a lower-cased tag.

@@ -155,8 +155,8 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         /// The scope of `portalURL`, nil when it has no scheme or host.
         static func of(_ portalURL: URL) -> PortalScope? {
             // Keyed without query or fragment, which the scope does not depend on (and which are not kept).
-            let text = portalURL.absoluteString
-            let key = String(text.prefix { $0 != "?" && $0 != "#" })
+            let text = portalURL.absoluteString.utf8
+            let key = String(Substring(text.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }))
             if let remembered = known.withLock({ $0[key] }) { return remembered }
             var scope: PortalScope?
             if let scheme = portalURL.scheme?.lowercased(), let host = URLNormalization.host(of: portalURL) {

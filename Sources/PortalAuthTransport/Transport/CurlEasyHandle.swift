@@ -24,18 +24,22 @@ final class CurlEasyHandle {
     private static let globalInitResult: CURLcode = pa_curl_global_init_default()
 
     /// Loads libcurl and runs `curl_global_init` (once); errors name `url`.
-    static func initializeLibrary(url: RedactedURL?) throws(TransportError) {
-        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: url, detail: error.description) }
+    static func initializeLibrary(url: URL?) throws(TransportError) {
+        do { try CurlLibrary.load() } catch {
+            throw TransportError(.libraryUnavailable, url: url.map(RedactedURL.init), detail: error.description)
+        }
         let global = Self.globalInitResult
         guard global == CURLE_OK else {
-            throw TransportError(.curlSetup, url: url, detail: "curl_global_init: " + Self.text(of: global), curlCode: Int(global.rawValue))
+            throw TransportError(
+                .curlSetup, url: url.map(RedactedURL.init), detail: "curl_global_init: " + Self.text(of: global),
+                curlCode: Int(global.rawValue))
         }
     }
 
     /// Creates a handle whose errors name `url`, redacted.
     init(url: URL) throws(TransportError) {
         requestURL = url
-        try Self.initializeLibrary(url: RedactedURL(url))
+        try Self.initializeLibrary(url: url)
         guard let handle = pa_curl_easy_init() else {
             throw TransportError(.curlSetup, url: RedactedURL(url), detail: "curl_easy_init returned no handle")
         }
@@ -45,20 +49,19 @@ final class CurlEasyHandle {
         try check(pa_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
     }
 
-    /// Makes a used handle as a new one (`curl_easy_reset`: every option back to its default, the handle's buffers
-    /// and caches kept), so that a process sending many requests does not allocate and free a handle for each; its
-    /// errors then name `url` (nil for a spare handle, which carries no request). The caller must be the handle's
-    /// only user.
-    func reset(url: URL?) throws(TransportError) {
+    /// Makes a used handle as a new one that carries no request (`curl_easy_reset`: every option back to its
+    /// default, the handle's buffers and caches kept), so that a process sending many requests does not allocate
+    /// and free a handle for each; `assign(url:)` names its next request. The caller must be the handle's only user.
+    func reset() throws(TransportError) {
         pa_curl_easy_reset(handle)
         pa_curl_slist_free_all(headerList)
         headerList = nil
-        requestURL = url
+        requestURL = nil
         errorBuffer[0] = 0
         try check(pa_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
     }
 
-    /// Names `url` in the errors of a spare handle's next request (the handle was reset when it became spare).
+    /// Names `url` in the errors of a reset handle's next request.
     func assign(url: URL) {
         requestURL = url
     }

@@ -118,7 +118,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// Keeps a finished transfer's handle for the next request (loop thread, after the transfer's last use of it),
     /// reset at once: a spare handle holds no URL, header, body or password of the request it carried.
     private func recycle(_ transfer: CurlTransfer) {
-        guard transfer.easy.returnsToLoop, (try? transfer.easy.reset(url: nil)) != nil else { return }
+        guard transfer.easy.returnsToLoop, (try? transfer.easy.reset()) != nil else { return }
         spareHandles.withLock { spare in
             if spare.count < Self.maximumSpareHandles { spare.append(transfer.easy) }
         }
