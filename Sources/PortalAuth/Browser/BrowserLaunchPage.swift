@@ -39,18 +39,8 @@ package final class BrowserLaunchPage: Sendable {
         guard fd >= 0 else {
             throw BrowserError(command: path, reason: "cannot create the launch page: \(String(cString: strerror(errno)))")
         }
-        var bytes = Array(Self.page(forwardingTo: target).utf8)
-        var offset = 0
         var failure: Int32 = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 {
-                failure = written < 0 ? errno : EIO
-                break
-            }
-            offset += written
-        }
+        do { try writeFully(fd, Array(Self.page(forwardingTo: target).utf8)) } catch { failure = error.errno }
         Glibc.close(fd)
         guard failure == 0 else {
             unlink(path)

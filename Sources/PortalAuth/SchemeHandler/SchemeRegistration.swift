@@ -248,11 +248,8 @@ public struct SchemeRegistration: Sendable {
             throw SchemeRedirectError(.registrationFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
         }
         var failure: Int32 = fchmod(descriptor, mode) == 0 ? 0 : errno
-        var offset = 0
-        while failure == 0 && offset < data.count {
-            let written = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, data.count - offset) }
-            if written < 0 && errno != EINTR { failure = errno }
-            if written > 0 { offset += written }
+        if failure == 0 {
+            do { try writeFully(descriptor, data) } catch { failure = error.errno }
         }
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         if failure == 0 && rename(temporary, path) != 0 { failure = errno }

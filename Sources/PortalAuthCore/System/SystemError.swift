@@ -1,3 +1,4 @@
+package import Foundation
 import Glibc
 
 /// A failed system call: which call, on what, and the `errno` text.
@@ -29,4 +30,21 @@ package func syscall<Result: BinaryInteger>(_ name: String, _ body: () -> Result
         if code == EINTR { continue }
         throw SystemError(call: name, errno: code)
     }
+}
+
+/// Writes all of `bytes` to `descriptor`, continuing after short writes and retrying on `EINTR`; a write that
+/// accepts nothing fails with `EIO` rather than looping.
+package func writeFully(_ descriptor: Int32, _ bytes: some ContiguousBytes) throws(SystemError) {
+    let failure: Int32 = bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 && Glibc.errno == EINTR { continue }
+            if written < 0 { return Glibc.errno }
+            if written == 0 { return EIO }
+            offset += written
+        }
+        return 0
+    }
+    if failure != 0 { throw SystemError(call: "write", errno: failure) }
 }

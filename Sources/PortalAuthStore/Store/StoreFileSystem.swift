@@ -140,18 +140,7 @@ package enum StoreFileSystem {
 
     /// Writes all of `data`, continuing after short writes.
     static func writeAll(_ descriptor: Int32, _ data: Data, path: String) throws(CredentialStoreError) {
-        var offset = 0
-        while offset < data.count {
-            let written: Int
-            do {
-                written = try syscall("write") {
-                    data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-                }
-            } catch {
-                throw .fileSystem("write", path, error)
-            }
-            offset += written
-        }
+        do { try writeFully(descriptor, data) } catch { throw .fileSystem("write", path, error) }
     }
 
     /// Flushes a directory's entries (after a rename) to disk.

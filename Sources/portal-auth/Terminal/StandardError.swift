@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PortalAuthCore
 
 /// Writes to standard error, unbuffered, from any thread.
 enum StandardError {
@@ -18,14 +19,7 @@ enum StandardError {
 
     /// Writes `text` as it is.
     static func write(_ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
+        try? writeFully(2, Array(text.utf8))
     }
 
     /// Writes `text` and a newline, wrapped at the terminal's width (see ``wrap(_:width:)``).
