@@ -114,7 +114,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
             var message = fullMessage(for: error)
             if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
             if message.isEmpty { message = "\(error)" }
-            message = Self.lowercasingFirstWord(message)
+            message = ErrorReport.escapingArguments(Self.lowercasingFirstWord(message), arguments: arguments)
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message.components(separatedBy: "\nUsage: ").first ?? message, category: category)
         }

@@ -3,8 +3,8 @@ import PortalAuthCore
 
 /// A discovery document that cannot be trusted: it describes the configured authorize endpoint but names another
 /// issuer than the URL it was fetched for (OpenID Connect Discovery §4.3), or disagrees with the issuer given in
-/// the configuration. The sign-in stops before the browser opens and before any code or
-/// PKCE verifier is sent (RFC 9700 §4.4, mix-up).
+/// the configuration (a mix-up, RFC 9700 §4.4), or names a key set (`jwks_uri`) that cannot be used. The sign-in
+/// stops before the browser opens and before any code or PKCE verifier is sent.
 package struct DiscoveryError: Error, Sendable, CustomStringConvertible, CategorizedError {
     private let text: String
 
@@ -24,6 +24,15 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
         return DiscoveryError(
             "the OpenID Connect discovery document \(RedactedURL(document)) of the issuer given names \(named), not the configured "
                 + "\(RedactedURL(configured)); nothing was opened or sent. Check the issuer and the authorize_url")
+    }
+
+    /// A `jwks_uri` the keys cannot be fetched from safely; `value` and `problem` are neutralised here.
+    static func unusableKeySet(document: URL, value: String, problem: String) -> DiscoveryError {
+        DiscoveryError(
+            "the OpenID Connect discovery document \(RedactedURL(document)) names jwks_uri \(DisplayText.neutralised(value, limit: 200)), "
+                + "which cannot be used: \(DisplayText.neutralised(problem, limit: 300)). ID tokens could not be verified with it, and an "
+                + "ID token whose signature is not verified is not accepted, so nothing was opened or sent; the provider must "
+                + "publish its keys at an https URL")
     }
 
     public var category: ErrorCategory { .invalidContent }

@@ -33,8 +33,8 @@ enum IssuerDiscovery {
     /// at the authorize URL's folder and each folder above it, the first that names the same authorize endpoint.
     ///
     /// - Throws: `DiscoveryError` when a document describes the configured authorize endpoint but names another
-    ///   issuer than the URL it was fetched for, or disagrees with `explicit`: nothing may be sent to that provider
-    ///   then.
+    ///   issuer than the URL it was fetched for, disagrees with `explicit`, or names a `jwks_uri` that cannot be
+    ///   used: nothing may be sent to that provider then.
     static func issuer(
         forAuthorizeURL authorizeURL: URL, explicit: URL? = nil, httpClient: any TransportClient
     ) async throws(DiscoveryError) -> Issuer? {
@@ -119,7 +119,7 @@ enum IssuerDiscovery {
         else {
             throw .issuerMismatch(document: document.url, claimed: object["issuer"]?.stringValue, expected: expected)
         }
-        return ProviderMetadata(issuer: issuer, document: object)
+        return try ProviderMetadata(issuer: issuer, document: object, at: document.url)
     }
 
     /// A warning when the configured token endpoint is not the one the verified discovery document names (a proxy

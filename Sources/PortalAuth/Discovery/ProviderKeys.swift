@@ -15,7 +15,7 @@ final class ProviderKeys: Sendable {
     static let shared = ProviderKeys()
 
     private struct Entry {
-        let keys: [JSONWebKey]
+        let keys: JSONWebKeySet
         let fetchedAt: Date
         let expiresAt: Date
     }
@@ -30,7 +30,7 @@ final class ProviderKeys: Sendable {
     /// unless they were fetched less than `refetchInterval` ago.
     ///
     /// - Throws: `IDTokenError` naming the URL when the keys cannot be fetched or read.
-    func keys(at url: URL, refetching: Bool = false, httpClient: any TransportClient, now: Date) async throws(IDTokenError) -> [JSONWebKey] {
+    func keys(at url: URL, refetching: Bool = false, httpClient: any TransportClient, now: Date) async throws(IDTokenError) -> JSONWebKeySet {
         let kept = entries.withLock { $0[url] }
         if let kept {
             let fresh = now < kept.expiresAt
@@ -46,7 +46,7 @@ final class ProviderKeys: Sendable {
         guard response.statusCode == 200 else {
             throw .keys("the provider's keys at \(RedactedURL(url)) answered HTTP \(response.statusCode)")
         }
-        let keys: [JSONWebKey]
+        let keys: JSONWebKeySet
         do {
             keys = try JSONWebKey.keySet(try JSONValue.parse(response.body))
         } catch {

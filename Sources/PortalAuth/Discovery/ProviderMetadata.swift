@@ -10,7 +10,7 @@ struct ProviderMetadata: Sendable, Equatable {
     let issuer: String
     /// `token_endpoint`.
     let tokenEndpoint: URL?
-    /// `jwks_uri`: the keys ID tokens are signed with.
+    /// `jwks_uri`: the keys ID tokens are signed with (nil when the document names none: ID tokens are then refused).
     let jwksURI: URL?
     /// `userinfo_endpoint`.
     let userinfoEndpoint: URL?
@@ -21,18 +21,41 @@ struct ProviderMetadata: Sendable, Equatable {
     /// `authorization_response_iss_parameter_supported` (RFC 9207 §3).
     let sendsIssuerInResponses: Bool
 
-    init(issuer: String, document: JSONObject) {
+    /// The metadata of `document`, fetched from `documentURL`.
+    ///
+    /// - Throws: `DiscoveryError` when `jwks_uri` is present but cannot be used (not a string, not an absolute URL,
+    ///   plain http to a host that is not loopback, credentials in it): that is no "no key set", which would leave
+    ///   ID tokens unchecked.
+    init(issuer: String, document: JSONObject, at documentURL: URL) throws(DiscoveryError) {
         func endpoint(_ key: String) -> URL? {
             guard let text = document[key]?.stringValue, let url = URLRules.url(from: text), URLRules.endpointProblem(url) == nil else { return nil }
             return url
         }
         self.issuer = issuer
         tokenEndpoint = endpoint("token_endpoint")
-        jwksURI = endpoint("jwks_uri")
+        jwksURI = try Self.keySetAddress(document["jwks_uri"], in: documentURL)
         userinfoEndpoint = endpoint("userinfo_endpoint")
         deviceAuthorizationEndpoint = endpoint("device_authorization_endpoint")
         idTokenSigningAlgorithms = document["id_token_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
         sendsIssuerInResponses = document["authorization_response_iss_parameter_supported"]?.boolValue == true
+    }
+
+    /// `jwks_uri` as a URL the keys may be fetched from: nil when absent, else an absolute https URL (http only to a
+    /// loopback host) without a user name or password.
+    static func keySetAddress(_ value: JSONValue?, in documentURL: URL) throws(DiscoveryError) -> URL? {
+        guard let value else { return nil }
+        guard let text = value.stringValue else {
+            throw .unusableKeySet(document: documentURL, value: value.serialized(indent: 0), problem: "it is not a string")
+        }
+        guard let url = URLRules.url(from: text), url.scheme != nil, url.host != nil else {
+            throw .unusableKeySet(document: documentURL, value: "\"\(text)\"", problem: "it is not an absolute URL (a relative path is not allowed)")
+        }
+        if let problem = URLRules.endpointProblem(url) {
+            // A URL with a user name or password is shown without them.
+            let shown = url.user == nil && url.password == nil ? "\"\(text)\"" : "\(RedactedURL(url)) (user information left out)"
+            throw .unusableKeySet(document: documentURL, value: shown, problem: problem)
+        }
+        return url
     }
 
     /// Whether the provider says it may send unsigned ID tokens (`alg: none`).

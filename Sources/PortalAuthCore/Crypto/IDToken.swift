@@ -24,6 +24,14 @@ package struct IDToken: Sendable, CustomStringConvertible {
     package let algorithm: String?
     /// The protected header's `kid`, when given.
     package let keyID: String?
+    /// Whether the protected header has a `crit` parameter (any value: this package understands no extension).
+    package let hasCriticalHeader: Bool
+    /// The protected header's `typ`: nil when absent, `.null` kept as a value that is no string.
+    let type: JSONValue?
+    /// The `nbf` claim: nil when absent (a value that is no number is refused by `validate`).
+    let notBefore: JSONValue?
+    /// The `azp` claim (authorized party): nil when absent.
+    let authorizedParty: JSONValue?
     /// What the signature covers: the first two parts as received, with the dot between them.
     package var signingInput: Data {
         Data(compact.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".").utf8)
@@ -59,9 +67,18 @@ package struct IDToken: Sendable, CustomStringConvertible {
         self.signature = signatureBytes
         self.username = ["preferred_username", "upn", "email", "name"].lazy.compactMap { payload[$0]?.stringValue }.first
         self.algorithm = header["alg"]?.stringValue
+        self.hasCriticalHeader = header["crit"] != nil
+        self.type = header["typ"]
+        self.notBefore = payload["nbf"]
+        self.authorizedParty = payload["azp"]
     }
 
-    /// Checks the claims a client must check (OIDC Core §3.1.3.7).
+    /// Checks the header and the claims a client must check (OIDC Core §3.1.3.7, RFC 7515 §4.1.11, RFC 7519 §4.1.5).
+    ///
+    /// The header: no `crit` (RFC 7515 §4.1.11: an extension the recipient does not understand makes the token
+    /// invalid, and this package understands none; an empty list is not allowed either), `typ` absent or `JWT` in
+    /// any case (an RFC 9068 access token, `at+jwt`, is no ID token). The claims: `aud` holds the client, `azp`,
+    /// when present, is the client, `nonce`, `iss`, `exp`, `nbf` and `iat` (the last three with `clockSkew`).
     ///
     /// - Parameters:
     ///   - clientID: must be among the audiences.
@@ -74,7 +91,18 @@ package struct IDToken: Sendable, CustomStringConvertible {
         clientID: String, nonce expectedNonce: String?, expectedIssuer: String?, now: Date,
         clockSkew: Duration = .seconds(120), maximumAge: Duration = .seconds(600)
     ) throws(IDTokenError) {
+        if hasCriticalHeader {
+            throw .headerRejected("crit", "it lists extensions the recipient must understand, and this client understands none, so the token is invalid even with an empty list (RFC 7515 §4.1.11)")
+        }
+        if let type, type.stringValue?.lowercased() != "jwt" {
+            let shown = type.stringValue.map { DisplayText.neutralised($0, limit: 40) } ?? "a value that is no string"
+            throw .headerRejected("typ", "it is \(shown), not JWT: the token is not an ID token (an access token is at+jwt, RFC 9068)")
+        }
         guard audiences.contains(clientID) else { throw .claimMismatch("aud", "the token is not meant for client \(clientID)") }
+        if let authorizedParty, authorizedParty.stringValue != clientID {
+            let shown = authorizedParty.stringValue.map { DisplayText.neutralised($0, limit: 200) } ?? "a value that is no string"
+            throw .claimMismatch("azp", "the token was issued to \(shown), not to client \(clientID) (OpenID Connect Core §3.1.3.7)")
+        }
         if let expectedNonce, nonce != expectedNonce {
             throw .claimMismatch("nonce", "the nonce does not match the one this sign-in sent (possible replay)")
         }
@@ -83,6 +111,13 @@ package struct IDToken: Sendable, CustomStringConvertible {
         }
         if expirationDate.addingTimeInterval(clockSkew.timeInterval) < now {
             throw .claimMismatch("exp", "the token expired at \(expirationDate.ISO8601Format()); check this machine's clock")
+        }
+        if let notBefore {
+            guard let seconds = notBefore.doubleValue else { throw .claimMismatch("nbf", "it is not a number of seconds (RFC 7519 §4.1.5)") }
+            let start = Date(timeIntervalSince1970: seconds)
+            if start.timeIntervalSince(now) > clockSkew.timeInterval {
+                throw .claimMismatch("nbf", "the token is not valid before \(start.ISO8601Format()), in the future; check this machine's clock")
+            }
         }
         guard let subject, !subject.isEmpty else { throw .claimMismatch("sub", "the token has no subject (OpenID Connect Core §2 requires one)") }
         guard let issuedAt else { throw .claimMismatch("iat", "the token has no issue time (OpenID Connect Core §2 requires one)") }
@@ -121,6 +156,10 @@ package struct IDTokenError: Error, Sendable, CustomStringConvertible, Categoriz
     package static func malformed(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token is malformed: \(why)") }
     package static func claimMismatch(_ claim: String, _ why: String) -> IDTokenError {
         IDTokenError(text: "the ID token's \(claim) claim was rejected: \(why)")
+    }
+
+    package static func headerRejected(_ parameter: String, _ why: String) -> IDTokenError {
+        IDTokenError(text: "the ID token's \(parameter) header was rejected: \(why)")
     }
 
     package static func signature(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature was rejected: \(why)") }

@@ -29,46 +29,89 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
 
     package var description: String { "\(keyType) key" + (keyID.map { " \(DisplayText.neutralised($0, limit: 80))" } ?? "") }
 
-    /// The usable signing keys of a JWK Set document (`{"keys": [...]}`); keys for encryption (`use: enc`), of
-    /// another type, or that OpenSSL refuses (a point off its curve, an RSA modulus under 2048 bits) are left out.
+    /// The usable signing keys of a JWK Set document (`{"keys": [...]}`), and why the others were left out.
+    ///
+    /// Keys for encryption (`use: enc`) are passed over without a word; keys of another type, RSA keys whose
+    /// exponent is not an odd number of at least 3 (with `e = 1` the "signature" is the padded hash itself, which
+    /// anyone can write) or whose modulus has fewer than 2048 bits, EC keys whose point is not on their named curve,
+    /// and keys OpenSSL refuses are left out and named in ``JSONWebKeySet/skipped``.
     ///
     /// - Throws: `CryptoError` when the document is not a JWK Set or OpenSSL cannot be opened.
-    package static func keySet(_ document: JSONValue) throws(CryptoError) -> [JSONWebKey] {
+    package static func keySet(_ document: JSONValue) throws(CryptoError) -> JSONWebKeySet {
         guard let keys = document["keys"]?.arrayValue else { throw .invalidKey("the JWK Set has no \"keys\" array") }
         do { try OpenSSLLibrary.loadCrypto() } catch { throw .libraryUnavailable(error) }
-        return keys.prefix(100).compactMap { $0.objectValue.flatMap(key(from:)) }
+        var set = JSONWebKeySet(keys: [], skipped: [])
+        for (index, entry) in keys.prefix(100).enumerated() {
+            guard let jwk = entry.objectValue else {
+                set.skipped.append("entry \(index + 1) is not a JSON object")
+                continue
+            }
+            switch key(from: jwk) {
+            case .usable(let key): set.keys.append(key)
+            case .notForSignatures: break
+            case .unusable(let why):
+                let name = jwk["kid"]?.stringValue.map { "key \(DisplayText.neutralised($0, limit: 80))" } ?? "key \(index + 1)"
+                set.skipped.append("\(name): \(why)")
+            }
+        }
+        return set
     }
 
-    /// One key, or nil when it cannot be used to verify signatures.
-    private static func key(from jwk: JSONObject) -> JSONWebKey? {
+    /// What one entry of a key set is.
+    private enum Reading {
+        case usable(JSONWebKey)
+        /// An encryption key: not meant for signatures, nothing to say.
+        case notForSignatures
+        /// Meant for signatures, but not a key to trust; the reason.
+        case unusable(String)
+    }
+
+    /// One key, or why it cannot be used to verify signatures.
+    private static func key(from jwk: JSONObject) -> Reading {
         defer { pa_ERR_clear_error() }
-        guard let type = jwk["kty"]?.stringValue else { return nil }
-        if let use = jwk["use"]?.stringValue, use != "sig" { return nil }
+        guard let type = jwk["kty"]?.stringValue else { return .unusable("it has no kty") }
+        if let use = jwk["use"]?.stringValue, use != "sig" { return .notForSignatures }
         func bytes(_ name: String) -> [UInt8]? { jwk[name]?.stringValue.flatMap { Base64URL.decode(Substring($0)) } }
         let curve = jwk["crv"]?.stringValue
         var made: OpaquePointer?
         switch type {
         case "RSA":
-            guard let n = bytes("n"), let e = bytes("e") else { return nil }
+            guard let n = bytes("n"), let e = bytes("e") else { return .unusable("its n or e is not base64url") }
+            if let weakness = rsaWeakness(modulus: n, exponent: e) { return .unusable(weakness) }
             made = pa_rsa_public_key(n, n.count, e, e.count)
-            if let key = made, pa_EVP_PKEY_get_bits(key) < 2048 {
-                pa_EVP_PKEY_free(key)
-                return nil
-            }
         case "EC":
             let groups = ["P-256": ("prime256v1", 32), "P-384": ("secp384r1", 48), "P-521": ("secp521r1", 66)]
-            guard let curve, let (group, size) = groups[curve], let x = bytes("x"), let y = bytes("y"), x.count == size, y.count == size
-            else { return nil }
+            guard let curve, let (group, size) = groups[curve] else { return .unusable("its curve is not P-256, P-384 or P-521") }
+            guard let x = bytes("x"), let y = bytes("y"), x.count == size, y.count == size else {
+                return .unusable("its x and y are not \(size)-byte coordinates of \(curve)")
+            }
             let point = [0x04] + x + y
             made = pa_ec_public_key(group, point, point.count)
+            if made == nil { return .unusable("its point is not on the curve \(curve)") }
         case "OKP":
-            guard let curve, ["Ed25519", "Ed448"].contains(curve), let x = bytes("x") else { return nil }
+            guard let curve, ["Ed25519", "Ed448"].contains(curve), let x = bytes("x") else { return .unusable("it is not an Ed25519 or Ed448 key") }
             made = pa_raw_public_key(curve.uppercased(), x, x.count)
         default:
-            return nil
+            return .unusable("its type \(DisplayText.neutralised(type, limit: 20)) is not RSA, EC or OKP")
         }
-        guard let made else { return nil }
-        return JSONWebKey(keyType: type, keyID: jwk["kid"]?.stringValue, algorithm: jwk["alg"]?.stringValue, curve: curve, key: made)
+        guard let made else { return .unusable("OpenSSL cannot make a key of it") }
+        return .usable(JSONWebKey(keyType: type, keyID: jwk["kid"]?.stringValue, algorithm: jwk["alg"]?.stringValue, curve: curve, key: made))
+    }
+
+    /// Why an RSA public key (big-endian `n` and `e`) is no key to trust, or nil: the exponent must be odd and at
+    /// least 3 (RFC 8017 §3.1; with 1 a signature is the padded hash itself, and an even one is no RSA key), the
+    /// modulus at least 2048 bits (NIST SP 800-131A, RFC 8725 §3.5).
+    static func rsaWeakness(modulus: [UInt8], exponent: [UInt8]) -> String? {
+        let e = exponent.drop { $0 == 0 }
+        let isOddAndAtLeastThree = (e.last ?? 0) & 1 == 1 && (e.count > 1 || (e.last ?? 0) >= 3)
+        if !isOddAndAtLeastThree {
+            let shown = e.count <= 8 ? "\(e.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })" : "an even number of \(e.count) bytes"
+            return "its exponent e is \(shown), not an odd number of at least 3 (such a key lets anyone forge a signature)"
+        }
+        let n = modulus.drop { $0 == 0 }
+        let bits = n.first.map { (n.count - 1) * 8 + (8 - $0.leadingZeroBitCount) } ?? 0
+        if bits < 2048 { return "its modulus n has \(bits) bits, fewer than 2048" }
+        return nil
     }
 
     /// Whether this key can check a signature made with JWS algorithm `algorithm`.
@@ -96,6 +139,14 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
         }
         return result == 1
     }
+}
+
+/// The usable keys of a JWK Set (``JSONWebKey/keySet(_:)``) and the keys left out, each with why.
+package struct JSONWebKeySet: Sendable {
+    /// The keys signatures are checked with.
+    package var keys: [JSONWebKey]
+    /// One line per key left out, such as `key rsa-1: its exponent e is 1, not an odd number of at least 3 …`.
+    package var skipped: [String]
 }
 
 /// The JWS algorithms (RFC 7518 §3, RFC 8037) an ID token's signature is checked with. `HS*` (a key shared with

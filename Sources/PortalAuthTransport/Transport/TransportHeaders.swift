@@ -16,6 +16,18 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
         self.fields = elements.map { (name: $0.0, value: $0.1) }
     }
 
+    /// Whether `name` can be a field name: an RFC 9110 §5.1 token (§5.6.2: letters, digits and ``!#$%&'*+-.^_`|~``),
+    /// so neither a control character nor a separator can reach a request's head.
+    package static func isFieldName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                || fieldNameSymbols.contains(byte)
+        }
+    }
+
+    /// The characters other than letters and digits a token may hold (RFC 9110 §5.6.2).
+    private static let fieldNameSymbols = Set("!#$%&'*+-.^_`|~".utf8)
+
     // MARK: - Lookup
 
     /// The first value of the field called `name` (any case), or `nil`; setting it replaces every field of that name

@@ -32,8 +32,10 @@ struct ExecCommand: AsyncParsableCommand {
             Every other PORTAL_AUTH_* variable and ARCGIS_TOKEN in portal-auth's own environment (left by an \
             outer exec or a CI job, possibly another sign-in's tokens) is removed from the command's \
             environment; only the tool's settings PORTAL_AUTH_STORE, PORTAL_AUTH_CA_BUNDLE, \
-            PORTAL_AUTH_LAUNCH_DIR and PORTAL_AUTH_FAST_PATH pass through unchanged. PORTAL_AUTH_CLIENT_SECRET \
-            is removed too.
+            PORTAL_AUTH_LAUNCH_DIR and PORTAL_AUTH_FAST_PATH pass through unchanged, and \
+            PORTAL_AUTH_PROXY_TOKEN is set to the --proxy-token choice (else passed through), so a portal-auth \
+            the command runs sends the same token to hosts behind the proxy. PORTAL_AUTH_CLIENT_SECRET is \
+            removed too.
 
             The command replaces portal-auth (exec): its exit status is passed through and signals reach it \
             directly. A token expiring while the command runs is not renewed.
@@ -92,7 +94,8 @@ struct ExecCommand: AsyncParsableCommand {
                 throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be passed on: \(problem). Sign in again.")
             }
             environment = Self.commandEnvironment(
-                inherited: ProcessInfo.processInfo.environment, issued: issued, asked: Self.askedURL(selection.target))
+                inherited: ProcessInfo.processInfo.environment, issued: issued, asked: Self.askedURL(selection.target),
+                proxyToken: proxyToken == nil && ProcessEnvironment.value(of: ProxyTokenChoice.environmentVariable) == nil ? nil : choice)
             executable = try Self.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
         } catch let failure as ExecFailure {
             StandardError.line("portal-auth: error: \(failure.description)")
@@ -109,7 +112,9 @@ struct ExecCommand: AsyncParsableCommand {
 
     /// The tool's own settings that a command run by `exec` keeps (a nested `portal-auth` behaves the same).
     /// None of them holds a secret.
-    static let passedThrough: Set<String> = ["PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH"]
+    static let passedThrough: Set<String> = [
+        "PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH", ProxyTokenChoice.environmentVariable,
+    ]
 
     /// The command's environment: the inherited one without any variable of the token family (`PORTAL_AUTH_*`
     /// other than ``passedThrough``, and `ARCGIS_TOKEN`), then the variables of this sign-in.
@@ -117,10 +122,15 @@ struct ExecCommand: AsyncParsableCommand {
     /// Another sign-in's token left in the environment (an outer `exec`, a CI job's variables) would otherwise reach
     /// a command run for this one: `ARCGIS_TOKEN` beside an IAP sign-in's variables, a stale `PORTAL_AUTH_ID_TOKEN`.
     /// `PORTAL_AUTH_CLIENT_SECRET` (`app-token`'s secret) is removed as well.
-    /// `asked`: the URL given with `--url` (see ``variables(for:asked:)``).
-    static func commandEnvironment(inherited: [String: String], issued: IssuedToken, asked: URL? = nil) -> [String: String] {
+    /// `asked`: the URL given with `--url` (see ``variables(for:asked:)``). `proxyToken`: the choice of `--proxy-token`
+    /// or `$PORTAL_AUTH_PROXY_TOKEN`, set as `PORTAL_AUTH_PROXY_TOKEN` so that a `portal-auth` the command runs sends
+    /// the same token to hosts behind the proxy.
+    static func commandEnvironment(
+        inherited: [String: String], issued: IssuedToken, asked: URL? = nil, proxyToken: ProxyTokenChoice? = nil
+    ) -> [String: String] {
         var environment = inherited.filter { name, _ in !isTokenFamily(name) }
         environment.merge(variables(for: issued, asked: asked)) { $1 }
+        if let proxyToken { environment[ProxyTokenChoice.environmentVariable] = proxyToken.rawValue }
         return environment
     }
 

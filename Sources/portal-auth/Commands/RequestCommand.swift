@@ -103,7 +103,7 @@ struct RequestCommand: AsyncParsableCommand {
             throw ValidationError("--method \"\(method)\" is not an HTTP method such as GET or POST")
         }
         for header in headers where Self.headerField(header) == nil {
-            throw ValidationError("--header \"\(header.prefix(40))\" is not 'Name: value'")
+            throw ValidationError("--header \"\(DisplayText.path(String(header.prefix(40))))\" is not 'Name: value' with a name of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)")
         }
         if (portal == nil) != (clientID == nil) {
             throw ValidationError("--portal and --client-id go together: they name the OAuth app to sign in with")
@@ -115,11 +115,11 @@ struct RequestCommand: AsyncParsableCommand {
         _ = try ProxyTokenChoice.resolved(proxyToken)
     }
 
-    /// `Name: value` split at the first colon; nil when there is no name.
+    /// `Name: value` split at the first colon; nil when the name is not an RFC 9110 token.
     static func headerField(_ text: String) -> (name: String, value: String)? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, !name.contains(where: \.isWhitespace) else { return nil }
+        guard TransportHeaders.isFieldName(name) else { return nil }
         return (name, text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces))
     }
 

@@ -20,8 +20,9 @@ struct TokenInvocation {
     /// as ArgumentParser does for option groups); throws the `ValidationError` the command reports.
     func validate() throws {
         guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
-        if let headerName, headerName.isEmpty || headerName.contains(where: { $0 == ":" || $0.isWhitespace }) {
-            throw ValidationError("--header-name \"\(headerName)\" is not an HTTP header name")
+        if let headerName, !TransportHeaders.isFieldName(headerName) {
+            throw ValidationError("--header-name \"\(DisplayText.path(headerName))\" is not an HTTP header name: "
+                + "letters, digits and !#$%&'*+-.^_`|~ only (RFC 9110 §5.6.2)")
         }
         if headerName != nil && format != .header { throw ValidationError("--header-name goes with --format header") }
         if idToken && proxyToken != nil { throw ValidationError("give --id-token or --proxy-token, not both") }

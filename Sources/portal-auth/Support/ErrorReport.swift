@@ -15,6 +15,19 @@ enum ErrorReport {
         last.withLock { $0 = (message, category) }
     }
 
+    /// A usage error (the argument parser's, or a command's `ValidationError`) made safe for the terminal, as other
+    /// untrusted text is: each argument value it quotes is shown as `DisplayText.path` shows it (every control
+    /// character, line breaks included, a visible escape such as `\u{1B}`), and so is any control character left in
+    /// a line (a value the message cut short); the message's own lines stay lines.
+    static func escapingArguments(_ message: String, arguments: [String]) -> String {
+        var text = message
+        let values = arguments + arguments.compactMap { $0.hasPrefix("--") ? $0.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init) : nil }
+        for value in Set(values) where DisplayText.containsControlCharacters(value) {
+            text = text.replacing(value, with: DisplayText.path(value))
+        }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { DisplayText.path(String($0)) }.joined(separator: "\n")
+    }
+
     /// The category's name in JSON errors: `usage`, `invalid_content`, `unreadable_input`, `unavailable`, `local`,
     /// `timed_out`, `refused`, `cancelled`.
     static func name(of category: ErrorCategory) -> String {

@@ -141,6 +141,51 @@ struct ScriptOutputTests {
                           "PORTAL_AUTH_TOKEN_TYPE", "PORTAL_AUTH_TOKEN_EXPIRES_AT", "PORTAL_AUTH_KIND", "PORTAL_AUTH_URL"], "\(names.sorted())")
     }
 
+    @Test("exec passes the proxy-token choice on: a portal-auth run by the command sends the access token when --proxy-token access or PORTAL_AUTH_PROXY_TOKEN=access was given to exec (issue 36)", arguments: [
+        (["--proxy-token", "access"], [String: String]()), ([], ["PORTAL_AUTH_PROXY_TOKEN": "access"]), ([], ["PORTAL_AUTH_PROXY_TOKEN": "ACCESS"]),
+    ])
+    func execPassesProxyTokenChoice(options: [String], variables: [String: String]) async throws {
+        let store = try PreparedStore()
+        let file = store.directory.appendingPathComponent("contoso-iap.json")
+        try FileManager.default.copyItem(at: SignInSelectionCommandTests.fixture("iap/entra.json"), to: file)
+        var iap = try PreparedStore.iap(file: file.path, token: "iap-access-token")
+        iap.entry["id_token"] = .string("iap-id-token")
+        iap.entry["id_token_expires_at"] = iap.entry["access_token_expires_at"]
+        try await store.write([iap])
+        let nested = [BinaryLocator.toolPath, "token", "--url", "https://maps.contoso.com/portal/"]
+        let environment = store.environment.merging(variables) { $1 }
+        // The same command outside exec sends the access token; inside, before issue 36, the nested command no longer
+        // saw the choice and sent the ID token.
+        let direct = try await ToolRunner.run(Array(nested.dropFirst()) + options, environment: environment)
+        #expect(direct.stdoutLines == ["iap-access-token"], "\(direct)")
+        let result = try await ToolRunner.run(["exec", "--iap", file.path] + options + ["--"] + nested, environment: environment)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutLines == ["iap-access-token"], "\(result)")
+        // Without a choice the ID token goes, inside exec as outside.
+        let plain = try await ToolRunner.run(["exec", "--iap", file.path, "--"] + nested, environment: store.environment)
+        #expect(plain.stdoutLines == ["iap-id-token"], "\(plain)")
+    }
+
+    @Test("usage errors show argument values escaped, never raw escape sequences or forged lines; header names must be RFC 9110 tokens (issue 36)", arguments: [
+        (["request", "\u{1B}[2J\u{1B}]0;owned\u{7}not a url"], "\\u{1B}[2J\\u{1B}]0;owned\\u{7}not a url"),
+        (["token", "--url", "\u{1B}[2Jx\nportal-auth: forged line"], "\\u{1B}[2Jx\\u{A}portal-auth: forged line"),
+        (["token", "--url=\u{1B}[2Jx"], "\\u{1B}[2Jx"),
+        (["token", "--format", "header", "--header-name", "X-A\u{1B}[2J"], "--header-name \"X-A\\u{1B}[2J\" is not an HTTP header name"),
+        (["token", "--format", "header", "--header-name", "X-A(b)"], "--header-name \"X-A(b)\" is not an HTTP header name"),
+        (["request", "https://gis.example.test/", "-H", "X-A\u{1B}[2J: v"], "X-A\\u{1B}[2J: v"),
+        (["request", "https://gis.example.test/", "-H", "X-A/b: v"], "--header \"X-A/b: v\" is not 'Name: value'"),
+        (["status", "--timeout", "\u{1B}[31m5"], "\\u{1B}[31m5"),
+    ])
+    func usageErrorsEscaped(arguments: [String], shown: String) async throws {
+        let store = try PreparedStore()
+        let result = try await ToolRunner.run(arguments, environment: store.environment)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.hasPrefix("portal-auth: error: "), "\(result)")
+        #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(result)")
+        #expect(!result.stderr.contains("\nportal-auth: forged"), "\(result)")
+        #expect(result.stderr.contains(shown), "\(result)")
+    }
+
     @Test("--version names the libcurl and OpenSSL the tool runs with")
     func version() async throws {
         let result = try await ToolRunner.run(["--version"])

@@ -55,6 +55,81 @@ struct IDTokenTests {
         }
     }
 
+    /// `payload()` with `claims` added.
+    static func payload(adding claims: JSONObject) -> JSONValue {
+        guard case .object(var object) = payload() else { return payload() }
+        for (name, value) in claims.members { object[name] = value }
+        return .object(object)
+    }
+
+    /// A compact JWT with the header `header` (JSON text) and the payload (the signature part is not checked here).
+    static func token(header: String, _ payload: JSONValue) -> String {
+        Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload.serialized().utf8)) + ".c2ln"
+    }
+
+    /// The `validate` of every test here: client `client`, nonce `n-1`, issuer `https://idp.example/o`, `now`.
+    static func validate(_ compact: String) throws {
+        try IDToken(compact: compact).validate(clientID: "client", nonce: "n-1", expectedIssuer: "https://idp.example/o", now: now)
+    }
+
+    @Test("JWS header rules: crit (any, the empty list too: RFC 7515 §4.1.11) and a typ other than JWT (an RFC 9068 access token) are refused", arguments: [
+        (#"{"alg":"RS256","crit":["exp"],"exp":1}"#, "crit"),
+        (#"{"alg":"RS256","crit":[]}"#, "crit"),
+        (#"{"alg":"RS256","typ":"JWT","crit":["b64"],"b64":false}"#, "crit"),
+        (#"{"alg":"RS256","typ":"at+jwt"}"#, "typ"),
+        (#"{"alg":"RS256","typ":"application/at+jwt"}"#, "typ"),
+        (#"{"alg":"RS256","typ":"JOSE"}"#, "typ"),
+        (#"{"alg":"RS256","typ":7}"#, "typ"),
+    ])
+    func headerRules(header: String, parameter: String) throws {
+        // Accepted before issue 36: nothing looked at crit or typ.
+        let error = #expect(throws: IDTokenError.self) { try Self.validate(Self.token(header: header, Self.payload())) }
+        #expect(error?.description.contains("\(parameter) header was rejected") == true, "\(String(describing: error))")
+    }
+
+    @Test("typ absent, JWT or jwt is an ID token's", arguments: [#"{"alg":"RS256"}"#, #"{"alg":"RS256","typ":"JWT"}"#, #"{"alg":"RS256","typ":"jwt"}"#])
+    func typeAccepted(header: String) throws {
+        try Self.validate(Self.token(header: header, Self.payload()))
+    }
+
+    /// `nbf` values against `now` (1 800 000 000) and a skew of 120 s: a day ahead, just beyond, just within, passed.
+    static let notBeforeCases: [(Double, Bool)] = [(1_800_086_400, false), (1_800_000_121, false), (1_800_000_119, true), (1_799_999_400, true)]
+
+    @Test("nbf in the future beyond the skew is refused, as iat is (RFC 7519 §4.1.5); within the skew, or passed, it is not", arguments: notBeforeCases)
+    func notBefore(nbf: Double, accepted: Bool) throws {
+        let token = Self.token(header: #"{"alg":"RS256"}"#, Self.payload(adding: ["nbf": .number(nbf)]))
+        if accepted {
+            try Self.validate(token)
+        } else {
+            let error = #expect(throws: IDTokenError.self) { try Self.validate(token) }
+            #expect(error?.description.contains("nbf claim") == true, "\(String(describing: error))")
+        }
+        let text = Self.token(header: #"{"alg":"RS256"}"#, Self.payload(adding: ["nbf": .string("tomorrow")]))
+        #expect(throws: IDTokenError.self) { try Self.validate(text) }
+    }
+
+    /// `azp`, `aud`, and whether the token is accepted for client `client`.
+    static let authorizedPartyCases: [(JSONValue, JSONValue, Bool)] = [
+        (.string("other-client"), .string("client"), false),
+        (.string("other-client"), .array([.string("client"), .string("other-client")]), false),
+        (.integer(42), .string("client"), false),
+        (.string("client"), .array([.string("client"), .string("other-client")]), true),
+        (.string("client"), .string("client"), true),
+    ]
+
+    @Test("azp, when present, must be the client ID (OIDC Core §3.1.3.7), even when aud also names the client", arguments: authorizedPartyCases)
+    func authorizedParty(azp: JSONValue, aud: JSONValue, accepted: Bool) throws {
+        guard case .object(var object) = Self.payload(aud: aud) else { return }
+        object["azp"] = azp
+        let token = Self.token(header: #"{"alg":"RS256"}"#, .object(object))
+        if accepted {
+            try Self.validate(token)
+        } else {
+            let error = #expect(throws: IDTokenError.self) { try Self.validate(token) }
+            #expect(error?.description.contains("azp claim") == true, "\(String(describing: error))")
+        }
+    }
+
     /// `payload()` without `claim`.
     static func payload(removing claim: String) -> JSONValue {
         guard case .object(var object) = payload() else { return payload() }

@@ -114,6 +114,54 @@ struct IDTokenSignatureTests {
         #expect(client.count == 0)
     }
 
+    @Test("fail closed: with no key set known, a token whose signature does not verify is refused, not taken on the token endpoint's word", arguments: ["RS256-bad", "RS256"])
+    func noKeySet(name: String) async throws {
+        let client = Self.keyEndpoint(["jwks"])
+        // Accepted before issue 36 (rule 6's TLS exception): a forged token signed in.
+        let error = await #expect(throws: IDTokenError.self) {
+            try await IDTokenSignature.verify(
+                IDToken(compact: JWSFixtures.token(name)), jwksURI: nil, signsWithNone: false, tokenURL: Self.tokenURL, httpClient: client,
+                keys: ProviderKeys(), now: JWSFixtures.now)
+        }
+        #expect(error?.description.contains("signing keys are unknown") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("--") == false, "a library message names no flag: \(String(describing: error))")
+        #expect(client.count == 0)
+    }
+
+    @Test("a recorded key set address that is not https (a changed store) is not fetched: the token is refused")
+    func plainHTTPKeySet() async throws {
+        let client = Self.keyEndpoint(["jwks"])
+        let error = await #expect(throws: IDTokenError.self) {
+            try await IDTokenSignature.verify(
+                IDToken(compact: JWSFixtures.token("RS256")), jwksURI: URL(string: "http://idp.example/o/jwks.json")!, signsWithNone: false,
+                tokenURL: Self.tokenURL, httpClient: client, keys: ProviderKeys(), now: JWSFixtures.now)
+        }
+        #expect(error?.description.contains("cannot be used") == true, "\(String(describing: error))")
+        #expect(client.count == 0)
+    }
+
+    @Test("alg none stays the one exception: listed by the provider and over https, it passes with no key set")
+    func unsignedWithoutKeySet() async throws {
+        let payload = Base64URL.encode(Array(IDTokenTests.payload().serialized(indent: 0).utf8))
+        let token = try IDToken(compact: Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + payload + ".")
+        try await IDTokenSignature.verify(token, jwksURI: nil, signsWithNone: true, tokenURL: Self.tokenURL, httpClient: Self.keyEndpoint(["jwks"]), keys: ProviderKeys())
+    }
+
+    @Test("a token forged for an RSA key with e = 1 in the provider's key set is refused, and the key left out is named")
+    func exponentOne() async throws {
+        let weakSet = JSONValue.object(["keys": .array([.object(try JSONWebKeyTests.rsaKey(exponent: [1]))])]).serialized(indent: 0)
+        let client = ScriptedHTTPClient { _, request in
+            TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(weakSet.utf8), url: request.url)
+        }
+        let forged = try JSONWebKeyTests.forgedForExponentOne()
+        // Accepted before issue 36: OpenSSL checks s^1 mod n against the padding, which the forger wrote.
+        let error = await #expect(throws: IDTokenError.self) {
+            try await IDTokenSignature.verify(forged, jwksURI: Self.jwksURI, signsWithNone: false, tokenURL: Self.tokenURL, httpClient: client,
+                                              keys: ProviderKeys(), now: JWSFixtures.now)
+        }
+        #expect(error?.description.contains("key weak: its exponent e is 1") == true, "\(String(describing: error))")
+    }
+
     @Test("keys that cannot be fetched make the ID token refused, naming the URL")
     func unreachableKeys() async throws {
         let client = ScriptedHTTPClient(status: 500, body: "{}")

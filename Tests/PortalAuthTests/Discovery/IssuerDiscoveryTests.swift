@@ -48,6 +48,46 @@ struct IssuerDiscoveryTests {
         ])
     }
 
+    @Test("a jwks_uri that cannot be used stops the sign-in, naming the document and the value (escaped); it is never taken as no key set", arguments: [
+        (JSONValue.string("http://idp.example/keys"), "\"http://idp.example/keys\"", "must use https"),
+        (.string("https://user:hunter2@idp.example/keys"), "https://idp.example/keys (user information left out)", "user name or password"),
+        (.string("/keys"), "\"/keys\"", "not an absolute URL"),
+        (.string("keys.json"), "\"keys.json\"", "not an absolute URL"),
+        (.string("\u{1B}]0;owned\u{7}/keys"), "\"\\u{1B}]0;owned\\u{7}/keys\"", "not an absolute URL"),
+        (.string("ftp://idp.example/keys"), "\"ftp://idp.example/keys\"", "scheme"),
+        (.integer(42), "42", "not a string"),
+        (.null, "null", "not a string"),
+    ])
+    func unusableKeySet(value: JSONValue, shown: String, problem: String) async throws {
+        let authorize = "https://idp.example/o/authorize"
+        var document = Self.document(issuer: "https://idp.example/o", authorize: authorize)
+        document["jwks_uri"] = value
+        let client = Self.server([
+            "https://idp.example/o/.well-known/openid-configuration": document,
+        ])
+        // Before issue 36 the document was believed with no key set, and ID tokens went unchecked.
+        let error = await #expect(throws: DiscoveryError.self) {
+            _ = try await IssuerDiscovery.issuer(forAuthorizeURL: URL(string: authorize)!, httpClient: client)
+        }
+        let text = error?.description ?? ""
+        #expect(text.contains("https://idp.example/o/.well-known/openid-configuration names jwks_uri \(shown), which cannot be used"), "\(text)")
+        #expect(text.contains(problem), "\(text)")
+        #expect(!text.contains("hunter2") && !text.contains("\u{1B}"), "\(text)")
+    }
+
+    @Test("a jwks_uri on a loopback host may be http (a local provider); a document without jwks_uri gives no key set (ID tokens are then refused)")
+    func usableOrAbsentKeySet() async throws {
+        let authorize = "http://127.0.0.1:8000/o/authorize"
+        var document = Self.document(issuer: "http://127.0.0.1:8000/o", authorize: authorize)
+        let local = try await IssuerDiscovery.issuer(
+            forAuthorizeURL: URL(string: authorize)!, httpClient: Self.server(["http://127.0.0.1:8000/o/.well-known/openid-configuration": document]))
+        #expect(local?.metadata?.jwksURI?.absoluteString == "http://127.0.0.1:8000/o/keys")
+        document["jwks_uri"] = nil
+        let absent = try await IssuerDiscovery.issuer(
+            forAuthorizeURL: URL(string: authorize)!, httpClient: Self.server(["http://127.0.0.1:8000/o/.well-known/openid-configuration": document]))
+        #expect(absent?.metadata != nil && absent?.metadata?.jwksURI == nil)
+    }
+
     @Test("a document of another provider on the way (another authorization_endpoint) is passed over")
     func otherProvidersDocumentSkipped() async throws {
         let authorize = "https://idp.example/tenant/oauth2/authorize"
