@@ -91,7 +91,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
 
     /// The credential for tokens the identity provider issued, after the ID token's checks (`aud`, `exp`, `iat`, `sub`,
     /// `iss` — exactly when the issuer is known, else its origin —, `nonce` when one was sent, and the signature
-    /// against the provider's keys when its discovery document names them).
+    /// against the provider's keys: without them the ID token is refused, unless it is the `alg: none` the provider's
+    /// discovery document lists, from an https token endpoint).
     static func signedIn(
         _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer known: IssuerDiscovery.Issuer?, receivedAt now: Date,
         settings: SignInSettings
@@ -103,15 +104,15 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
             try decoded.validate(clientID: configuration.clientID, nonce: nonce, expectedIssuer: issuer, now: now)
-            try await IDTokenSignature.verify(
-                decoded, jwksURI: known?.metadata?.jwksURI, signsWithNone: known?.metadata?.signsWithNone ?? false, tokenURL: configuration.tokenURL, httpClient: settings.httpClient, now: now)
             // With no issuer known, an ID token from another origin than the authorize endpoint names another
-            // provider (mix-up): refused.
+            // provider (mix-up): refused, and said so before the signature (which cannot verify without keys either).
             if issuer == nil, !IssuerDiscovery.isSameOrigin(decoded.issuer, as: configuration.authorizeURL) {
                 throw IDTokenError.claimMismatch(
                     "iss", "issued by \(DisplayText.neutralised(decoded.issuer, limit: 200)), another origin than the authorize endpoint "
                         + "\(RedactedURL(configuration.authorizeURL)), and no issuer is known (if this is right, give the issuer explicitly)")
             }
+            try await IDTokenSignature.verify(
+                decoded, jwksURI: known?.metadata?.jwksURI, signsWithNone: known?.metadata?.signsWithNone ?? false, tokenURL: configuration.tokenURL, httpClient: settings.httpClient, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
             // UserInfo (OIDC Core §5.3), when discovery names it: its sub must be the ID token's, or the sign-in fails;

@@ -17,6 +17,8 @@ struct IAPProxyTokenTests {
         var record = SignOutFakes.record(.iap)
         record.idToken = idToken("ID-1", exp: idTokenExpiry)
         record.idTokenExpiresAt = idTokenExpiry
+        // The provider lists unsigned ID tokens (IDTokenTests.token): refreshed ones are accepted.
+        record.signsIDTokensWithNone = true
         return record
     }
 

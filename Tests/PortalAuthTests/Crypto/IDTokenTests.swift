@@ -7,11 +7,16 @@ import Testing
 struct IDTokenTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    /// An unsigned compact JWT with the given payload (the signature part is not checked here).
+    /// An unsigned compact JWT (`alg: none`) with the given payload. The scripted providers of the sign-in tests list
+    /// `none` among their signing algorithms and answer over https: the one case where an ID token is accepted
+    /// without a verified signature.
     static func token(_ payload: JSONValue) -> String {
-        let header = Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8))
-        return header + "." + Base64URL.encode(Array(payload.serialized().utf8)) + ".c2ln"
+        let header = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
+        return header + "." + Base64URL.encode(Array(payload.serialized().utf8)) + "."
     }
+
+    /// What a scripted provider's discovery document adds so that `token(_:)`'s unsigned tokens are accepted.
+    static let signsWithNone: JSONValue = .array([.string("none")])
 
     /// A payload with every required claim; `iat` is ten minutes before `exp` unless given.
     static func payload(aud: JSONValue = .string("client"), nonce: String? = "n-1", exp: Double = 1_800_000_600,

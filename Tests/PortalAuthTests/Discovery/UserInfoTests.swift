@@ -37,6 +37,7 @@ struct UserInfoTests {
                     "authorization_endpoint": .string(IAPSignInConformanceTests.authorizeURL.absoluteString),
                     "token_endpoint": .string(IAPSignInConformanceTests.tokenURL.absoluteString),
                     "userinfo_endpoint": .string(userinfoURL.absoluteString),
+                    "id_token_signing_alg_values_supported": IDTokenTests.signsWithNone,
                 ])
             case userinfoURL.absoluteString:
                 return userinfo()

@@ -104,6 +104,8 @@ struct MidRefreshFaultTests {
         let good = Self.idToken()
         record.idToken = good
         record.idTokenExpiresAt = Date().addingTimeInterval(600)
+        // The provider lists unsigned ID tokens (IDTokenTests.token): a refreshed one fails only the check under test.
+        record.signsIDTokensWithNone = true
         let (temporary, store) = try await Fixture.seeded(with: record)
         defer { withExtendedLifetime(temporary) {} }
         let client = ScriptedHTTPClient([

@@ -16,7 +16,8 @@ struct IAPSignInConformanceTests {
     static let tokenURL = URL(string: "https://idp.example/oauth2/token")!
 
     /// A provider: the browser half answers the authorization request with a code; the HTTP half answers discovery
-    /// with 404 and the code with `tokens(nonce)`.
+    /// for the issuer `discovery` with a document that lists the unsigned ID tokens of `IDTokenTests.token` (404 for
+    /// any other, and without `discovery`) and the code with `tokens(nonce)`.
     final class Provider: Sendable {
         /// What the browser saw: the authorization URLs and the last nonce.
         final class Seen: Sendable {
@@ -30,7 +31,9 @@ struct IAPSignInConformanceTests {
 
         /// - Parameter authorize: the answer to a request for the authorization URL without a browser (the
         ///   pre-browser check); by default a sign-in page.
-        init(authorize: (@Sendable (URL) -> TransportResponse)? = nil, tokens: @escaping @Sendable (_ nonce: String?) -> String) {
+        init(
+            discovery: String? = "https://idp.example/oauth2", authorize: (@Sendable (URL) -> TransportResponse)? = nil, tokens: @escaping @Sendable (_ nonce: String?) -> String
+        ) {
             let seen = self.seen
             http = ScriptedHTTPClient { _, request in
                 if request.url.path.hasSuffix("/authorize") {
@@ -38,7 +41,16 @@ struct IAPSignInConformanceTests {
                         statusCode: 200, headers: [("Content-Type", "text/html")], body: Data("<title>Sign in</title>".utf8), url: request.url)
                 }
                 if request.url.path.hasSuffix("openid-configuration") {
-                    return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
+                    guard let discovery, request.url.absoluteString == discovery + "/.well-known/openid-configuration" else {
+                        return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
+                    }
+                    let document: JSONValue = .object([
+                        "issuer": .string(discovery), "authorization_endpoint": .string(IAPSignInConformanceTests.authorizeURL.absoluteString),
+                        "token_endpoint": .string(IAPSignInConformanceTests.tokenURL.absoluteString),
+                        "id_token_signing_alg_values_supported": IDTokenTests.signsWithNone,
+                    ])
+                    return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
+                                             body: Data(document.serialized(indent: 0).utf8), url: request.url)
                 }
                 return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
                                     body: Data(tokens(seen.nonce.withLock { $0 }).utf8), url: request.url)

@@ -107,38 +107,38 @@ struct MixUpAttackTests {
 /// the authorize endpoint names another provider (issue 26: `iss: https://example.org/` was accepted and stored).
 @Suite("No issuer known: the ID token's iss must have the authorize endpoint's origin")
 struct UnknownIssuerOriginTests {
-    static func provider(iss: String) -> IAPSignInConformanceTests.Provider {
-        IAPSignInConformanceTests.Provider { nonce in
+    /// A provider without a discovery document (unless `discovery` names the issuer of one) whose ID token says `iss`.
+    static func provider(iss: String, discovery: String? = nil) -> IAPSignInConformanceTests.Provider {
+        IAPSignInConformanceTests.Provider(discovery: discovery) { nonce in
             let idToken = IDTokenTests.token(IDTokenTests.payload(
                 aud: .string("iap-client"), nonce: nonce, exp: Date().timeIntervalSince1970 + 3600, iss: iss, iat: Date().timeIntervalSince1970))
             return #"{"access_token":"ACCESS-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(idToken)"}"#
         }
     }
 
-    @Test("another origin is refused, nothing is kept; the authorize endpoint's origin is accepted", arguments: [
+    @Test("another origin is refused as such, nothing is kept; the authorize endpoint's origin passes, and the unverified signature refuses the token then (issue 36: fail closed)", arguments: [
         ("https://example.org/", false), ("https://idp.example:8443/oauth2", false), ("http://idp.example/oauth2", false),
         ("https://idp.example/other/tenant", true),
     ])
-    func origin(iss: String, accepted: Bool) async throws {
+    func origin(iss: String, sameOrigin: Bool) async throws {
         let provider = Self.provider(iss: iss)
         let settings = IAPSignInConformanceTests.settings(provider)
-        if accepted {
+        let error = await #expect(throws: IDTokenError.self) {
             _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
-        } else {
-            let error = await #expect(throws: IDTokenError.self) {
-                _ = try await IAPCredential.credential(for: IAPSignInConformanceTests.configuration(), settings: settings)
-            }
-            #expect(error?.description.contains("another origin") == true, "\(String(describing: error))")
         }
+        let expected = sameOrigin ? "signature" : "another origin"
+        #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
     }
 
     @Test("an explicit issuer (Cognito: on another host) is the one expected")
     func explicitIssuer() async throws {
         var configuration = try IAPSignInConformanceTests.configuration()
         configuration.issuer = URL(string: "https://example.org/pool")!
-        _ = try await IAPCredential.credential(for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: "https://example.org/pool")))
+        let pool = "https://example.org/pool"
+        _ = try await IAPCredential.credential(for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: pool, discovery: pool)))
         await #expect(throws: IDTokenError.self) {
-            _ = try await IAPCredential.credential(for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: "https://example.org/")))
+            _ = try await IAPCredential.credential(
+                for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: "https://example.org/", discovery: pool)))
         }
     }
 }

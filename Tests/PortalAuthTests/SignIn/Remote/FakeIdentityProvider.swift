@@ -62,6 +62,7 @@ struct FakeIdentityProvider: Sendable {
                 var document: JSONObject = [
                     "issuer": .string(Self.issuer), "authorization_endpoint": .string(Self.authorizeURL.absoluteString),
                     "token_endpoint": .string(Self.tokenURL.absoluteString),
+                    "id_token_signing_alg_values_supported": IDTokenTests.signsWithNone,
                 ]
                 if provider.offersDeviceCode { document["device_authorization_endpoint"] = .string(Self.deviceURL.absoluteString) }
                 return json(.object(document))
