@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import Glibc
 
 /// The Windows Subsystem for Linux, whose Windows browser a person sees whatever `DISPLAY` says (WSL2 forwards the
