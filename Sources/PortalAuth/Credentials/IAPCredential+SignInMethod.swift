@@ -8,9 +8,11 @@ extension IAPCredential {
     /// // Over SSH or in a container: a code to enter on a verification page from any device.
     /// let credential = try await IAPCredential.credential(for: configuration, using: .deviceCode)
     /// ```
-    /// With ``SignInMethod/automatic`` the browser is used when it can reach the person (see ``SignInEnvironment``);
-    /// otherwise, or when the browser command fails, the device code when the identity provider offers one, else
-    /// paste-back when the settings accept pasted addresses, else ``SignInError`` at once.
+    /// With ``SignInMethod/automatic`` the browser is used when it can reach the person (see ``SignInEnvironment``; a
+    /// browser the person or the app named, such as `$BROWSER`, whatever the display); otherwise, or at once when the
+    /// browser command fails, the device code when the identity provider offers one, else paste-back when the settings
+    /// accept pasted addresses, else ``SignInError`` at once. Without an observer (the silent default) no remote path
+    /// can be shown to anyone, so that ends in ``SignInError`` at once too, logged with what to set.
     ///
     /// The device authorization endpoint is `deviceAuthorizationURL` when given, else for Microsoft Entra
     /// `…/oauth2/v2.0/devicecode` beside the authorize endpoint, else the discovery document's

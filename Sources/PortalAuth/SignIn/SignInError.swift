@@ -156,7 +156,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
             return "\(Self.browserFailureReason(message))."
         case .unheard(let reason):
             return "\(reason), and nothing shows the person the sign-in URL or a code (the observer is "
-                + "SilentSignInObserver and no logger receives the URL), so the sign-in stopped at once instead of waiting."
+                + "SilentSignInObserver), so the sign-in stopped at once instead of waiting."
         case .noRemotePath(let reason, _):
             return "no browser can be used here (\(reason)) and there is no way to paste the final address."
         case .noRemoteLogout(let reason):
