@@ -175,6 +175,58 @@ struct NamedBrowserTests {
         #expect(lines.text.contains("sign-in stopped"))
     }
 
+    /// Addresses handed from the test's observer to the app's paste provider, one at a time.
+    actor Mailbox {
+        private var items: [String] = []
+        private var waiting: CheckedContinuation<String?, Never>?
+        func put(_ item: String) {
+            if let waiting {
+                self.waiting = nil
+                waiting.resume(returning: item)
+            } else {
+                items.append(item)
+            }
+        }
+        func take() async -> String? {
+            if !items.isEmpty { return items.removeFirst() }
+            return await withCheckedContinuation { waiting = $0 }
+        }
+    }
+
+    @Test("an app takes the pasted address from its own UI (takePastedAddresses), not standard input; a wrong one is explained and asked again")
+    func appPastedAddress() async throws {
+        var provider = FakeIdentityProvider()
+        provider.offersDeviceCode = false
+        let nonce = FakeIdentityProvider.NonceBox()
+        provider.nonce = nonce
+        let mailbox = Mailbox()
+        let observer = RecordingSignInObserver { url in
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            nonce.set(items.first { $0.name == "nonce" }?.value)
+            let redirect = items.first { $0.name == "redirect_uri" }?.value ?? ""
+            let state = items.first { $0.name == "state" }?.value ?? ""
+            Task {
+                await mailbox.put("https://elsewhere.example/callback?code=x&state=\(state)")
+                await mailbox.put("\(redirect)?code=the-code&state=\(state)")
+            }
+        }
+        var settings = SignInSettings(browser: nil, timeout: .seconds(3600), observer: observer, httpClient: provider.client(),
+                                      environment: Self.noDisplay, signInMethod: .pasteBack)
+        #expect(!settings.acceptsPastedRedirect)
+        let asked = Mutex(0)
+        settings.takePastedAddresses {
+            asked.withLock { $0 += 1 }
+            return await mailbox.take()
+        }
+        #expect(settings.acceptsPastedRedirect)
+        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
+        #expect(credential.username == "alice")
+        #expect(asked.withLock { $0 } == 2, "the provider is asked again after a rejected address")
+        let events = observer.events
+        #expect(events.first == "paste-prompt" && events.last == "exchange", "\(events)")
+        #expect(events.contains { $0.hasPrefix("paste-rejected: ") }, "\(events)")
+    }
+
     // MARK: - Helpers
 
     static func scratchFolder() throws -> URL {
