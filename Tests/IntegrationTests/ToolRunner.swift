@@ -33,19 +33,21 @@ enum ToolRunner {
     /// - Parameters:
     ///   - arguments: The command-line arguments (without the program name).
     ///   - environment: Variables added to (or replacing those of) this process's environment.
+    ///   - removing: Variables of this process's environment the tool does not get (a machine without them).
     ///   - stdin: Bytes written to the tool's standard input, which is then closed; empty when `nil`.
     ///   - directory: The working directory; this process's when `nil`.
     ///   - timeout: How long the tool may run before it is killed.
     static func run(
         _ arguments: [String],
         environment: [String: String] = [:],
+        removing: [String] = [],
         stdin: Data? = nil,
         directory: URL? = nil,
         timeout: Duration = .seconds(30)
     ) async throws -> Result {
         // Blocking waits stay off the cooperative thread pool.
         try await BlockingWork.run {
-            try runBlocking(arguments, environment: environment, stdin: stdin, directory: directory, timeout: timeout)
+            try runBlocking(arguments, environment: environment, removing: removing, stdin: stdin, directory: directory, timeout: timeout)
         }
     }
 
@@ -61,7 +63,7 @@ enum ToolRunner {
     }
 
     private static func runBlocking(
-        _ arguments: [String], environment: [String: String], stdin: Data?, directory: URL?, timeout: Duration
+        _ arguments: [String], environment: [String: String], removing: [String], stdin: Data?, directory: URL?, timeout: Duration
     ) throws -> Result {
         // Writing to a tool that has already exited must fail with EPIPE, not kill the test runner.
         signal(SIGPIPE, SIG_IGN)
@@ -69,7 +71,7 @@ enum ToolRunner {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !removing.contains($0.key) }.merging(environment) { $1 }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe(), errors = Pipe(), input = Pipe()
         process.standardOutput = output

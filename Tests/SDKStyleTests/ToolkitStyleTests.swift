@@ -110,31 +110,74 @@ struct ToolkitStyleTests {
         await SDKStyleTests.reset()
     }
 
-    @Test("setupPersistentCredentialStorage(access:) throws where the keychain (keyring) cannot be used, and both stores stay as they were")
+    /// Runs `body` with no session bus at all, as on a headless machine or in CI: no D-Bus address, no bus in the
+    /// runtime folder; the environment put back afterwards.
+    static func withoutSessionBus<T>(_ body: () async throws -> T) async throws -> T {
+        let environment = ProcessInfo.processInfo.environment
+        let saved = (environment["DBUS_SESSION_BUS_ADDRESS"], environment["XDG_RUNTIME_DIR"])
+        unsetenv("DBUS_SESSION_BUS_ADDRESS")
+        setenv("XDG_RUNTIME_DIR", FileManager.default.temporaryDirectory.appending(path: "pa-no-bus-\(UUID().uuidString)").path, 1)
+        defer {
+            if let bus = saved.0 { setenv("DBUS_SESSION_BUS_ADDRESS", bus, 1) }
+            if let runtime = saved.1 { setenv("XDG_RUNTIME_DIR", runtime, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
+        }
+        return try await body()
+    }
+
+    @Test("without a keyring, setupPersistentCredentialStorage(access:) as the samples call it keeps both stores in private 0600 files, says so, and a restarted app finds them")
+    func persistentWithoutKeyring() async throws {
+        await SDKStyleTests.reset()
+        try await Self.withStoreFile { file in
+            try await Self.withoutSessionBus {
+                // As the samples write it: `try?` would have left memory-only stores before (issue 34).
+                try? await ArcGISEnvironment.authenticationManager.setupPersistentCredentialStorage(access: .whenUnlockedThisDeviceOnly)
+                let manager = ArcGISEnvironment.authenticationManager
+                #expect(manager.arcGISCredentialStore.storageLocation.kind == .file)
+                #expect(manager.arcGISCredentialStore.storageLocation.path == file.path)
+                let network = manager.networkCredentialStore.storageLocation
+                #expect(network.kind == .file)
+                #expect(network.path == file.deletingLastPathComponent().appending(path: "credentials-network.json").path)
+
+                manager.arcGISCredentialStore.add(try await ArcGISCredential.publicSample)
+                try await manager.arcGISCredentialStore.waitForPersistence()
+                let space = ProtectionSpace(host: "gis.example.com", port: 443)
+                try await manager.networkCredentialStore.add(.password(username: "alice", password: "a-password"), for: space)
+                try await manager.networkCredentialStore.waitForPersistence()
+                for path in [file.path, try #require(network.path)] {
+                    let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+                    #expect(mode == 0o600, "\(path)")
+                }
+
+                // The restarted app.
+                let restarted = AuthenticationManager()
+                try await restarted.setupPersistentCredentialStorage(access: .whenUnlockedThisDeviceOnly)
+                #expect(restarted.arcGISCredentialStore.credentials.count == 1)
+                #expect(await restarted.networkCredentialStore.credentials(forHost: "gis.example.com").count == 1)
+                await restarted.clearCredentialStores()
+            }
+        }
+        await SDKStyleTests.reset()
+    }
+
+    @Test("setupPersistentCredentialStorage(access:requiringKeyring: true) throws where the keychain (keyring) cannot be used, and both stores stay as they were")
     func makePersistentThrowsWithoutKeyring() async throws {
         await SDKStyleTests.reset()
         let arcGISStore = ArcGISEnvironment.authenticationManager.arcGISCredentialStore
         let networkStore = ArcGISEnvironment.authenticationManager.networkCredentialStore
-        try await Self.withStoreFile { _ in
-            // No session bus at all, as on a headless machine or in CI: no D-Bus address, no bus in the runtime folder.
-            let environment = ProcessInfo.processInfo.environment
-            let saved = (environment["DBUS_SESSION_BUS_ADDRESS"], environment["XDG_RUNTIME_DIR"])
-            unsetenv("DBUS_SESSION_BUS_ADDRESS")
-            setenv("XDG_RUNTIME_DIR", FileManager.default.temporaryDirectory.appending(path: "pa-no-bus-\(UUID().uuidString)").path, 1)
-            defer {
-                if let bus = saved.0 { setenv("DBUS_SESSION_BUS_ADDRESS", bus, 1) }
-                if let runtime = saved.1 { setenv("XDG_RUNTIME_DIR", runtime, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
-            }
-            do {
-                try await ArcGISEnvironment.authenticationManager.setupPersistentCredentialStorage(access: .whenUnlocked)
-                Issue.record("Expected an error: there is no keyring to keep network credentials in")
-            } catch {
-                #expect("\(error)".contains("keyring"), "\(error)")
+        try await Self.withStoreFile { file in
+            try await Self.withoutSessionBus {
+                do {
+                    try await ArcGISEnvironment.authenticationManager.setupPersistentCredentialStorage(access: .whenUnlocked, requiringKeyring: true)
+                    Issue.record("Expected an error: there is no keyring, and the app wants the keyring only")
+                } catch {
+                    #expect("\(error)".contains("keyring"), "\(error)")
+                }
+                #expect(!FileManager.default.fileExists(atPath: file.path), "nothing written to a file")
             }
         }
         #expect(ArcGISEnvironment.authenticationManager.arcGISCredentialStore === arcGISStore)
         #expect(ArcGISEnvironment.authenticationManager.networkCredentialStore === networkStore)
-        #expect(ArcGISEnvironment.authenticationManager.arcGISCredentialStore.file == nil)
+        #expect(ArcGISEnvironment.authenticationManager.arcGISCredentialStore.storageLocation == .memory)
     }
 
     @Test("clearCredentialStores() empties the store in memory, also when its file cannot be written; signOut() too")

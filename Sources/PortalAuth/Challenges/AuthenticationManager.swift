@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PortalAuthCore
 import PortalAuthStore
 import Synchronization
 
@@ -110,26 +111,77 @@ public final class AuthenticationManager: Sendable {
 
     /// The toolkit's form: persistent credential stores, with the ArcGIS Maps SDK's labels.
     ///
-    /// The ArcGIS credentials go to the credential store (the desktop keyring with its index file, or the 0600 store
-    /// file; see `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`), and the network credentials
-    /// to the desktop keyring (see `NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:)`).
-    /// `access` and `synchronizesWithiCloud` have no Linux meaning.
+    /// Both stores keep their secrets in one place, chosen as the tool's automatic store chooses it
+    /// (`$PORTAL_AUTH_STORE` may name it): the desktop keyring when a Secret Service answers and its default
+    /// collection is unlocked (with the credential store file as its index), else — a headless machine, a container,
+    /// no D-Bus session, a locked keyring — private files (0600 in a 0700 folder): the credential store file
+    /// (`$XDG_STATE_HOME/portal-auth/credentials.json`) and `credentials-network.json` beside it. Either way sign-ins
+    /// come back in the next session. Which place was chosen, and why, is in the stores' `storageLocation` and in a
+    /// `notice` record on the settings' `Logger`:
+    ///
+    /// ```swift
+    /// try await manager.setupPersistentCredentialStorage(access: .whenUnlocked)
+    /// print(manager.arcGISCredentialStore.storageLocation)   // the desktop keyring, or the private file and why
+    /// ```
+    ///
+    /// An app that accepts the keyring only says so with
+    /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:)``. `access` and
+    /// `synchronizesWithiCloud` have no Linux meaning (see `KeychainAccess`).
     ///
     /// As in the toolkit, either both stores are replaced or neither: when the network credential store cannot be
     /// made persistent, the ArcGIS credential store is put back as it was and the error is thrown.
     ///
-    /// - Throws: `CredentialStoreError` for an ArcGIS store that cannot be persisted (unsafe permissions, a
-    ///   corrupted or newer-format file, a forced keyring that is absent); `KeyringError` when no usable desktop
-    ///   keyring answers for the network credentials (a headless machine, a locked keyring) or it cannot be read.
-    ///   Both stores are then left as they were.
+    /// - Throws: `CredentialStoreError` for a store file that cannot be used (unsafe permissions, a corrupted or
+    ///   newer-format file, a keyring forced by `$PORTAL_AUTH_STORE` that is absent); `KeyringError` when the chosen
+    ///   keyring's items cannot be read. Both stores are then left as they were.
     public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws {
+        try await setupPersistentCredentialStorage(access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
+    }
+
+    /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:)``, in the desktop keyring only when
+    /// `requiringKeyring` is true: where no usable keyring answers it then throws, both stores stay as they were, and
+    /// no secret is written to a file.
+    ///
+    /// ```swift
+    /// do {
+    ///     try await manager.setupPersistentCredentialStorage(access: .whenUnlocked, requiringKeyring: true)
+    /// } catch {
+    ///     // No keyring: the stores are still in memory; tell the user, or call it again without requiringKeyring.
+    /// }
+    /// ```
+    ///
+    /// - Throws: as ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:)``, and with
+    ///   `requiringKeyring` a `KeyringError` when no usable desktop keyring answers (`noLibrary`, `noSessionBus`,
+    ///   `noService`, `locked`, `timedOut`).
+    public func setupPersistentCredentialStorage(
+        access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
+    ) async throws {
+        try await setupPersistentCredentialStorage(
+            requiringKeyring: requiringKeyring, environment: ProcessInfo.processInfo.environment, storage: SecretServiceClient())
+    }
+
+    /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:)`` with the environment
+    /// that chooses the store and the keyring's items given (tests).
+    package func setupPersistentCredentialStorage(
+        requiringKeyring: Bool, environment: [String: String], storage: any SecretItemStorage
+    ) async throws {
+        let settings = self.settings
         let previousArcGISCredentialStore = arcGISCredentialStore
-        // The manager's settings (HTTP client, refresh policy) for the loaded credentials, as the file form.
-        arcGISCredentialStore = try ArcGISCredentialStore.makePersistent(settings: settings)
         do {
-            await setNetworkCredentialStore(try await .makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud))
+            let file = try await BlockingWork.run {
+                try CredentialStoreFile.forPersistentStores(requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+            }
+            // The manager's settings (HTTP client, refresh policy) for the loaded credentials, as the file form.
+            arcGISCredentialStore = try await BlockingWork.run { try ArcGISCredentialStore.makePersistent(file: file, settings: settings) }
+            let network = try await NetworkCredentialStore.load(
+                beside: file, storage: storage, requiringKeyring: requiringKeyring, environment: environment, logger: settings.logger)
+            await setNetworkCredentialStore(network)
+            settings.logger.notice(
+                "persistent credential storage set up",
+                metadata: ["arcGISCredentials": "\(arcGISCredentialStore.storageLocation)", "networkCredentials": "\(network.storageLocation)"])
         } catch {
             arcGISCredentialStore = previousArcGISCredentialStore
+            settings.logger.error("persistent credential storage could not be set up; the stores are as they were", metadata: ["error": "\(error)"])
             throw error
         }
     }

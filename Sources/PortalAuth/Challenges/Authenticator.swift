@@ -17,11 +17,28 @@ import Synchronization
 /// - Untrusted server: not trusted, unless `promptForUntrustedHosts` is set, then the prompt is asked with the
 ///   certificate's subject, issuer, validity and fingerprint.
 ///
-/// The prompt is the terminal (`TerminalAuthenticatorPrompt`) unless another is given, so `Authenticator()` asks as
-/// the toolkit's does. Where it cannot prompt (no terminal), a token, password or certificate challenge fails with an
-/// `AuthenticationChallengeError` that names the challenge and says that nobody could be asked; `prompt: nil` never
-/// asks (the challenge fails with its own error). Browser sign-ins happen
-/// only when `signInSettings` is set. A person cancelling cancels the challenge.
+/// What `Authenticator()` does by default, and how to change it:
+///
+/// - **Browser sign-ins start by themselves.** `signInSettings` is `SignInSettings()` unless given: an OAuth or IAP
+///   challenge of a configured portal or proxy starts a sign-in with its automatic method (the system browser; where
+///   nobody would see one, a remote path such as a device code — see `SignInSettings.signInMethod`).
+///   `Authenticator(signInSettings:)` gives other settings (a time limit, an observer that shows progress or the
+///   device code in the app); `signInSettings: nil` never starts a sign-in (an IAP challenge then continues without
+///   a credential, an OAuth challenge is answered as a token challenge).
+/// - **Questions go to the terminal.** `prompt` is `TerminalAuthenticatorPrompt()` unless given: it asks when
+///   standard input and standard error are a terminal. Where there is none (an app, a service, a pipe) a token
+///   challenge fails with an `AuthenticationChallengeError` that names the challenge and says that nobody could be
+///   asked; password and certificate challenges continue without a credential (the request fails with the
+///   challenge's error) and an untrusted server is refused. `Authenticator(prompt:)` gives the app's own prompt;
+///   `prompt: nil` never asks (a token challenge continues without a credential).
+///
+/// So `Authenticator(prompt: nil, signInSettings: nil)` never asks anyone: it answers from the stores alone. A
+/// person cancelling cancels the challenge.
+///
+/// ```swift
+/// // An app without a terminal: its own prompt, and sign-ins that report to its window.
+/// let authenticator = Authenticator(prompt: myPrompt, signInSettings: SignInSettings(observer: myObserver))
+/// ```
 ///
 /// The manager knows the hosts of its `iapConfigurations` as behind a proxy while it is the manager's ArcGIS
 /// handler (`AuthenticationManager.iapConfigurations` is the way for other handlers).
@@ -49,9 +66,10 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     }
 
     private let state: Mutex<State>
-    /// Asks the person; nil never asks.
+    /// Asks the person: the terminal (`TerminalAuthenticatorPrompt`) by default; nil never asks.
     public let prompt: (any AuthenticatorPrompt)?
-    /// How browser sign-ins run (browser, time limit, observer, HTTP client); nil never opens a sign-in.
+    /// How browser sign-ins run (method, browser, time limit, observer, HTTP client): `SignInSettings()` by default,
+    /// so configured OAuth and IAP challenges start a sign-in by themselves; nil never starts one.
     public let signInSettings: SignInSettings?
     /// How many times a refused password or an unusable certificate file is asked for before giving up.
     public let maximumAttempts: Int
@@ -60,8 +78,10 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     /// and `Authenticator(oAuthUserConfigurations:)` are the toolkit's forms.
     ///
     /// - Parameters:
-    ///   - prompt: how to ask for passwords, certificates and trust: the terminal by default; nil never asks.
-    ///   - signInSettings: how OAuth and IAP browser sign-ins run; nil never starts one.
+    ///   - prompt: how to ask for passwords, certificates and trust: the terminal by default (without one, a token
+    ///     challenge fails with an error naming it); nil never asks.
+    ///   - signInSettings: how OAuth and IAP sign-ins run: `SignInSettings()` by default (the automatic method, the
+    ///     system browser); nil never starts one.
     ///   - promptForUntrustedHosts: whether to ask before trusting a server whose certificate does not verify
     ///     (otherwise such a server is refused).
     ///   - oAuthUserConfigurations: the portals whose OAuth challenges are answered with a browser sign-in.

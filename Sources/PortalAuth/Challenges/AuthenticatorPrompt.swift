@@ -5,8 +5,9 @@ public import Foundation
 ///
 /// Every method may throw `CancellationError` when the person cancels (Ctrl-C); the challenge is then cancelled.
 public protocol AuthenticatorPrompt: Sendable {
-    /// Whether a person can be asked now (a terminal is attached). When false the authenticator never calls the
-    /// other methods and continues without a credential.
+    /// Whether a person can be asked now (for the terminal prompt: a terminal is attached). When false the
+    /// authenticator never calls the other methods: a token challenge fails with an error that names it, the other
+    /// challenges continue without a credential.
     var canPrompt: Bool { get }
 
     /// Asks for a username and password; nil when the person declines.

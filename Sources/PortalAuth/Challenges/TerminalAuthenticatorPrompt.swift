@@ -5,8 +5,9 @@ import PortalAuthCore
 /// passwords never, on standard error (standard output stays the program's). Ctrl-C or Ctrl-D cancels the
 /// challenge. `portal-auth request --interactive` asks with it.
 ///
-/// It can prompt only when standard input and standard error are both a terminal; elsewhere (a service, a pipe)
-/// `canPrompt` is false and the `Authenticator` fails such challenges with an error that names them.
+/// It can prompt only when standard input and standard error are both a terminal; elsewhere (an app, a service, a
+/// pipe) `canPrompt` is false: the `Authenticator` then fails a token challenge with an error that names it, and
+/// continues without a credential on password and certificate challenges.
 public struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
     /// A prompt on the process's terminal.
     public init() {}

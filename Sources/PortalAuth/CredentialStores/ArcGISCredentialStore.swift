@@ -27,6 +27,9 @@ public final class ArcGISCredentialStore: Sendable {
     private let persistence = StorePersistenceQueue()
     /// The file behind a persistent store; `nil` for an in-memory one.
     package let file: CredentialStoreFile?
+    /// Where the credentials are kept: memory, the desktop keyring (with its index file) or the private store file,
+    /// and why there.
+    public var storageLocation: CredentialStorageLocation { file.map(CredentialStorageLocation.init) ?? .memory }
     /// Store keys of entries that could not be read back (shown by `status`; never their content).
     public let unreadableEntries: [String]
     private let settings: SignInSettings
@@ -92,9 +95,12 @@ public final class ArcGISCredentialStore: Sendable {
 
     /// A persistent store, with the ArcGIS Maps SDK's labels.
     ///
-    /// On Linux the tokens go to the desktop keyring when a Secret Service answers and is unlocked, else to the store
-    /// file (`$PORTAL_AUTH_STORE` chooses: `auto`, `keyring`, `file` or a path; by default
-    /// `$XDG_STATE_HOME/portal-auth/credentials.json`, the keyring's index), 0600 in a 0700 folder: `access` has no other meaning there
+    /// On Linux the tokens go to the desktop keyring when a Secret Service answers and is unlocked, else — a headless
+    /// machine, no session bus, a locked keyring — to the store file, as the tool's automatic store does
+    /// (`$PORTAL_AUTH_STORE` chooses: `auto`, `keyring`, `file` or a path; by default
+    /// `$XDG_STATE_HOME/portal-auth/credentials.json`, the keyring's index), 0600 in a 0700 folder; ``storageLocation``
+    /// says which, and why. An app that accepts the keyring only says so:
+    /// ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)``. `access` has no other meaning there
     /// (see `KeychainAccess`), and `synchronizesWithiCloud` is ignored — nothing is synchronised anywhere; copy the
     /// file yourself if you want it elsewhere.
     ///
@@ -104,7 +110,25 @@ public final class ArcGISCredentialStore: Sendable {
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; `CancellationError`
     ///   when the task is cancelled before the store is read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> ArcGISCredentialStore {
-        try await BlockingWork.run { try makePersistent() }
+        try await makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
+    }
+
+    /// ``makePersistent(access:synchronizesWithiCloud:)``, with the tokens in the desktop keyring only when
+    /// `requiringKeyring` is true: where no usable keyring answers it then throws, and no token goes to the file.
+    ///
+    /// ```swift
+    /// let store = try await ArcGISCredentialStore.makePersistent(access: .whenUnlocked, requiringKeyring: true)
+    /// ```
+    ///
+    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:)``, and with `requiringKeyring` a `KeyringError`
+    ///   when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`, `locked`, `timedOut`).
+    public static func makePersistent(
+        access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
+    ) async throws -> ArcGISCredentialStore {
+        let environment = ProcessInfo.processInfo.environment
+        return try await BlockingWork.run {
+            try makePersistent(file: CredentialStoreFile.forPersistentStores(requiringKeyring: requiringKeyring, environment: environment))
+        }
     }
 
     /// The file's contents; an empty snapshot for a corrupted file when starting over is allowed.

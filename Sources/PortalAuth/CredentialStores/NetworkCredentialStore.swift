@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 import PortalAuthStore
 import PortalAuthTransport
 import Synchronization
@@ -6,9 +7,10 @@ import Synchronization
 /// The network credentials an app holds, one of each kind per protection space (host and port).
 ///
 /// `NetworkCredentialStore()` keeps them in memory only, for the life of the process. A store from
-/// ``makePersistent(access:synchronizesWithiCloud:)`` also keeps them in the desktop keyring (the Secret Service; it
-/// throws where there is none), never in a plain file: passwords, the PKCS#12 files' passwords (with the file's path) and trusted server
-/// certificates are there in the next session, and removals remove them there.
+/// ``makePersistent(access:synchronizesWithiCloud:)`` also keeps them where the credential store keeps its secrets:
+/// in the desktop keyring (the Secret Service) when one answers and is unlocked, else in a private file (0600) beside
+/// the credential store file; ``storageLocation`` says which. Passwords, the PKCS#12 files' passwords (with the
+/// file's path) and trusted server certificates are there in the next session, and removals remove them there.
 ///
 /// ```swift
 /// let store = NetworkCredentialStore()
@@ -39,24 +41,36 @@ public actor NetworkCredentialStore {
     }
     /// How many protection spaces hold a credential, readable without waiting for the actor (see `holdsNothing`).
     private let spaceCount = Atomic<Int>(0)
-    /// The keyring behind a persistent store; nil in memory.
+    /// The keyring (or the file in its place) behind a persistent store; nil in memory.
     private let keyring: NetworkCredentialKeyring?
+    /// The file behind a persistent store kept without a keyring.
+    private nonisolated let file: NetworkCredentialFile?
 
     /// Whether the store holds no credential at all: then `AuthenticationManager.data(for:)` skips asking it, which
     /// would cost every request a hop to the store's actor. A credential added meanwhile is used from the next request.
     package nonisolated var holdsNothing: Bool { spaceCount.load(ordering: .acquiring) == 0 }
 
-    /// True when the credentials are also kept in the desktop keyring (see ``makePersistent(access:synchronizesWithiCloud:)``).
+    /// True when the credentials are also kept in the desktop keyring or a private file (see
+    /// ``makePersistent(access:synchronizesWithiCloud:)``).
     public nonisolated var isPersistent: Bool { keyring != nil }
+
+    /// Where the credentials are kept: memory, the desktop keyring or the private file, and why there.
+    public nonisolated let storageLocation: CredentialStorageLocation
 
     /// An empty store.
     public init() {
         keyring = nil
+        file = nil
+        storageLocation = .memory
     }
 
-    /// A store kept in `keyring`, loaded from it now.
-    init(keyring: NetworkCredentialKeyring, now: Date = Date()) throws(KeyringError) {
+    /// A store kept in `keyring` (the desktop keyring, or `file` in its place), loaded from it now.
+    init(
+        keyring: NetworkCredentialKeyring, file: NetworkCredentialFile? = nil, location: CredentialStorageLocation = CredentialStorageLocation(kind: .keyring), now: Date = Date()
+    ) throws(KeyringError) {
         self.keyring = keyring
+        self.file = file
+        self.storageLocation = location
         for (space, loaded) in try keyring.load(now: now).credentials {
             var entry = entries[space] ?? Entry()
             switch loaded {
@@ -69,28 +83,71 @@ public actor NetworkCredentialStore {
         spaceCount.store(entries.count, ordering: .releasing)  // observers do not run in an initialiser
     }
 
-    /// The ArcGIS Maps SDK's persistent store, with its labels: on Linux the desktop keyring (the Secret Service).
+    /// The ArcGIS Maps SDK's persistent store, with its labels: on Linux the desktop keyring (the Secret Service)
+    /// when one can be used, else a private file.
     ///
-    /// When a Secret Service answers and its default collection is unlocked, the credentials kept there before are
-    /// loaded now (a certificate whose PKCS#12 file is gone or no longer opens is skipped, and left in the keyring),
-    /// and every `add`, `trust` and removal also changes the keyring. Network credentials are never written to a
-    /// plain file, so where no usable keyring answers (a headless machine, no session bus, a locked keyring)
-    /// persistence is impossible and this throws, as the SDK does where the keychain cannot be used; keep them in
-    /// memory with `NetworkCredentialStore()` instead. `access` and `synchronizesWithiCloud` have no Linux meaning
-    /// (see `KeychainAccess`).
+    /// The place is the one the credential store chooses (`ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:)`,
+    /// `$PORTAL_AUTH_STORE`, the tool's automatic store): the desktop keyring when a Secret Service answers and its
+    /// default collection is unlocked; else — a headless machine, no session bus, a locked keyring, a store file that
+    /// records that its secrets stay in it — the private file `credentials-network.json` beside the credential store
+    /// file (0600 in a 0700 folder), as gh, az and kubelogin fall back to a private file. ``storageLocation`` says
+    /// which, and why. The credentials kept there before are loaded now (a certificate whose PKCS#12 file is gone or
+    /// no longer opens is skipped, and left where it is), and every `add`, `trust` and removal also changes the
+    /// keyring or the file. An app that accepts the keyring only says so:
+    /// ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)``. `access` and `synchronizesWithiCloud`
+    /// have no Linux meaning (see `KeychainAccess`).
     ///
     /// ```swift
-    /// let store = (try? await NetworkCredentialStore.makePersistent(access: .whenUnlocked)) ?? NetworkCredentialStore()
+    /// let store = try await NetworkCredentialStore.makePersistent(access: .whenUnlocked)
+    /// print(store.storageLocation)   // the desktop keyring, or the private file and why
     /// ```
     ///
     /// The keyring is probed and read on `BlockingWork`'s pool (the Secret Service may take seconds to answer), not on
     /// the caller's thread.
     ///
-    /// - Throws: `KeyringError` when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`,
-    ///   `locked`, `timedOut`), or it answers but its items cannot be read; `CancellationError` when the task is
-    ///   cancelled before the keyring is asked.
+    /// - Throws: `CredentialStoreError` when the file is used and has unsafe permissions, is corrupted or of a newer
+    ///   format; `KeyringError` when the keyring is used and its items cannot be read; `CancellationError` when the
+    ///   task is cancelled before the store is read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
-        try await load(from: SecretServiceClient())
+        try await makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
+    }
+
+    /// ``makePersistent(access:synchronizesWithiCloud:)``, in the desktop keyring only when `requiringKeyring` is
+    /// true: where no usable keyring answers it then throws, and nothing is written to a file.
+    ///
+    /// ```swift
+    /// let store = try await NetworkCredentialStore.makePersistent(access: .whenUnlocked, requiringKeyring: true)
+    /// ```
+    ///
+    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:)``, and with `requiringKeyring` a `KeyringError`
+    ///   when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`, `locked`, `timedOut`).
+    public static func makePersistent(
+        access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
+    ) async throws -> NetworkCredentialStore {
+        let environment = ProcessInfo.processInfo.environment
+        let storage = SecretServiceClient()
+        let storeFile = try await BlockingWork.run {
+            try CredentialStoreFile.forPersistentStores(requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+        }
+        return try await load(beside: storeFile, storage: storage, requiringKeyring: requiringKeyring, environment: environment)
+    }
+
+    /// The persistent store that goes with the credential store file `storeFile`: in the keyring (the items of
+    /// `storage`) when the file keeps its secrets there, else in the private file beside it (`requiringKeyring`:
+    /// in the keyring or a failure).
+    static func load(
+        beside storeFile: CredentialStoreFile, storage: any SecretItemStorage, requiringKeyring: Bool,
+        environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger = SignInSettings().logger
+    ) async throws -> NetworkCredentialStore {
+        if storeFile.backend == .keyring || requiringKeyring {
+            return try await load(from: storage, environment: environment)
+        }
+        let path = NetworkCredentialFile.path(besideStoreAt: storeFile.path)
+        return try await BlockingWork.run {
+            let file = try NetworkCredentialFile(path: path, logger: logger)
+            let location = CredentialStorageLocation(kind: .file, path: path, reason: storeFile.backendReason)
+            return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: file), file: file, location: location)
+        }
     }
 
     /// A persistent store of the items of `storage` (its session bus named in `environment`), probed and read on
@@ -104,11 +161,20 @@ public actor NetworkCredentialStore {
             } catch {
                 throw KeyringError(
                     error.kind,
-                    message: "\(error.message); network credentials are persisted in the desktop keyring only, never in a file "
-                        + "(NetworkCredentialStore() keeps them in memory for the process)")
+                    message: "\(error.message); the network credentials were to be kept in the desktop keyring only "
+                        + "(NetworkCredentialStore.makePersistent without requiringKeyring keeps them in a private file instead)")
             }
-            return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
+            let location = CredentialStorageLocation(kind: .keyring, reason: "a Secret Service answers and its default collection is unlocked")
+            return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage), location: location)
         }
+    }
+
+    /// Waits until every change made so far has reached the private file, for a store kept in one (at once for the
+    /// keyring, whose changes are written before they return, and for memory).
+    ///
+    /// - Throws: the first write failure since the last wait (`CredentialStoreError`, `CancellationError`).
+    public nonisolated func waitForPersistence() async throws {
+        try await file?.waitForPersistence()
     }
 
     // MARK: - Changes
