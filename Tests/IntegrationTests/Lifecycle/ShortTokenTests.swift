@@ -15,12 +15,42 @@ struct ShortTokenTests {
     static let accessSeconds = 20
     static let idSeconds = 30
 
+    /// This suite's own server, and a store signed in to it with its IAP configuration.
+    static func signedIn() async throws -> (ShortTokenServer, ScratchStore) {
+        let server = try await ShortTokenServer.start(accessSeconds: accessSeconds, idSeconds: idSeconds)
+        do {
+            let store = try ScratchStore()
+            try await server.signIn(store)
+            return (server, store)
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// Runs `round` once the stored access token is past half its lifetime (the server's counts reset first), until a
+    /// round ends within the first half of the token it refreshed — by the issue time stored with it —, and gives that
+    /// round's results; nil when three rounds did not (only a hang does that).
+    static func roundWithinFirstHalf(
+        _ server: ShortTokenServer, _ store: ScratchStore, _ round: () async throws -> [ToolRunner.Result]
+    ) async throws -> [ToolRunner.Result]? {
+        for _ in 0..<3 {
+            try await server.waitForAge(of: "access_token", beyondHalfOf: accessSeconds, store: store)
+            try await server.control.resetStats()
+            let results = try await round()
+            let finished = Date()
+            #expect(results.allSatisfy { $0.status == 0 }, "\(results)")
+            if let issued = try store.issuedAt("access_token"), finished.timeIntervalSince(issued) < Double(accessSeconds) / 2 - 1 {
+                return results
+            }
+        }
+        return nil
+    }
+
     @Test("token twice within the first half of a 20-second token: one refresh; the warning says the fix, once")
     func tokenTwice() async throws {
-        let server = try await ShortTokenServer.start(accessSeconds: Self.accessSeconds, idSeconds: Self.idSeconds)
+        let (server, store) = try await Self.signedIn()
         defer { server.stop() }
-        let store = try ScratchStore()
-        try await server.signIn(store)
         let first = try await ToolRunner.run(["token"], environment: server.environment(store))
         #expect(first.status == 0, "\(first)")
         #expect(first.stderr.contains("--min-valid \(Self.accessSeconds / 2) or less"), "the warning gives the fix: \(first)")
@@ -28,58 +58,36 @@ struct ShortTokenTests {
         #expect(second.status == 0, "\(second)")
         #expect(!second.stderr.contains("warning"), "said once for this sign-in: \(second)")
 
-        var conclusive = false
-        for _ in 0..<3 where !conclusive {
-            try await server.waitForAge(of: "access_token", beyondHalfOf: Self.accessSeconds, store: store)
-            try await server.control.resetStats()
-            let refreshed = try await ToolRunner.run(["token"], environment: server.environment(store))
-            let again = try await ToolRunner.run(["token"], environment: server.environment(store))
-            let finished = Date()
-            #expect(refreshed.status == 0 && again.status == 0, "\(refreshed)\n\(again)")
-            guard let issued = try store.issuedAt("access_token"), finished.timeIntervalSince(issued) < Double(Self.accessSeconds) / 2 - 1 else {
-                continue
-            }
-            conclusive = true
-            #expect(try await server.control.stats().refreshes == 1)
-            #expect(refreshed.stdout == again.stdout, "the second call prints the token the first refreshed")
-            #expect(!refreshed.stderr.contains("warning") && !again.stderr.contains("warning"), "\(refreshed)\n\(again)")
+        let round = try await Self.roundWithinFirstHalf(server, store) {
+            [try await ToolRunner.run(["token"], environment: server.environment(store)),
+             try await ToolRunner.run(["token"], environment: server.environment(store))]
         }
-        #expect(conclusive, "no round ran within the token's first half (a hang)")
+        let results = try #require(round, "no round ran within the token's first half (a hang)")
+        #expect(try await server.control.stats().refreshes == 1)
+        #expect(results[0].stdout == results[1].stdout, "the second call prints the token the first refreshed")
+        #expect(results.allSatisfy { !$0.stderr.contains("warning") }, "\(results)")
     }
 
     @Test("6 token processes at once on a stale 20-second token: one refresh, one token")
     func concurrentProcesses() async throws {
-        let server = try await ShortTokenServer.start(accessSeconds: Self.accessSeconds, idSeconds: Self.idSeconds)
+        let (server, store) = try await Self.signedIn()
         defer { server.stop() }
-        let store = try ScratchStore()
-        try await server.signIn(store)
-        var conclusive = false
-        for _ in 0..<3 where !conclusive {
-            try await server.waitForAge(of: "access_token", beyondHalfOf: Self.accessSeconds, store: store)
-            try await server.control.resetStats()
-            let environment = server.environment(store)
-            let results = try await withThrowingTaskGroup(of: ToolRunner.Result.self) { group in
+        let environment = server.environment(store)
+        let round = try await Self.roundWithinFirstHalf(server, store) {
+            try await withThrowingTaskGroup(of: ToolRunner.Result.self) { group in
                 for _ in 0..<6 { group.addTask { try await ToolRunner.run(["token"], environment: environment) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            let finished = Date()
-            #expect(results.allSatisfy { $0.status == 0 }, "\(results)")
-            guard let issued = try store.issuedAt("access_token"), finished.timeIntervalSince(issued) < Double(Self.accessSeconds) / 2 - 1 else {
-                continue
-            }
-            conclusive = true
-            #expect(try await server.control.stats().refreshes == 1)
-            #expect(Set(results.map(\.stdout)).count == 1, "every process printed the same token")
         }
-        #expect(conclusive, "no round ran within the token's first half (a hang)")
+        let results = try #require(round, "no round ran within the token's first half (a hang)")
+        #expect(try await server.control.stats().refreshes == 1)
+        #expect(Set(results.map(\.stdout)).count == 1, "every process printed the same token")
     }
 
     @Test("request and token --url to the host behind the proxy after the 30-second ID token was refreshed", arguments: ["request", "token"])
     func proxiedHostAfterRefresh(command: String) async throws {
-        let server = try await ShortTokenServer.start(accessSeconds: Self.accessSeconds, idSeconds: Self.idSeconds)
+        let (server, store) = try await Self.signedIn()
         defer { server.stop() }
-        let store = try ScratchStore()
-        try await server.signIn(store)
         let signedInIDToken = try #require(try store.field("id_token", of: .iap))
         try await server.waitForAge(of: "id_token", beyondHalfOf: Self.idSeconds, store: store)
         try await server.control.resetStats()
@@ -89,11 +97,13 @@ struct ShortTokenTests {
         #expect(!result.stderr.contains("sent no new one"), "\(result)")
         #expect(try await server.control.stats().refreshes == 1)
         let newIDToken = try #require(try store.field("id_token", of: .iap))
-        #expect(newIDToken != signedInIDToken, "the refresh brought a new ID token")
+        let renewed = newIDToken != signedInIDToken
+        #expect(renewed, "the refresh brought a new ID token")
         if command == "request" {
             #expect(result.stdout.contains(#""token_kind": "id""#) || result.stdout.contains(#""token_kind":"id""#), "\(result)")
         } else {
-            #expect(result.stdout.trimmingCharacters(in: .newlines) == newIDToken)
+            let printsNewIDToken = result.stdout.trimmingCharacters(in: .newlines) == newIDToken
+            #expect(printsNewIDToken, "token --url prints the new ID token (not shown)")
         }
     }
 }
