@@ -62,6 +62,9 @@ package struct StoredCredential: Sendable, Equatable {
     /// The user's name and e-mail address as the provider's UserInfo endpoint gave them at sign-in.
     var userInfoName: String? = nil
     var userInfoEmail: String? = nil
+    /// The token sent to the hosts behind the proxy, chosen at sign-in (IAP); nil when none was chosen (the ID
+    /// token then, see `IAPCredential.tokenSentToProxy`) and in entries written before it was recorded.
+    var proxyToken: IAPTokenInfo.Token? = nil
 }
 
 // MARK: - Keys
@@ -124,6 +127,7 @@ extension StoredCredential {
         object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
         object["userinfo_name"] = userInfoName.map { .string($0) }
         object["userinfo_email"] = userInfoEmail.map { .string($0) }
+        object["proxy_token"] = proxyToken.map { .string($0 == .idToken ? "id" : "access") }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -175,6 +179,8 @@ extension StoredCredential {
         self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
         self.userInfoName = object["userinfo_name"]?.stringValue
         self.userInfoEmail = object["userinfo_email"]?.stringValue
+        // Absent in older entries; a value this version does not know reads as no choice.
+        self.proxyToken = object["proxy_token"]?.stringValue.flatMap { $0 == "id" ? .idToken : $0 == "access" ? .accessToken : nil }
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
