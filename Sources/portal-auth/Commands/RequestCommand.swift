@@ -152,7 +152,7 @@ struct RequestCommand: AsyncParsableCommand {
         }
         if fail, response.statusCode >= 400 {
             if format == .json { Output.json(PrintedResponse.json(response)) }
-            let message = "HTTP \(response.statusCode) from \(RedactedURL(response.url)) (--fail: no body printed)"
+            let message = "HTTP \(response.statusCode) from \(RedactedURL(response.url))" + (format == .json ? " (--fail)" : " (--fail: the body is not printed)")
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message, category: .unavailable)
             throw ExitCode(ExitStatus.httpError)
@@ -293,7 +293,8 @@ struct RequestCommand: AsyncParsableCommand {
                 advice += " To send \(other.phrase) instead: --proxy-token \(other.rawValue)."
             }
             return SignInNeeded(
-                reason: "\(what) to the token of the stored sign-in for \(covering.targetDescription): not allowed", command: nil,
+                reason: "\(what), though the token of the stored sign-in for \(covering.targetDescription) was sent: the server does not accept it",
+                command: nil,
                 hint: advice)
         }
         let storeWords = session.store.map { ["--store", $0] } ?? []
