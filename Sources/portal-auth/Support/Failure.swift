@@ -26,6 +26,9 @@ enum Failure {
             StandardError.line("portal-auth: error: \(message)")
             if let hint { StandardError.line(hint) }
             ErrorReport.record(message + (hint.map { "\n\($0)" } ?? ""), category: category)
+            if let suggesting = error as? any SuggestingCommand {
+                ErrorReport.suggested.withLock { $0 = (suggesting.suggestedCommand, suggesting.alternativeCommand) }
+            }
         }
         return ExitStatus.exitCode(for: category)
     }
