@@ -74,5 +74,24 @@ extension SignOutTests {
         try await Self.revokeEverything(server, store)
     }
 
+    @Test("login with the portal URL as pasted (…/sharing/rest/): stored as the portal URL, said, and found by every form")
+    func portalURLForms() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let pasted = server.portal + "/sharing/rest/"
+        let login = try await ToolRunner.run(
+            ["login", "--portal", pasted, "--client-id", server.clientID, "--browser-command", server.browser, "--timeout", "90"],
+            environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
+        try #require(login.status == 0, "\(login)")
+        #expect(login.stderr.contains("Using the portal URL \(server.portal) (from \(pasted))"), "\(login)")
+        let entry = try #require(store.entries().values.first)
+        #expect(entry["portal_url"]?.stringValue == server.portal, "\(entry)")
+        for form in [server.portal, server.portal + "/", server.portal + "/sharing/rest", server.portal + "/home/index.html"] {
+            let token = try await ToolRunner.run(["token", "--portal", form], environment: ["PORTAL_AUTH_STORE": store.path])
+            #expect(token.status == 0, "\(form): \(token)")
+        }
+        try await Self.revokeEverything(server, store)
+    }
+
     struct ScratchFailure: Error {}
 }
