@@ -29,6 +29,8 @@ _spec.loader.exec_module(_iap_proxy)
 private_write = _iap_proxy.private_write  # atomic write of a file with the given mode
 CLIENT_ID = "portal-auth-lemonldap"
 RP = "portal-auth"
+LONG_CLIENT_ID = "portal-auth-lemonldap-long"
+LONG_RP = "portal-auth-long"
 USER = "dwho"  # a LemonLDAP::NG demonstration account (UserDB::Demo gives its name and mail)
 DOMAIN = "lemonldap.localhost"
 HTDOCS = "/usr/share/lemonldap-ng/portal/htdocs"
@@ -78,6 +80,21 @@ useRedirectOnError = 1
 """
 
 
+def rp_options(client_id, redirect):
+    """A public relying party for the tool: PKCE, no consent or logout confirmation pages, refresh tokens."""
+    return {
+        "oidcRPMetaDataOptionsClientID": client_id, "oidcRPMetaDataOptionsPublic": 1,
+        "oidcRPMetaDataOptionsDisplayName": "PortalAuth tests",
+        "oidcRPMetaDataOptionsRedirectUris": redirect, "oidcRPMetaDataOptionsPostLogoutRedirectUris": redirect,
+        "oidcRPMetaDataOptionsRequirePKCE": 1, "oidcRPMetaDataOptionsBypassConsent": 1,
+        "oidcRPMetaDataOptionsLogoutBypassConfirm": 1,
+        # Refresh tokens: for the SSO session (RefreshToken) and, with the scope offline_access, offline ones.
+        "oidcRPMetaDataOptionsRefreshToken": 1, "oidcRPMetaDataOptionsAllowOffline": 1,
+        "oidcRPMetaDataOptionsIDTokenSignAlg": "RS256", "oidcRPMetaDataOptionsAccessTokenJWT": 1,
+        "oidcRPMetaDataOptionsAccessTokenSignAlg": "RS256",
+    }
+
+
 def configuration(args, portal, issuer, redirect, private_key, public_key):
     state = args.state
     file_storage = lambda name: {  # noqa: E731
@@ -109,20 +126,16 @@ def configuration(args, portal, issuer, redirect, private_key, public_key):
         "oidcServicePrivateKeySig": private_key, "oidcServicePublicKeySig": public_key,
         "oidcServiceKeyIdSig": "portal-auth-test", "oidcServiceAllowAuthorizationCodeFlow": 1,
         "oidcServiceIgnoreScopeForClaims": 1,
-        "oidcRPMetaDataOptions": {RP: {
-            "oidcRPMetaDataOptionsClientID": CLIENT_ID, "oidcRPMetaDataOptionsPublic": 1,
-            "oidcRPMetaDataOptionsDisplayName": "PortalAuth tests",
-            "oidcRPMetaDataOptionsRedirectUris": redirect, "oidcRPMetaDataOptionsPostLogoutRedirectUris": redirect,
-            "oidcRPMetaDataOptionsRequirePKCE": 1, "oidcRPMetaDataOptionsBypassConsent": 1,
-            "oidcRPMetaDataOptionsLogoutBypassConfirm": 1,
-            # Refresh tokens: for the SSO session (RefreshToken) and, with the scope offline_access, offline ones.
-            "oidcRPMetaDataOptionsRefreshToken": 1, "oidcRPMetaDataOptionsAllowOffline": 1,
-            "oidcRPMetaDataOptionsIDTokenSignAlg": "RS256", "oidcRPMetaDataOptionsAccessTokenJWT": 1,
-            "oidcRPMetaDataOptionsAccessTokenSignAlg": "RS256",
-            "oidcRPMetaDataOptionsAccessTokenExpiration": args.access_token_lifetime,
-            "oidcRPMetaDataOptionsIDTokenExpiration": args.id_token_lifetime,
-        }},
-        "oidcRPMetaDataExportedVars": {RP: {"email": "mail", "name": "cn", "preferred_username": "uid"}},
+        "oidcRPMetaDataOptions": {
+            RP: dict(rp_options(CLIENT_ID, redirect), **{
+                "oidcRPMetaDataOptionsAccessTokenExpiration": args.access_token_lifetime,
+                "oidcRPMetaDataOptionsIDTokenExpiration": args.id_token_lifetime,
+            }),
+            # The same client with the provider's default lifetimes (an hour): for the logout tests, whose check of an
+            # ended session needs an access token that is still valid when the browser returns.
+            LONG_RP: rp_options(LONG_CLIENT_ID, redirect),
+        },
+        "oidcRPMetaDataExportedVars": {rp: {"email": "mail", "name": "cn", "preferred_username": "uid"} for rp in (RP, LONG_RP)},
         "oidcRPMetaDataOptionsExtraClaims": {},
     }
 
@@ -276,13 +289,15 @@ def main():
     private_write(os.path.join(state, "conf", "lmConf-1.json"), json.dumps(conf, indent=1, sort_keys=True) + "\n")
     private_write(os.path.join(args.dir, "nginx.conf"), nginx_conf(args, args.dir, state, args.user))
 
-    iap_config = os.path.join(args.dir, "lemonldap-iap.json")
-    private_write(iap_config, json.dumps({
-        "authorize_url": f"{issuer}/oauth2/authorize", "token_url": f"{issuer}/oauth2/token",
-        "logout_url": f"{issuer}/oauth2/logout", "client_id": CLIENT_ID, "redirect_url": redirect,
-        "scope": ["openid", "profile", "email", "offline_access"], "hosts_behind_proxy": [f"*.{DOMAIN}"],
-        "authorization_prompt_type": "",
-    }, indent=2) + "\n", 0o644)
+    iap_configs = {}
+    for name, client in (("lemonldap-iap.json", CLIENT_ID), ("lemonldap-long-iap.json", LONG_CLIENT_ID)):
+        iap_configs[client] = os.path.join(args.dir, name)
+        private_write(iap_configs[client], json.dumps({
+            "authorize_url": f"{issuer}/oauth2/authorize", "token_url": f"{issuer}/oauth2/token",
+            "logout_url": f"{issuer}/oauth2/logout", "client_id": client, "redirect_url": redirect,
+            "scope": ["openid", "profile", "email", "offline_access"], "hosts_behind_proxy": [f"*.{DOMAIN}"],
+            "authorization_prompt_type": "",
+        }, indent=2) + "\n", 0o644)
 
     variables = {
         "PORTAL_AUTH_LEMONLDAP_VERSION": args.version,
@@ -292,7 +307,8 @@ def main():
         "PORTAL_AUTH_LEMONLDAP_APP": f"http://app.{DOMAIN}:{args.port}",
         "PORTAL_AUTH_LEMONLDAP_API": f"http://api.{DOMAIN}:{args.port}",
         "PORTAL_AUTH_LEMONLDAP_ID": f"http://id.{DOMAIN}:{args.port}",
-        "PORTAL_AUTH_LEMONLDAP_CONFIG": iap_config,
+        "PORTAL_AUTH_LEMONLDAP_CONFIG": iap_configs[CLIENT_ID],
+        "PORTAL_AUTH_LEMONLDAP_LONG_CONFIG": iap_configs[LONG_CLIENT_ID],
         "PORTAL_AUTH_LEMONLDAP_CLIENT_ID": CLIENT_ID,
         "PORTAL_AUTH_LEMONLDAP_REDIRECT": redirect,
         "PORTAL_AUTH_LEMONLDAP_USER": USER,

@@ -130,15 +130,16 @@ struct LemonLDAPCommandTests {
         #expect(!login.stderr.contains("seems to reject"), "the portal's JSON 401 is not a rejected sign-in request: \(login)")
     }
 
-    // MARK: - Logout
+    // MARK: - Logout (the client with hour-long tokens: what shows an ended session is asked with its access token)
 
     @Test("iap logout in the browser that holds the portal's cookie: LemonLDAP::NG ends the session and returns, confirmed")
     func logoutConfirmed() async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
-        #expect(try await server.login(store).status == 0)
+        #expect(try await server.login(store, config: server.longConfig).status == 0)
         let result = try await server.run(
-            ["iap", "logout", "--config", server.config, "--browser-command", server.browser, "--timeout", "60"], store, timeout: .seconds(90))
+            ["iap", "logout", "--config", server.longConfig, "--browser-command", server.browser, "--timeout", "60"], store,
+            timeout: .seconds(90))
         #expect(result.stderr.contains("confirmed the end of the browser session"), "\(result)")
         #expect(try store.entries().isEmpty)
     }
@@ -147,11 +148,11 @@ struct LemonLDAPCommandTests {
     func logoutWithoutCookieNotConfirmed() async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
-        #expect(try await server.login(store).status == 0)
+        #expect(try await server.login(store, config: server.longConfig).status == 0)
         let mark = try server.mark()
         // A fresh browser profile: the portal's session cookie stays in the one the sign-in used.
         let result = try await server.run(
-            ["iap", "logout", "--config", server.config, "--browser-command", server.browser, "--timeout", "60"], store, profile: nil,
+            ["iap", "logout", "--config", server.longConfig, "--browser-command", server.browser, "--timeout", "60"], store, profile: nil,
             timeout: .seconds(90))
         let logged = try await server.requests(since: mark)
         #expect(logged.contains { $0.path == "/oauth2/logout" && $0.status == 302 }, "LemonLDAP::NG sent the browser back: \(logged)")

@@ -18,6 +18,9 @@ struct LemonLDAPServer: Sendable {
     let id: String
     /// The IAP configuration of the test client, `hosts_behind_proxy: ["*.lemonldap.localhost"]`.
     let config: String
+    /// The same for a client with the provider's default lifetimes (an hour): the logout tests', whose check of an
+    /// ended session asks with an access token that must still be valid after the browser's round trip.
+    let longConfig: String
     let user: String
     let passwordFile: String
     let accessLog: String
@@ -56,7 +59,7 @@ struct LemonLDAPServer: Sendable {
             port: try number("PORTAL_AUTH_LEMONLDAP_PORT"), portal: try value("PORTAL_AUTH_LEMONLDAP_PORTAL"),
             issuer: try value("PORTAL_AUTH_LEMONLDAP_ISSUER"), app: try value("PORTAL_AUTH_LEMONLDAP_APP"),
             api: try value("PORTAL_AUTH_LEMONLDAP_API"), id: try value("PORTAL_AUTH_LEMONLDAP_ID"),
-            config: try value("PORTAL_AUTH_LEMONLDAP_CONFIG"), user: try value("PORTAL_AUTH_LEMONLDAP_USER"),
+            config: try value("PORTAL_AUTH_LEMONLDAP_CONFIG"), longConfig: try value("PORTAL_AUTH_LEMONLDAP_LONG_CONFIG"), user: try value("PORTAL_AUTH_LEMONLDAP_USER"),
             passwordFile: try value("PORTAL_AUTH_LEMONLDAP_PASSWORD_FILE"), accessLog: try value("PORTAL_AUTH_LEMONLDAP_ACCESS_LOG"),
             accessTokenLifetime: try number("PORTAL_AUTH_LEMONLDAP_ACCESS_TOKEN_LIFETIME"),
             idTokenLifetime: try number("PORTAL_AUTH_LEMONLDAP_ID_TOKEN_LIFETIME"),
@@ -79,10 +82,11 @@ struct LemonLDAPServer: Sendable {
         return environment
     }
 
-    /// `iap login --config config` through headless Chromium on the portal's login form.
-    func login(_ store: ScratchStore) async throws -> ToolRunner.Result {
+    /// `iap login --config config` (the short-lived client's by default) through headless Chromium on the portal's
+    /// login form.
+    func login(_ store: ScratchStore, config: String? = nil) async throws -> ToolRunner.Result {
         try await ToolRunner.run(
-            ["iap", "login", "--config", config, "--browser-command", browser, "--timeout", "90"],
+            ["iap", "login", "--config", config ?? self.config, "--browser-command", browser, "--timeout", "90"],
             environment: environment(store), timeout: .seconds(120))
     }
 
