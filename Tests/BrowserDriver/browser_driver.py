@@ -4,7 +4,8 @@
 
 Behaves like xdg-open: returns at once (the work goes on in a detached process), unless
 PORTAL_AUTH_TEST_BROWSER_FOREGROUND=1. The detached process opens URL in a fresh
-headless Chromium profile, signs in on the test server's login form, answers the consent
+headless Chromium profile, signs in on the test server's login form (and on Glewlwyd's and
+LemonLDAP::NG's), answers the consent
 page (Authorize, or Cancel with PORTAL_AUTH_TEST_BROWSER_ACTION=deny), confirms a logout
 page, and stops once the browser has reached a loopback redirect (127.0.0.1, localhost,
 [::1] on another port than the server) and that page has loaded. On the device flow's
@@ -212,12 +213,13 @@ class Driver:
             self.server_origins.add(origin(target))  # the identity provider (or a proxy in front of it)
         if server:
             self.server_origins.add(origin(server))
-        glewlwyd = os.environ.get("PORTAL_AUTH_GLEWLWYD_BASE")
-        if glewlwyd:
-            self.server_origins.add(origin(glewlwyd))
+        for provider in ("PORTAL_AUTH_GLEWLWYD_BASE", "PORTAL_AUTH_LEMONLDAP_PORTAL"):
+            if os.environ.get(provider):
+                self.server_origins.add(origin(os.environ[provider]))
         self.driver = None
         self.profile = None
         self.keep_profile = False
+        self.lemonldap_submitted = False
 
     def start_browser(self):
         os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager reach the network
@@ -444,6 +446,45 @@ class Driver:
         self.script("window.location = arguments[0];", callback)
         return None
 
+    def lemonldap_login(self):
+        """Whether the page is LemonLDAP::NG's login form (its portal's `lform` with the user and password fields)."""
+        return self.script(
+            """
+            const form = document.querySelector('form[id^="lform"]');
+            return !!(form && form.querySelector('input[name="user"]') && form.querySelector('input[name="password"]'));
+            """
+        )
+
+    def act_lemonldap(self, url):
+        """LemonLDAP::NG's login form: types the test user's login and password and submits the form (its hidden
+        token included), as a person does; the form shown again after that is a refused sign-in (the portal shows
+        a message above the form on its first page too, so the message alone says nothing)."""
+        from selenium.webdriver.common.by import By
+
+        where = without_query(url)
+        if self.lemonldap_submitted:
+            text = self.driver.find_element(By.TAG_NAME, "body").text.replace("\n", " ")[:200]
+            self.log(f"lemonldap: sign-in rejected at {where}: {text}")
+            return EXIT_LOGIN_FAILED
+        if not self.username or not self.password:
+            self.log("no credentials: set PORTAL_AUTH_TEST_USERNAME and PORTAL_AUTH_TEST_PASSWORD_FILE")
+            return EXIT_LOGIN_FAILED
+        self.mark_acted()
+        self.script(
+            """
+            const [username, password] = arguments;
+            const form = document.querySelector('form[id^="lform"]');
+            form.querySelector('input[name="user"]').value = username;
+            form.querySelector('input[name="password"]').value = password;
+            const button = form.querySelector('button[type="submit"]');
+            if (button) button.click(); else form.submit();
+            """,
+            self.username, self.password,
+        )
+        self.lemonldap_submitted = True
+        self.log(f"signed in as {self.username} at {where} (lemonldap)")
+        return None
+
     def mark_acted(self):
         self.script("window.__portalAuthActed = true;")
 
@@ -589,6 +630,11 @@ class Driver:
                 callback = None if kind else self.glewlwyd_login(url)
                 if callback and not acted and ready == "complete" and self.action != "none":
                     status = self.act_glewlwyd(url, callback)
+                    if status is not None:
+                        return status
+                lemonldap = None if kind or callback or acted or ready != "complete" else self.lemonldap_login()
+                if lemonldap and self.action != "none":
+                    status = self.act_lemonldap(url)
                     if status is not None:
                         return status
             except Exception as error:  # noqa: BLE001 - navigation in progress, retry
