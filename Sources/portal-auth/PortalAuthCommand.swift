@@ -111,7 +111,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
         if !(error is ExitCode) {
             // The parser's errors ("Error: …" and a usage line) and anything a command did not report itself.
             let category = (error as? any CategorizedError)?.category ?? (error is CancellationError ? .cancelled : .usage)
-            var message = fullMessage(for: error)
+            // A library error says what an app sets; the tool says it with its options (ErrorReport).
+            var message = error is any CategorizedError ? ErrorReport.message(for: error) : fullMessage(for: error)
             if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
             if message.isEmpty { message = "\(error)" }
             message = Self.lowercasingFirstWord(message)

@@ -12,6 +12,17 @@ public protocol BrowserOpener: Sendable {
     ///   - onExit: called from a background thread when the launched command exits,
     ///     with its exit status (a launcher like `xdg-open` exits at once; non-zero means it failed).
     func open(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
+
+    /// Whether this browser reaches the person even where ``SignInEnvironment`` sees no display or an SSH session:
+    /// a browser the person or the app chose (`$BROWSER`, ``SignInSettings/browserCommand(_:arguments:)``, WSL's
+    /// Windows browser, an app's own window) rather than the desktop's launcher `xdg-open`, which needs a display.
+    /// ``SignInMethod/automatic`` tries such a browser wherever it runs, and takes the remote path at once when it
+    /// fails to start or exits with a failure. The default is false.
+    var isVisibleWithoutDisplay: Bool { get }
+}
+
+extension BrowserOpener {
+    public var isVisibleWithoutDisplay: Bool { false }
 }
 
 /// An opener that starts another program with `url` in its arguments and hides it from other local users behind a

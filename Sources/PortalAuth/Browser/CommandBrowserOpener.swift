@@ -3,7 +3,8 @@ package import Foundation
 import Glibc
 import PortalAuthCore
 
-/// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else `xdg-open`.
+/// Opens URLs by running a command: `--browser-command`, else `$BROWSER`, else on WSL the Windows browser, else
+/// `xdg-open`.
 ///
 /// The command is split into words like a shell would (quotes, no expansion). A `%s` word is
 /// replaced by the address; otherwise the address is appended as the last argument. The process runs in
@@ -13,29 +14,65 @@ import PortalAuthCore
 /// valid), and no other descriptor of this process (a libcurl socket, the loopback listener) is inherited.
 ///
 /// The URL itself never goes into the command's arguments, which every local user can read: the command gets the
-/// `file:` address of a private ``BrowserLaunchPage`` that forwards the browser to the URL.
+/// `file:` address of a private ``BrowserLaunchPage`` that forwards the browser to the URL (a Windows launcher on WSL
+/// gets the page's `\\wsl$\DISTRO\…` path, which Windows can open).
 package struct CommandBrowserOpener: LaunchPageBrowserOpener {
     /// The commands to try in order (`$BROWSER` may list several, separated by `:`).
     public let commands: [String]
     /// The folder for launch pages; `nil`: ``BrowserLaunchPage/directory(forCommand:environment:)`` for the command.
     public var launchDirectory: URL?
+    /// Whether the command was named by the person or the app (`$BROWSER`, a browser command, WSL's Windows
+    /// browser) rather than being the desktop's launcher `xdg-open`, which needs a display.
+    public let isVisibleWithoutDisplay: Bool
+    /// How the launch page is given to the command.
+    package var addressStyle: AddressStyle = .fileURL
 
-    /// An opener for one command.
-    public init(command: String) {
-        self.commands = [command]
+    /// How the command receives the launch page.
+    package enum AddressStyle: Sendable, Equatable {
+        /// `file:///run/user/1000/portal-auth/…`: Linux browsers and launchers.
+        case fileURL
+        /// `\\wsl$\DISTRO\run\user\1000\portal-auth\…`: a Windows program started from WSL (`cmd.exe`,
+        /// `powershell.exe`), which cannot read Linux paths.
+        case windowsPath(distribution: String)
     }
 
-    /// The opener the tool uses by default: `override`, else `$BROWSER`, else `xdg-open`.
-    public static func systemDefault(override: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandBrowserOpener {
+    /// An opener for one command, named by the person or the app (tried even without a display).
+    public init(command: String) {
+        self.init(commands: [command], isVisibleWithoutDisplay: true)
+    }
+
+    /// An opener that runs `executable` with `arguments` (a `%s` argument is replaced by the address, else it is
+    /// appended), quoted so that no word is split again.
+    package init(executable: String, arguments: [String]) {
+        self.init(command: ([executable] + arguments).map(Self.quotedWord).joined(separator: " "))
+    }
+
+    /// The opener the tool uses by default: `override`, else `$BROWSER`, else on WSL (``WindowsSubsystem``) `wslview`
+    /// when it is on `PATH`, else the Windows default browser through `cmd.exe /c start` or `powershell.exe
+    /// Start-Process` (as gh and az do), else `xdg-open`.
+    public static func systemDefault(
+        override: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        kernelRelease: String? = WindowsSubsystem.kernelRelease()
+    ) -> CommandBrowserOpener {
         if let override, !override.trimmingCharacters(in: .whitespaces).isEmpty { return CommandBrowserOpener(command: override) }
         if let browser = environment["BROWSER"], !browser.trimmingCharacters(in: .whitespaces).isEmpty {
-            return CommandBrowserOpener(commands: browser.split(separator: ":").map(String.init))
+            return CommandBrowserOpener(commands: browser.split(separator: ":").map(String.init), isVisibleWithoutDisplay: true)
         }
-        return CommandBrowserOpener(command: "xdg-open")
+        if let windows = WindowsSubsystem(environment: environment, kernelRelease: kernelRelease)?.browserOpener() {
+            return windows
+        }
+        return CommandBrowserOpener(commands: ["xdg-open"], isVisibleWithoutDisplay: false)
     }
 
-    private init(commands: [String]) {
+    package init(commands: [String], isVisibleWithoutDisplay: Bool) {
         self.commands = commands
+        self.isVisibleWithoutDisplay = isVisibleWithoutDisplay
+    }
+
+    /// `word` in single quotes when it needs them, for ``splitWords(_:)`` to give it back whole.
+    static func quotedWord(_ word: String) -> String {
+        if !word.isEmpty, word.allSatisfy({ $0.isLetter || $0.isNumber || "/._-%=:,+@".contains($0) }) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// Starts the browser through a launch page that is removed when the process exits (use
@@ -61,7 +98,10 @@ package struct CommandBrowserOpener: LaunchPageBrowserOpener {
                 lastError = error
                 continue
             }
-            let address = page.fileURL.absoluteString
+            let address = switch addressStyle {
+            case .fileURL: page.fileURL.absoluteString
+            case .windowsPath(let distribution): WindowsSubsystem.windowsPath(of: page.fileURL.path, distribution: distribution)
+            }
             let arguments = words.contains("%s") ? words.map { $0 == "%s" ? address : $0 } : words + [address]
             do {
                 let pid = try Self.spawn(arguments, command: command)

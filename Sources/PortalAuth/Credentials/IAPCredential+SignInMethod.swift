@@ -8,9 +8,11 @@ extension IAPCredential {
     /// // Over SSH or in a container: a code to enter on a verification page from any device.
     /// let credential = try await IAPCredential.credential(for: configuration, using: .deviceCode)
     /// ```
-    /// With ``SignInMethod/automatic`` the browser is used when it can reach the person (see ``SignInEnvironment``);
-    /// otherwise, or when the browser command fails, the device code when the identity provider offers one, else
-    /// paste-back when the settings accept pasted addresses, else ``SignInError`` at once.
+    /// With ``SignInMethod/automatic`` the browser is used when it can reach the person (see ``SignInEnvironment``; a
+    /// browser the person or the app named, such as `$BROWSER`, whatever the display); otherwise, or at once when the
+    /// browser command fails, the device code when the identity provider offers one, else paste-back when the settings
+    /// accept pasted addresses, else ``SignInError`` at once. Without an observer (the silent default) no remote path
+    /// can be shown to anyone, so that ends in ``SignInError`` at once too, logged with what to set.
     ///
     /// The device authorization endpoint is `deviceAuthorizationURL` when given, else for Microsoft Entra
     /// `…/oauth2/v2.0/devicecode` beside the authorize endpoint, else the discovery document's
@@ -41,7 +43,7 @@ extension IAPCredential {
                 "out-of-band codes (urn:ietf:wg:oauth:2.0:oob) are an ArcGIS portal sign-in; an identity provider offers the device code instead.")
         case .automatic:
             let reason: String
-            if settings.browser != nil, settings.environment.canShowBrowser {
+            if settings.browserReachesPerson {
                 do {
                     // A failing browser command: the device code takes over where the provider offers one (asked
                     // only then), else the URL already shown is opened elsewhere and the final address pasted.
@@ -55,20 +57,23 @@ extension IAPCredential {
                     reason = error.browserFailureReason ?? error.description
                 }
             } else {
-                reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"
+                reason = settings.reasonBrowserUnused
             }
+            // A device code or a paste request shown to nobody would be a silent wait: stop now, and say what to set.
+            if settings.tellsNobody, settings.browser != nil { throw settings.unheard(reason) }
             settings.observer.browserUnavailable(reason: reason)
             if let endpoint = await DeviceAuthorizationEndpoint.resolve(
                 explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient) {
+                if settings.tellsNobody { throw settings.unheard(reason) }
                 return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
             }
-            guard settings.acceptsPastedRedirect else {
+            guard settings.acceptsPastedRedirect, !settings.tellsNobody else {
                 // No browser set: the caller shows the URL itself (its observer or logger hears it).
                 if settings.browser == nil {
                     return try await authorizationCodeCredential(
                         for: configuration, presentation: .browser, settings: settings, replacing: previous)
                 }
-                throw SignInError.noRemotePath(reason)
+                throw SignInError.noRemotePath(reason, deviceCodeRuledOut: true)
             }
             return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
         }

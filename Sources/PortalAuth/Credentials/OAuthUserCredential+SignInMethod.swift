@@ -20,14 +20,14 @@ extension OAuthUserCredential {
         case .browser:
             return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings)
         case .pasteBack:
-            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("paste-back was asked for") }
+            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("paste-back was asked for", deviceCodeRuledOut: true) }
             return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
         case .deviceCode:
-            throw SignInError.methodUnsupported(
-                "ArcGIS portals have no device code; sign in with paste-back (--no-browser on a terminal), or with the "
-                    + "out-of-band code where the app's registration lists urn:ietf:wg:oauth:2.0:oob (--redirect-url urn:ietf:wg:oauth:2.0:oob).")
+            throw SignInError.portalHasNoDeviceCode()
         case .outOfBand:
-            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("an out-of-band code was asked for") }
+            guard settings.acceptsPastedRedirect else {
+                throw SignInError.noRemotePath("an out-of-band code was asked for", deviceCodeRuledOut: true)
+            }
             let flow = OutOfBandFlow(
                 authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, clientID: configuration.clientID,
                 extraParameters: [("expiration", String(configuration.refreshTokenExpirationMinutes))])
@@ -35,7 +35,7 @@ extension OAuthUserCredential {
             return signedIn(configuration, result: result, redirectURL: URL(string: OutOfBandFlow.redirectURI)!, settings: settings)
         case .automatic:
             let reason: String
-            if settings.browser != nil, settings.environment.canShowBrowser {
+            if settings.browserReachesPerson {
                 do {
                     // A failing browser command leaves the URL already shown to be opened elsewhere (paste-back).
                     return try await authorizationCodeCredential(
@@ -44,14 +44,16 @@ extension OAuthUserCredential {
                     reason = error.browserFailureReason ?? error.description
                 }
             } else {
-                reason = settings.browser == nil ? "no browser is set" : settings.environment.reasonBrowserCannotShow ?? "no browser"
+                reason = settings.reasonBrowserUnused
             }
+            // A paste request shown to nobody would be a silent wait: stop now, and say what to set.
+            if settings.tellsNobody, settings.browser != nil { throw settings.unheard(reason) }
             guard settings.acceptsPastedRedirect else {
                 // No browser set: the caller shows the URL itself (its observer or logger hears it).
                 if settings.browser == nil {
                     return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings)
                 }
-                throw SignInError.noRemotePath(reason)
+                throw SignInError.noRemotePath(reason, deviceCodeRuledOut: true)
             }
             settings.observer.browserUnavailable(reason: reason)
             return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)

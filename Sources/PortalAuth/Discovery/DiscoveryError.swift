@@ -16,7 +16,7 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
             "the OpenID Connect discovery document \(RedactedURL(document)) names \(claim), not \(expected), the issuer it was fetched for "
                 + "(OpenID Connect Discovery §4.3); a provider that claims another's issuer may be relaying the sign-in to steal it "
                 + "(mix-up attack), so nothing was opened or sent. If the provider is genuine, give its issuer explicitly "
-                + "(--issuer, or IAPConfiguration.issuer)")
+                + "(IAPConfiguration.issuer, the configuration file's issuer)")
     }
 
     static func authorizeEndpointMismatch(document: URL, advertised: String?, configured: URL) -> DiscoveryError {

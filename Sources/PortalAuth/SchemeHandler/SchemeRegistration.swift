@@ -115,7 +115,7 @@ public struct SchemeRegistration: Sendable {
         if case .handledBy(let other) = try status(), !force {
             throw SchemeRedirectError(.schemeOwnedByAnotherApplication,
                 "\(scheme): links are handled by \(other), another application; it was left alone. "
-                + "Take the scheme over only if that application is not needed for it (--force).")
+                + "Take the scheme over only if that application is not needed for it (register(force: true)).")
         }
         // Explicit modes whatever the umask (000 would leave the folder and files writable by everyone, and another
         // user could then replace the .desktop file and run code as this one).

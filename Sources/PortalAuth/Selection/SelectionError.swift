@@ -2,13 +2,15 @@
 import PortalAuthCore
 
 package struct SelectionError: Error, Sendable, CustomStringConvertible, CategorizedError {
-    private enum Code: Sendable, Equatable {
+    /// What went wrong, for the tool's own wording (its options).
+    package enum Code: Sendable, Equatable {
         case ambiguous(choices: [String])
         case unknownName(String, known: [String])
         case unreadablePreferences(String)
     }
 
-    private let code: Code
+    /// The case.
+    package let code: Code
 
     /// Several sign-ins are stored and none is the default: `choices` are their descriptions.
     package static func ambiguous(choices: [String]) -> SelectionError { SelectionError(code: .ambiguous(choices: choices)) }
@@ -27,11 +29,11 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
     package var description: String {
         switch code {
         case .ambiguous(let choices):
-            return "\(choices.count) sign-ins are stored and none is the default; say which with --portal URL, --iap FILE, "
-                + "--url URL or --name NAME, or make one the default with `portal-auth use`:\n"
+            return "\(choices.count) sign-ins are stored and none is the default; say which (SignInQuery: a portal, an IAP "
+                + "configuration file, a URL or a name), or make one the default (SignInPreferences):\n"
                 + choices.map { "    \($0)" }.joined(separator: "\n")
         case .unknownName(let name, let known):
-            let list = known.isEmpty ? "no sign-in has a name yet (give one with `portal-auth name NAME …`)" : "the names are \(known.joined(separator: ", "))"
+            let list = known.isEmpty ? "no sign-in has a name yet" : "the names are \(known.joined(separator: ", "))"
             return "no stored sign-in is named \"\(DisplayText.neutralised(name, limit: 80))\"; \(list)"
         case .unreadablePreferences(let path):
             return "\(path) is not a portal-auth preferences file (JSON with default, names and apps); delete it to start over"

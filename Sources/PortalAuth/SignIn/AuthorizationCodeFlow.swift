@@ -98,14 +98,21 @@ struct AuthorizationCodeFlow: Sendable {
         }
         if case .errorPage(let said) = finding { settings.observer.signInRequestProblem(said) }
         switch presentation {
+        case .browser where settings.tellsNobody && settings.browser != nil:
+            // Nobody is shown the URL: a browser that fails ends the sign-in at once, instead of a silent wait.
+            let launched = settings.openBrowserReportingFailures(at: opened, announcing: false)
+            page = launched.page
+            browserFailures = BrowserFailures(messages: launched.failures, then: .unheard)
         case .browser:
             page = settings.openBrowserReportingFailures(at: opened).page
         case .browserElsePaste(let takenOver):
             // The failure is reported once, by the paste request or by the remote path that takes over.
             let launched = settings.openBrowserReportingFailures(at: opened, announcing: false)
             page = launched.page
+            // A paste request nobody sees would be a silent wait: the caller's remote path decides instead.
             browserFailures = BrowserFailures(
-                messages: launched.failures, then: settings.acceptsPastedRedirect ? .askForPaste(unless: takenOver) : .endSignIn)
+                messages: launched.failures,
+                then: settings.acceptsPastedRedirect && !settings.tellsNobody ? .askForPaste(unless: takenOver) : .endSignIn)
         case .pasteBack:
             break
         }
@@ -173,6 +180,8 @@ struct AuthorizationCodeFlow: Sendable {
                         switch browserFailures.then {
                         case .endSignIn:
                             throw SignInError.browserFailed(message)
+                        case .unheard:
+                            throw settings.unheard(SignInError.browserFailed(message).browserFailureReason ?? message)
                         case .askForPaste(let takenOver):
                             if await takenOver() { throw SignInError.browserFailed(message) }
                             // The URL shown stays valid: it is opened elsewhere, and its final address pasted here.
@@ -205,6 +214,8 @@ struct AuthorizationCodeFlow: Sendable {
         enum Then: Sendable {
             /// The flow ends with `SignInError.browserFailed`, for the caller's remote path.
             case endSignIn
+            /// The flow ends with the error of a sign-in nobody hears of (logged), the observer being silent.
+            case unheard
             /// The person is asked to open the URL already shown elsewhere and paste the final address, unless the
             /// closure answers that another remote path takes over.
             case askForPaste(unless: @Sendable () async -> Bool)

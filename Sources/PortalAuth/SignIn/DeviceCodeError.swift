@@ -6,7 +6,8 @@ import PortalAuthTransport
 ///
 /// Refusals of the endpoints keep their own type (`TokenEndpointError`), the network `TransportError`.
 package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, CategorizedError {
-    private enum Code: Sendable, Equatable {
+    /// What went wrong, for a front end that words its own advice.
+    package enum Code: Sendable, Equatable {
         case notOffered(String)
         case denied
         case expired
@@ -14,7 +15,8 @@ package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Catego
         case invalidResponse(endpoint: String, problem: String)
     }
 
-    private let code: Code
+    /// The case, for a front end's own wording.
+    package let code: Code
 
     private init(_ code: Code) { self.code = code }
 
@@ -38,7 +40,7 @@ package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Catego
     /// Whether the codes expired before the sign-in was approved (`expired_token`).
     public var isExpired: Bool { code == .expired }
 
-    /// Whether the sign-in's time limit (``SignInSettings/timeout``, `--timeout`) passed while the codes were still valid.
+    /// Whether the sign-in's time limit (``SignInSettings/timeout``) passed while the codes were still valid.
     public var isTimedOut: Bool {
         if case .timedOut = code { return true }
         return false
@@ -53,22 +55,38 @@ package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Catego
         }
     }
 
-    public var description: String {
+    /// What happened, without the advice that follows it in ``description`` (a front end adds its own).
+    package var summary: String {
         switch code {
         case .notOffered(let authorize):
             return "the identity provider of \(authorize) offers no device code: its discovery document names no "
-                + "device_authorization_endpoint. Name the endpoint (--device-authorization-url), or sign in through "
-                + "a browser (on another machine: --no-browser, then paste the address it ends on)."
+                + "device_authorization_endpoint."
         case .denied:
-            return "the sign-in was denied on the verification page (access_denied). Run the command again to retry."
+            return "the sign-in was denied on the verification page (access_denied)."
         case .expired:
-            return "the code expired before the sign-in was approved (expired_token). Run the command again for a new code."
+            return "the code expired before the sign-in was approved (expired_token)."
         case .timedOut(let seconds):
-            return "the sign-in was not approved within the time limit of \(seconds) s (--timeout); the code was still valid. "
-                + "Run the command again, with a larger --timeout if approving takes longer."
+            return "the sign-in was not approved within the time limit of \(seconds) s; the code was still valid."
         case .invalidResponse(let endpoint, let problem):
             return "the device authorization endpoint \(endpoint) answered with something unusable: \(problem). "
                 + "Check the identity provider's device authorization endpoint."
         }
+    }
+
+    /// What the app can do next, in the library's words, or nil.
+    package var appAdvice: String? {
+        switch code {
+        case .notOffered:
+            return "Name the endpoint (IAPCredential.credential(for:using:deviceAuthorizationURL:settings:replacing:)), or sign in "
+                + "through a browser (SignInMethod.browser; on another machine SignInMethod.pasteBack with pasted addresses)."
+        case .denied: return "Sign in again to retry."
+        case .expired: return "Sign in again for a new code."
+        case .timedOut: return "Sign in again, with a larger SignInSettings.timeout if approving takes longer."
+        case .invalidResponse: return nil
+        }
+    }
+
+    public var description: String {
+        appAdvice.map { summary + " " + $0 } ?? summary
     }
 }

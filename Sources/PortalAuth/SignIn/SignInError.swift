@@ -8,7 +8,8 @@ import PortalAuthTransport
 /// including an identity provider's `error` redirect), `TransportError` (the network),
 /// `TokenEndpointError` (the token endpoint's refusal), `IDTokenError`, `BrowserError`.
 public struct SignInError: Error, Sendable, CustomStringConvertible, CategorizedError {
-    private enum Code: Sendable, Equatable {
+    /// What went wrong, for a front end that words its own advice (the command-line tool names its options).
+    package enum Code: Sendable, Equatable {
         case timedOut(Duration, redirect: String)
         case missingCode
         case pastedURLRejected(String)
@@ -16,15 +17,21 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case notLoopbackRedirect(String)
         case missingIssuer(String)
         case browserFailed(String)
-        case noRemotePath(String)
+        /// `deviceCodeRuledOut`: the identity provider has none (an ArcGIS portal, or none found), so advice to use
+        /// one would lead nowhere.
+        case noRemotePath(String, deviceCodeRuledOut: Bool)
         case noRemoteLogout(String)
         case methodUnsupported(String)
+        /// ``SignInMethod/deviceCode`` for an ArcGIS portal.
+        case portalHasNoDeviceCode
         case missingIDToken(String)
-        case urlUnheard
+        /// No browser to start (or it failed: the reason) and nothing tells the person the sign-in URL or a code.
+        case unheard(String)
         case requestRefused(endpoint: String, said: String)
     }
 
-    private let code: Code
+    /// The case, for a front end's own wording.
+    package let code: Code
 
     private init(_ code: Code) { self.code = code }
 
@@ -45,11 +52,16 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     }
 
     private static func browserFailureReason(_ message: String) -> String { "the browser could not be started (\(message))" }
-    static func noRemotePath(_ reason: String) -> SignInError { SignInError(.noRemotePath(reason)) }
+    static func noRemotePath(_ reason: String, deviceCodeRuledOut: Bool = false) -> SignInError {
+        SignInError(.noRemotePath(reason, deviceCodeRuledOut: deviceCodeRuledOut))
+    }
     static func noRemoteLogout(_ reason: String) -> SignInError { SignInError(.noRemoteLogout(reason)) }
     static func methodUnsupported(_ why: String) -> SignInError { SignInError(.methodUnsupported(why)) }
+    static func portalHasNoDeviceCode() -> SignInError { SignInError(.portalHasNoDeviceCode) }
     /// No browser is set and neither the observer nor the logger passes the sign-in URL on.
-    static func urlUnheard() -> SignInError { SignInError(.urlUnheard) }
+    static func urlUnheard() -> SignInError { SignInError(.unheard("no browser is set")) }
+    /// The browser could not be used (`reason`) and the observer shows nobody the URL or a code.
+    static func unheard(_ reason: String) -> SignInError { SignInError(.unheard(reason)) }
     /// The authorization endpoint answered the request with an OAuth error before any sign-in (an unknown client ID).
     static func requestRefused(authorizeURL: URL, _ said: String) -> SignInError {
         SignInError(.requestRefused(endpoint: RedactedURL(authorizeURL).description, said: said))
@@ -62,10 +74,11 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         return false
     }
 
-    /// Whether no browser can open here and no remote path is possible (no terminal to paste on, no device code).
+    /// Whether no browser can open here and no remote path is possible (no terminal to paste on, no device code, or
+    /// nothing that shows the person a URL or a code).
     public var needsTerminal: Bool {
         switch code {
-        case .noRemotePath, .noRemoteLogout: return true
+        case .noRemotePath, .noRemoteLogout, .unheard: return true
         default: return false
         }
     }
@@ -90,43 +103,72 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingIDToken: return .invalidContent
         case .inputClosed: return .cancelled
         case .browserFailed: return .unavailable
-        case .noRemotePath, .noRemoteLogout, .methodUnsupported, .urlUnheard: return .usage
+        case .noRemotePath, .noRemoteLogout, .methodUnsupported, .portalHasNoDeviceCode, .unheard: return .usage
         case .notLoopbackRedirect: return .usage
         }
     }
 
-    public var description: String {
+    /// What the app can set to get past this failure, in the library's words (its settings and API), or nil.
+    package var appAdvice: String? {
+        switch code {
+        case .timedOut:
+            return "Finish signing in in the browser sooner, or give more time (SignInSettings.timeout). If the browser "
+                + "never opened, show the sign-in URL to the person (SignInSettings.observer) or take another path "
+                + "(SignInSettings.signInMethod .pasteBack or .deviceCode); if it showed an error page, the client ID or the "
+                + "redirect URL is not registered with the identity provider."
+        case .noRemotePath(_, let ruledOut):
+            return "Give the sign-in a way to reach the person: a browser command that works here (SignInSettings.browser, "
+                + "SignInSettings.browserCommand(_:arguments:)), pasted addresses (SignInSettings.takePastedAddresses(from:))"
+                + (ruledOut ? "." : ", or a device code shown by the observer (SignInMethod.deviceCode, SignInObserver.deviceCodeIssued) where the identity provider offers one.")
+        case .noRemoteLogout:
+            return "Give the logout a browser command that works here (SignInSettings.browser) or pasted addresses "
+                + "(SignInSettings.takePastedAddresses(from:)) to end it."
+        case .portalHasNoDeviceCode:
+            return "Sign in with SignInMethod.pasteBack (with pasted addresses: SignInSettings.takePastedAddresses(from:)), "
+                + "or with SignInMethod.outOfBand where the app's registration lists urn:ietf:wg:oauth:2.0:oob."
+        case .unheard:
+            return "Give the app a way to reach the person: an observer that shows the sign-in URL and a device code "
+                + "(SignInSettings.observer: SignInObserver.signInWillOpenBrowser and deviceCodeIssued), a browser command "
+                + "that works here (SignInSettings.browser, SignInSettings.browserCommand(_:arguments:)), or pasted "
+                + "addresses (SignInSettings.takePastedAddresses(from:))."
+        default:
+            return nil
+        }
+    }
+
+    /// What happened, without advice: the description of the cases that have ``appAdvice``, which a front end
+    /// follows with its own.
+    package var summary: String {
         switch code {
         case .timedOut(let timeout, let redirect):
             let seconds = Int(timeout.timeInterval.rounded())
-            return "no sign-in arrived at \(redirect) within \(seconds) s. Finish signing in in the browser sooner, "
-                + "or give more time with --timeout; if the browser never opened, use --no-browser and open the printed URL by hand."
+            return "no sign-in arrived at \(redirect) within \(seconds) s."
         case .missingCode:
             return "the identity provider redirected back without an authorization code; sign in again."
         case .pastedURLRejected(let why):
             return "the pasted URL cannot finish this sign-in: \(why)"
         case .inputClosed:
-            return "standard input closed before a redirect URL was pasted."
+            return "the pasted lines ended before a redirect URL was pasted."
         case .missingIssuer(let expected):
             return "the sign-in response has no iss parameter although \(expected) announces one (RFC 9207); "
                 + "it may come from another server, so it was refused. Sign in again."
         case .browserFailed(let message):
             return "\(Self.browserFailureReason(message))."
-        case .urlUnheard:
-            return "no browser is set, and nothing receives the sign-in URL (the observer is SilentSignInObserver and the "
-                + "logger discards events): give SignInSettings a browser, an observer whose signInWillOpenBrowser shows "
-                + "the URL, or a logger"
-        case .noRemotePath(let reason):
-            return "no browser can be used here (\(reason)) and there is no terminal to paste the final address on. "
-                + "Run the command on a terminal (over SSH: ssh -t), or with --device-code where the identity provider offers it."
+        case .unheard(let reason):
+            return "\(reason), and nothing shows the person the sign-in URL or a code (the observer is "
+                + "SilentSignInObserver), so the sign-in stopped at once instead of waiting."
+        case .noRemotePath(let reason, _):
+            return "no browser can be used here (\(reason)) and there is no way to paste the final address."
         case .noRemoteLogout(let reason):
-            return "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
-                + "so the browser session at the identity provider stays. Run the command on a terminal (over SSH: ssh -t) to end it."
+            return "no browser can be used here (\(reason)) and there is no way to paste the address the browser ends on, "
+                + "so the browser session at the identity provider stays."
         case .requestRefused(let endpoint, let said):
             return "the identity provider refuses this sign-in request at \(endpoint): \(said), so no browser was opened. "
                 + "Check the client ID and that the redirect URL is registered for it."
         case .methodUnsupported(let why):
             return why
+        case .portalHasNoDeviceCode:
+            return "ArcGIS portals have no device code."
         case .missingIDToken(let tokenURL):
             return "the token endpoint \(tokenURL) answered without an id_token although the scope openid was asked for "
                 + "(OpenID Connect Core 3.1.3.3), so the sign-in cannot be checked (nonce, audience, issuer) and was refused. "
@@ -135,5 +177,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
             return "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
                 + "so this computer cannot receive the sign-in; register and use a loopback redirect URL."
         }
+    }
+
+    public var description: String {
+        appAdvice.map { summary + " " + $0 } ?? summary
     }
 }

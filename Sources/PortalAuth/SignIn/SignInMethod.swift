@@ -4,8 +4,10 @@
 /// let credential = try await IAPCredential.credential(for: configuration, using: .deviceCode)
 /// ```
 public enum SignInMethod: Sendable, Hashable, CustomStringConvertible {
-    /// The browser on this machine when one can open (a display, no SSH session without a forwarded one, a browser
-    /// command that starts), else the remote path: the device code where the identity provider has one, else
+    /// The browser on this machine when one can open (a display, no SSH session without a forwarded one; or, whatever
+    /// the display, a browser the person or the app named: `$BROWSER`, ``SignInSettings/browserCommand(_:arguments:)``,
+    /// WSL's Windows browser — see ``BrowserOpener/isVisibleWithoutDisplay``), else — and at once when the browser
+    /// command fails — the remote path: the device code where the identity provider has one, else
     /// pasting the final address back (when ``SignInSettings/acceptsPastedRedirect`` allows it).
     case automatic
     /// Authorization code with PKCE: the browser opens here and the redirect reaches a loopback port.

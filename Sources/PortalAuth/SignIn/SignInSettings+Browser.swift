@@ -1,13 +1,73 @@
 import Foundation
+import Logging
 
 extension SignInSettings {
+    /// A browser command of the app's choosing: `executable` is run with `arguments`, where an argument `%s` is
+    /// replaced by the address to open (else the address is appended). Like `$BROWSER`, a named command is tried by
+    /// ``SignInMethod/automatic`` whatever the display says; when it cannot start or exits with a failure, the
+    /// sign-in takes the remote path at once.
+    ///
+    /// ```swift
+    /// var settings = SignInSettings(browser: SignInSettings.browserCommand("/usr/bin/firefox", arguments: ["--new-window", "%s"]))
+    /// ```
+    /// The command gets the address of a private page that forwards to the sign-in URL, never the URL itself (other
+    /// local users can read a process's arguments); nothing is run through a shell.
+    public static func browserCommand(_ executable: String, arguments: [String] = []) -> any BrowserOpener {
+        CommandBrowserOpener(executable: executable, arguments: arguments)
+    }
+
+    /// Takes the addresses a person pastes from the app (paste-back, out-of-band codes) instead of standard input,
+    /// and accepts them (``acceptsPastedRedirect``).
+    ///
+    /// `provider` is called when an address is needed — after ``SignInObserver/pastedAddressRequested(authorizationURL:expectedRedirect:)``
+    /// (or ``SignInObserver/browserFailedPasteRequested(_:expectedRedirect:)``, ``SignInObserver/outOfBandCodeRequested(authorizationURL:)``)
+    /// asked the person — and again after ``SignInObserver/pastedRedirectRejected(_:)``; it returns nil when the
+    /// person gives up.
+    ///
+    /// ```swift
+    /// settings.takePastedAddresses { await window.askForAddress() }
+    /// ```
+    public mutating func takePastedAddresses(from provider: @escaping @Sendable () async -> String?) {
+        acceptsPastedRedirect = true
+        pastedLines = {
+            AsyncStream(unfolding: { await provider() })
+        }
+    }
+
+    /// Whether ``SignInMethod/automatic`` starts the settings' browser: one chosen by the person or the app
+    /// (``BrowserOpener/isVisibleWithoutDisplay``: `$BROWSER`, a named command, WSL's Windows browser) wherever it
+    /// runs, the desktop's launcher where ``environment`` says it can be seen.
+    var browserReachesPerson: Bool {
+        guard let browser else { return false }
+        return browser.isVisibleWithoutDisplay || environment.canShowBrowser
+    }
+
+    /// Why ``SignInMethod/automatic`` does not start the browser, for messages.
+    var reasonBrowserUnused: String {
+        browser == nil ? "no browser is set" : environment.reasonBrowserCannotShow ?? "no browser can be started here"
+    }
+
+    /// Whether nobody is told what a remote path needs (a URL to open, a code to enter): the observer is the silent
+    /// default.
+    var tellsNobody: Bool { observer is SilentSignInObserver }
+
+    /// The error for a sign-in that can reach nobody (`reason`: why no browser), logged first with what to set:
+    /// without an observer, the log is the app's only trace of it.
+    func unheard(_ reason: String) -> SignInError {
+        let error = SignInError.unheard(reason)
+        logger.error("sign-in stopped: nothing can reach the person", metadata: [
+            "reason": "\(reason)", "set": "\(error.appAdvice ?? "")",
+        ])
+        return error
+    }
+
     /// Why no browser is started here for a flow that has no remote path of its own to choose (a logout), or nil
     /// when one is: ``SignInMethod/browser`` always starts it; ``SignInMethod/automatic`` where the environment can
     /// show it, or with no browser set (the observer shows the URL); the other methods never do.
     var remoteReason: String? {
         switch signInMethod {
         case .browser: return nil
-        case .automatic: return browser == nil ? nil : environment.reasonBrowserCannotShow
+        case .automatic: return browser == nil || browserReachesPerson ? nil : environment.reasonBrowserCannotShow
         case .pasteBack, .deviceCode, .outOfBand: return "\(signInMethod) was asked for"
         }
     }

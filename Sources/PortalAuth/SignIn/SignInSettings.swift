@@ -38,11 +38,13 @@ public struct SignInSettings: Sendable {
     /// The terminal shows what to do next."
     public var pageFailureHint = LoopbackListener.Configuration.terminalFailureNextStep
 
-    /// The system browser: the command of `$BROWSER`, else `xdg-open`, started with the URL behind a launch page that
-    /// other local users cannot read.
+    /// The system browser: the command of `$BROWSER`, else on WSL `wslview` or the Windows default browser, else
+    /// `xdg-open`, started with the URL behind a launch page that other local users cannot read. `$BROWSER` and WSL's
+    /// browser are tried without a display too (``BrowserOpener/isVisibleWithoutDisplay``).
     public static var systemBrowser: any BrowserOpener { CommandBrowserOpener.systemDefault() }
 
-    /// Settings with the defaults: the system browser (`$BROWSER`, else `xdg-open`), 300 s, libcurl.
+    /// Settings with the defaults: the system browser (`$BROWSER`, else WSL's Windows browser, else `xdg-open`),
+    /// 300 s, libcurl, no observer (a sign-in that would need one fails at once, see ``SignInError``).
     public init(
         browser: (any BrowserOpener)? = SignInSettings.systemBrowser,
         timeout: Duration = .seconds(300),

@@ -87,7 +87,7 @@ extension CredentialStoreFile {
             file.secretStorage = storage
             // Through the store's own reader: the same checks and the single parse of every read.
             if (try? file.readFile())?.recorded == .file {
-                file.backendReason = "the store file records that its secrets stay in it (portal-auth store migrate --to file)"
+                file.backendReason = "the store file records that its secrets stay in it (it was migrated to the file)"
                 return file
             }
             do {

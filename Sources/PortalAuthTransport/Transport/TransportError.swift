@@ -122,12 +122,12 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
                 + "try again later."
         case .tlsVerificationFailed:
             return "Could not verify the TLS certificate of \(target)\(cause). If your network or a proxy intercepts "
-                + "TLS, give its CA certificate (PEM) with --ca-bundle FILE or PORTAL_AUTH_CA_BUNDLE=FILE."
+                + "TLS, give its CA certificate (PEM): TransportConfiguration.TLS.caBundle, or PORTAL_AUTH_CA_BUNDLE=FILE."
         case .tlsHandshakeFailed:
             return "The TLS handshake with \(target) failed\(cause)."
         case .caBundleUnusable:
             let file = context.map { " \($0)" } ?? ""
-            return "Could not use the CA bundle\(file) for \(target)\(cause). Check that --ca-bundle or "
+            return "Could not use the CA bundle\(file) for \(target)\(cause). Check that TransportConfiguration.TLS.caBundle or "
                 + "PORTAL_AUTH_CA_BUNDLE (or CURL_CA_BUNDLE, SSL_CERT_FILE) names a readable PEM file."
         case .clientCertificateUnusable:
             return "The client certificate for \(target) could not be used\(cause). Check the .p12 file and its password."

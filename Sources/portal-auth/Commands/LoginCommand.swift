@@ -57,7 +57,9 @@ struct LoginCommand: AsyncParsableCommand {
             throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
         }
         if session.deviceCode {
-            throw ValidationError("ArcGIS portals have no device code; over SSH use --no-browser (paste the final address) or --redirect-url \(OutOfBandRedirect.uri)")
+            throw ValidationError(
+                "ArcGIS portals have no device code; on a terminal (over SSH: ssh -t) use --no-browser (paste the final address) "
+                    + "or --redirect-url \(OutOfBandRedirect.uri), or name a browser that works here with --browser-command COMMAND")
         }
         guard isOutOfBand || URL(string: redirectURL)?.host != nil else {
             throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")

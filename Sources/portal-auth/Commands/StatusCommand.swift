@@ -101,7 +101,7 @@ struct StatusCommand: AsyncParsableCommand {
             Output.json(.object([
                 "store": .string(store.file?.path ?? ""),
                 "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
-                "secrets_in_reason": Output.json(store.file?.backendReason),
+                "secrets_in_reason": Output.json(store.file?.backendReason.map(ErrorReport.toolWords)),
                 "default": Output.json(preferences.defaultKey.flatMap { key in summaries.first { $0.storeKey == key }?.storeKey }),
                 "credentials": .array(summaries.map { json($0, preferences: preferences, now: now) }),
                 "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
@@ -110,7 +110,7 @@ struct StatusCommand: AsyncParsableCommand {
             Output.result("Credential store: \(store.file.map { DisplayText.path($0.path) } ?? "memory")")
             if let file = store.file {
                 let place = file.backend == .keyring ? "the desktop keyring (Secret Service); the store file is their index" : "the store file"
-                Output.result("Tokens kept in: \(place)\(file.backendReason.map { " (\($0))" } ?? "")")
+                Output.result("Tokens kept in: \(place)\(file.backendReason.map { " (\(ErrorReport.toolWords($0)))" } ?? "")")
             }
             if summaries.isEmpty { Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.") }
             for summary in summaries {

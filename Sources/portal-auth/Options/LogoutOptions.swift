@@ -52,7 +52,7 @@ struct LogoutOptions: ParsableArguments {
 struct LogoutBrowserOptions: ParsableArguments {
     @Option(name: .customLong("browser-command"), help: ArgumentHelp(
         "Command that opens the identity provider's logout page (the URL is appended, or replaces a %s word).",
-        discussion: "Default: $BROWSER, else xdg-open.", valueName: "command"))
+        discussion: "Default: $BROWSER, else on WSL wslview or the Windows default browser (cmd.exe, powershell.exe), else xdg-open.", valueName: "command"))
     var browserCommand: String?
 
     @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the logout URL and, on a terminal, read the address the browser ends on (signing out on another machine).")

@@ -100,7 +100,7 @@ struct SessionArguments: Equatable {
         let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
         if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
             let count = store.unreadableEntries.count
-            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(problem, limit: 400))")
+            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(ErrorReport.toolWords(problem), limit: 400))")
         }
         return store
     }

@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import PortalAuth
 import Synchronization
 
@@ -44,5 +46,109 @@ enum ErrorReport {
     static func wantsJSON(_ arguments: [String]) -> Bool {
         if arguments.contains("--format=json") { return true }
         return zip(arguments, arguments.dropFirst()).contains { $0 == "--format" && $1 == "json" }
+    }
+
+    // MARK: - The tool's words for library errors
+
+    /// `error` as the tool says it: the library's errors name the library's settings and API (an app has no
+    /// options); the tool gives its own advice, with its options, for the same cases. Every suggestion is one that
+    /// can work here (no `--no-browser` without a terminal, no `--device-code` for a target that has none).
+    ///
+    /// - Parameter hasTerminal: whether standard input is a terminal (where pasting works).
+    static func message(for error: any Error, hasTerminal: Bool = isatty(0) == 1) -> String {
+        switch error {
+        case let advised as Advised:
+            return message(for: advised.error, hasTerminal: hasTerminal) + "\n" + advised.advice
+        case let signIn as SignInError:
+            return message(for: signIn, hasTerminal: hasTerminal)
+        case let deviceCode as DeviceCodeError:
+            if case .timedOut(let seconds) = deviceCode.code {
+                return "the sign-in was not approved within the time limit of \(seconds) s (--timeout); the code was still valid. "
+                    + advice(for: deviceCode, hasTerminal: hasTerminal)
+            }
+            return deviceCode.summary + " " + advice(for: deviceCode, hasTerminal: hasTerminal)
+        case let selection as SelectionError:
+            return message(for: selection)
+        case let keyring as KeyringError:
+            return "the desktop keyring cannot be used: \(toolWords(keyring.message)); \(toolWords(keyring.advice))"
+        default:
+            return toolWords("\(error)")
+        }
+    }
+
+    /// "on a terminal (over SSH: ssh -t)", the way to reach paste-back from where the tool runs.
+    private static let onATerminal = "on a terminal (over SSH: ssh -t)"
+    /// The advice to name a browser that a person sees here.
+    private static let nameABrowser = "name a browser that works here with --browser-command COMMAND (or BROWSER=COMMAND)"
+
+    private static func message(for error: SignInError, hasTerminal: Bool) -> String {
+        switch error.code {
+        case .timedOut:
+            let pasteBack = hasTerminal ? "use --no-browser" : "run it \(onATerminal) with --no-browser"
+            return error.summary + " Finish signing in in the browser sooner, or give more time with --timeout; if the "
+                + "browser never opened, \(pasteBack) and open the printed URL by hand. An error page in the browser means "
+                + "the client ID or the redirect URL is not registered with the identity provider."
+        case .noRemotePath(let reason, let deviceCodeRuledOut):
+            return "no browser can be used here (\(reason)) and there is no terminal to paste the final address on. "
+                + "Run the command \(onATerminal), or \(nameABrowser)"
+                + (deviceCodeRuledOut ? "." : ", or use --device-code where the identity provider offers it.")
+        case .noRemoteLogout(let reason):
+            return "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
+                + "so the browser session at the identity provider stays. Run the command \(onATerminal) to end it."
+        case .portalHasNoDeviceCode:
+            return "ArcGIS portals have no device code; sign in \(onATerminal) with --no-browser (paste the final address), "
+                + "or with --redirect-url urn:ietf:wg:oauth:2.0:oob where the app's registration lists it, or \(nameABrowser)."
+        case .unheard:
+            return error.summary + " Run the command \(onATerminal), or \(nameABrowser)."
+        case .inputClosed:
+            return "standard input closed before a redirect URL was pasted."
+        default:
+            return toolWords(error.summary)
+        }
+    }
+
+    private static func advice(for error: DeviceCodeError, hasTerminal: Bool) -> String {
+        switch error.code {
+        case .notOffered:
+            let pasteBack = hasTerminal
+                ? "on another machine: --no-browser, then paste the address it ends on"
+                : "\(nameABrowser), or run the command \(onATerminal) with --no-browser"
+            return "Name the endpoint (--device-authorization-url URL), or sign in through a browser (\(pasteBack))."
+        case .denied: return "Run the command again to retry."
+        case .expired: return "Run the command again for a new code."
+        case .timedOut: return "Run the command again, with a larger --timeout if approving takes longer."
+        case .invalidResponse: return ""
+        }
+    }
+
+    private static func message(for error: SelectionError) -> String {
+        switch error.code {
+        case .ambiguous(let choices):
+            return "\(choices.count) sign-ins are stored and none is the default; say which with --portal URL, --iap FILE, "
+                + "--url URL or --name NAME, or make one the default with `portal-auth use`:\n"
+                + choices.map { "    \($0)" }.joined(separator: "\n")
+        case .unknownName(_, let known) where known.isEmpty:
+            return "\(error) (give one with `portal-auth name NAME …`)"
+        default:
+            return "\(error)"
+        }
+    }
+
+    /// The library's names of its settings, in a message the tool shows, as the tool's options.
+    private static let toolTerms: [(library: String, tool: String)] = [
+        ("TransportConfiguration.TLS.caBundle, or PORTAL_AUTH_CA_BUNDLE=FILE", "--ca-bundle FILE or PORTAL_AUTH_CA_BUNDLE=FILE"),
+        ("TransportConfiguration.TLS.caBundle or PORTAL_AUTH_CA_BUNDLE", "--ca-bundle or PORTAL_AUTH_CA_BUNDLE"),
+        ("give the store a path (CredentialStoreFile.select(store:environment:))", "pass --store PATH"),
+        ("(CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)", "(--store file)"),
+        ("(CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)", "(--store PATH or PORTAL_AUTH_STORE)"),
+        ("(IAPConfiguration.issuer, the configuration file's issuer)", "(--issuer, or the configuration file's issuer)"),
+        ("(register(force: true))", "(--force)"),
+        ("the time limit for keyring calls", "the command's time limit (--timeout)"),
+        ("Use a newer PortalAuth", "Use a newer portal-auth"),
+    ]
+
+    /// `text` with the library's setting names replaced by the tool's options (``toolTerms``).
+    static func toolWords(_ text: String) -> String {
+        toolTerms.reduce(text) { $0.replacingOccurrences(of: $1.library, with: $1.tool) }
     }
 }

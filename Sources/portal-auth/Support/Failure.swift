@@ -21,9 +21,11 @@ enum Failure {
             StandardError.line("portal-auth: interrupted; nothing was changed.")
             ErrorReport.record("interrupted; nothing was changed", category: category)
         } else {
-            StandardError.line("portal-auth: error: \(error)")
+            // The library's errors speak to apps; the tool words them with its options.
+            let message = ErrorReport.message(for: error)
+            StandardError.line("portal-auth: error: \(message)")
             if let hint { StandardError.line(hint) }
-            ErrorReport.record("\(error)" + (hint.map { "\n\($0)" } ?? ""), category: category)
+            ErrorReport.record(message + (hint.map { "\n\($0)" } ?? ""), category: category)
         }
         return ExitStatus.exitCode(for: category)
     }
@@ -62,7 +64,7 @@ struct Advised: CategorizedError, CustomStringConvertible {
     let error: any CategorizedError
     let advice: String
     var category: ErrorCategory { error.category }
-    var description: String { "\(error)\n\(advice)" }
+    var description: String { "\(ErrorReport.message(for: error))\n\(advice)" }
 }
 
 /// A request that only turns out to be wrong once the stored sign-in is known (`--id-token` for a portal

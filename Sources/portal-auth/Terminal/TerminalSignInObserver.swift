@@ -30,6 +30,8 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("    \(url.absoluteString)")
         StandardError.line("")
         StandardError.line("Waiting for the redirect on \(redirectURL.absoluteString)")
+        // Said once, beside the URL: the provider's error page in the browser is not something waiting can fix.
+        StandardError.line("If the browser shows an error page from the identity provider, the client ID or this redirect URL is not registered with it.")
         if pasteHint {
             StandardError.line("If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter.")
         }

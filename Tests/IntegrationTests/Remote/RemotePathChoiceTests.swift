@@ -9,13 +9,16 @@ import Testing
 struct RemotePathChoiceTests {
     private static let ssh = ["SSH_CONNECTION": "192.0.2.1 50000 192.0.2.2 22", "SSH_CLIENT": "192.0.2.1 50000 22"]
 
-    /// A browser command that only leaves a file behind when it runs.
-    private func recordingBrowser(in store: ScratchStore) throws -> (command: String, ranFile: String) {
-        let command = store.directory.appendingPathComponent("browser").path
+    /// A desktop launcher `xdg-open` that only leaves a file behind when it runs, first on `PATH` (`BROWSER` is not
+    /// set: a named browser is tried everywhere, issue 34).
+    private func recordingBrowser(in store: ScratchStore) throws -> (path: String, ranFile: String) {
+        let folder = store.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let command = folder.appendingPathComponent("xdg-open").path
         let ranFile = store.directory.appendingPathComponent("browser-ran").path
         try "#!/bin/sh\necho ran > '\(ranFile)'\n".write(toFile: command, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: command)
-        return (command, ranFile)
+        return (folder.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), ranFile)
     }
 
     /// Approves the device code the tool shows in the real headless browser and returns the tool's exit status.
@@ -47,7 +50,7 @@ struct RemotePathChoiceTests {
         let store = try ScratchStore()
         let browser = try recordingBrowser(in: store)
         let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
-                                    environment: setting.environment.merging(["PORTAL_AUTH_STORE": store.path, "BROWSER": browser.command]) { $1 })
+                                    environment: setting.environment.merging(["PORTAL_AUTH_STORE": store.path, "PATH": browser.path]) { $1 })
         defer { tool.stop() }
         let status = try await approve(tool, server: server)
         #expect(status == 0, "\(tool.stderr)")

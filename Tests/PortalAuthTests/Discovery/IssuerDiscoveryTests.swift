@@ -72,7 +72,7 @@ struct IssuerDiscoveryTests {
         }
         let text = error?.description ?? ""
         #expect(text.contains("https://b.example") && text.contains("https://a.example/oauth2/.well-known/openid-configuration"), "\(text)")
-        #expect(text.contains("--issuer"))
+        #expect(text.contains("IAPConfiguration.issuer"))
     }
 
     @Test("a document naming another token endpoint than the configured one gives a warning (the code goes to the configured one)")

@@ -35,7 +35,7 @@ struct SignInSelectionTests {
             try await SignInSelection.select(.automatic, in: store, preferences: .init())
         }
         #expect(error?.category == .usage)
-        #expect(error?.description.contains("portal-auth use") == true)
+        #expect(error?.description.contains("SignInPreferences") == true)
         let last = try #require(store.credentials.last)
         let keyB = try #require(SignInSelection.storeKey(of: last))
         let chosen = try await SignInSelection.select(.automatic, in: store, preferences: SignInPreferences(defaultKey: keyB))

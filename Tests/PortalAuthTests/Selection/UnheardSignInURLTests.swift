@@ -18,7 +18,7 @@ struct UnheardSignInURLTests {
             try await OAuthUserCredential.credential(for: Self.configuration, settings: settings)
         }
         #expect(error?.category == .usage)
-        #expect(error?.description.contains("nothing receives the sign-in URL") == true)
+        #expect(error?.description.contains("nothing shows the person the sign-in URL") == true)
     }
 
     @Test("no browser, a logger: the URL is logged (notice) before the wait")

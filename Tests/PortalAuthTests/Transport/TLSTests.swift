@@ -15,7 +15,7 @@ struct TLSTests {
             #expect(error.kind == .tlsVerificationFailed, "\(error)")
             #expect(error.category == .unavailable)
             #expect(error.curlCode == 60)
-            #expect(error.description.contains("--ca-bundle"))
+            #expect(error.description.contains("TransportConfiguration.TLS.caBundle"))
             #expect(error.description.contains("PORTAL_AUTH_CA_BUNDLE"))
             #expect(error.description.contains("https://127.0.0.1:\(server.port)/json"))
             #expect(!error.description.contains("SECRET"))

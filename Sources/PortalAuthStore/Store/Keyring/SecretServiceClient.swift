@@ -36,7 +36,7 @@ package struct SecretServiceClient: SecretItemStorage {
         guard let deadline else { return (milliseconds(own), false) }
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .milliseconds(1) else {
-            throw KeyringError(.timedOut, message: "the command's time limit (--timeout) ran out before the Secret Service was asked")
+            throw KeyringError(.timedOut, message: "the time limit for keyring calls ran out before the Secret Service was asked")
         }
         return left < own ? (milliseconds(left), true) : (milliseconds(own), false)
     }
@@ -46,7 +46,7 @@ package struct SecretServiceClient: SecretItemStorage {
         do {
             try check(status, message)
         } catch where error.kind == .timedOut {
-            let reason = cut ? "the command's time limit (--timeout) ran out while waiting for the Secret Service (\(error.message))" : error.message
+            let reason = cut ? "the time limit for keyring calls ran out while waiting for the Secret Service (\(error.message))" : error.message
             // Only within a command's deadline: a long-running program asks again at its next call.
             let unanswered = KeyringError(.timedOut, message: "\(reason); not asked again by this command")
             shared.withLock { if $0.deadline != nil { $0.unanswered = unanswered } }

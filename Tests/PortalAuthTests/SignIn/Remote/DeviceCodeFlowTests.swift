@@ -91,7 +91,7 @@ struct DeviceCodeFlowTests {
         let thrown = await #expect(throws: DeviceCodeError.self) { try await flow.run(settings: settings) }
         #expect(thrown?.isTimedOut == true && thrown?.isExpired == false)
         #expect(thrown?.category == .timedOut)
-        #expect(thrown.map { String(describing: $0) }?.contains("time limit of 12 s (--timeout)") == true)
+        #expect(thrown.map { String(describing: $0) }?.contains("time limit of 12 s; the code was still valid") == true)
         #expect(clock.sleeps == [.seconds(5), .seconds(5), .seconds(2)], "waits up to the limit, not a whole interval past it")
         #expect(client.count == 3, "the device authorization and two polls; none after the limit")
     }

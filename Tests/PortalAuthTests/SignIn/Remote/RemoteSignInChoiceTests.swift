@@ -57,7 +57,7 @@ struct RemoteSignInChoiceTests {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
         }
         #expect(thrown?.isNotOffered == true)
-        #expect(thrown?.description.contains("--device-authorization-url") == true)
+        #expect(thrown?.description.contains("deviceAuthorizationURL") == true, "the library names its own API")
     }
 
     @Test("no display, no device code, no terminal: fails at once, before any browser or listener")
@@ -65,7 +65,9 @@ struct RemoteSignInChoiceTests {
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = false
         let browser = RecordingBrowserOpener(.succeeds)
-        let settings = SignInSettings(browser: browser, acceptsPastedRedirect: false, httpClient: provider.client(),
+        // An observer that shows the URL: the failure is the missing terminal, not a sign-in nobody hears of.
+        let settings = SignInSettings(browser: browser, observer: RecordingSignInObserver(), acceptsPastedRedirect: false,
+                                      httpClient: provider.client(),
                                       environment: SignInEnvironment(hasDisplay: false, isSSHSession: true, hasForwardedDisplay: false))
         let thrown = await #expect(throws: SignInError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
