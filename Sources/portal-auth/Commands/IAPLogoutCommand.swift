@@ -72,7 +72,8 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             StandardError.line(
                 "portal-auth: the stored IAP sign-in for \(DisplayText.path(config)) was kept: nothing was revoked or deleted. No browser "
                     + "is opened here (\(reason)) and there is no terminal to paste the address the browser ends on, so the identity "
-                    + "provider's session cannot be ended from here.\nRun it on a terminal (over SSH: ssh -t HOST …):\n    \(again)\n"
+                    + "provider's session cannot be ended from here (over SSH, ssh -t gives the command a terminal).\n"
+                    + "Run this on a terminal:\n    \(again)\n"
                     + "or with a browser command CMD that opens a browser the person can see (one that reaches this machine's "
                     + "loopback, such as wslview on WSL):\n    \(withBrowser)")
             throw ExitCode(64)

@@ -20,7 +20,7 @@ extension SignOutTests {
             environment: Self.headless.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }, timeout: .seconds(60))
         #expect(result.status == 64, "\(result)")
         #expect(result.stderr.contains("was kept: nothing was revoked or deleted"), "\(result)")
-        #expect(result.stderr.contains("Run it on a terminal"), "\(result)")
+        #expect(result.stderr.contains("Run this on a terminal:\n    portal-auth iap logout --config"), "\(result)")
         #expect(result.stderr.contains("--browser --browser-command CMD"), "\(result)")
         #expect(try store.entries() == before, "the stored sign-in is untouched")
         #expect(try await Self.iapStatus(server, token: tokens.access) == 200, "the server was told nothing")
