@@ -75,6 +75,12 @@ extension OAuthUserCredential {
     /// keyring, which could not take them when they came (locked, gone, not answering); nil when they went to the
     /// keyring or the file was chosen anyway. They move into the keyring at the next use while it answers.
     package var keyringFallback: String? { keeper.keyringFallback }
+
+    /// The provider's lifetime (seconds) of the access token when it is shorter than `minimumValidity` and this is the
+    /// first time for this sign-in (see `TokenKeeper.firstShortLifetimeNotice`); nil otherwise.
+    package func firstShortLifetimeNotice(minimumValidity: Duration) async -> Int? {
+        await keeper.firstShortLifetimeNotice(for: .accessToken, minimumValidity: minimumValidity)
+    }
 }
 
 extension IAPCredential {
@@ -82,4 +88,10 @@ extension IAPCredential {
     /// keyring, which could not take them when they came (locked, gone, not answering); nil when they went to the
     /// keyring or the file was chosen anyway. They move into the keyring at the next use while it answers.
     package var keyringFallback: String? { keeper.keyringFallback }
+
+    /// The provider's lifetime (seconds) of `token` when it is shorter than `minimumValidity` and this is the first time
+    /// for this sign-in (see `TokenKeeper.firstShortLifetimeNotice`); nil otherwise.
+    package func firstShortLifetimeNotice(for token: IAPTokenInfo.Token, minimumValidity: Duration) async -> Int? {
+        await keeper.firstShortLifetimeNotice(for: token, minimumValidity: minimumValidity)
+    }
 }

@@ -138,11 +138,11 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, revokeURL: nil,
             logoutURL: configuration.logoutURL, hostsBehindProxy: configuration.hostsBehindProxy,
             username: username, accessToken: tokens.accessToken,
-            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval),
+            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval), accessTokenIssuedAt: now,
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) },
             refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
-            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, scopes: tokens.scopes ?? configuration.scopes,
+            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, idTokenIssuedAt: tokens.idToken == nil ? nil : now, scopes: tokens.scopes ?? configuration.scopes,
             tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now,
             requestedScopes: configuration.scopes
         )

@@ -70,7 +70,7 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             configurationFile: nil, authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL,
             revokeURL: configuration.revokeURL, logoutURL: nil, hostsBehindProxy: [],
             username: tokens.username, accessToken: tokens.accessToken,
-            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(1800)).timeInterval),
+            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(1800)).timeInterval), accessTokenIssuedAt: now,
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshToken == nil ? nil : now.addingTimeInterval(
                 (tokens.refreshTokenExpiresIn ?? configuration.refreshTokenExpirationInterval).timeInterval),

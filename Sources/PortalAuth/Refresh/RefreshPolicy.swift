@@ -5,6 +5,10 @@
 /// the request's own travel time and a resource server whose clock runs ahead.
 public struct RefreshPolicy: Sendable, Equatable {
     /// Refresh when the access token has less than this left (default 5 minutes).
+    ///
+    /// A provider may issue tokens for less than this (Keycloak's default is 5 minutes, some issue seconds): such a
+    /// token is used until half its lifetime has passed, then refreshed, rather than refreshed at every use; the same
+    /// holds for the ID token when it is the one asked for, and for tokens another process refreshed.
     public var margin: Duration
     /// How many times a failure that certainly did not use up the refresh token (the host unresolved, the
     /// connection refused, HTTP 408, 429 or 503) is tried in all before giving up. A request that may have reached

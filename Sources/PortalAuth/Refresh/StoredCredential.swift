@@ -32,6 +32,9 @@ package struct StoredCredential: Sendable, Equatable {
     var username: String?
     package var accessToken: String
     package var accessTokenExpiresAt: Date
+    /// When the access token was issued (the moment its request left): with its expiry, the provider's lifetime,
+    /// which `TokenFreshness` needs for tokens shorter than the validity asked; nil in entries written before.
+    package var accessTokenIssuedAt: Date? = nil
     var refreshToken: String?
     var refreshTokenExpiresAt: Date?
     /// When the current refresh token was issued (its age decides the ArcGIS exchange); nil in entries
@@ -39,6 +42,8 @@ package struct StoredCredential: Sendable, Equatable {
     var refreshTokenIssuedAt: Date? = nil
     var idToken: String?
     var idTokenExpiresAt: Date?
+    /// When the ID token held was received (the moment its request left); nil in entries written before.
+    var idTokenIssuedAt: Date? = nil
     /// Why the last ID token a refresh brought was refused (it failed a check); nil once one is accepted.
     /// The refresh's other tokens were kept, and `idToken` is the one accepted before. Never holds a token.
     var idTokenRefusal: String? = nil
@@ -62,6 +67,9 @@ package struct StoredCredential: Sendable, Equatable {
     /// The user's name and e-mail address as the provider's UserInfo endpoint gave them at sign-in.
     var userInfoName: String? = nil
     var userInfoEmail: String? = nil
+    /// The provider lifetimes (seconds) of the tokens the caller was told are shorter than the validity it asks,
+    /// by `access_token` / `id_token`: told once per sign-in and lifetime (`TokenKeeper.firstShortLifetimeNotice`).
+    var shortLifetimesNoted: [String: Int] = [:]
 }
 
 // MARK: - Keys
@@ -111,11 +119,13 @@ extension StoredCredential {
         object["username"] = username.map { .string($0) }
         object["access_token"] = .string(accessToken)
         object["access_token_expires_at"] = Self.timestamp(accessTokenExpiresAt)
+        object["access_token_issued_at"] = accessTokenIssuedAt.map(Self.timestamp)
         object["refresh_token"] = refreshToken.map { .string($0) }
         object["refresh_token_expires_at"] = refreshTokenExpiresAt.map(Self.timestamp)
         object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
         object["id_token"] = idToken.map { .string($0) }
         object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
+        object["id_token_issued_at"] = idTokenIssuedAt.map(Self.timestamp)
         object["id_token_refused"] = idTokenRefusal.map { .string($0) }
         object["refresh_token_refused"] = refreshTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
@@ -124,6 +134,7 @@ extension StoredCredential {
         object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
         object["userinfo_name"] = userInfoName.map { .string($0) }
         object["userinfo_email"] = userInfoEmail.map { .string($0) }
+        object["short_lifetime_noted"] = shortLifetimesNoted.isEmpty ? nil : Self.shortLifetimesJSON(shortLifetimesNoted)
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -162,11 +173,13 @@ extension StoredCredential {
         self.username = object["username"]?.stringValue
         self.accessToken = accessToken
         self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.accessTokenIssuedAt = Self.date(object["access_token_issued_at"])
         self.refreshToken = object["refresh_token"]?.stringValue
         self.refreshTokenExpiresAt = Self.date(object["refresh_token_expires_at"])
         self.refreshTokenIssuedAt = Self.date(object["refresh_token_issued_at"])
         self.idToken = object["id_token"]?.stringValue
         self.idTokenExpiresAt = Self.date(object["id_token_expires_at"])
+        self.idTokenIssuedAt = Self.date(object["id_token_issued_at"])
         self.idTokenRefusal = object["id_token_refused"]?.stringValue
         self.refreshTokenRefusal = object["refresh_token_refused"]?.stringValue
         self.scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -175,10 +188,27 @@ extension StoredCredential {
         self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
         self.userInfoName = object["userinfo_name"]?.stringValue
         self.userInfoEmail = object["userinfo_email"]?.stringValue
+        self.shortLifetimesNoted = Self.shortLifetimes(object["short_lifetime_noted"])
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
         self.updatedAt = Self.date(object["updated_at"]) ?? Date(timeIntervalSince1970: 0)
+    }
+
+    /// `short_lifetime_noted`: `{"access_token": 20}`.
+    static func shortLifetimesJSON(_ noted: [String: Int]) -> JSONValue {
+        var object = JSONObject()
+        for (name, seconds) in noted.sorted(by: { $0.key < $1.key }) { object[name] = .integer(Int64(seconds)) }
+        return .object(object)
+    }
+
+    /// `short_lifetime_noted` read back; what is not a whole number of seconds in range is left out.
+    static func shortLifetimes(_ value: JSONValue?) -> [String: Int] {
+        var noted: [String: Int] = [:]
+        for member in value?.objectValue?.members ?? [] {
+            if let seconds = member.value.integerValue, (0...Int64(Int32.max)).contains(seconds) { noted[member.key] = Int(seconds) }
+        }
+        return noted
     }
 
     /// The largest timestamp magnitude read or written, in seconds from 1970 (about 31 million years): far beyond

@@ -115,7 +115,7 @@ package final class TokenKeeper: Sendable {
         defer { inFlight.withLock { if $0 === refresh { $0 = nil } } }
         let task = refresh.task
         let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
-        try requireValidIDToken(refreshed, keeping: token, margin: margin, now: now())
+        try requireValidIDToken(refreshed, previous: snapshot, keeping: token, margin: margin, now: now())
         return refreshed
     }
 
@@ -125,28 +125,77 @@ package final class TokenKeeper: Sendable {
         return refused == credential.accessToken || (credential.idToken != nil && refused == credential.idToken)
     }
 
-    /// Whether the access token is too close to expiry, or the ArcGIS refresh token to its own, or — when the ID
-    /// token is the one asked for — the ID token to its expiry.
+    /// Whether the access token is not fresh enough for `margin`, or the ArcGIS refresh token is due for its exchange,
+    /// or — when the ID token is the one asked for — the ID token is not fresh enough: the one rule of
+    /// `TokenFreshness` for both tokens (a token shorter than `margin` is fresh in the first half of its lifetime).
     package static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
-        if credential.accessTokenExpiresAt.timeIntervalSince(now) <= margin.timeInterval || needsExchange(credential, now: now) {
-            return true
-        }
+        let accessFresh = TokenFreshness.isFresh(
+            issuedAt: credential.accessTokenIssuedAt, expiresAt: credential.accessTokenExpiresAt, minimumValidity: margin, now: now)
+        if !accessFresh || needsExchange(credential, now: now) { return true }
         guard token == .idToken, let expiry = credential.idTokenExpiresAt else { return false }
-        return expiry.timeIntervalSince(now) <= margin.timeInterval
+        return !TokenFreshness.isFresh(issuedAt: credential.idTokenIssuedAt, expiresAt: expiry, minimumValidity: margin, now: now)
     }
 
-    /// Throws when the ID token was asked for and is held but is not valid for `margin` (after the refresh that
-    /// tried to renew it).
-    private func requireValidIDToken(_ credential: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date) throws {
+    /// Throws when the ID token was asked for and is held but is not fresh enough for `margin` after the refresh that
+    /// tried to renew it, saying why: the new one was refused, the provider sent none (only when the ID token is the
+    /// one held before, `previous`), or the new one is itself too short.
+    private func requireValidIDToken(
+        _ credential: StoredCredential, previous: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date
+    ) throws {
         guard token == .idToken, credential.idToken != nil, let expiry = credential.idTokenExpiresAt,
-              expiry.timeIntervalSince(now) <= margin.timeInterval
+              !TokenFreshness.isFresh(issuedAt: credential.idTokenIssuedAt, expiresAt: expiry, minimumValidity: margin, now: now)
         else { return }
         let left = Int(expiry.timeIntervalSince(now).rounded(.down))
         let state = left <= 0 ? "expired at \(expiry.ISO8601Format())" : "is valid for \(left) s only"
-        // A new ID token that failed a check was refused: say so rather than that none came.
-        let why = credential.idTokenRefusal.map { "and \($0)" } ?? "and the identity provider sent no new one with the refreshed tokens"
+        let why: String
+        if let refusal = credential.idTokenRefusal {
+            // A new ID token that failed a check was refused: say so rather than that none came.
+            why = "and \(refusal)"
+        } else if credential.idToken == previous.idToken {
+            why = "and the identity provider sent no new one with the refreshed tokens"
+        } else {
+            why = "though it is the new one the identity provider just sent"
+        }
         throw CredentialError.signInRequired(
             target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, \(why)")
+    }
+
+    /// The provider's lifetime (whole seconds) of the token handed out for `token`, when it is shorter than
+    /// `minimumValidity` and the caller has not been told so for this sign-in and lifetime; nil otherwise. Records that
+    /// it was told, in the store entry when the credential is persisted (so another process, or the next call of a
+    /// script, does not tell it again; a new sign-in starts afresh).
+    ///
+    /// Such a token is handed out under the rule of `TokenFreshness` (fresh in its first half); what the caller can
+    /// change is the validity it asks for, or the lifetime the provider issues. An entry that cannot be written keeps
+    /// the notice due: it is told again next time.
+    package func firstShortLifetimeNotice(for token: IAPTokenInfo.Token, minimumValidity: Duration) async -> Int? {
+        let record = current
+        let name = token == .idToken ? "id_token" : "access_token"
+        let lifetime = token == .idToken
+            ? record.idTokenExpiresAt.flatMap { TokenFreshness.lifetime(issuedAt: record.idTokenIssuedAt, expiresAt: $0) }
+            : TokenFreshness.lifetime(issuedAt: record.accessTokenIssuedAt, expiresAt: record.accessTokenExpiresAt)
+        guard let lifetime, lifetime > 0, TimeInterval(lifetime) < minimumValidity.timeInterval,
+              record.shortLifetimesNoted[name] != lifetime
+        else { return nil }
+        var first = true
+        if let persistence {
+            do {
+                first = try await persistence.store.update { snapshot in
+                    guard var entry = snapshot.entry(for: persistence.key) else { return false }
+                    var noted = StoredCredential.shortLifetimes(entry["short_lifetime_noted"])
+                    // Another process told it meanwhile.
+                    if noted[name] == lifetime { return false }
+                    noted[name] = lifetime
+                    entry["short_lifetime_noted"] = StoredCredential.shortLifetimesJSON(noted)
+                    snapshot.set(entry, for: persistence.key)
+                    return true
+                }
+            } catch {
+                return lifetime
+            }
+        }
+        state.withLock { $0.shortLifetimesNoted[name] = lifetime }
+        return first ? lifetime : nil
     }
 
     /// Whether an ArcGIS refresh token is old enough to be exchanged for a new one.
@@ -410,6 +459,7 @@ extension StoredCredential {
         var copy = self
         copy.accessToken = tokens.accessToken
         copy.accessTokenExpiresAt = now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval)
+        copy.accessTokenIssuedAt = now
         if let refreshToken = tokens.refreshToken, refreshToken != self.refreshToken {
             copy.refreshToken = refreshToken
             copy.refreshTokenIssuedAt = now
@@ -430,6 +480,7 @@ extension StoredCredential {
                 if let idTokenProblem { throw idTokenProblem }
                 copy.idToken = idToken
                 copy.idTokenExpiresAt = decoded.expirationDate
+                copy.idTokenIssuedAt = now
                 copy.idTokenRefusal = nil
             } catch {
                 // The check's message may quote the provider's claims: no control characters, bounded length.

@@ -52,7 +52,8 @@ struct ExecCommand: AsyncParsableCommand {
     @OptionGroup var selection: CredentialSelection
 
     @Option(name: .customLong("min-valid"), help: ArgumentHelp(
-        "Seconds the token must stay valid when the command starts; refresh first when it has less.", valueName: "seconds"))
+        "Seconds the token must stay valid when the command starts; refresh first when it has less (tokens the provider "
+            + "issues for less: refresh once half their lifetime has passed).", valueName: "seconds"))
     var minValid: Int = 300
 
     @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
@@ -85,6 +86,7 @@ struct ExecCommand: AsyncParsableCommand {
                 issued = try await Failure.cancellableOnInterrupt {
                     try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: choice)
                 }
+                await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
             } catch let error as CredentialError where error.requiresSignIn {
                 throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
             }

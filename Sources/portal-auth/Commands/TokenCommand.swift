@@ -16,7 +16,10 @@ struct TokenCommand: AsyncParsableCommand {
             hosts_behind_proxy covers the URL) or --name; without them, the only stored sign-in, else the \
             default one (`portal-auth use`). When the \
             access token has less than --min-valid seconds left, it is refreshed first; when many processes do \
-            this at once, one refresh request is sent and all of them print the same new token. With --id-token \
+            this at once, one refresh request is sent and all of them print the same new token. When the \
+            provider issues tokens shorter than --min-valid, a token is printed until half its lifetime has passed \
+            (also one another process just refreshed), then refreshed, and a warning shown once per sign-in says \
+            what to set. With --id-token \
             the ID token is the one that must last --min-valid seconds; an identity provider may refresh without \
             sending a new ID token, and then the old one is never printed: a new sign-in is needed (exit 77, or \
             with --interactive the browser opens). With --url naming a host behind an Identity-Aware Proxy, the \
@@ -51,7 +54,8 @@ struct TokenCommand: AsyncParsableCommand {
     @OptionGroup var selection: CredentialSelection
 
     @Option(name: .customLong("min-valid"), help: ArgumentHelp(
-        "Seconds the printed token must stay valid; refresh first when it has less.", valueName: "seconds"))
+        "Seconds the printed token must stay valid; refresh first when it has less (tokens the provider issues for less: "
+            + "refresh once half their lifetime has passed).", valueName: "seconds"))
     var minValid: Int = 300
 
     @Option(help: ArgumentHelp("Output format: plain, header or json.", valueName: "format"))

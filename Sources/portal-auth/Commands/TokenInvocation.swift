@@ -104,11 +104,7 @@ struct TokenInvocation {
             if let forHosts { return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: forHosts) }
             return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         }
-        let left = issued.secondsLeft()
-        if left < minValid {
-            StandardError.line("portal-auth: warning: the new token for \(issued.target) is valid for \(max(0, left)) s only, "
-                + "less than --min-valid \(minValid): the identity provider issues shorter tokens.")
-        }
+        await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
         return issued
     }
 

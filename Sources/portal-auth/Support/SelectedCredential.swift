@@ -165,6 +165,34 @@ extension SelectedCredential {
     }
 }
 
+extension SelectedCredential {
+    /// Says, once per sign-in, that the provider issues `issued`'s kind of token for less than `--min-valid`, and
+    /// what to set: such a token is handed out until half its lifetime has passed (the library's one freshness rule),
+    /// so a script calling every few seconds is not told on every call. The library keeps "once" in the stored entry.
+    func warnOnceAboutShortLifetime(of issued: IssuedToken, minValid: Int) async {
+        let lifetime: Int?
+        switch self {
+        case .portal(let credential):
+            lifetime = await credential.firstShortLifetimeNotice(minimumValidity: .seconds(minValid))
+        case .iap(let credential, _):
+            lifetime = await credential.firstShortLifetimeNotice(
+                for: issued.isIDToken ? .idToken : .accessToken, minimumValidity: .seconds(minValid))
+        }
+        guard let lifetime else { return }
+        StandardError.line(Self.shortLifetimeWarning(
+            issuer: kind == .oauthUser ? "the portal" : "the identity provider", token: issued.isIDToken ? "ID tokens" : "access tokens",
+            target: issued.target, lifetime: lifetime, minValid: minValid))
+    }
+
+    /// The warning of `warnOnceAboutShortLifetime`.
+    static func shortLifetimeWarning(issuer: String, token: String, target: String, lifetime: Int, minValid: Int) -> String {
+        "portal-auth: warning: \(issuer) issues \(token) valid for \(lifetime) s for \(target), less than --min-valid \(minValid); "
+            + "each is handed out until half its lifetime has passed, then refreshed. To have every token last what you ask, "
+            + "pass --min-valid \(max(0, lifetime / 2)) or less, or have the provider issue tokens valid for at least \(minValid) s. "
+            + "(Said once for this sign-in.)"
+    }
+}
+
 /// An IAP sign-in without an ID token (the configuration's scopes lack `openid`).
 struct NoIDToken: CategorizedError, CustomStringConvertible {
     let target: String

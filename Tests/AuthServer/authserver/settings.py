@@ -22,6 +22,8 @@ ISSUER = BASE_URL + "/o"
 
 # Access-token lifetime at start; POST /testctl/config changes it at run time.
 ACCESS_TOKEN_SECONDS = int(os.environ.get("PORTAL_AUTH_TEST_ACCESS_TOKEN_SECONDS", "3600"))
+# ID-token lifetime (DOT's ID_TOKEN_EXPIRE_SECONDS), fixed at start; the access-token lifetime unless given.
+ID_TOKEN_SECONDS = int(os.environ.get("PORTAL_AUTH_TEST_ID_TOKEN_SECONDS", "") or ACCESS_TOKEN_SECONDS)
 # Refresh tokens die this long after their access token expired (DOT's rule); 90 days.
 REFRESH_TOKEN_SECONDS = 90 * 24 * 3600
 
@@ -164,7 +166,7 @@ OAUTH2_PROVIDER = {
     "SCOPES": SCOPES,
     "DEFAULT_SCOPES": ["read", "write"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,
-    "ID_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,
+    "ID_TOKEN_EXPIRE_SECONDS": ID_TOKEN_SECONDS,
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 120,
     "REFRESH_TOKEN_EXPIRE_SECONDS": REFRESH_TOKEN_SECONDS,
     # Rotation with no grace period: an old refresh token fails at once with invalid_grant.

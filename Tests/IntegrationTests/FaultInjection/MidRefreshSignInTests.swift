@@ -149,6 +149,7 @@ struct MidRefreshSignInTests {
         let idBefore = try #require(try store.field("id_token", of: .iap))
 
         try await proxy.arm("bad-id-token", count: 1)
+        try await store.ageAccessToken(.iap)
         let spoilt = try await ToolRunner.run(
             ["token", "--iap", config, "--min-valid", "100000"], environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(60))
         #expect(try await proxy.state().faulted == 1)

@@ -42,6 +42,8 @@ struct TokenEndpointFaultTests {
             let proxied = server.through(proxy)
             let store = try ScratchStore()
             try await store.signIn(.portal, server: proxied)
+            // Past half its lifetime: `--min-valid` beyond what it has left refreshes it.
+            try await store.ageAccessToken(.portal)
             return (server, proxy, proxied, store)
         } catch {
             proxy.stop()
@@ -103,7 +105,7 @@ struct TokenEndpointFaultTests {
         let entryBefore = try store.entry(.portal).value
 
         try await proxy.arm("stall", seconds: 30)
-        // --min-valid beyond the token's lifetime: a refresh is due at once.
+        // --min-valid beyond what the token (aged past half its lifetime) has left: a refresh is due at once.
         let result = try await ToolRunner.run(
             ["token", "--portal", proxied.portal, "--client-id", server.clientID, "--min-valid", "100000"],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))

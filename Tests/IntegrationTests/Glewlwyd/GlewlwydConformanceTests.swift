@@ -90,7 +90,12 @@ struct GlewlwydConformanceTests {
         #expect(replay.statusCode == 400, "the old refresh token is dead")
 
         // A store that missed the rotation (restored from a backup): the dead token is a refusal.
-        try await SignOutTests.editEntries(store) { $0["refresh_token"] = .string(before) }
+        // Aged past half its lifetime too, so that --min-valid 999999 refreshes the token just refreshed.
+        let dayAgo = Int64(Date().timeIntervalSince1970) - 86400
+        try await SignOutTests.editEntries(store) {
+            $0["refresh_token"] = .string(before)
+            $0["access_token_issued_at"] = .integer(dayAgo)
+        }
         let token = try await ToolRunner.run(["token", "--iap", config, "--min-valid", "999999"], environment: server.environment(store))
         #expect(token.status == 77, "\(token)")
         #expect(token.stderr.contains("no longer accepted") && token.stderr.contains("portal-auth iap login --config"), "\(token)")

@@ -38,10 +38,19 @@ struct KeyringStoreIntegrationTests {
     @Test("16 concurrent `token` processes on an expired token with rotating refresh tokens: one refresh, one token, one item")
     func concurrentProcesses() async throws {
         let home = try KeyringScratch(keyring: try KeyringSession.shared())
-        // A short-lived access token (less than --min-valid's 300 s): the next `token` refreshes.
-        try await control.configure(["access_token_seconds": .integer(60)])
+        // A 1-second access token, waited out (by `status`): the next `token` refreshes it, whatever the rule for
+        // tokens shorter than --min-valid.
+        try await control.configure(["access_token_seconds": .integer(1)])
         try await home.signIn(.iap, server: server)
         try await control.resetConfiguration()
+        let giveUp = Date().addingTimeInterval(60)
+        while true {
+            let status = try await home.run(["status", "--format", "json"])
+            let valid = try JSONValue.parse(Data(status.stdout.utf8))["credentials"]?.arrayValue?.first?["access_token_valid"]?.boolValue
+            if valid == false { break }
+            try #require(Date() < giveUp, "the 1-second access token did not expire within a minute: \(status)")
+            try await Task.sleep(for: .milliseconds(200))
+        }
         try await control.configure(["token_delay_ms": .integer(400)])
         try await control.resetStats()
 
@@ -65,7 +74,9 @@ struct KeyringStoreIntegrationTests {
         for delay in [0, 60, 150, 250, 350, 450, 600] {
             let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
-            process.arguments = ["token", "--portal", server.portal, "--client-id", server.clientID, "--min-valid", "1000000"]
+            // `refresh` refreshes whatever the token's age (a `token --min-valid` beyond its lifetime would not, while the
+            // token is in the first half of its lifetime).
+            process.arguments = ["refresh", "--portal", server.portal, "--client-id", server.clientID]
             process.environment = ProcessInfo.processInfo.environment.merging(home.environment) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice

@@ -116,6 +116,14 @@ extension ScratchStore {
         }
     }
 
+    /// Makes the `kind` sign-in's stored access token look issued a day ago, its expiry kept: past half its lifetime,
+    /// so a `--min-valid` beyond what it has left refreshes it (a token fresher than that, shorter than `--min-valid`,
+    /// is handed out in the first half of its lifetime: `TokenFreshness`).
+    func ageAccessToken(_ kind: SignInKind) async throws {
+        let dayAgo = Int64(Date().timeIntervalSince1970) - 86400
+        try await rewrite(kind) { $0["access_token_issued_at"] = .integer(dayAgo) }
+    }
+
     /// Makes the `kind` sign-in's access token expired, on the server and in the store (as if an hour passed).
     func expireAccessToken(_ kind: SignInKind, control: TestControl) async throws {
         try await control.expireAccessTokens()
