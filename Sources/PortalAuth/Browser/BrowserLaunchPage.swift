@@ -34,7 +34,8 @@ package final class BrowserLaunchPage: Sendable {
         } catch {
             throw BrowserError(command: folder, reason: "no random name for the launch page: \(error)")
         }
-        let path = folder + "/signin-" + random + ".html"
+        // One name for the pages of sign-ins and sign-outs alike: a launch page, whatever it opens.
+        let path = folder + "/launch-" + random + ".html"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw BrowserError(command: path, reason: "cannot create the launch page: \(String(cString: strerror(errno)))")

@@ -37,6 +37,12 @@ package struct CredentialSummary: Sendable, Equatable {
     /// The user's name and e-mail address from the identity provider's UserInfo endpoint at sign-in (IAP), when given.
     public let userInfoName: String?
     public let userInfoEmail: String?
+    /// The token sent to the hosts behind the proxy chosen at sign-in (IAP); nil when none was chosen.
+    package let proxyToken: IAPTokenInfo.Token?
+    /// The claims of the access token, when it is a JWT (never the token).
+    package let accessTokenClaims: TokenClaims?
+    /// The claims of the ID token, when one is held (never the token).
+    package let idTokenClaims: TokenClaims?
 
     /// Whether the sign-in can still give tokens without a new sign-in at `now`: the access token is valid, or a
     /// refresh token is held that has not expired and was not refused.
@@ -65,5 +71,8 @@ package struct CredentialSummary: Sendable, Equatable {
         configurationFile = record.configurationFile
         userInfoName = record.userInfoName
         userInfoEmail = record.userInfoEmail
+        proxyToken = record.proxyToken
+        accessTokenClaims = TokenClaims(jwt: record.accessToken)
+        idTokenClaims = record.idToken.flatMap(TokenClaims.init(jwt:))
     }
 }

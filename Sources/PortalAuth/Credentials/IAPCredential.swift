@@ -18,11 +18,12 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public let configuration: IAPConfiguration
     let keeper: TokenKeeper
     /// See `tokenSentToProxy`.
-    private let proxyTokenChoice = Mutex(IAPTokenInfo.Token.idToken)
+    private let proxyTokenChoice: Mutex<IAPTokenInfo.Token>
 
     init(configuration: IAPConfiguration, keeper: TokenKeeper) {
         self.configuration = configuration
         self.keeper = keeper
+        proxyTokenChoice = Mutex(keeper.current.proxyToken ?? .idToken)
         super.init()
     }
 
@@ -194,7 +195,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// Set `.accessToken` for a proxy that checks access tokens instead (Microsoft's guide for native clients of
     /// the Entra application proxy has them send an access token for the proxied app's scope; a mod_auth_openidc
     /// proxy may check either). It is a setting of this object, not of the configuration file (the SDK's files
-    /// have no such key): set it again on credentials loaded from a persistent store. A sign-in without an ID
+    /// have no such key): a credential loaded from a persistent store starts with the choice kept with its sign-in
+    /// (`storedTokenSentToProxy`), else the ID token. A sign-in without an ID
     /// token (no `openid` scope) sends its access token whatever this says.
     ///
     /// ```swift
@@ -203,6 +205,19 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public var tokenSentToProxy: IAPTokenInfo.Token {
         get { proxyTokenChoice.withLock { $0 } }
         set { proxyTokenChoice.withLock { $0 = newValue } }
+    }
+
+    /// The choice of `tokenSentToProxy` kept with the sign-in in its store record: nil when none was kept (then the
+    /// ID token). A credential read from the store starts with it; setting it also sets `tokenSentToProxy`, and is
+    /// written with the credential when it is next added to a store (set it before).
+    package var storedTokenSentToProxy: IAPTokenInfo.Token? {
+        get { keeper.current.proxyToken }
+        set {
+            var record = keeper.current
+            record.proxyToken = newValue
+            keeper.replace(record)
+            tokenSentToProxy = newValue ?? .idToken
+        }
     }
 
     /// The token to send to the hosts behind the proxy (see `tokenSentToProxy`), valid for at least

@@ -70,6 +70,9 @@ package struct StoredCredential: Sendable, Equatable {
     /// The provider lifetimes (seconds) of the tokens the caller was told are shorter than the validity it asks,
     /// by `access_token` / `id_token`: told once per sign-in and lifetime (`TokenKeeper.firstShortLifetimeNotice`).
     var shortLifetimesNoted: [String: Int] = [:]
+    /// The token sent to the hosts behind the proxy, chosen at sign-in (IAP); nil when none was chosen (the ID
+    /// token then, see `IAPCredential.tokenSentToProxy`) and in entries written before it was recorded.
+    var proxyToken: IAPTokenInfo.Token? = nil
 }
 
 // MARK: - Keys
@@ -135,6 +138,7 @@ extension StoredCredential {
         object["userinfo_name"] = userInfoName.map { .string($0) }
         object["userinfo_email"] = userInfoEmail.map { .string($0) }
         object["short_lifetime_noted"] = shortLifetimesNoted.isEmpty ? nil : Self.shortLifetimesJSON(shortLifetimesNoted)
+        object["proxy_token"] = proxyToken.map { .string($0 == .idToken ? "id" : "access") }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -189,6 +193,8 @@ extension StoredCredential {
         self.userInfoName = object["userinfo_name"]?.stringValue
         self.userInfoEmail = object["userinfo_email"]?.stringValue
         self.shortLifetimesNoted = Self.shortLifetimes(object["short_lifetime_noted"])
+        // Absent in older entries; a value this version does not know reads as no choice.
+        self.proxyToken = object["proxy_token"]?.stringValue.flatMap { $0 == "id" ? .idToken : $0 == "access" ? .accessToken : nil }
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)

@@ -13,7 +13,8 @@ import PortalAuthTransport
 /// redirect URL carrying `error`; an error status with an OAuth error about the request itself (`invalid_client`,
 /// `invalid_request`, …); an endpoint nothing answers at (no such host, connection refused, TLS refused). A warning
 /// only: an error status with some other page (the browser may still do better, for example where the provider
-/// refuses non-browser clients). A slow answer or other failures are not findings. Providers that ask for the
+/// refuses non-browser clients). A 401 in JSON that is no OAuth refusal is an answer ("authenticate first", as
+/// LemonLDAP::NG's portal tells clients that accept JSON), not a finding. A slow answer or other failures are not findings. Providers that ask for the
 /// sign-in before they look at the client (Django OAuth Toolkit) cannot be checked this way.
 struct AuthorizationRequestProbe: Sendable {
     /// What the look found.
@@ -97,7 +98,11 @@ struct AuthorizationRequestProbe: Sendable {
         }
         guard (400..<500).contains(status) else { return .nothing }
         var said = "it answers HTTP \(status)"
-        if let json = try? JSONValue.parse(response.body), let code = json["error"]?.stringValue {
+        let json = try? JSONValue.parse(response.body)
+        // A 401 in JSON without an OAuth refusal is a sign-in page's answer to a client that asked for JSON (the
+        // request's Accept): "authenticate first", as LemonLDAP::NG's portal says it. The browser gets the page.
+        if status == 401, let json, !refusals.contains(json["error"]?.stringValue ?? "") { return .nothing }
+        if let json, let code = json["error"]?.stringValue {
             if sessionErrors.contains(code) { return .nothing }
             said += " with error \(TokenEndpointError.clean(code, limit: 80))"
             if let description = json["error_description"]?.stringValue {

@@ -21,7 +21,8 @@ struct ExecCommand: AsyncParsableCommand {
 
               PORTAL_AUTH_TOKEN             the access token; for an IAP sign-in the token
                                             sent to the hosts behind the proxy: the ID token
-                                            (--proxy-token access: the access token)
+                                            (--proxy-token access, or the choice
+                                            stored by iap login: the access token)
               PORTAL_AUTH_TOKEN_TYPE        Bearer
               PORTAL_AUTH_TOKEN_EXPIRES_AT  its expiry, ISO 8601
               PORTAL_AUTH_KIND              oauth-user or iap
@@ -36,7 +37,13 @@ struct ExecCommand: AsyncParsableCommand {
             is removed too.
 
             The command replaces portal-auth (exec): its exit status is passed through and signals reach it \
-            directly. A token expiring while the command runs is not renewed.
+            directly. A token expiring while the command runs is not renewed: PORTAL_AUTH_TOKEN_EXPIRES_AT \
+            says when it ends, and identity providers may issue tokens for minutes or seconds only (a \
+            20-second token ended a Python job with ArcGIS error 498 after 22 s). A job that may outlive its \
+            token should ask for a fresh one before each call, or when a call is refused, with `portal-auth \
+            token` (add --url URL for the token sent to a host behind a proxy; it refreshes only when needed, \
+            and is safe to run in parallel), or be split into shorter runs of `portal-auth exec`. \
+            --min-valid only makes sure the token is good for that many seconds when the command starts.
 
             Examples:
               portal-auth exec -- sh -c \\
@@ -80,7 +87,7 @@ struct ExecCommand: AsyncParsableCommand {
                     reason: TokenCommand.nothingStored(for: selection.target),
                     command: SelectedCredential.signInCommand(for: selection.target, store: session.store, preferences: try store.preferences()))
             }
-            let (minValid, choice) = (self.minValid, try ProxyTokenChoice.resolved(proxyToken))
+            let (minValid, choice) = (self.minValid, try ProxyTokenChoice.override(proxyToken))
             let issued: IssuedToken
             do {
                 issued = try await Failure.cancellableOnInterrupt {

@@ -49,8 +49,9 @@ struct IAPCheckCommand: AsyncParsableCommand {
                   --url https://maps.contoso.com/portal --url https://example.com
               portal-auth iap check --config contoso-iap.json --format json
 
-            Exit status: 0 valid (warnings allowed); 65 invalid content; 66 the file is missing or \
-            unreadable; 64 wrong usage.
+            Exit status: 0 valid (warnings allowed) and every --url covered; 1 valid, but a --url is not \
+            covered by hosts_behind_proxy (as grep answers no match); 65 invalid content; 66 the file is \
+            missing or unreadable; 64 wrong usage.
             """
     )
 
@@ -81,6 +82,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
         case .json: Output.json(json(report, checks: checks))
         }
         if let error = report.error { throw ExitStatus.exitCode(for: error.category) }
+        // A script asking "does this file cover the URL?" reads the answer from the status.
+        if checks.contains(where: { !$0.canBeUsed }) { throw ExitCode(ExitStatus.no) }
     }
 
     /// `text` as an absolute http(s) URL with a host, or `nil`.

@@ -30,9 +30,14 @@ struct IAPLoginCommand: AsyncParsableCommand {
             --device-authorization-url): open the printed page on any device and enter the code. Otherwise, on \
             a terminal, it prints the URL and reads back the address the browser ends on.
 
+            --proxy-token access stores, with the sign-in, that the hosts behind the proxy get the access token \
+            instead of the ID token: later `request`, `token --url` and `exec` send it without the option \
+            (their --proxy-token or PORTAL_AUTH_PROXY_TOKEN still overrides it), and `status` shows it.
+
             Example:
               portal-auth iap login --config contoso-iap.json
               portal-auth iap login --config contoso-iap.json --device-code
+              portal-auth iap login --config contoso-iap.json --proxy-token access
             """
     )
 
@@ -54,6 +59,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
     var name: String?
+
+    @Option(name: .customLong("proxy-token"), help: ArgumentHelp(
+        "The token later commands send to the hosts behind the proxy, id (as the ArcGIS Maps SDK sends) or access, stored with the sign-in (their --proxy-token or $PORTAL_AUTH_PROXY_TOKEN still overrides it; default: the choice of the sign-in this one replaces, else id).",
+        valueName: "id|access"))
+    var proxyToken: ProxyTokenChoice?
 
     @OptionGroup var session: SessionOptions
 
@@ -90,11 +100,14 @@ struct IAPLoginCommand: AsyncParsableCommand {
                 try await IAPCredential.credential(
                     for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings, replacing: previous)
             }
-            try await store.keepSignIn(credential, name: name)
+            try await store.keepSignIn(credential, name: name, proxyToken: proxyToken)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
             StandardError.line("Signed in\(who) for \(DisplayText.path(config)). The access token is valid until \(expiry.ISO8601Format()).")
             StandardError.line("Stored in \(store.tokensPlace).")
+            if let stored = ProxyTokenChoice.stored(credential.storedTokenSentToProxy) {
+                StandardError.line("Hosts behind the proxy get \(stored.phrase) (stored with the sign-in; --proxy-token on a later command overrides it).")
+            }
         } catch {
             throw Failure.report(session.terminalNeeded(error))
         }

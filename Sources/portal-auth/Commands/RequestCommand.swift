@@ -33,8 +33,12 @@ struct RequestCommand: AsyncParsableCommand {
             refreshed once when it is at least a minute old; a fresh token refused exits 65 with the likely causes.
 
             Standard output gets the response body (--format body) or one JSON object with status, headers and \
-            body (--format json; Authorization-like headers and cookies are left out). Any HTTP status is a \
-            success (exit 0); a status of 400 or more is also noted on standard error with --format body.
+            body (--format json; Authorization-like headers and cookies are left out). An HTTP 401 or 403 that \
+            nothing answered, and a redirect to a sign-in page that names this URL to return to, exit 77 with \
+            what is known and print no body: a script never takes a sign-in page for the resource. Other \
+            statuses are a success (exit 0; one of 400 or more is noted on standard error with --format body), \
+            unless --fail is given: then a status of 400 or more exits 22, as curl --fail does, with no body \
+            printed (--format json still prints the response object).
 
             Examples:
               portal-auth request \\
@@ -47,9 +51,10 @@ struct RequestCommand: AsyncParsableCommand {
                   --client-id abc123 --interactive \\
                   https://gis.example.com/server/rest/services/Roads/FeatureServer/0/query
 
-            Exit status: 0 a response was received; 64 wrong usage; 66 an input file is unreadable; 69 the server \
-            is unreachable or its certificate is not trusted; 65 the proxy refused a fresh IAP token; 77 a \
-            sign-in or credential is needed (or was refused); 130 interrupted.
+            Exit status: 0 a response was received; 22 with --fail, an HTTP status of 400 or more; 64 wrong \
+            usage; 66 an input file is unreadable; 69 the server is unreachable or its certificate is not \
+            trusted; 65 the proxy refused a fresh IAP token; 77 a sign-in or credential is needed (or was \
+            refused: an HTTP 401 or 403 nothing answered, a redirect to a sign-in page); 130 interrupted.
             """
     )
 
@@ -88,6 +93,9 @@ struct RequestCommand: AsyncParsableCommand {
 
     @Flag(help: "Answer challenges: browser sign-ins and questions on the terminal. Without it, exit 77 when one would be needed.")
     var interactive = false
+
+    @Flag(help: "Exit 22 (as curl --fail) on an HTTP status of 400 or more, printing no body (401 and 403 exit 77 with or without it).")
+    var fail = false
 
     @Flag(name: .customLong("prompt-untrusted"), help: "With --interactive: show an untrusted server's certificate and ask whether to trust it for this run.")
     var promptUntrusted = false
@@ -137,6 +145,17 @@ struct RequestCommand: AsyncParsableCommand {
             response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
         } catch {
             throw Failure.report(session.terminalNeeded(advice(for: error, configurations: configurations)))
+        }
+        let target = URL(string: url)!
+        if let unanswered = UnansweredResponse.detect(in: response, for: target) {
+            throw Failure.report(explanation(of: unanswered, configurations: configurations))
+        }
+        if fail, response.statusCode >= 400 {
+            if format == .json { Output.json(PrintedResponse.json(response)) }
+            let message = "HTTP \(response.statusCode) from \(RedactedURL(response.url))" + (format == .json ? " (--fail)" : " (--fail: the body is not printed)")
+            StandardError.line("portal-auth: error: \(message)")
+            ErrorReport.record(message, category: .unavailable)
+            throw ExitCode(ExitStatus.httpError)
         }
         switch format {
         case .body:
@@ -195,9 +214,12 @@ struct RequestCommand: AsyncParsableCommand {
             + stored.compactMap { $0.kind.oAuthUser?.configuration }
         // The --config files' hosts are behind a proxy (the stored sign-ins' are known to the manager anyway).
         manager.iapConfigurations = configurations
-        let token = try ProxyTokenChoice.resolved(proxyToken).token
-        for credential in stored { credential.kind.iap?.tokenSentToProxy = token }
-        manager.handleChallenges(using: ProxyTokenChoosingHandler(authenticator: authenticator, token: token))
+        // --proxy-token or $PORTAL_AUTH_PROXY_TOKEN, else each sign-in's stored choice (else the ID token).
+        let chosen = try ProxyTokenChoice.override(proxyToken)
+        for credential in stored {
+            if let iap = credential.kind.iap { iap.tokenSentToProxy = ProxyTokenChoice.chosen(proxyToken, for: iap).token }
+        }
+        manager.handleChallenges(using: ProxyTokenChoosingHandler(authenticator: authenticator, token: chosen?.token))
         return manager
     }
 
@@ -239,7 +261,8 @@ struct RequestCommand: AsyncParsableCommand {
                     error: challenge,
                     advice: "To send \(other.phrase) instead: run again with --proxy-token \(other.rawValue) (or set "
                         + "\(ProxyTokenChoice.environmentVariable)=\(other.rawValue)); for another client ID or scope, correct "
-                        + "the IAP configuration file and sign in again with portal-auth iap login --config FILE.")
+                        + "the IAP configuration file and sign in again with portal-auth iap login --config FILE. "
+                        + "`\(ShellWord.command(["portal-auth", "status", "--claims", "--url", url]))` shows the token's audience and scopes.")
             default:
                 return interactive ? error : SignInNeeded(reason: "\(challenge)", command: nil, hint: "Run again with --interactive to answer it.")
             }
@@ -248,6 +271,38 @@ struct RequestCommand: AsyncParsableCommand {
             return Advised(error: transport, advice: "If you trust this server, run again with --interactive --prompt-untrusted to inspect its certificate.")
         }
         return error
+    }
+
+    /// What to say of a refusal or sign-in redirect that nothing answered: which stored sign-in's token was refused
+    /// and where to read its claims, or, with nothing stored for the URL, the IAP sign-in to run (exit 77 either way).
+    private func explanation(
+        of unanswered: UnansweredResponse, configurations: [(file: String, configuration: IAPConfiguration)]
+    ) -> any Error {
+        let target = URL(string: url)!
+        let what: String
+        switch unanswered {
+        case .refused(let status): what = "HTTP \(status) from \(RedactedURL(target))"
+        case .signInRedirect(let host):
+            what = "\(RedactedURL(target)) redirected to a sign-in page at \(DisplayText.neutralised(host, limit: 200)) (it names this URL to return to)"
+        }
+        let store = try? session.credentialStore(forSignIn: false)
+        if let covering = store?.credentials.first(where: { $0.canBeUsed(for: target) && ($0.kind.iap != nil || $0.kind.oAuthUser != nil) }) {
+            var advice = "`\(ShellWord.command(["portal-auth", "status", "--claims", "--url", url]))` shows the token's issuer, audience and scopes."
+            if let iap = covering.kind.iap {
+                let other: ProxyTokenChoice = ProxyTokenChoice.chosen(proxyToken, for: iap) == .access ? .id : .access
+                advice += " To send \(other.phrase) instead: --proxy-token \(other.rawValue)."
+            }
+            return SignInNeeded(
+                reason: "\(what), though the token of the stored sign-in for \(covering.targetDescription) was sent: the server does not accept it",
+                command: nil,
+                hint: advice)
+        }
+        let storeWords = session.store.map { ["--store", $0] } ?? []
+        return SignInNeeded(
+            reason: "\(what), and nothing stored answers it; if this host is behind an Identity-Aware Proxy (FILE: the proxy's IAP configuration file)",
+            command: ShellWord.command(["portal-auth", "iap", "login"] + storeWords) + " --config FILE",
+            interactiveCommand: configurations.isEmpty && !interactive
+                ? ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst()) + " --config FILE --interactive" : nil)
     }
 
     /// The IAP configuration files of the stored sign-ins, with their configurations (for the sign-in command).

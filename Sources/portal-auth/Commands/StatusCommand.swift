@@ -13,8 +13,15 @@ struct StatusCommand: AsyncParsableCommand {
             else the only one or the default (`portal-auth use`), else any. It is usable when its access \
             token is valid or its refresh token is held, not expired, and was not refused at the last refresh.
 
+            --claims adds what the stored tokens say about themselves, decoded from the access token (when it \
+            is a JWT; ArcGIS portal tokens are not) and the ID token: issuer, audience, authorized party, client \
+            ID, subject, scopes, issued, not before, expires. These are the facts to compare when a service or \
+            proxy refuses a token (its audience, a missing scope). The token itself and its signature are never \
+            printed, and nothing is checked or sent.
+
             Examples:
               portal-auth status
+              portal-auth status --claims --url https://maps.contoso.com/portal
               portal-auth status --quiet || portal-auth login \\
                   --portal https://www.arcgis.com --client-id abc123
 
@@ -34,6 +41,9 @@ struct StatusCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
     var proxyToken: ProxyTokenChoice?
+
+    @Flag(help: "Also show the claims of the stored access token (when a JWT) and ID token: issuer, audience, scopes, expiry (never the token).")
+    var claims = false
 
     func validate() throws {
         _ = try ProxyTokenChoice.resolved(proxyToken)
@@ -63,19 +73,31 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// Which token `request`, `exec` and `token --url` send to the hosts behind the proxy: the one chosen
-    /// (`--proxy-token`, `$PORTAL_AUTH_PROXY_TOKEN`, else the ID token), the access token when no ID token is held.
+    /// (`--proxy-token`, `$PORTAL_AUTH_PROXY_TOKEN`, else the one stored with the sign-in, else the ID token), the
+    /// access token when no ID token is held.
     private func sentToProxy(_ summary: CredentialSummary) -> ProxyTokenChoice {
-        let chosen = (try? ProxyTokenChoice.resolved(proxyToken)) ?? .id
+        let chosen = ((try? ProxyTokenChoice.override(proxyToken)) ?? nil) ?? ProxyTokenChoice.stored(summary.proxyToken) ?? .id
         return chosen == .id && summary.idTokenExpirationDate == nil ? .access : chosen
     }
 
     /// "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access sends the access token)".
     private func proxyTokenLine(_ summary: CredentialSummary) -> String {
+        let overridden = ((try? ProxyTokenChoice.override(proxyToken)) ?? nil) != nil
+        let stored = ProxyTokenChoice.stored(summary.proxyToken)
         switch sentToProxy(summary) {
-        case .id: return "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access or PORTAL_AUTH_PROXY_TOKEN=access sends the access token)"
         case .access where summary.idTokenExpirationDate == nil: return "the access token (no ID token is held: add openid to the scope)"
+        case let choice where !overridden && stored == choice:
+            let other: ProxyTokenChoice = choice == .id ? .access : .id
+            return "\(choice.phrase) (stored with the sign-in: iap login --proxy-token \(choice.rawValue); --proxy-token \(other.rawValue) overrides it)"
+        case .id: return "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access or PORTAL_AUTH_PROXY_TOKEN=access sends the access token)"
         case .access: return "the access token (chosen; --proxy-token id sends the ID token)"
         }
+    }
+
+    /// The sign-in that is the default: the one chosen (`portal-auth use`, the newest sign-in), else the only one.
+    private func defaultKey(_ summaries: [CredentialSummary], preferences: SignInPreferences) -> String? {
+        if let key = preferences.defaultKey, summaries.contains(where: { $0.storeKey == key }) { return key }
+        return summaries.count == 1 ? summaries[0].storeKey : nil
     }
 
     /// The store key of the sign-in that counts; nil for "any" (no options, several, no default).
@@ -102,8 +124,8 @@ struct StatusCommand: AsyncParsableCommand {
                 "store": .string(store.file?.path ?? ""),
                 "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
                 "secrets_in_reason": Output.json(store.file?.backendReason),
-                "default": Output.json(preferences.defaultKey.flatMap { key in summaries.first { $0.storeKey == key }?.storeKey }),
-                "credentials": .array(summaries.map { json($0, preferences: preferences, now: now) }),
+                "default": Output.json(defaultKey(summaries, preferences: preferences)),
+                "credentials": .array(summaries.map { json($0, preferences: preferences, defaultKey: defaultKey(summaries, preferences: preferences), now: now) }),
                 "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
             ]))
         case .text:
@@ -115,7 +137,7 @@ struct StatusCommand: AsyncParsableCommand {
             if summaries.isEmpty { Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.") }
             for summary in summaries {
                 var marks: [String] = []
-                if preferences.defaultKey == summary.storeKey { marks.append("default") }
+                if defaultKey(summaries, preferences: preferences) == summary.storeKey { marks.append("default") }
                 if let name = preferences.name(of: summary.storeKey) { marks.append("name: \(DisplayText.neutralised(name, limit: 200))") }
                 let suffix = marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"
                 Output.result("")
@@ -130,6 +152,12 @@ struct StatusCommand: AsyncParsableCommand {
                 if !summary.hostsBehindProxy.isEmpty { Output.result("  hosts:          \(summary.hostsBehindProxy.joined(separator: ", "))") }
                 if summary.kind == .iap { Output.result("  sent to hosts:  \(proxyTokenLine(summary))") }
                 if !summary.isUsable(at: now) { Output.result("  sign in again:  the stored tokens cannot give a new access token") }
+                if claims {
+                    for line in ClaimsText.lines(summary.accessTokenClaims, of: "access token", now: now) { Output.result("  " + line) }
+                    if summary.kind == .iap || summary.idTokenClaims != nil {
+                        for line in ClaimsText.lines(summary.idTokenClaims, of: "ID token", now: now) { Output.result("  " + line) }
+                    }
+                }
             }
             for key in store.unreadableEntries {
                 Output.diagnostic("portal-auth: warning: the stored entry \(DisplayText.path(key)) cannot be read; sign in again to replace it")
@@ -161,13 +189,13 @@ struct StatusCommand: AsyncParsableCommand {
         return "\(seconds) s"
     }
 
-    private func json(_ summary: CredentialSummary, preferences: SignInPreferences, now: Date) -> JSONValue {
+    private func json(_ summary: CredentialSummary, preferences: SignInPreferences, defaultKey: String?, now: Date) -> JSONValue {
         func date(_ value: Date?) -> JSONValue { value.map { .string($0.ISO8601Format()) } ?? .null }
-        return .object([
+        var object: JSONObject = [
             "kind": .string(summary.kind.rawValue),
             "key": .string(summary.storeKey),
             "name": Output.json(preferences.name(of: summary.storeKey)),
-            "default": .bool(preferences.defaultKey == summary.storeKey),
+            "default": .bool(defaultKey == summary.storeKey),
             "target": .string(summary.target),
             "url": .string(summary.url.absoluteString),
             "configuration_file": Output.json(summary.configurationFile),
@@ -184,7 +212,13 @@ struct StatusCommand: AsyncParsableCommand {
             "id_token_expires_at": date(summary.idTokenExpirationDate),
             "hosts_behind_proxy": .array(summary.hostsBehindProxy.map { .string($0) }),
             "proxy_token": summary.kind == .iap ? .string(sentToProxy(summary).rawValue) : .null,
+            "proxy_token_stored": Output.json(ProxyTokenChoice.stored(summary.proxyToken)?.rawValue),
             "updated_at": date(summary.updatedAt),
-        ])
+        ]
+        if claims {
+            object["access_token_claims"] = ClaimsText.json(summary.accessTokenClaims)
+            object["id_token_claims"] = ClaimsText.json(summary.idTokenClaims)
+        }
+        return .object(object)
     }
 }

@@ -94,14 +94,20 @@ struct TokenInvocation {
         // still stored (a rotated refresh token is not lost), and the port or lock is released.
         let (minValid, idToken) = (self.minValid, self.idToken)
         // `--url` names a host to call: an IAP sign-in then gives the token `request` sends there (the ID token
-        // unless --proxy-token access); so does --proxy-token with any selection.
-        let forHosts: ProxyTokenChoice? = {
-            guard !idToken, case .iap = credential else { return nil }
-            if case .url = selection.target { return try? ProxyTokenChoice.resolved(proxyToken) }
-            return proxyToken
-        }()
-        let issued = try await Failure.cancellableOnInterrupt {
-            if let forHosts { return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: forHosts) }
+        // unless --proxy-token access, or the choice stored with the sign-in); so does --proxy-token with any selection.
+        var forHosts = false
+        var hostsChoice: ProxyTokenChoice? = nil
+        if !idToken, case .iap = credential {
+            if case .url = selection.target {
+                forHosts = true
+                hostsChoice = (try? ProxyTokenChoice.override(proxyToken)) ?? nil
+            } else if let proxyToken {
+                forHosts = true
+                hostsChoice = proxyToken
+            }
+        }
+        let issued = try await Failure.cancellableOnInterrupt { [forHosts, hostsChoice] in
+            if forHosts { return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice) }
             return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         }
         await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)

@@ -19,12 +19,31 @@ enum ProxyTokenChoice: String, CaseIterable, ExpressibleByArgument, Sendable {
     ///
     /// - Throws: `ValidationError` for a variable that names neither.
     static func resolved(_ given: ProxyTokenChoice?) throws -> ProxyTokenChoice {
+        try override(given) ?? .id
+    }
+
+    /// `given`, else `$PORTAL_AUTH_PROXY_TOKEN`; nil when neither says (a sign-in's stored choice then applies).
+    ///
+    /// - Throws: `ValidationError` for a variable that names neither.
+    static func override(_ given: ProxyTokenChoice?) throws -> ProxyTokenChoice? {
         if let given { return given }
-        guard let text = ProcessEnvironment.value(of: environmentVariable), !text.isEmpty else { return .id }
+        guard let text = ProcessEnvironment.value(of: environmentVariable), !text.isEmpty else { return nil }
         guard let choice = ProxyTokenChoice(rawValue: text.lowercased()) else {
             throw ValidationError("\(environmentVariable)=\(DisplayText.neutralised(text, limit: 40)) is neither id nor access")
         }
         return choice
+    }
+
+    /// The choice for `credential`: `given`, else `$PORTAL_AUTH_PROXY_TOKEN`, else the one stored with the sign-in
+    /// (`iap login --proxy-token`), else the ID token. (The variable was checked in `validate()`.)
+    static func chosen(_ given: ProxyTokenChoice?, for credential: IAPCredential) -> ProxyTokenChoice {
+        if let override = (try? override(given)) ?? nil { return override }
+        return stored(credential.storedTokenSentToProxy) ?? .id
+    }
+
+    /// The tool's name of a stored choice.
+    static func stored(_ token: IAPTokenInfo.Token?) -> ProxyTokenChoice? {
+        token.map { $0 == .idToken ? .id : .access }
     }
 
     /// What `status` and the errors say: "the ID token" or "the access token".
@@ -32,6 +51,6 @@ enum ProxyTokenChoice: String, CaseIterable, ExpressibleByArgument, Sendable {
 
     /// The help of `--proxy-token`.
     static let help = ArgumentHelp(
-        "IAP: the token sent to hosts behind the proxy, id (the default, as the ArcGIS Maps SDK sends) or access (default: $PORTAL_AUTH_PROXY_TOKEN).",
+        "IAP: the token sent to hosts behind the proxy, id (as the ArcGIS Maps SDK sends) or access (default: $PORTAL_AUTH_PROXY_TOKEN, else the choice stored by `iap login --proxy-token`, else id).",
         valueName: "id|access")
 }

@@ -7,7 +7,17 @@ extension ArcGISCredentialStore {
     ///
     /// The newest sign-in is the active one, as with `gh auth login` and `az login`: when other sign-ins are stored,
     /// it becomes the default (`portal-auth use`), and the person is told so and how to change it.
-    func keepSignIn(_ credential: ArcGISCredential, name: String? = nil) async throws {
+    ///
+    /// An IAP sign-in keeps `proxyToken` (`iap login --proxy-token`) as its choice of the token sent to the hosts
+    /// behind the proxy; without one, the choice of the sign-in it replaces.
+    func keepSignIn(_ credential: ArcGISCredential, name: String? = nil, proxyToken: ProxyTokenChoice? = nil) async throws {
+        if let iap = credential as? IAPCredential {
+            if let proxyToken {
+                iap.storedTokenSentToProxy = proxyToken.token
+            } else if iap.storedTokenSentToProxy == nil, let kept = previousIAPSignIn(for: iap.configuration)?.storedTokenSentToProxy {
+                iap.storedTokenSentToProxy = kept
+            }
+        }
         if let recovery = try await addAndPersist(credential) { StandardError.line("portal-auth: warning: \(recovery.description)") }
         let key = SignInSelection.storeKey(of: credential)
         let others = credentials.filter { SignInSelection.storeKey(of: $0) != key }.count

@@ -10,6 +10,9 @@ enum ErrorReport {
     /// exit status and standard error tell it).
     static let printedJSON = Mutex(false)
 
+    /// The commands the last error reported suggested (`SuggestingCommand`): the one to run, and another.
+    static let suggested = Mutex<(command: String?, alternative: String?)>((nil, nil))
+
     /// Records an error reported on standard error.
     static func record(_ message: String, category: ErrorCategory) {
         last.withLock { $0 = (message, category) }
@@ -30,13 +33,18 @@ enum ErrorReport {
         }
     }
 
-    /// `{"error": {"status": 77, "category": "refused", "message": "…"}}`: what `--format json` prints on stdout
-    /// when a command fails (the message is also on standard error, and never holds a token).
+    /// `{"error": {"status": 77, "category": "refused", "message": "…", "command": …, "alternative_command": …}}`:
+    /// what `--format json` prints on stdout when a command fails (the message is also on standard error, and never
+    /// holds a token). `command` is the command the message suggests, `{"argv": […], "shell": "…"}`, or null;
+    /// `alternative_command` another that would do (the same command with `--interactive`), or null.
     static func json(status: Int32, message: String, category: ErrorCategory) -> JSONValue {
-        .object(["error": .object([
+        let commands = suggested.withLock { $0 }
+        return .object(["error": .object([
             "status": .integer(Int64(status)),
             "category": .string(name(of: category)),
             "message": .string(message),
+            "command": SuggestedCommand.json(commands.command),
+            "alternative_command": SuggestedCommand.json(commands.alternative),
         ])])
     }
 

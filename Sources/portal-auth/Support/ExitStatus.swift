@@ -17,6 +17,14 @@ enum ExitStatus {
         }
     }
 
+    /// A question answered no (`iap check --url` that the configuration does not cover, `sign-out` declined), as
+    /// `grep` and `test` answer it: no error happened.
+    static let no: Int32 = 1
+
+    /// `request --fail`: an HTTP status of 400 or more (curl's `--fail` status, so that scripts moving from curl
+    /// keep their test).
+    static let httpError: Int32 = 22
+
     /// The `ExitCode` to throw from a command for a failure of `category`.
     static func exitCode(for category: ErrorCategory) -> ExitCode {
         ExitCode(code(for: category))

@@ -24,6 +24,9 @@ enum Failure {
             StandardError.line("portal-auth: error: \(error)")
             if let hint { StandardError.line(hint) }
             ErrorReport.record("\(error)" + (hint.map { "\n\($0)" } ?? ""), category: category)
+            if let suggesting = error as? any SuggestingCommand {
+                ErrorReport.suggested.withLock { $0 = (suggesting.suggestedCommand, suggesting.alternativeCommand) }
+            }
         }
         return ExitStatus.exitCode(for: category)
     }

@@ -30,16 +30,31 @@ enum RootHelp {
         custom-scheme redirect URL such as my-maps-app://auth (the SDK's IAP files use them) is received \
         through the desktop's scheme handler: see `portal-auth help register-scheme`.
 
-        Exit status: 0 success; 64 wrong usage; 65 invalid content (a configuration or a server's \
-        answer); 66 an input file is missing or unreadable; 69 a server is unavailable; 70 an internal \
-        or local error; 75 timed out; 77 refused, or a sign-in is needed; 130 interrupted. With \
-        --format json a failure also prints {"error": {"status", "category", "message"}} on stdout.
+        Exit status:
+          0    success; for status, the sign-in that counts is usable
+          1    the answer is no: iap check --url not covered, sign-out declined
+          22   request --fail: an HTTP status of 400 or more
+          64   wrong usage
+          65   invalid content (a configuration, the store, a server's answer)
+          66   an input file is missing or unreadable
+          69   a server is unavailable
+          70   an internal or local error
+          75   timed out
+          77   refused, or a sign-in is needed (request: an HTTP 401 or 403
+               nothing answered, a redirect to a sign-in page)
+          126  exec: the command cannot be run
+          127  exec: the command was not found
+          130  interrupted
+          With --format json a failure also prints {"error": {"status",
+          "category", "message", "command", "alternative_command"}} on stdout.
 
         Environment:
           PORTAL_AUTH_STORE          auto, keyring, file or a store file (as --store)
           XDG_STATE_HOME             store file folder (portal-auth/credentials.json)
           PORTAL_AUTH_CA_BUNDLE      PEM bundle of trusted CAs (then CURL_CA_BUNDLE,
                                      SSL_CERT_FILE)
+          PORTAL_AUTH_PROXY_TOKEN    id or access: the token sent to hosts behind an
+                                     IAP (as --proxy-token)
           PORTAL_AUTH_CLIENT_SECRET  app-token's client secret when no file is given
           PORTAL_AUTH_LAUNCH_DIR     folder of the browser launch page
           BROWSER                    the browser command (else xdg-open)
@@ -47,6 +62,17 @@ enum RootHelp {
           SSH_CONNECTION
           XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins
           https_proxy, no_proxy      proxies (read by libcurl)
+
+        Files:
+          ~/.local/state/portal-auth/credentials.json
+                                     the store ($XDG_STATE_HOME/portal-auth; 0600):
+                                     the tokens, or with the keyring their index
+          credentials.preferences.json
+                                     beside the store: the default sign-in, names,
+                                     the portal apps signed in to (no token)
+          $XDG_RUNTIME_DIR/portal-auth/
+                                     browser launch pages, removed after use (else
+                                     ~/.cache/portal-auth/launch)
 
         Set for `portal-auth exec` commands: PORTAL_AUTH_TOKEN and others (see
         `portal-auth help exec`).

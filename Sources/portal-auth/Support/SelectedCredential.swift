@@ -144,12 +144,13 @@ enum SelectedCredential: Sendable {
 extension SelectedCredential {
     /// The token to send to what the sign-in covers: a portal's access token; for an IAP sign-in the token the
     /// library sends to the hosts behind the proxy (`IAPCredential.proxyToken`): the ID token by default, the
-    /// access token with `choice` `.access` or when no ID token is held. Its type is `Bearer` either way.
-    func tokenForHosts(minimumValidity: Duration, choice: ProxyTokenChoice) async throws -> IssuedToken {
+    /// access token with `choice` `.access` or when no ID token is held. Its type is `Bearer` either way. Without
+    /// `choice`, the one stored with the sign-in (`iap login --proxy-token`), else the ID token.
+    func tokenForHosts(minimumValidity: Duration, choice: ProxyTokenChoice?) async throws -> IssuedToken {
         guard case .iap(let credential, let file) = self else {
             return try await token(minimumValidity: minimumValidity, force: false, idToken: false)
         }
-        credential.tokenSentToProxy = choice.token
+        if let choice { credential.tokenSentToProxy = choice.token }
         let sent = try await credential.proxyToken(minimumValidity: minimumValidity)
         // The same rule as the call above, which it has just met: no second refresh.
         let info = try await credential.tokenInfo(minimumValidity: minimumValidity, keeping: sent.kind)

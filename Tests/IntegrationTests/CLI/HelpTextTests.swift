@@ -85,7 +85,7 @@ struct HelpTextTests {
     @Test("the top-level help lists the environment variables")
     func environment() async throws {
         let result = try await ToolRunner.run(["--help"])
-        for variable in ["PORTAL_AUTH_STORE", "XDG_STATE_HOME", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_CLIENT_SECRET", "PORTAL_AUTH_LAUNCH_DIR", "BROWSER", "https_proxy"] {
+        for variable in ["PORTAL_AUTH_STORE", "XDG_STATE_HOME", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_PROXY_TOKEN", "PORTAL_AUTH_CLIENT_SECRET", "PORTAL_AUTH_LAUNCH_DIR", "BROWSER", "https_proxy"] {
             #expect(result.stdout.contains("\n  \(variable) ") || result.stdout.contains("\n  \(variable),"), "\(variable) missing")
         }
     }
@@ -108,5 +108,36 @@ struct HelpTextTests {
                 #expect(result.stdout.contains("'!*.@(json)'"), "configuration files complete as .json files")
             }
         }
+    }
+
+    /// The manual page installed beside the tool (`scripts/install`: DIR/bin/portal-auth, DIR/share/man/man1/portal-auth.1).
+    static var installedManualPage: URL? {
+        let page = URL(fileURLWithPath: BinaryLocator.toolPath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/man/man1/portal-auth.1")
+        return FileManager.default.fileExists(atPath: page.path) ? page : nil
+    }
+
+    @Test("the installed manual page: EXIT STATUS with the real table, ENVIRONMENT and FILES sections, --version once",
+          .enabled(if: installedManualPage != nil))
+    func manualPage() throws {
+        let page = try String(contentsOf: try #require(Self.installedManualPage), encoding: .utf8)
+        let lines = page.components(separatedBy: "\n")
+        func section(_ title: String) -> [String] {
+            guard let start = lines.firstIndex(where: { $0 == ".Sh \(title)" || $0 == ".Sh \"\(title)\"" }) else { return [] }
+            return Array(lines[(start + 1)...].prefix { !$0.hasPrefix(".Sh ") })
+        }
+        let exit = section("EXIT STATUS")
+        #expect(!exit.contains { $0.hasPrefix(".Ex") }, "the generic exit status is gone")
+        for status in ["0 ", "1 ", "22 ", "64 ", "77 ", "130 "] {
+            #expect(exit.contains { $0.hasPrefix(status) }, "EXIT STATUS lacks \(status)")
+        }
+        let environment = section("ENVIRONMENT").joined(separator: "\n")
+        for variable in ["PORTAL_AUTH_STORE", "PORTAL_AUTH_PROXY_TOKEN", "PORTAL_AUTH_CA_BUNDLE", "BROWSER"] {
+            #expect(environment.contains(variable), "ENVIRONMENT lacks \(variable)")
+        }
+        #expect(section("FILES").joined().contains("credentials.json"))
+        #expect(lines.filter { $0 == ".It Fl -version" }.count == 1, "--version is listed once, under the tool")
+        let description = section("DESCRIPTION")
+        #expect(!description.contains("Exit status:") && !description.contains("Environment:"), "moved, not repeated")
     }
 }

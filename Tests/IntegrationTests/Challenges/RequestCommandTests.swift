@@ -117,6 +117,7 @@ struct RequestCommandTests {
         #expect(refused.stdout.isEmpty)
         #expect(refused.stderr.contains("refused a fresh ID token"), "\(refused.stderr)")
         #expect(refused.stderr.contains("client ID or scope") && refused.stderr.contains("--proxy-token access"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("portal-auth status --claims --url"), "the refusal points to the token's claims: \(refused.stderr)")
         #expect(try store.field("refresh_token", of: .iap) == refusedRefresh, "no refresh token spent")
         #expect(refused.leaksNone(of: [accessToken, refusedRefresh, "not.a-token-the.proxy-accepts"]))
     }

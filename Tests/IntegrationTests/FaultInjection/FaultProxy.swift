@@ -5,42 +5,17 @@ import Testing
 /// `Tests/Fakes/fault_proxy.py` in front of the test authorization server: forwards everything, and breaks the
 /// next token requests in the way asked (`arm`). It stops with `stop()`, and by itself when this process dies.
 final class FaultProxy: Sendable {
+    private let server: FakeServerProcess
     /// `http://127.0.0.1:PORT`.
-    let base: String
-    private let process: ChildProcess
-    private let stdin: Pipe
+    var base: String { server.base }
 
     /// Starts the proxy in front of `upstream`, waiting for it off the cooperative pool.
     static func start(upstream: String) async throws -> FaultProxy {
-        try await BlockingWork.run { try FaultProxy(upstream: upstream) }
+        try await BlockingWork.run { FaultProxy(server: try FakeServerProcess(script: "fault_proxy.py", arguments: ["--upstream", upstream, "--lifetime", "600"])) }
     }
 
-    private init(upstream: String) throws {
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fakes/fault_proxy.py")
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--upstream", upstream, "--lifetime", "600"]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        var output = Data()
-        while !output.contains(UInt8(ascii: "\n")) {
-            let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            output.append(chunk)
-        }
-        let line = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
-            process.terminate()
-            throw TestFailure("fault_proxy.py did not start: \(line)")
-        }
-        self.base = "http://127.0.0.1:\(port)"
-        self.process = process
-        self.stdin = stdin
+    private init(server: FakeServerProcess) {
+        self.server = server
     }
 
     /// The proxy's counters: token requests seen and broken.
@@ -73,8 +48,7 @@ final class FaultProxy: Sendable {
     }
 
     func stop() {
-        try? stdin.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        server.stop()
     }
 }
 

@@ -51,6 +51,35 @@ struct IAPProxyCommandTests {
         #expect(try IAPProxyServer.backendAnswer(exec)["claims"]?["aud"]?.stringValue == claims.audiences.first)
     }
 
+    @Test("iap login --proxy-token access keeps the choice: request, token --url and exec send the access token without the option; --proxy-token id overrides it; status shows it")
+    func storedProxyToken() async throws {
+        let proxy = try IAPProxyServer.current()
+        let provider = try proxy.provider("authserver")
+        let store = try ScratchStore()
+        let login = try await proxy.login(provider, store, extra: ["--proxy-token", "access"])
+        #expect(login.status == 0, "\(login)")
+        #expect(login.stderr.contains("Hosts behind the proxy get the access token (stored with the sign-in"), "\(login)")
+        let access = try IAPProxyServer.stored("access_token", in: store)
+
+        let accepted = try await proxy.run(["request", provider.access + "/data"], provider, store)
+        #expect(accepted.status == 0, "the stored choice reaches the access-token host: \(accepted)")
+        #expect(try IAPProxyServer.backendAnswer(accepted)["bearer"]?.boolValue == true)
+        let token = try await proxy.run(["token", "--url", provider.access + "/data"], provider, store)
+        #expect(token.stdoutLines == [access], "\(token)")
+        let script = #"curl -sS -f -H "Authorization: Bearer $PORTAL_AUTH_TOKEN" "$0""#
+        let exec = try await proxy.run(["exec", "--url", provider.access + "/data", "--", "sh", "-c", script, provider.access + "/data"], provider, store)
+        #expect(exec.status == 0, "\(exec)")
+        let overridden = try await proxy.run(["token", "--url", provider.access + "/data", "--proxy-token", "id"], provider, store)
+        #expect(overridden.stdoutLines == [try IAPProxyServer.stored("id_token", in: store)], "\(overridden)")
+
+        let status = try await proxy.run(["status", "--format", "json"], provider, store)
+        let credential = try JSONValue.parse(Data(status.stdout.utf8))["credentials"]?.arrayValue?.first
+        #expect(credential?["proxy_token"] == .string("access") && credential?["proxy_token_stored"] == .string("access"), "\(status)")
+        let claims = try await proxy.run(["status", "--claims", "--url", provider.access + "/data"], provider, store)
+        #expect(claims.status == 0 && claims.stdout.contains("ID token claims:"), "\(claims)")
+        #expect(claims.leaksNone(of: [access, try IAPProxyServer.stored("id_token", in: store)]))
+    }
+
     @Test("--proxy-token access sends the access token, which the proxy's access-token host admits; the ID token there is refused without a refresh (exit 65, the other kind named)", arguments: providers)
     func accessTokenSent(_ name: String) async throws {
         let proxy = try IAPProxyServer.current()
@@ -72,6 +101,7 @@ struct IAPProxyCommandTests {
         #expect(refused.status == 65, "a fresh token refused: signing in again cannot help: \(refused)")
         #expect(refused.stdout.isEmpty, "the proxy's answer is not printed as the result")
         #expect(refused.stderr.contains("--proxy-token access"), "\(refused)")
+        #expect(refused.stderr.contains("portal-auth status --claims --url \(provider.access)/data"), "the refusal points to the token's claims: \(refused)")
         #expect(refused.leaksNone(of: [access, try IAPProxyServer.stored("id_token", in: store), refresh]))
         let requests = try await proxy.requests(since: mark, hostPrefix: "access.\(name).")
         #expect(requests.map(\.status) == [200, 401], "the refused ID token was sent once, not refreshed and sent again: \(requests)")

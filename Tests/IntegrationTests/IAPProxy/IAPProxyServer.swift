@@ -122,10 +122,10 @@ struct IAPProxyServer: Sendable {
     }
 
     /// `iap login --config config` through headless Chromium on the provider's login page.
-    func login(_ provider: Provider, _ store: ScratchStore, config: String? = nil) async throws -> ToolRunner.Result {
+    func login(_ provider: Provider, _ store: ScratchStore, config: String? = nil, extra: [String] = []) async throws -> ToolRunner.Result {
         let browser = provider.name == "glewlwyd" ? try GlewlwydServer.current().browser : try TestServer.current().browser
         return try await ToolRunner.run(
-            ["iap", "login", "--config", config ?? provider.config, "--browser-command", browser, "--timeout", "90"],
+            ["iap", "login", "--config", config ?? provider.config, "--browser-command", browser, "--timeout", "90"] + extra,
             environment: try environment(provider, store), timeout: .seconds(120))
     }
 

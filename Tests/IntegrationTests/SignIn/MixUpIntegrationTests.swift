@@ -10,40 +10,16 @@ import Testing
 struct MixUpIntegrationTests {
     /// The hostile provider A, stopped with `stop()` and when this process ends.
     final class HostileProvider: Sendable {
-        let base: String
-        private let process: ChildProcess
-        private let stdin: Pipe
+        private let server: FakeServerProcess
+        var base: String { server.base }
 
         static func start(honest issuer: String, document: String) async throws -> HostileProvider {
             try await BlockingWork.run { try HostileProvider(honest: issuer, document: document) }
         }
 
         private init(honest issuer: String, document: String) throws {
-            let script = URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Fakes/mixup_provider.py")
-            let process = ChildProcess()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script.path, "--honest", issuer, "--document", document, "--lifetime", "300"]
-            let stdin = Pipe()
-            let stdout = Pipe()
-            process.standardInput = stdin
-            process.standardOutput = stdout
-            try process.run()
-            var output = Data()
-            while !output.contains(UInt8(ascii: "\n")) {
-                let chunk = stdout.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                output.append(chunk)
-            }
-            let line = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
-                process.terminate()
-                throw TestFailure("mixup_provider.py did not start: \(line)")
-            }
-            base = "http://127.0.0.1:\(port)"
-            self.process = process
-            self.stdin = stdin
+            server = try FakeServerProcess(
+                script: "mixup_provider.py", arguments: ["--honest", issuer, "--document", document, "--lifetime", "300"])
         }
 
         /// How many token requests, codes and PKCE verifiers reached A.
@@ -52,8 +28,7 @@ struct MixUpIntegrationTests {
         }
 
         func stop() {
-            try? stdin.fileHandleForWriting.close()
-            if process.isRunning { process.terminate() }
+            server.stop()
         }
     }
 

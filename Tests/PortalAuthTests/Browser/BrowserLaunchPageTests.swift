@@ -21,6 +21,8 @@ struct BrowserLaunchPageTests {
         var info = stat()
         #expect(lstat(folder.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
         #expect(lstat(page.fileURL.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // One name for sign-in and sign-out pages alike (a sign-out page named signin-… misled people).
+        #expect(page.fileURL.lastPathComponent.hasPrefix("launch-") && page.fileURL.pathExtension == "html", "\(page.fileURL.lastPathComponent)")
         let html = try String(contentsOf: page.fileURL, encoding: .utf8)
         #expect(html.contains(#"content="0;url=https://idp.example/authorize?a=1&amp;b=%22%3Cscript%3E&amp;c=&#39;x&#39;""#))
         #expect(!html.contains("src="), "nothing is loaded from elsewhere")

@@ -42,6 +42,25 @@ struct AuthorizationRequestProbeTests {
         guard case .nothing = finding else { Issue.record("\(name): \(finding)"); return }
     }
 
+    @Test("a JSON 401 (a portal's \"authenticate first\" to a client asking for JSON, as LemonLDAP::NG sends) is an answer", arguments: [
+        #"{"error":9,"result":0}"#, #"{"error":"You need to be authenticated"}"#, #"{"result":0}"#,
+    ])
+    func jsonUnauthorized(body: String) {
+        let finding = AuthorizationRequestProbe.finding(in: Self.response(401, contentType: "application/json", body: body), redirectURI: Self.redirect)
+        guard case .nothing = finding else { Issue.record("\(body): \(finding)"); return }
+    }
+
+    @Test("a JSON 401 with an OAuth refusal, and an HTML 401, are still findings")
+    func unauthorizedFindings() {
+        let refusal = AuthorizationRequestProbe.finding(
+            in: Self.response(401, contentType: "application/json", body: #"{"error":"invalid_client"}"#), redirectURI: Self.redirect)
+        guard case .refused = refusal else { Issue.record("not a refusal: \(refusal)"); return }
+        let page = AuthorizationRequestProbe.finding(
+            in: Self.response(401, body: "<html><title>Unauthorized client</title></html>"), redirectURI: Self.redirect)
+        guard case .errorPage(let said) = page else { Issue.record("not an error page: \(page)"); return }
+        #expect(said.contains("Unauthorized client"))
+    }
+
     @Test("an error page is reported with its OAuth error or its title", arguments: [
         (400, "application/json", #"{"error":"access_denied","error_description":"Not for you"}"#, "access_denied (Not for you)"),
         (403, "text/html", "<html><head><title>Error: mismatching_redirect_uri</title></head></html>", "titled \"Error: mismatching_redirect_uri\""),
