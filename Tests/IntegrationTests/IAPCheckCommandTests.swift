@@ -86,7 +86,7 @@ struct IAPCheckCommandTests {
 
     static let warnings: [(fixture: String, warning: String)] = [
         ("unknown-key-typo.json", ":17:3: warning: unknown key `authorisation_prompt_type` is ignored; did you mean `authorization_prompt_type`?"),
-        ("remote-redirect.json", ":6:3: warning: `redirect_url` \"https://maps.contoso.com/signin-callback\" is neither a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform"),
+        ("remote-redirect.json", ":6:3: warning: `redirect_url` \"https://maps.contoso.com/signin-callback\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform"),
     ]
 
     @Test("warnings go to stderr and do not fail the check", arguments: warnings)
@@ -141,7 +141,7 @@ struct IAPCheckCommandTests {
         ("missing-key.json", 65, [":1:1: error: missing required key `token_url` (the identity provider's token endpoint URL)"]),
         ("wrong-type.json", 65, [":7:3: error: `scope` must be an array of strings, found a string"]),
         ("bad-url.json", 65, [#":3:3: error: `token_url` must be an absolute URL such as https://login.example.com/authorize, found "oauth2/v2.0/token""#]),
-        ("http-endpoint.json", 65, [#":2:3: error: `authorize_url` must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found "http://login.contoso.com/oauth2/v2.0/authorize""#]),
+        ("http-endpoint.json", 65, [#":2:3: error: `authorize_url` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://login.contoso.com/oauth2/v2.0/authorize""#]),
         ("bad-patterns.json", 65, [
             #":15:5: error: `hosts_behind_proxy[1]` is not a valid host pattern: "a*.contoso.com": a wildcard is allowed only alone ("*") or as the whole first label ("*.contoso.com")"#,
             #":16:5: error: `hosts_behind_proxy[2]` is not a valid host pattern: "https://maps.contoso.com": it is a URL; write only the host ("maps.contoso.com")"#,

@@ -64,7 +64,7 @@ public struct IAPConfiguration: Sendable, Hashable {
     // MARK: - Using the configuration
 
     /// Whether the redirect URL can receive the sign-in redirect on this machine: an `http` URL whose host is
-    /// loopback (`127.0.0.1`, any 127.0.0.0/8 address, `[::1]` or `localhost`), with any port.
+    /// loopback (`127.0.0.1`, any 127.0.0.0/8 address, `[::1]`, `localhost` or a name under it), with any port.
     public var isLoopbackRedirect: Bool {
         URLRules.isLoopbackRedirect(redirectURL)
     }

@@ -43,7 +43,7 @@ struct IAPConfigurationDecoder {
         if let redirect = fields.redirectURL, URLRules.redirectURLProblem(redirect) == nil, !URLRules.isLoopbackRedirect(redirect),
            CustomSchemeRedirect(redirect) == nil {
             warnings.append(ConfigurationIssue(
-                message: "`redirect_url` \"\(redirect.absoluteString)\" is neither a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
+                message: "`redirect_url` \"\(redirect.absoluteString)\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
                 key: IAPConfigurationKey.redirectURL.rawValue))
         }
         for case let (index, pattern?) in (fields.hostsBehindProxy ?? []).enumerated() {

@@ -79,29 +79,41 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         CustomSchemeRedirect(redirectURL) != nil
     }
 
-    /// The portal URL without query, fragment, trailing slashes, or a trailing `/sharing/rest`,
-    /// `/sharing` or `/home` that a pasted portal address often carries.
-    var portalRoot: URL {
-        guard var components = URLComponents(url: portalURL, resolvingAgainstBaseURL: true) else { return portalURL }
+    /// The portal URL as ``normalizedPortalURL(_:)`` writes it: the root the OAuth endpoints hang from.
+    var portalRoot: URL { Self.normalizedPortalURL(portalURL) }
+
+    /// A portal address as people paste it, written as the portal URL ArcGIS clients take: scheme and host in lower
+    /// case, the default port, query, fragment and trailing slashes dropped, and a trailing `/sharing/rest`,
+    /// `/sharing`, `/home` or page under `/home` (`/home/index.html`, `/home/item.html`) removed —
+    /// `https://GIS.example.com/arcgis/sharing/rest/` becomes `https://gis.example.com/arcgis`. Stored sign-ins are
+    /// keyed and looked up by it, so a sign-in made with any of these forms (also by an older version, which kept
+    /// the form as typed) is found with any other.
+    package static func normalizedPortalURL(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.query = nil
         components.fragment = nil
         components.percentEncodedPath = "/" + Self.rootSegments(of: components.percentEncodedPath).joined(separator: "/")
         if components.percentEncodedPath == "/" { components.percentEncodedPath = "" }
-        return components.url ?? portalURL
+        guard let root = components.url else { return url }
+        return URL(string: URLNormalization.comparable(root)) ?? root
     }
 
     private func endpoint(_ name: String) -> URL {
         portalRoot.appending(path: "sharing/rest/oauth2/\(name)")
     }
 
-    /// The path segments of a portal path, without the suffixes `portalRoot` drops.
+    /// The path segments of a portal path, without the suffixes `normalizedPortalURL(_:)` drops.
     private static func rootSegments(of path: String) -> [Substring] {
         rootSegments(of: path.split(separator: "/"))
     }
 
-    /// `segments` without the suffixes `portalRoot` drops.
+    /// `segments` without the suffixes `normalizedPortalURL(_:)` drops.
     private static func rootSegments<Segment: StringProtocol>(of segments: [Segment]) -> [Segment] {
         var segments = segments
+        // A page of the portal's web site (`home/index.html`, `home/item.html`): the portal is above `home`.
+        if segments.count >= 2, segments[segments.count - 2].lowercased() == "home", segments[segments.count - 1].lowercased().hasSuffix(".html") {
+            return Array(segments.dropLast(2))
+        }
         for suffix in [["sharing", "rest"], ["sharing"], ["home"]] {
             let tail = segments.suffix(suffix.count).map { $0.lowercased() }
             if tail == suffix {

@@ -34,7 +34,7 @@ package enum URLRules {
             return "has port \(port), which is outside 1-65535"
         }
         if scheme == "http", !URLNormalization.isLoopbackHost(host) {
-            return "must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found \"\(url.absoluteString)\""
+            return "must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found \"\(url.absoluteString)\""
         }
         return nil
     }

@@ -297,9 +297,10 @@ public final class ArcGISCredentialStore: Sendable {
 extension ArcGISCredentialStore {
     /// Every OAuth user credential for a portal (every client ID when `clientID` is nil), in store order.
     public func oauthUserCredentials(portalURL: URL, clientID: String? = nil) -> [OAuthUserCredential] {
-        let wanted = URLNormalization.comparable(portalURL)
+        // Compared as portal URLs are normalised (a sign-in stored as `…/arcgis/sharing/rest` is found by `…/arcgis`).
+        let wanted = OAuthUserConfiguration.normalizedPortalURL(portalURL)
         return credentials.compactMap(\.kind.oAuthUser).filter {
-            URLNormalization.comparable($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
+            OAuthUserConfiguration.normalizedPortalURL($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
         }
     }
 

@@ -20,10 +20,23 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// See `tokenSentToProxy`.
     private let proxyTokenChoice: Mutex<IAPTokenInfo.Token>
 
-    init(configuration: IAPConfiguration, keeper: TokenKeeper) {
+    /// The configuration file's current contents when they name another identity provider or client than this
+    /// sign-in was made with (`IAPConfigurationChange`); nil when they do not, or the file cannot be read.
+    package let configurationChange: ConfigurationChange?
+
+    /// What the configuration file says now, when it names another provider or client than the sign-in.
+    package struct ConfigurationChange: Sendable {
+        /// The file's configuration now.
+        package let current: IAPConfiguration
+        /// What differs, one phrase each ("client_id is now X (the sign-in's: Y)").
+        package let differences: [String]
+    }
+
+    init(configuration: IAPConfiguration, keeper: TokenKeeper, configurationChange: ConfigurationChange? = nil) {
         self.configuration = configuration
         self.keeper = keeper
         proxyTokenChoice = Mutex(keeper.current.proxyToken ?? .idToken)
+        self.configurationChange = configurationChange
         super.init()
     }
 
@@ -155,16 +168,24 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     }
 
     /// Rebuilds a credential from its record (the configuration is rebuilt from it when not given).
-    convenience init(record: StoredCredential, configuration: IAPConfiguration? = nil, persistence: TokenKeeper.Persistence?, settings: SignInSettings) {
-        let configuration = configuration ?? IAPConfiguration(
+    convenience init(
+        record: StoredCredential, configuration: IAPConfiguration? = nil, persistence: TokenKeeper.Persistence?, settings: SignInSettings,
+        configurationChange: ConfigurationChange? = nil
+    ) {
+        let configuration = configuration ?? Self.storedConfiguration(of: record)
+        let target = "the IAP " + (record.configurationFile.map { "configuration \(DisplayText.path($0))" } ?? configuration.authorizeURL.absoluteString)
+        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
+        self.init(configuration: configuration, keeper: keeper, configurationChange: configurationChange)
+    }
+
+    /// The copy of the configuration a record keeps.
+    static func storedConfiguration(of record: StoredCredential) -> IAPConfiguration {
+        IAPConfiguration(
             authorizeURL: record.authorizeURL ?? record.tokenURL, tokenURL: record.tokenURL,
             logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
             scopes: record.requestedScopes ?? record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
-        let target = "the IAP " + (record.configurationFile.map { "configuration \(DisplayText.path($0))" } ?? configuration.authorizeURL.absoluteString)
-        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
-        self.init(configuration: configuration, keeper: keeper)
     }
 
     // MARK: - Tokens

@@ -39,17 +39,24 @@ struct ProviderMetadata: Sendable, Equatable {
     var signsWithNone: Bool { idTokenSigningAlgorithms.contains("none") }
 }
 
-/// Finds the RFC 7009 revocation endpoint an OpenID provider advertises in its discovery document
-/// (`revocation_endpoint`), so that an IAP sign-out can revoke the refresh token too.
+/// Finds the endpoints an IAP sign-out uses in the OpenID provider's discovery document: the RFC 7009
+/// `revocation_endpoint`, so that the refresh token is revoked too, and the `userinfo_endpoint`, where the sign-in's
+/// access token shows whether the logout ended the session it belongs to.
 ///
-/// Microsoft Entra ID publishes none and is not asked.
+/// Microsoft Entra ID publishes no revocation endpoint and is not asked.
 enum RevocationEndpointDiscovery {
-    /// The advertised endpoint, or `nil` when there is none, the document cannot be read, or it describes
-    /// another authorize endpoint than `authorizeURL`.
-    static func endpoint(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
+    /// The endpoints a sign-out uses; nil each when not advertised.
+    struct Endpoints: Sendable, Equatable {
+        var revocation: URL?
+        var userInfo: URL?
+    }
+
+    /// The revocation and UserInfo endpoints advertised, read from one request; none when the document cannot be
+    /// read or describes another authorize endpoint than `authorizeURL`.
+    static func endpoints(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> Endpoints {
         guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com",
               var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: true)
-        else { return nil }
+        else { return Endpoints() }
         components.query = nil
         components.fragment = nil
         guard let bare = components.url,
@@ -57,10 +64,12 @@ enum RevocationEndpointDiscovery {
               let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
               let document = try? JSONValue.parse(response.body),
               let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL),
-              let revocation = document["revocation_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              revocation.host != nil
-        else { return nil }
-        return revocation
+              URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
+        else { return Endpoints() }
+        func endpoint(_ key: String) -> URL? {
+            guard let url = document[key]?.stringValue.flatMap(URL.init(string:)), url.host != nil else { return nil }
+            return url
+        }
+        return Endpoints(revocation: endpoint("revocation_endpoint"), userInfo: endpoint("userinfo_endpoint"))
     }
 }

@@ -1,5 +1,6 @@
 package import Foundation
 import Glibc
+import PortalAuthTransport
 
 /// What a loopback redirect URL asks for: the addresses to bind, the port, the path to answer on, and the URL's own
 /// spelling (kept, so the `redirect_uri` sent says `localhost` when the registered one does).
@@ -28,7 +29,7 @@ package struct LoopbackEndpoint: Sendable, Equatable {
     /// The percent-encoded path to answer on (`/` when the URL has none).
     let path: String
 
-    /// Whether the URL says `localhost` (both address families are bound).
+    /// Whether the URL says `localhost` or a name under it (both address families are bound).
     var isLocalhost: Bool { addresses.count > 1 }
 
     // MARK: - Parsing
@@ -49,8 +50,8 @@ package struct LoopbackEndpoint: Sendable, Equatable {
         guard let loopbackHost = Self.loopbackHost(host) else {
             throw .notLoopback(
                 text,
-                reason: "\(host) is not a loopback address; the response can only be received on 127.0.0.1, [::1] or "
-                    + "localhost (RFC 8252 §7.3)")
+                reason: "\(host) is not a loopback address; the response can only be received on 127.0.0.1, [::1], "
+                    + "localhost or a name under it (RFC 8252 §7.3, RFC 6761 §6.3)")
         }
         guard components.user == nil, components.password == nil else {
             throw .invalidRedirectURL(text, reason: "it contains a user name or password")
@@ -82,28 +83,21 @@ package struct LoopbackEndpoint: Sendable, Equatable {
 
     /// A host that names the loopback interface.
     enum LoopbackHost: Sendable, Equatable {
-        /// `localhost`: both address families.
+        /// `localhost` or a name under it (`auth.localhost`): both address families.
         case localhost
         /// One loopback address.
         case address(Address)
     }
 
-    /// What a loopback host names, or nil for any other host. Accepts `localhost` (any case), dotted IPv4 in
-    /// 127.0.0.0/8, and `::1` (with or without brackets).
+    /// What a loopback host names, or nil for any other host, by the library's one loopback rule
+    /// (`URLNormalization.loopbackHost(_:)`: `localhost` and `*.localhost`, 127.0.0.0/8, `::1`).
     static func loopbackHost(_ host: String) -> LoopbackHost? {
-        var bare = host
-        if bare.hasPrefix("["), bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
-        if bare.lowercased() == "localhost" { return .localhost }
-        var ipv4 = in_addr()
-        if inet_pton(AF_INET, bare, &ipv4) == 1 {
-            return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 ? .address(.ipv4(bare)) : nil
+        switch URLNormalization.loopbackHost(host) {
+        case .name: .localhost
+        case .ipv4(let dotted): .address(.ipv4(dotted))
+        case .ipv6: .address(.ipv6Loopback)
+        case nil: nil
         }
-        var ipv6 = in6_addr()
-        if inet_pton(AF_INET6, bare, &ipv6) == 1 {
-            let loopback = withUnsafeBytes(of: in6addr_loopback) { Array($0) }
-            return withUnsafeBytes(of: ipv6) { Array($0) } == loopback ? .address(.ipv6Loopback) : nil
-        }
-        return nil
     }
 
     /// Whether the value of a `Host` header names a loopback host (port allowed): a request naming another host

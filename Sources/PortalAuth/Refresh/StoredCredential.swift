@@ -86,9 +86,10 @@ extension StoredCredential {
         return Self.oauthUserKey(portalURL: portalURL ?? tokenURL, clientID: clientID)
     }
 
-    /// The key of an OAuth user sign-in: portal URL (normalised) and client ID.
+    /// The key of an OAuth user sign-in: portal URL (as `OAuthUserConfiguration.normalizedPortalURL(_:)` writes
+    /// it) and client ID.
     static func oauthUserKey(portalURL: URL, clientID: String) -> String {
-        "\(CredentialKind.oauthUser.rawValue)|\(URLNormalization.comparable(portalURL))|\(clientID)"
+        "\(CredentialKind.oauthUser.rawValue)|\(URLNormalization.comparable(OAuthUserConfiguration.normalizedPortalURL(portalURL)))|\(clientID)"
     }
 
     /// The key of an IAP sign-in: what identifies the sign-in — the identity provider (its authorize URL,

@@ -6,6 +6,7 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
         case ambiguous(choices: [String])
         case unknownName(String, known: [String])
         case unreadablePreferences(String)
+        case configurationChanged(file: String, differences: [String])
     }
 
     private let code: Code
@@ -17,8 +18,21 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
     /// The preferences file cannot be read.
     package static func unreadablePreferences(_ path: String) -> SelectionError { SelectionError(code: .unreadablePreferences(path)) }
 
+    /// The sign-in stored for the IAP configuration file at `file` was made with another identity provider or client
+    /// than the file names now (`differences` say which), and no sign-in to the file's provider and client is stored.
+    package static func configurationChanged(file: String, differences: [String]) -> SelectionError {
+        SelectionError(code: .configurationChanged(file: file, differences: differences))
+    }
+
+    /// The configuration file and what differs, for `configurationChanged`; nil for the other cases.
+    package var configurationChange: (file: String, differences: [String])? {
+        if case .configurationChanged(let file, let differences) = code { return (file, differences) }
+        return nil
+    }
+
     package var category: ErrorCategory {
         switch code {
+        case .configurationChanged: return .refused
         case .ambiguous, .unknownName: return .usage
         case .unreadablePreferences: return .invalidContent
         }
@@ -33,6 +47,10 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
         case .unknownName(let name, let known):
             let list = known.isEmpty ? "no sign-in has a name yet (give one with `portal-auth name NAME …`)" : "the names are \(known.joined(separator: ", "))"
             return "no stored sign-in is named \"\(DisplayText.neutralised(name, limit: 80))\"; \(list)"
+        case .configurationChanged(let file, let differences):
+            return "the IAP configuration \(DisplayText.path(file)) has changed since the sign-in stored for it: "
+                + differences.joined(separator: "; ")
+                + "; the stored tokens are for the sign-in's app registration, not the file's: sign in again with the file"
         case .unreadablePreferences(let path):
             return "\(path) is not a portal-auth preferences file (JSON with default, names and apps); delete it to start over"
         }

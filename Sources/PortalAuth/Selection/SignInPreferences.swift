@@ -46,8 +46,8 @@ package struct SignInPreferences: Sendable, Equatable {
 
     /// The app last signed in to `portalURL` with (and `clientID`, when given).
     package func app(for portalURL: URL, clientID: String? = nil) -> RememberedApp? {
-        let wanted = URLNormalization.comparable(portalURL)
-        return apps.first { URLNormalization.comparable($0.portalURL) == wanted && (clientID == nil || $0.clientID == clientID) }
+        let wanted = OAuthUserConfiguration.normalizedPortalURL(portalURL)
+        return apps.first { OAuthUserConfiguration.normalizedPortalURL($0.portalURL) == wanted && (clientID == nil || $0.clientID == clientID) }
     }
 
     /// Whether `name` can name a sign-in: letters, digits, `-`, `_`, `.`, `@`, 1 to 64 characters, not starting with `-`.
@@ -60,7 +60,8 @@ package struct SignInPreferences: Sendable, Equatable {
 
     /// Records `app` as the newest app for its portal and client ID.
     package mutating func remember(_ app: RememberedApp) {
-        apps.removeAll { URLNormalization.comparable($0.portalURL) == URLNormalization.comparable(app.portalURL) && $0.clientID == app.clientID }
+        let portal = OAuthUserConfiguration.normalizedPortalURL(app.portalURL)
+        apps.removeAll { OAuthUserConfiguration.normalizedPortalURL($0.portalURL) == portal && $0.clientID == app.clientID }
         apps.insert(app, at: 0)
         if apps.count > 50 { apps.removeLast(apps.count - 50) }
     }

@@ -11,15 +11,23 @@ import PortalAuthStore
 package enum SignInSelection {
     /// The stored portal or IAP credential `query` names in `store`, or nil when none is stored.
     ///
-    /// - Throws: `SelectionError` when the query is ambiguous, names an unknown name, or the preferences file
-    ///   cannot be read.
+    /// - Throws: `SelectionError` when the query is ambiguous, names an unknown name, names an IAP configuration file
+    ///   that now names another provider or client than the sign-in stored for it, or the preferences file cannot be
+    ///   read.
     package static func select(_ query: SignInQuery, in store: ArcGISCredentialStore, preferences: SignInPreferences) async throws(SelectionError) -> ArcGISCredential? {
         let candidates = store.credentials.filter { $0.kind.oAuthUser != nil || $0.kind.iap != nil }
         switch query {
         case .portal(let url, let clientID):
             return store.oauthUserCredential(portalURL: url, clientID: clientID)
         case .iap(let file):
-            if let found = store.iapCredentials(configurationFile: file).first { return found }
+            if let found = store.iapCredentials(configurationFile: file).first {
+                // The file is the truth: when it names another provider or client than the sign-in stored for it,
+                // a sign-in to the file's provider and client is the one it names, and without one, a sign-in is
+                // needed (what differs is said).
+                guard let change = found.configurationChange else { return found }
+                if let current = store.iapCredential(for: change.current) { return current }
+                throw .configurationChanged(file: file.path, differences: change.differences)
+            }
             // An identical copy of the file elsewhere: the same identity provider and client.
             guard let configuration = try? await IAPConfiguration.configuration(from: file) else { return nil }
             return store.iapCredential(for: configuration)

@@ -1,5 +1,15 @@
+package import Foundation
+
 /// What an IAP logout achieved, step by step: a provider can end the browser session and still refuse to revoke
 /// the tokens (many refuse RFC 7009 revocation from public clients with HTTP 401), so each is reported on its own.
+///
+/// What counts as the provider's confirmation that the session ended: it sent the browser back to the loopback
+/// redirect with the logout's `state` (OpenID Connect RP-Initiated Logout: it handled this logout request, with the
+/// sign-in's ID token as `id_token_hint` when one is held) and, where it offers a way to ask (a `userinfo_endpoint`
+/// in its discovery document, and an access token not yet expired), it refuses the sign-in's access token there
+/// afterwards. A provider that returns to the loopback while the sign-in's access token still works at UserInfo gave
+/// no evidence of an ended session (LemonLDAP::NG returns so when the browser does not hold its session cookie):
+/// that is not a confirmation.
 package struct IAPLogoutResult: Sendable {
     /// What became of the refresh token at the provider's revocation endpoint.
     public enum Revocation: Sendable, Equatable {
@@ -12,11 +22,19 @@ package struct IAPLogoutResult: Sendable {
         case failed(String)
     }
 
-    /// Whether the identity provider redirected back with the logout's `state`, which confirms that it ended the
-    /// browser session.
+    /// Whether the identity provider confirmed that it ended the session (see the type's description).
     public var isSessionEndConfirmed: Bool
     /// What became of the tokens.
     public var revocation: Revocation
+    /// When the provider returned to the loopback but gave no evidence that it ended a session: why not (e.g. "the
+    /// sign-in's access token still works at its UserInfo endpoint"); nil otherwise.
+    package var returnWithoutEvidence: String? = nil
+    /// Whether the sign-in held a refresh token (what a failed or impossible revocation leaves valid).
+    package var hadRefreshToken = false
+    /// When that refresh token expires, when the provider said so; nil: until the provider expires it.
+    package var refreshTokenExpiry: Date? = nil
+    /// Where the refresh token is valid: the provider's token endpoint.
+    package var tokenEndpoint: URL? = nil
 
     /// Creates a result.
     public init(isSessionEndConfirmed: Bool, revocation: Revocation) {
@@ -28,5 +46,11 @@ package struct IAPLogoutResult: Sendable {
     public var isComplete: Bool {
         if case .failed = revocation { return false }
         return isSessionEndConfirmed
+    }
+
+    /// Whether a refresh token stays valid at the provider: held, and not revoked (no revocation endpoint, or the
+    /// revocation failed).
+    package var refreshTokenStaysValid: Bool {
+        hadRefreshToken && revocation != .revoked
     }
 }

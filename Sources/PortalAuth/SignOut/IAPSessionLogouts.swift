@@ -93,6 +93,7 @@ enum IAPSessionLogouts {
             outcome = result.isSessionEndConfirmed ? .loggedOut : .logoutNotConfirmed
             var entry = SignOutReport.Entry(credential: first, outcome: outcome)
             entry.tokenRevocation = result.revocation
+            entry.logoutResult = result
             done.append((session[0], entry))
         } catch {
             outcome = .logoutFailed(error)
@@ -100,9 +101,11 @@ enum IAPSessionLogouts {
         }
         for index in session.dropFirst() {
             let credential = credentials[index]
-            let revocation = await credential.endWithoutBrowserLogout(settings: settings)
+            var result = await credential.endWithoutBrowserLogout(settings: settings)
+            if case .loggedOut = outcome { result.isSessionEndConfirmed = true }
             var entry = SignOutReport.Entry(credential: credential, outcome: outcome)
-            entry.tokenRevocation = revocation
+            entry.tokenRevocation = result.revocation
+            entry.logoutResult = result
             done.append((index, entry))
         }
         return done

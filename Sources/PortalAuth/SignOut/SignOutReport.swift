@@ -6,9 +6,11 @@ public struct SignOutReport: Sendable {
         case revoked
         /// The revocation failed; the tokens stay valid on the server until they expire.
         case revocationFailed(any Error)
-        /// The identity provider confirmed the logout by redirecting back.
+        /// The identity provider confirmed the logout: it redirected back, and refuses the sign-in's access token at
+        /// its UserInfo endpoint where that can be asked (see `IAPLogoutResult`).
         case loggedOut
-        /// No confirmation came in time: the browser session may remain.
+        /// No confirmation came in time, or the provider came back without evidence of an ended session: the
+        /// browser session may remain.
         case logoutNotConfirmed
         /// The logout could not run or the identity provider refused it.
         case logoutFailed(any Error)
@@ -31,6 +33,9 @@ public struct SignOutReport: Sendable {
         /// For an IAP credential: what the provider's revocation endpoint did with its tokens (`nil` when the
         /// logout did not get that far). A logout can be confirmed while the revocation failed.
         package var tokenRevocation: IAPLogoutResult.Revocation? = nil
+        /// For an IAP credential: the whole logout result (why a return was no confirmation, the refresh token left
+        /// valid and until when); `nil` when the logout did not get that far.
+        package var logoutResult: IAPLogoutResult? = nil
 
         /// Whether the server confirmed the outcome and no revocation failed.
         public var succeeded: Bool {

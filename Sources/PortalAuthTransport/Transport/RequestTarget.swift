@@ -68,27 +68,10 @@ struct RequestTarget: Equatable {
         return target
     }
 
-    /// Whether `host` names this machine's loopback interface.
+    /// Whether `host` names this machine's loopback interface: the library's one rule,
+    /// `URLNormalization.loopbackHost(_:)`.
     static func isLoopback(host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasSuffix(".") { name.removeLast() }
-        // RFC 6761 §6.3: `localhost` and every name under it are loopback (libcurl resolves them so, without DNS).
-        if name == "localhost" || (name.hasSuffix(".localhost") && !name.hasPrefix(".")) { return true }
-        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if let zone = name.firstIndex(of: "%") { name = String(name[..<zone]) }
-
-        var v4 = in_addr()
-        if inet_pton(AF_INET, name, &v4) == 1 {
-            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, name, &v6) == 1 {
-            let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }  // ::1
-            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-            return mapped && bytes[12] == 127  // ::ffff:127.0.0.0/104
-        }
-        return false
+        URLNormalization.isLoopbackHost(host)
     }
 }
 

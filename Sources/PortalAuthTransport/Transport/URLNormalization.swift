@@ -98,14 +98,38 @@ package enum URLNormalization {
         return decoded
     }
 
-    /// Whether `host` (normalised here first) is a loopback host: `localhost`, 127.0.0.0/8 or `::1`.
-    package static func isLoopbackHost(_ host: String) -> Bool {
+    /// What a loopback host names: the one loopback rule of the library, used by the IAP configuration's URL
+    /// check, the transport's http rule and the redirect listener alike.
+    package enum LoopbackHost: Sendable, Equatable {
+        /// `localhost` or a name under it (`auth.localhost`; RFC 6761 §6.3: both resolve to the loopback interface
+        /// without DNS, in libcurl and in browsers): both address families.
+        case name
+        /// A dotted IPv4 address in 127.0.0.0/8, as written.
+        case ipv4(String)
+        /// `::1`, in any spelling.
+        case ipv6
+    }
+
+    /// What `host` names when it is a loopback host (normalised by `host(_:)` first: any case, brackets and one
+    /// trailing dot allowed): `localhost` and `*.localhost` (RFC 6761 §6.3), 127.0.0.0/8, `::1`; nil for any other
+    /// host (`localhost.example.com`, `127.0.0.1.nip.io`, `::ffff:127.0.0.1`, `0.0.0.0`).
+    package static func loopbackHost(_ host: String) -> LoopbackHost? {
         let host = self.host(host)
-        if host == "localhost" || host == "::1" { return true }
+        if host == "localhost" { return .name }
+        if host.hasSuffix(".localhost") {
+            // Every label before `localhost` must be a name's label: none empty (`.localhost`, `a..localhost`).
+            let labels = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            return labels.allSatisfy { !$0.isEmpty } ? .name : nil
+        }
+        if host == "::1" { return .ipv6 }  // host(_:) wrote any IPv6 spelling canonically
         var address = in_addr()
-        guard inet_pton(AF_INET, host, &address) == 1 else { return false }
-        // s_addr is in network byte order: the first octet is the lowest byte in memory.
-        return withUnsafeBytes(of: &address) { $0.first == 127 }
+        guard inet_pton(AF_INET, host, &address) == 1 else { return nil }
+        return UInt32(bigEndian: address.s_addr) >> 24 == 127 ? .ipv4(host) : nil
+    }
+
+    /// Whether `host` is a loopback host by `loopbackHost(_:)`.
+    package static func isLoopbackHost(_ host: String) -> Bool {
+        loopbackHost(host) != nil
     }
 
     /// The canonical text of an IPv6 address (`0:0::1` becomes `::1`), or `nil` when `text` is not one.

@@ -75,7 +75,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     private var configuration: OAuthUserConfiguration {
         OAuthUserConfiguration(
-            portalURL: URL(string: portal)!, clientID: clientID,
+            portalURL: OAuthUserConfiguration.normalizedPortalURL(URL(string: portal)!), clientID: clientID,
             redirectURL: isOutOfBand ? OAuthUserConfiguration.defaultRedirectURL : URL(string: redirectURL)!,
             refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60),
             refreshTokenExchangeInterval: .seconds(refreshTokenExchangeInterval.map { $0 * 60 } ?? min(24 * 3600, refreshTokenExpiration * 30))
@@ -84,6 +84,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = self.configuration
+        if let note = PortalURLNote.note(typed: portal, portalURL: configuration.portalURL) { StandardError.line(note) }
         let target = "the portal \(configuration.portalURL.absoluteString)"
         var settings = session.signInSettings(target: target)
         do {
@@ -101,6 +102,19 @@ struct LoginCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(session.terminalNeeded(error))
         }
+    }
+}
+
+/// The note said when the tool signs in to another spelling of the portal URL than the one typed.
+enum PortalURLNote {
+    /// "Using the portal URL https://gis.example.com/arcgis (from …/arcgis/sharing/rest): …", or nil when the portal
+    /// URL is what was typed, give or take trailing slashes.
+    static func note(typed: String, portalURL: URL) -> String? {
+        var bare = Substring(typed)
+        while bare.hasSuffix("/") { bare = bare.dropLast() }
+        guard bare != portalURL.absoluteString else { return nil }
+        return "Using the portal URL \(portalURL.absoluteString) (from \(DisplayText.neutralised(typed, limit: 300))): "
+            + "the address ArcGIS clients take for the portal; the sign-in is stored under it."
     }
 }
 

@@ -225,7 +225,7 @@ struct RequestCommand: AsyncParsableCommand {
 
     private var oauthConfiguration: OAuthUserConfiguration? {
         guard let portal, let clientID, let portalURL = URL(string: portal) else { return nil }
-        return OAuthUserConfiguration(portalURL: portalURL, clientID: clientID)
+        return OAuthUserConfiguration(portalURL: OAuthUserConfiguration.normalizedPortalURL(portalURL), clientID: clientID)
     }
 
     // MARK: - What to do next
@@ -247,6 +247,14 @@ struct RequestCommand: AsyncParsableCommand {
                     ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
                     : "Run again with --interactive (with --portal URL --client-id ID for a browser sign-in, else you are asked for a username and password).")
             case .identityAwareProxy:
+                // A stored sign-in whose file now covers the URL but names another provider or client: what differs.
+                if let changed = storedIAPChanges.first(where: { $0.change.current.canBeUsed(for: target) }), !interactive {
+                    let command = ShellWord.command(["portal-auth", "iap", "login", "--config", changed.file] + storeWords)
+                    return SignInNeeded(
+                        reason: "\(challenge): the IAP configuration \(DisplayText.path(changed.file)) covers it, but has changed since "
+                            + "the sign-in stored for it: " + changed.change.differences.joined(separator: "; "),
+                        command: command, interactiveCommand: Self.again(withInteractive: true))
+                }
                 let storedFile = storedIAPFiles.first { $0.configuration.canBeUsed(for: target) }?.file
                 if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file ?? storedFile {
                     let command = ShellWord.command(["portal-auth", "iap", "login", "--config", file] + storeWords)
@@ -311,6 +319,15 @@ struct RequestCommand: AsyncParsableCommand {
         return store.credentials.compactMap { credential in
             guard let iap = credential.kind.iap, let file = iap.configuration.sourceFile?.path else { return nil }
             return (file, iap.configuration)
+        }
+    }
+
+    /// The stored sign-ins whose configuration file now names another provider or client, with the file.
+    private var storedIAPChanges: [(file: String, change: IAPCredential.ConfigurationChange)] {
+        guard let store = try? session.credentialStore(forSignIn: false) else { return [] }
+        return store.credentials.compactMap { credential in
+            guard let iap = credential.kind.iap, let change = iap.configurationChange, let file = iap.configuration.sourceFile?.path else { return nil }
+            return (file, change)
         }
     }
 

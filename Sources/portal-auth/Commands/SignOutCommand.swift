@@ -111,6 +111,9 @@ struct SignOutCommand: AsyncParsableCommand {
             "username": Output.json(entry.credential.username),
             "succeeded": .bool(entry.succeeded),
             "tokens_revoked": entry.tokenRevocation.map { .bool($0 == .revoked) } ?? .null,
+            "refresh_token_left_valid": entry.logoutResult.map { .bool($0.refreshTokenStaysValid) } ?? .null,
+            "refresh_token_expires": entry.logoutResult.flatMap { $0.refreshTokenStaysValid ? $0.refreshTokenExpiry : nil }
+                .map { .string($0.ISO8601Format()) } ?? .null,
             "outcome": .string(entry.code),
             "message": .string(entry.text),
         ])
@@ -139,13 +142,22 @@ extension SignOutReport.Entry {
 
     /// What happened, for people: the outcome, and for IAP sign-ins what became of the tokens.
     fileprivate var text: String {
+        var text = outcomeText
+        if let result = logoutResult, let unconfirmed = LogoutWords.returnWithoutEvidence(result) { text += " (\(unconfirmed))" }
         switch tokenRevocation {
-        case .failed(let why)?:
-            return outcomeText + "; but the tokens were NOT revoked (\(why)): they stay usable until they expire"
         case .revoked?:
-            return outcomeText + "; the tokens were revoked"
-        case .notOffered?, nil:
-            return outcomeText
+            return text + "; the tokens were revoked"
+        case .failed, .notOffered:
+            // A refresh token left valid is named with where and until when (a sign-in without one has nothing left).
+            if let result = logoutResult {
+                return LogoutWords.refreshTokenLeft(result).map { text + "; but \($0)" } ?? text
+            }
+            if case .failed(let why)? = tokenRevocation {
+                return text + "; but the tokens were NOT revoked (\(why)): they stay usable until they expire"
+            }
+            return text
+        case nil:
+            return text
         }
     }
 
@@ -159,6 +171,8 @@ extension SignOutReport.Entry {
             return "NOT revoked (\(error)); the tokens stay valid on the server until they expire"
         case .loggedOut:
             return "the identity provider confirmed the end of the browser session"
+        case .logoutNotConfirmed where logoutResult?.returnWithoutEvidence != nil:
+            return "no confirmation from the identity provider; the browser session may remain"
         case .logoutNotConfirmed:
             return "no confirmation from the identity provider in time; the browser session may remain"
         case .logoutFailed(let error) where Failure.isInterruption(error):

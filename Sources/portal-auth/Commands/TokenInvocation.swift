@@ -44,7 +44,7 @@ struct TokenInvocation {
         let store = try session.credentialStore()
         let target = selection.target
         let preferences = try store.preferences()
-        guard let credential = try await SelectedCredential.find(target, in: store) else {
+        guard let credential = try await SelectedCredential.find(target, in: store, storeOption: session.store) else {
             let needed = SignInNeeded(
                 reason: Self.nothingStored(for: target),
                 command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: preferences),
@@ -148,7 +148,7 @@ struct TokenInvocation {
                     + "here before; add --client-id with the client ID of the app registered in the portal")
             }
             signedIn = try await signInToPortal(OAuthUserConfiguration(
-                portalURL: url, clientID: app.clientID, redirectURL: app.redirectURL ?? OAuthUserConfiguration.defaultRedirectURL))
+                portalURL: OAuthUserConfiguration.normalizedPortalURL(url), clientID: app.clientID, redirectURL: app.redirectURL ?? OAuthUserConfiguration.defaultRedirectURL))
         case (nil, .iap(let file)):
             let configuration = try await IAPConfiguration.configuration(from: file)
             signedIn = try await signInToIAP(configuration, replacing: store.previousIAPSignIn(for: configuration))

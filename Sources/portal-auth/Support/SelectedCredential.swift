@@ -9,8 +9,21 @@ enum SelectedCredential: Sendable {
     // MARK: - Finding
 
     /// The credential the selection names in `store`, or nil when none is stored (`SignInSelection` decides).
-    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore) async throws -> SelectedCredential? {
-        let found = try await SignInSelection.select(target, in: store, preferences: store.preferences())
+    /// An IAP configuration file that now names another provider or client than its stored sign-in is a sign-in
+    /// needed (`SignInNeeded`, exit 77): what differs, and the command that signs in with the file (with
+    /// `--store storeOption` when one was given).
+    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore, storeOption: String? = nil) async throws -> SelectedCredential? {
+        let found: ArcGISCredential?
+        do {
+            found = try await SignInSelection.select(target, in: store, preferences: store.preferences())
+        } catch let error as SelectionError {
+            guard let change = error.configurationChange else { throw error }
+            let storeWords = storeOption.map { ["--store", $0] } ?? []
+            throw SignInNeeded(
+                reason: "the IAP configuration \(DisplayText.path(change.file)) has changed since the sign-in stored for it: "
+                    + change.differences.joined(separator: "; ") + "; the stored tokens belong to the old registration",
+                command: ShellWord.command(["portal-auth", "iap", "login", "--config", change.file] + storeWords))
+        }
         switch found?.kind {
         case .oAuthUser(let credential): return .portal(credential)
         case .iap(let credential):

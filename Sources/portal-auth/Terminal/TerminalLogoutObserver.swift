@@ -60,3 +60,28 @@ final class TerminalLogoutObserver: SignInObserver {
         status.clear()
     }
 }
+
+/// The words `iap logout` and `sign-out` use for what a logout left behind: the same facts, said the same way.
+enum LogoutWords {
+    /// "the tokens were NOT revoked (the identity provider offers no revocation endpoint): the refresh token stays
+    /// valid at https://idp/token until 2026-12-01T10:00:00Z (its expiry); …", or nil when no refresh token stays valid.
+    static func refreshTokenLeft(_ result: IAPLogoutResult) -> String? {
+        guard result.refreshTokenStaysValid else { return nil }
+        let why: String
+        switch result.revocation {
+        case .failed(let reason): why = reason
+        case .notOffered: why = "the identity provider offers no revocation endpoint"
+        case .revoked: return nil
+        }
+        let place = result.tokenEndpoint.map { " at \(DisplayText.neutralised($0.absoluteString, limit: 300))" } ?? ""
+        let until = result.refreshTokenExpiry.map { "until \($0.ISO8601Format()) (its expiry)" } ?? "until the identity provider expires it"
+        return "the tokens were NOT revoked (\(why)): the refresh token stays valid\(place) \(until); whoever holds a copy of it "
+            + "can still get tokens with it"
+    }
+
+    /// "the identity provider returned after its logout page but did not confirm the end of a session: …", or nil
+    /// when it confirmed or did not return.
+    static func returnWithoutEvidence(_ result: IAPLogoutResult) -> String? {
+        result.returnWithoutEvidence.map { "the identity provider returned after its logout page but did not confirm the end of a session: \($0)" }
+    }
+}

@@ -72,16 +72,17 @@ struct RemoteEveryCommandTests {
         try await SignOutTests.revokeEverything(server, store)
     }
 
-    @Test("iap logout over SSH without a terminal: exit 64 at once, the entry deleted, the browser session said to stay")
+    @Test("iap logout over SSH without a terminal: exit 64 at once, the sign-in kept and nothing revoked (issue 34, item 6)")
     func iapLogoutWithoutTerminal() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let tokens = try await SignOutTests.iapLogin(server, store)
+        let before = try store.entries()
         let text = try await expectFailsAtOnce(
             ["iap", "logout", "--config", server.iapConfig, "--timeout", "300"],
-            store: store, mentions: "the browser session at the identity provider stays")
-        #expect(text.contains("was deleted anyway"), "\(text)")
-        #expect(try store.entries().isEmpty)
+            store: store, mentions: "was kept: nothing was revoked or deleted")
+        #expect(try store.entries() == before, "the stored sign-in is kept")
+        #expect(try await SignOutTests.iapStatus(server, token: tokens.access) == 200, "\(text)")
         try await SignOutTests.revokeDirectly(server, refreshToken: tokens.refresh, portalFace: false)
     }
 

@@ -102,7 +102,7 @@ struct IAPConfigurationLoadingTests {
         Case("scheme that is not http(s)", ["logout_url": #""ftp://login.example.com/logout""#],
              .init(message: #"`logout_url` must be an https URL, found scheme "ftp" in "ftp://login.example.com/logout""#, key: "logout_url", line: 4, column: 3)),
         Case("http on a host that is not loopback", ["authorize_url": #""http://login.example.com/authorize""#],
-             .init(message: #"`authorize_url` must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found "http://login.example.com/authorize""#, key: "authorize_url", line: 2, column: 3)),
+             .init(message: #"`authorize_url` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://login.example.com/authorize""#, key: "authorize_url", line: 2, column: 3)),
         Case("URL without a host", ["token_url": #""https:///token""#],
              .init(message: #"`token_url` must name a host, found "https:///token""#, key: "token_url", line: 3, column: 3)),
         Case("credentials in a URL, which are not repeated", ["token_url": #""https://admin:s3cret@login.example.com/token""#],
@@ -216,7 +216,7 @@ struct IAPConfigurationLoadingTests {
             #expect(configuration.isCustomSchemeRedirect == redirect.hasPrefix("msauth"))
         } else {
             #expect(report.warnings == [ConfigurationIssue(
-                message: "`redirect_url` \"\(redirect)\" is neither a loopback URL (http://127.0.0.1, http://[::1] or http://localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
+                message: "`redirect_url` \"\(redirect)\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
                 key: "redirect_url", line: 6, column: 3)])
         }
     }

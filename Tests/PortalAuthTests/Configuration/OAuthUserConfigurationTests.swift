@@ -104,7 +104,7 @@ struct OAuthUserConfigurationTests {
 
     static let problems: [(name: String, portal: String, clientID: String, redirect: String, expiration: Duration, exchange: Duration, key: String, message: String)] = [
         ("http portal", "http://gis.example.com/portal", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
-         "portalURL", #"`portalURL` must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found "http://gis.example.com/portal""#),
+         "portalURL", #"`portalURL` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://gis.example.com/portal""#),
         ("relative portal", "gis.example.com/portal", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
          "portalURL", #"`portalURL` must be an absolute URL such as https://login.example.com/authorize, found "gis.example.com/portal""#),
         ("non-http portal", "ftp://gis.example.com", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
@@ -115,7 +115,7 @@ struct OAuthUserConfigurationTests {
         ("ftp redirect", "https://www.arcgis.com", "id", "ftp://files.example.com/auth", .seconds(1_209_600), .seconds(86_400),
          "redirectURL", #"`redirectURL` must be an https URL, found scheme "ftp" in "ftp://files.example.com/auth""#),
         ("http redirect off loopback", "https://www.arcgis.com", "id", "http://app.example.com/cb", .seconds(1_209_600), .seconds(86_400),
-         "redirectURL", #"`redirectURL` must use https (http is allowed only for loopback hosts such as 127.0.0.1 and localhost), found "http://app.example.com/cb""#),
+         "redirectURL", #"`redirectURL` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://app.example.com/cb""#),
         ("expiration over 90 days", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(91 * 86_400), .seconds(86_400),
          "refreshTokenExpirationInterval", "`refreshTokenExpirationInterval` must be from 1 minute to 90 days, found 91 days"),
         ("zero expiration", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .zero, .seconds(86_400),
