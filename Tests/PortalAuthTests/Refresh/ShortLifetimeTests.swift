@@ -38,6 +38,8 @@ struct ShortLifetimeTests {
     static func record(_ kind: CredentialKind = .iap, clock: ManualClock, accessLifetime: TimeInterval, idLifetime: TimeInterval? = nil) -> StoredCredential {
         var record = TokenKeeperTests.record(kind, accessLeft: accessLifetime, refreshLeft: nil, refreshIssuedAgo: nil, now: clock.now)
         record.accessTokenIssuedAt = clock.now
+        // The scripted provider's ID tokens are unsigned: it says it signs with none over TLS (ID tokens fail closed).
+        record.signsIDTokensWithNone = true
         if let idLifetime {
             record.idToken = idToken("ID-1", issued: clock.now, lifetime: idLifetime)
             record.idTokenExpiresAt = clock.now.addingTimeInterval(idLifetime)
