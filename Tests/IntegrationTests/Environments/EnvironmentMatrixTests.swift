@@ -16,15 +16,10 @@ struct MatrixCase: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { "\(environment.testDescription), \(provider)" }
 
-    /// Runs `body` on the machine prepared for the case, as a known issue where the machine's sign-in path is not
-    /// built on this branch yet.
+    /// Runs `body` on the machine prepared for the case.
     func run(_ body: (PreparedMachine) async throws -> Void) async throws {
-        func prepared() async throws {
-            let proxy = try IAPProxyServer.current()
-            try await body(try PreparedMachine(environment, provider: try proxy.provider(provider), proxy: proxy))
-        }
-        guard let reason = environment.knownIssue else { return try await prepared() }
-        await withKnownIssue(Comment(rawValue: reason)) { try await prepared() }
+        let proxy = try IAPProxyServer.current()
+        try await body(try PreparedMachine(environment, provider: try proxy.provider(provider), proxy: proxy))
     }
 }
 

@@ -29,17 +29,6 @@ enum MachineEnvironment: String, CaseIterable, Sendable, CustomTestStringConvert
         }
     }
 
-    /// Why the case is expected to fail on this branch, when it is: the sign-in path without a display through
-    /// `$BROWSER` and `wslview` is built on branch apps34 (issue 34, first item of "Build").
-    var knownIssue: String? {
-        switch self {
-        case .browserVariable, .wsl:
-            "issue 34: $BROWSER and wslview without a display are the sign-in path of branch apps34, not merged here yet"
-        case .display, .deviceCode, .noSessionBus:
-            nil
-        }
-    }
-
     /// Whether a browser can be opened there (the sign-out's browser logout needs one).
     var opensBrowser: Bool { self != .deviceCode }
 
