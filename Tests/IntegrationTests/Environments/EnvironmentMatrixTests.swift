@@ -93,10 +93,12 @@ struct EnvironmentMatrixTests {
                 let after = try await run(["request", provider.app + "/auth/data"])
                 #expect(after.status == 77, "signed out: a sign-in is needed: \(after)")
             } else {
-                // No browser and no terminal: nothing is lost in silence (issue 34, item 6; branch rules35).
-                withKnownIssue("issue 34 item 6: iap logout without a terminal or browser is built on branch rules35") {
-                    #expect((logout.status == 0 && !kept) || (logout.status != 0 && kept), "\(logout)")
-                }
+                // No browser and no terminal: nothing is lost in silence (issue 34, item 6). The sign-in is kept, and the
+                // command that can end the session is given (exit 64).
+                #expect(logout.status == 64, "\(logout)")
+                #expect(kept, "the sign-in is kept: its browser session could not be ended")
+                #expect(logout.stderr.contains("Run this on a terminal:"), "\(logout)")
+                #expect(logout.stderr.contains("portal-auth iap logout"), "\(logout)")
             }
         }
     }
