@@ -74,21 +74,25 @@ enum RevocationEndpointDiscovery {
         var userInfo: URL?
     }
 
-    /// The revocation and UserInfo endpoints advertised, read from one request; none when the document cannot be
-    /// read or describes another authorize endpoint than `authorizeURL`.
+    /// The revocation and UserInfo endpoints advertised, read from the first discovery document found where the
+    /// sign-in looks for its issuer's (the authorize URL's folder and each folder above it: LemonLDAP::NG publishes it
+    /// at its origin, beside `/oauth2/authorize`) that describes `authorizeURL`; none when no such document is read.
     static func endpoints(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> Endpoints {
-        guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com",
-              var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: true)
-        else { return Endpoints() }
-        components.query = nil
-        components.fragment = nil
-        guard let bare = components.url,
-              case let discoveryURL = bare.deletingLastPathComponent().appendingPathComponent(".well-known/openid-configuration"),
-              let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
-              let document = try? JSONValue.parse(response.body),
-              let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-              URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
-        else { return Endpoints() }
+        guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com" else { return Endpoints() }
+        for candidate in IssuerDiscovery.candidateIssuers(authorizeURL) {
+            guard let discoveryURL = IssuerDiscovery.discoveryURL(forIssuer: candidate),
+                  let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
+                  let document = try? JSONValue.parse(response.body),
+                  let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
+                  URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
+            else { continue }
+            return endpoints(in: document)
+        }
+        return Endpoints()
+    }
+
+    /// The endpoints a discovery document advertises (absolute URLs only).
+    private static func endpoints(in document: JSONValue) -> Endpoints {
         func endpoint(_ key: String) -> URL? {
             guard let url = document[key]?.stringValue.flatMap(URL.init(string:)), url.host != nil else { return nil }
             return url

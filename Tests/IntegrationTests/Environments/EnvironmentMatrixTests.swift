@@ -85,9 +85,17 @@ struct EnvironmentMatrixTests {
             let logout = try await run(["iap", "logout", "--config", provider.config, "--timeout", "60"] + browserOption, timeout: .seconds(90))
             let kept = try !machine.entries().isEmpty
             if matrixCase.environment.opensBrowser {
-                // Glewlwyd refuses a public client's revocation (401) by its provisioning: said, and exit 69.
-                #expect(logout.status == (provider.name == "glewlwyd" ? 69 : 0), "\(logout)")
-                #expect(logout.stderr.contains("The identity provider confirmed the end of the browser session"), "\(logout)")
+                if provider.name == "glewlwyd" {
+                    // Glewlwyd returns after its logout page, but the access token of the refresh above still works at
+                    // its UserInfo endpoint: nothing shows the session ended, so it is not claimed (issue 35, item 8;
+                    // exit 75), and its refusal of a public client's revocation (401) is said.
+                    #expect(logout.status == 75, "\(logout)")
+                    #expect(logout.stderr.contains("returned after its logout page but did not confirm the end of a session"), "\(logout)")
+                    #expect(logout.stderr.contains("the tokens were NOT revoked"), "\(logout)")
+                } else {
+                    #expect(logout.status == 0, "\(logout)")
+                    #expect(logout.stderr.contains("The identity provider confirmed the end of the browser session"), "\(logout)")
+                }
                 #expect(!kept, "the sign-in is deleted")
                 // The proxy's redirect to the provider is a sign-in request again.
                 let after = try await run(["request", provider.app + "/auth/data"])
@@ -159,7 +167,9 @@ struct EnvironmentMatrixTests {
                 // Sign-out: the browser logout where a browser can be opened; the stores and the file emptied.
                 let report = await manager.signOutReport()
                 if matrixCase.environment.opensBrowser {
-                    #expect(report.invalidations.map(\.outcome.succeeded) == [true], "\(report)")
+                    // Confirmed by the project's server; not by Glewlwyd, whose refreshed access token outlives the
+                    // session at its UserInfo endpoint (see the tool's case above).
+                    #expect(report.invalidations.map(\.outcome.succeeded) == [provider.name != "glewlwyd"], "\(report)")
                 }
                 #expect(report.clearingError == nil)
                 #expect(manager.arcGISCredentialStore.credentials.isEmpty)

@@ -156,14 +156,10 @@ struct LemonLDAPCommandTests {
             timeout: .seconds(90))
         let logged = try await server.requests(since: mark)
         #expect(logged.contains { $0.path == "/oauth2/logout" && $0.status == 302 }, "LemonLDAP::NG sent the browser back: \(logged)")
-        // Known issue (branch rules35, merged here at 16:15): its evidence of an ended session is the UserInfo endpoint
-        // refusing the sign-in's access token, found in the discovery document next to the authorize endpoint
-        // (`/oauth2/.well-known/openid-configuration`, a 401 here); LemonLDAP::NG publishes it at its issuer
-        // (`iss` + `/.well-known/openid-configuration`, OIDC Discovery §4), so nothing is asked and the return is
-        // reported as confirmed (exit 0).
-        withKnownIssue("rules35: LemonLDAP::NG's UserInfo endpoint is not found (discovery at the issuer), the return is taken as confirmation") {
-            #expect(!result.stderr.contains("confirmed the end of the browser session"), "\(result)")
-            #expect(result.status != 0, "\(result)")
-        }
+        // The evidence of an ended session is the UserInfo endpoint refusing the sign-in's access token; LemonLDAP::NG
+        // publishes its discovery document at its issuer (OIDC Discovery §4), above `/oauth2/authorize`, where the
+        // sign-out looks for it as the sign-in does. Here the token still works: not confirmed.
+        #expect(!result.stderr.contains("confirmed the end of the browser session"), "\(result)")
+        #expect(result.status != 0, "\(result)")
     }
 }

@@ -175,4 +175,25 @@ struct IssuerDiscoveryTests {
         ])
         #expect(IssuerDiscovery.discoveryURL(forIssuer: "https://h.example/")?.absoluteString == "https://h.example/.well-known/openid-configuration")
     }
+
+    @Test("sign-out's endpoints: found where the issuer is (LemonLDAP::NG: /oauth2/authorize, its document at the origin), not only in the authorize URL's folder")
+    func signOutEndpointsWalkUp() async throws {
+        let authorize = "https://auth.example/oauth2/authorize"
+        let client = Self.server([
+            "https://auth.example/.well-known/openid-configuration": Self.document(
+                issuer: "https://auth.example", authorize: authorize, token: "https://auth.example/oauth2/token",
+                extra: ["userinfo_endpoint": .string("https://auth.example/oauth2/userinfo"),
+                        "revocation_endpoint": .string("https://auth.example/oauth2/revoke")]),
+        ])
+        let endpoints = await RevocationEndpointDiscovery.endpoints(forAuthorizeURL: try #require(URL(string: authorize)), httpClient: client)
+        #expect(endpoints.userInfo?.absoluteString == "https://auth.example/oauth2/userinfo")
+        #expect(endpoints.revocation?.absoluteString == "https://auth.example/oauth2/revoke")
+        // A document that describes another authorize endpoint is not believed.
+        let other = Self.server([
+            "https://auth.example/.well-known/openid-configuration": Self.document(
+                issuer: "https://auth.example", authorize: "https://auth.example/other/authorize",
+                extra: ["userinfo_endpoint": .string("https://auth.example/oauth2/userinfo")]),
+        ])
+        #expect(await RevocationEndpointDiscovery.endpoints(forAuthorizeURL: try #require(URL(string: authorize)), httpClient: other) == .init())
+    }
 }
