@@ -134,6 +134,8 @@ struct IAPLogoutTests {
     func foreignDiscovery() async throws {
         let http = Fakes.HTTP(body: #"{"authorization_endpoint":"https://evil.example.com/authorize","revocation_endpoint":"https://evil.example.com/revoke"}"#)
         _ = try await Fakes.iapCredential(http: http).invalidate(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
-        #expect(http.requests.count == 1, "only the discovery request")
+        // Each folder up from the authorize URL is asked for its document (as the sign-in asks), and nothing else.
+        #expect(http.requests.map(\.url.path) == ["/oauth2/.well-known/openid-configuration", "/.well-known/openid-configuration"],
+                "only the discovery requests, no revocation")
     }
 }
