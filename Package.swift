@@ -35,7 +35,9 @@ let package = Package(
         // the same loader, with a time limit on every call; it declares the few glib and libsecret functions it calls,
         // so no header is needed. Linking it would load glib at every start and make the tool fail to start where
         // libsecret is missing, instead of falling back to the store file.
-        .target(name: "CPortalAuthSecret", path: "Sources/CPortalAuthSecret", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        .target(
+            name: "CPortalAuthSecret", path: "Sources/CPortalAuthSecret",
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
         // MARK: - Library and tool
         // The library's layers are targets, lowest first (README, "How it is built"): a target uses only the ones
@@ -78,7 +80,10 @@ let package = Package(
         // MARK: - Tests
         .testTarget(
             name: "PortalAuthTests",
-            dependencies: ["PortalAuthCore", "PortalAuthTransport", "PortalAuthStore", "PortalAuth", "PortalAuthTesting", "FuzzChecks"],
+            dependencies: [
+                "PortalAuthCore", "PortalAuthTransport", "PortalAuthStore", "PortalAuth", "PortalAuthTesting",
+                "FuzzChecks",
+            ],
         ),
         .testTarget(
             name: "IntegrationTests",
@@ -121,9 +126,10 @@ if Context.environment["PORTAL_AUTH_FUZZ"] == "1" {
 // MARK: - Strict settings, applied to every Swift target in one place
 
 for target in package.targets where target.type != .system {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .enableUpcomingFeature("ExistentialAny"),
-        .enableUpcomingFeature("InternalImportsByDefault"),
-        .enableUpcomingFeature("MemberImportVisibility"),
-    ]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+        ]
 }

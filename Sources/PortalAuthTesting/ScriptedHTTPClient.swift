@@ -53,7 +53,8 @@ public final class ScriptedHTTPClient: TransportClient {
     /// Creates a client that always gives the same answer: `body` with HTTP `status`.
     public convenience init(status: Int = 200, body: String, contentType: String = "application/json") {
         self.init { _, request in
-            TransportResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: request.url)
+            TransportResponse(
+                statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: request.url)
         }
     }
 
@@ -100,13 +101,20 @@ public final class ScriptedHTTPClient: TransportClient {
 
     /// A JSON answer (`Content-Type: application/json`) with HTTP `status`.
     public static func json(_ text: String, status: Int = 200) -> Result<TransportResponse, any Error> {
-        .success(TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: tokenURL))
+        .success(
+            TransportResponse(
+                statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8),
+                url: tokenURL))
     }
 
     /// An OAuth 2 token response (RFC 6749 5.1) with a bearer `access` token valid for `expiresIn` seconds; `refresh`
     /// nil leaves `refresh_token` out, `refreshExpiresIn` nil leaves `refresh_token_expires_in` out (ArcGIS sends it).
-    public static func tokens(_ access: String, refresh: String? = nil, expiresIn: Int = 3600, refreshExpiresIn: Int? = nil) -> Result<TransportResponse, any Error> {
-        var object: JSONObject = ["access_token": .string(access), "expires_in": .integer(Int64(expiresIn)), "token_type": .string("Bearer")]
+    public static func tokens(
+        _ access: String, refresh: String? = nil, expiresIn: Int = 3600, refreshExpiresIn: Int? = nil
+    ) -> Result<TransportResponse, any Error> {
+        var object: JSONObject = [
+            "access_token": .string(access), "expires_in": .integer(Int64(expiresIn)), "token_type": .string("Bearer"),
+        ]
         if let refresh { object["refresh_token"] = .string(refresh) }
         if let refreshExpiresIn { object["refresh_token_expires_in"] = .integer(Int64(refreshExpiresIn)) }
         return json(JSONValue.object(object).serialized(indent: 0))

@@ -110,7 +110,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
         }
         if !(error is ExitCode) {
             // The parser's errors ("Error: …" and a usage line) and anything a command did not report itself.
-            let category = (error as? any CategorizedError)?.category ?? (error is CancellationError ? .cancelled : .usage)
+            let category =
+                (error as? any CategorizedError)?.category ?? (error is CancellationError ? .cancelled : .usage)
             // A library error says what an app sets; the tool says it with its options (ErrorReport).
             var message = error is any CategorizedError ? ErrorReport.message(for: error) : fullMessage(for: error)
             if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
@@ -119,7 +120,9 @@ struct PortalAuthCommand: AsyncParsableCommand {
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message.components(separatedBy: "\nUsage: ").first ?? message, category: category)
         }
-        if wantsJSONError(arguments), !ErrorReport.printedJSON.withLock({ $0 }), let report = ErrorReport.last.withLock({ $0 }) {
+        if wantsJSONError(arguments), !ErrorReport.printedJSON.withLock({ $0 }),
+            let report = ErrorReport.last.withLock({ $0 })
+        {
             Output.json(ErrorReport.json(status: status, message: report.message, category: report.category))
         }
         Foundation.exit(status)
@@ -128,7 +131,8 @@ struct PortalAuthCommand: AsyncParsableCommand {
     /// The parser's messages begin with a capital ("Missing expected argument …"), the tool's with a small letter,
     /// after the same `portal-auth: error:` prefix: one way for all (a word in capitals, such as URL, stays).
     static func lowercasingFirstWord(_ message: String) -> String {
-        guard let first = message.first, first.isUppercase, let second = message.dropFirst().first, second.isLowercase else {
+        guard let first = message.first, first.isUppercase, let second = message.dropFirst().first, second.isLowercase
+        else {
             return message
         }
         return first.lowercased() + message.dropFirst()

@@ -9,7 +9,8 @@ import PackageDescription
 // Built by scripts/test (the compatibility check) and scripts/bench, in its own .build folder.
 
 /// PortalAuth's package identity is the name of the folder it is checked out in (a path dependency).
-let portalAuthRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+let portalAuthRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+    .standardized
 let portalAuthIdentity = portalAuthRoot.lastPathComponent.lowercased()
 
 let package = Package(

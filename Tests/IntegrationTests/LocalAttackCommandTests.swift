@@ -13,8 +13,9 @@ struct LocalAttackCommandTests {
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-local-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent("state"), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("state"), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         }
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
@@ -31,9 +32,13 @@ struct LocalAttackCommandTests {
             ])
             let document: JSONValue = .object([
                 "format": .string("portal-auth-credentials"), "version": .integer(1),
-                "entries": .object(JSONObject([(key: OAuthUserCredential.storeKey(portalURL: portalURL, clientID: "c"), value: entry)])),
+                "entries": .object(
+                    JSONObject([(key: OAuthUserCredential.storeKey(portalURL: portalURL, clientID: "c"), value: entry)])
+                ),
             ])
-            _ = FileManager.default.createFile(atPath: store, contents: Data(document.serialized(indent: 2).utf8), attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(
+                atPath: store, contents: Data(document.serialized(indent: 2).utf8),
+                attributes: [.posixPermissions: 0o600])
         }
     }
 
@@ -86,8 +91,9 @@ struct LocalAttackCommandTests {
 
     // MARK: - The browser's arguments and core dumps (items 1 and 14)
 
-    @Test("login: the browser command's arguments hold no state, challenge or identity-provider URL; the tool allows no core file",
-          .enabled(if: TestServer.isConfigured))
+    @Test(
+        "login: the browser command's arguments hold no state, challenge or identity-provider URL; the tool allows no core file",
+        .enabled(if: TestServer.isConfigured))
     func browserArgumentsAndCoreLimit() async throws {
         // A portal that answers: the authorization request is checked before the browser opens (issue 28, point 5).
         let portal = try TestServer.current().portal
@@ -96,16 +102,19 @@ struct LocalAttackCommandTests {
         let browser = scratch.directory.appendingPathComponent("browser.sh").path
         let out = scratch.directory.path
         try """
-            #!/bin/sh
-            printf '%s' "$1" > \(out)/argument
-            cat /proc/$PPID/limits > \(out)/limits
-            cat "${1#file://}" > \(out)/page
-            """.write(toFile: browser, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        printf '%s' "$1" > \(out)/argument
+        cat /proc/$PPID/limits > \(out)/limits
+        cat "${1#file://}" > \(out)/page
+        """.write(toFile: browser, atomically: true, encoding: .utf8)
         chmod(browser, 0o755)
         let result = try await ToolRunner.run(
-            ["login", "--portal", portal, "--client-id", "c", "--store", scratch.store,
-             "--browser-command", browser, "--timeout", "4"],
-            environment: ["PORTAL_AUTH_LAUNCH_DIR": scratch.directory.appendingPathComponent("launch").path], timeout: .seconds(60))
+            [
+                "login", "--portal", portal, "--client-id", "c", "--store", scratch.store,
+                "--browser-command", browser, "--timeout", "4",
+            ],
+            environment: ["PORTAL_AUTH_LAUNCH_DIR": scratch.directory.appendingPathComponent("launch").path],
+            timeout: .seconds(60))
         #expect(result.status == 75, "\(result)")
         let argument = try String(contentsOfFile: "\(out)/argument", encoding: .utf8)
         #expect(argument.hasPrefix("file://"), "\(argument)")
@@ -114,10 +123,13 @@ struct LocalAttackCommandTests {
         #expect(page.contains("\(portal)/sharing/rest/oauth2/authorize?"), "the page forwards to the sign-in")
         #expect(page.contains("code_challenge="))
         let launch = scratch.directory.appendingPathComponent("launch").path
-        #expect(try FileManager.default.contentsOfDirectory(atPath: launch).isEmpty, "the page is removed when the sign-in ends")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: launch).isEmpty,
+            "the page is removed when the sign-in ends")
         let limits = try String(contentsOfFile: "\(out)/limits", encoding: .utf8)
         let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
-        #expect(core?.split(separator: " ").filter { !$0.isEmpty }.dropFirst(4).prefix(2) == ["0", "0"], "\(core ?? "")")
+        #expect(
+            core?.split(separator: " ").filter { !$0.isEmpty }.dropFirst(4).prefix(2) == ["0", "0"], "\(core ?? "")")
     }
 
     // MARK: - Untrusted text and header injection (items 4 and 5)
@@ -128,7 +140,10 @@ struct LocalAttackCommandTests {
         defer { scratch.remove() }
         try scratch.writePortalEntry(portal: "https://portal.example/portal", accessToken: "AT-1\r\nX-Injected: yes")
         let result = try await ToolRunner.run(
-            ["token", "--portal", "https://portal.example/portal", "--client-id", "c", "--store", scratch.store, "--format", "header"])
+            [
+                "token", "--portal", "https://portal.example/portal", "--client-id", "c", "--store", scratch.store,
+                "--format", "header",
+            ])
         #expect(result.status != 0, "\(result)")
         #expect(!result.stdout.contains("X-Injected"), "\(result)")
     }
@@ -137,7 +152,8 @@ struct LocalAttackCommandTests {
     func statusUserName() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        try scratch.writePortalEntry(portal: "https://portal.example/portal", username: "ali\u{1B}]0;owned\u{07}\u{1B}[2Jce")
+        try scratch.writePortalEntry(
+            portal: "https://portal.example/portal", username: "ali\u{1B}]0;owned\u{07}\u{1B}[2Jce")
         let result = try await ToolRunner.run(["status", "--store", scratch.store])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("ali"))
@@ -150,13 +166,15 @@ struct LocalAttackCommandTests {
         defer { scratch.remove() }
         let file = scratch.directory.appendingPathComponent("iap.json").path
         try #"""
-            {"authorize_url": "https://idp.example/a", "token_url": "https://idp.example/t", "logout_url": "https://idp.example/l",
-             "client_id": "abc\u001b]0;owned\u0007", "redirect_url": "http://127.0.0.1/cb", "scope": ["openid\u001b[2J"],
-             "hosts_behind_proxy": ["*"], "odd\u001b[31mkey": 1}
-            """#.write(toFile: file, atomically: true, encoding: .utf8)
+        {"authorize_url": "https://idp.example/a", "token_url": "https://idp.example/t", "logout_url": "https://idp.example/l",
+         "client_id": "abc\u001b]0;owned\u0007", "redirect_url": "http://127.0.0.1/cb", "scope": ["openid\u001b[2J"],
+         "hosts_behind_proxy": ["*"], "odd\u001b[31mkey": 1}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
         let result = try await ToolRunner.run(["iap", "check", "--config", file])
         #expect(result.status == 0, "\(result)")
-        #expect(!Self.hasControl(result.stdout) && !Self.hasControl(result.stderr), "\(result.stdout.debugDescription) \(result.stderr.debugDescription)")
+        #expect(
+            !Self.hasControl(result.stdout) && !Self.hasControl(result.stderr),
+            "\(result.stdout.debugDescription) \(result.stderr.debugDescription)")
         #expect(result.stderr.contains("warning: `hosts_behind_proxy[0]` \"*\" matches every host"), "\(result.stderr)")
         #expect(result.stdout.contains("abc"))
     }

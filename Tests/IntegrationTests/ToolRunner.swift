@@ -47,7 +47,9 @@ enum ToolRunner {
     ) async throws -> Result {
         // Blocking waits stay off the cooperative thread pool.
         try await BlockingWork.run {
-            try runBlocking(arguments, environment: environment, removing: removing, stdin: stdin, directory: directory, timeout: timeout)
+            try runBlocking(
+                arguments, environment: environment, removing: removing, stdin: stdin, directory: directory,
+                timeout: timeout)
         }
     }
 
@@ -63,7 +65,8 @@ enum ToolRunner {
     }
 
     private static func runBlocking(
-        _ arguments: [String], environment: [String: String], removing: [String], stdin: Data?, directory: URL?, timeout: Duration
+        _ arguments: [String], environment: [String: String], removing: [String], stdin: Data?, directory: URL?,
+        timeout: Duration
     ) throws -> Result {
         // Writing to a tool that has already exited must fail with EPIPE, not kill the test runner.
         signal(SIGPIPE, SIG_IGN)
@@ -71,7 +74,9 @@ enum ToolRunner {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !removing.contains($0.key) }.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.filter { !removing.contains($0.key) }.merging(
+            environment
+        ) { $1 }
         if let directory { process.currentDirectoryURL = directory }
         let output = Pipe(), errors = Pipe(), input = Pipe()
         process.standardOutput = output
@@ -102,7 +107,8 @@ enum ToolRunner {
         killer.cancel()
         _ = readers.wait(timeout: .now() + 5)
 
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        let status =
+            process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return Result(
             status: status,
             stdout: String(decoding: stdoutData.get(), as: UTF8.self),

@@ -14,7 +14,9 @@ enum LocalServer {
     /// A `PORTAL_AUTH_TEST_*` value, or a recorded failure.
     static func value(_ name: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            Issue.record("\(name) is not set: start the server with scripts/authserver start and source .run/authserver.env, or run scripts/test")
+            Issue.record(
+                "\(name) is not set: start the server with scripts/authserver start and source .run/authserver.env, or run scripts/test"
+            )
             throw CancellationError()
         }
         return value
@@ -27,7 +29,11 @@ enum LocalServer {
 
     /// The portal's `portals/self`, which answers 499 without a token.
     static var portalSelf: URL {
-        get throws { try portal.appending(path: "sharing/rest/portals/self").appending(queryItems: [URLQueryItem(name: "f", value: "json")]) }
+        get throws {
+            try portal.appending(path: "sharing/rest/portals/self").appending(queryItems: [
+                URLQueryItem(name: "f", value: "json")
+            ])
+        }
     }
 
     /// The OAuth client registered for browser sign-ins.
@@ -63,7 +69,8 @@ enum LocalServer {
             let file = try value("PORTAL_AUTH_TEST_KEYRING_ENV")
             let text = try String(contentsOfFile: file, encoding: .utf8)
             let prefix = "export DBUS_SESSION_BUS_ADDRESS="
-            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(prefix) }, "no session bus in \(file)")
+            let line = try #require(
+                text.split(separator: "\n").first { $0.hasPrefix(prefix) }, "no session bus in \(file)")
             return String(line.dropFirst(prefix.count)).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
         }
     }
@@ -71,7 +78,8 @@ enum LocalServer {
     /// alice's password.
     static var password: String {
         get throws {
-            try String(contentsOfFile: value("PORTAL_AUTH_TEST_PASSWORD_FILE"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            try String(contentsOfFile: value("PORTAL_AUTH_TEST_PASSWORD_FILE"), encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
     }
 }

@@ -23,7 +23,8 @@ final class MyArcGISChallengeHandler: ArcGISAuthenticationChallengeHandler {
             return .continueWithoutCredential
         case .oAuthOrToken:
             // If an OAuth user configuration is available for the challenge then create an `OAuthUserCredential`.
-            guard let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) else {
+            guard let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) })
+            else {
                 fallthrough
             }
             return .continueWithCredential(

@@ -15,7 +15,8 @@ struct PortalAuthTestingTests {
     static func configuration() throws -> IAPConfiguration {
         try IAPConfiguration.configuration(
             authorizeURL: URL(string: "\(issuer)/authorize/")!, tokenURL: URL(string: "\(issuer)/token/")!,
-            logoutURL: URL(string: "\(issuer)/logout/")!, clientID: clientID, redirectURL: URL(string: "http://127.0.0.1/callback")!,
+            logoutURL: URL(string: "\(issuer)/logout/")!, clientID: clientID,
+            redirectURL: URL(string: "http://127.0.0.1/callback")!,
             scopes: ["openid", "offline_access"], hostsBehindProxy: ["app.example"])
     }
 
@@ -25,10 +26,12 @@ struct PortalAuthTestingTests {
     static func idToken(issuedAt: Date) -> String {
         func base64URL(_ text: String) -> String {
             Data(text.utf8).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                    of: "=", with: "")
         }
         let iat = Int(issuedAt.timeIntervalSince1970)
-        let payload = #"{"iss":"\#(issuer)","aud":"\#(clientID)","sub":"42","preferred_username":"alice","iat":\#(iat),"exp":\#(iat + 3600)}"#
+        let payload =
+            #"{"iss":"\#(issuer)","aud":"\#(clientID)","sub":"42","preferred_username":"alice","iat":\#(iat),"exp":\#(iat + 3600)}"#
         return base64URL(#"{"alg":"none","typ":"JWT"}"#) + "." + base64URL(payload) + "."
     }
 
@@ -39,39 +42,50 @@ struct PortalAuthTestingTests {
         return ScriptedHTTPClient { _, request in
             switch request.url.absoluteString {
             case "\(issuer)/.well-known/openid-configuration":
-                return try ScriptedHTTPClient.json(#"""
+                return try ScriptedHTTPClient.json(
+                    #"""
                     {"issuer":"\#(issuer)","authorization_endpoint":"\#(issuer)/authorize/","token_endpoint":"\#(issuer)/token/",
                      "device_authorization_endpoint":"\#(issuer)/device/","id_token_signing_alg_values_supported":["none"]}
-                    """#).get()
+                    """#
+                ).get()
             case "\(issuer)/device/":
-                return try ScriptedHTTPClient.json(#"""
+                return try ScriptedHTTPClient.json(
+                    #"""
                     {"device_code":"device-secret","user_code":"WDJB-MJHT","verification_uri":"\#(issuer)/activate",
                      "expires_in":\#(expiresIn),"interval":5}
-                    """#).get()
+                    """#
+                ).get()
             case "\(issuer)/token/":
                 let form = String(decoding: request.body ?? Data(), as: UTF8.self)
                 if form.contains("grant_type=refresh_token") {
                     return try ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2").get()
                 }
-                if tokenPolls.next() { return try ScriptedHTTPClient.json(#"{"error":"authorization_pending"}"#, status: 400).get() }
-                return try ScriptedHTTPClient.json(#"""
+                if tokenPolls.next() {
+                    return try ScriptedHTTPClient.json(#"{"error":"authorization_pending"}"#, status: 400).get()
+                }
+                return try ScriptedHTTPClient.json(
+                    #"""
                     {"access_token":"access-1","refresh_token":"refresh-1","expires_in":3600,"token_type":"Bearer",
                      "id_token":"\#(idToken(issuedAt: clock.now))"}
-                    """#).get()
+                    """#
+                ).get()
             default:
                 return TransportResponse(statusCode: 404, body: Data(), url: request.url)
             }
         }
     }
 
-    @Test("a device-code sign-in polls on the manual clock, takes no real time, and a forced refresh gets the scripted tokens")
+    @Test(
+        "a device-code sign-in polls on the manual clock, takes no real time, and a forced refresh gets the scripted tokens"
+    )
     func deviceCodeSignInAndRefresh() async throws {
         let clock = ManualClock(start: Date())
         let start = clock.now
         let client = Self.provider(clock: clock, pending: 2)
         let settings = SignInSettings(browser: nil, httpClient: client, clock: clock, environment: Self.noDisplay)
 
-        let credential = try await IAPCredential.credential(for: Self.configuration(), using: .deviceCode, settings: settings)
+        let credential = try await IAPCredential.credential(
+            for: Self.configuration(), using: .deviceCode, settings: settings)
 
         // One wait of the server's interval before each of the three polls, all on the manual clock.
         #expect(clock.sleeps == [.seconds(5), .seconds(5), .seconds(5)])

@@ -8,7 +8,9 @@ import Testing
 ///
 /// One suite, serialized: it works on the process-wide `ArcGISEnvironment.authenticationManager`, as apps do, and
 /// leaves it empty and without handlers after each test.
-@Suite("Code written for the ArcGIS Maps SDK", .serialized, .enabled(if: LocalServer.isConfigured), .timeLimit(.minutes(4)))
+@Suite(
+    "Code written for the ArcGIS Maps SDK", .serialized, .enabled(if: LocalServer.isConfigured), .timeLimit(.minutes(4))
+)
 struct SDKStyleTests {
     /// Puts the shared manager back as a new app finds it.
     static func reset() async {
@@ -31,16 +33,19 @@ struct SDKStyleTests {
 
     static func username(in response: TransportResponse) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let user = object["user"] as? [String: Any]
+            let user = object["user"] as? [String: Any]
         else { return nil }
         return user["username"] as? String
     }
 
-    @Test("an app's challenge handler answers the portal's 499 with a TokenCredential; handleChallenges(using: nil) at teardown")
+    @Test(
+        "an app's challenge handler answers the portal's 499 with a TokenCredential; handleChallenges(using: nil) at teardown"
+    )
     func appChallengeHandler() async throws {
         await Self.reset()
         let authenticationManager = ArcGISEnvironment.authenticationManager
-        authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(login: ("alice", try LocalServer.password))
+        authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(
+            login: ("alice", try LocalServer.password))
         authenticationManager.networkAuthenticationChallengeHandler = MyNetworkChallengeHandler(certificate: nil)
 
         let response = try await authenticationManager.data(for: .get(LocalServer.portalSelf))
@@ -64,7 +69,8 @@ struct SDKStyleTests {
     func cancelledChallenge() async throws {
         await Self.reset()
         defer { ArcGISEnvironment.authenticationManager.handleChallenges(using: nil) }
-        ArcGISEnvironment.authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(login: nil)
+        ArcGISEnvironment.authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(
+            login: nil)
         let url = try LocalServer.portalSelf
         do {
             _ = try await ArcGISEnvironment.authenticationManager.data(for: .get(url))
@@ -75,7 +81,8 @@ struct SDKStyleTests {
         #expect(ArcGISEnvironment.authenticationManager.arcGISCredentialStore.credentials.isEmpty)
     }
 
-    @Test("the samples' extension ArcGISCredential { static var publicSample }: store.add(.publicSample), synchronously")
+    @Test(
+        "the samples' extension ArcGISCredential { static var publicSample }: store.add(.publicSample), synchronously")
     func publicSample() async throws {
         await Self.reset()
         let publicSample = try await ArcGISCredential.publicSample
@@ -106,7 +113,9 @@ struct SDKStyleTests {
         }
     }
 
-    @Test("the toolkit's Authenticator signs in through the browser into persistent storage; the toolkit's sign-out clears it")
+    @Test(
+        "the toolkit's Authenticator signs in through the browser into persistent storage; the toolkit's sign-out clears it"
+    )
     func toolkitAuthenticatorAndPersistence() async throws {
         await Self.reset()
         let directory = FileManager.default.temporaryDirectory.appending(path: "pa-sdk-\(UUID().uuidString)")
@@ -139,8 +148,10 @@ struct SDKStyleTests {
             )
         }
 
-        let configuration = OAuthUserConfiguration(portalURL: try LocalServer.portal, clientID: try LocalServer.clientID)
-        let authenticator = Authenticator(promptForUntrustedHosts: false, oAuthUserConfigurations: [configuration], iapConfigurations: [])
+        let configuration = OAuthUserConfiguration(
+            portalURL: try LocalServer.portal, clientID: try LocalServer.clientID)
+        let authenticator = Authenticator(
+            promptForUntrustedHosts: false, oAuthUserConfigurations: [configuration], iapConfigurations: [])
         ArcGISEnvironment.authenticationManager.handleChallenges(using: authenticator)
         defer { ArcGISEnvironment.authenticationManager.handleChallenges(using: nil) }
 
@@ -159,10 +170,12 @@ struct SDKStyleTests {
         await signOut.signOut()
         #expect(ArcGISEnvironment.authenticationManager.arcGISCredentialStore.credentials.isEmpty)
         try await ArcGISEnvironment.authenticationManager.arcGISCredentialStore.waitForPersistence()
-        #expect(try await ArcGISCredentialStore.makePersistent(access: .afterFirstUnlockThisDeviceOnly).credentials.isEmpty)
+        #expect(
+            try await ArcGISCredentialStore.makePersistent(access: .afterFirstUnlockThisDeviceOnly).credentials.isEmpty)
 
         // The other toolkit form, and the toolkit's own clearing.
-        ArcGISEnvironment.authenticationManager.handleChallenges(using: Authenticator(oAuthUserConfigurations: [configuration]))
+        ArcGISEnvironment.authenticationManager.handleChallenges(
+            using: Authenticator(oAuthUserConfigurations: [configuration]))
         try await Self.withKeyring { await ArcGISEnvironment.authenticationManager.clearCredentialStores() }
         await Self.reset()
     }
@@ -171,7 +184,8 @@ struct SDKStyleTests {
     func networkCredentials() async throws {
         await Self.reset()
         let store = try await Self.withKeyring {
-            try await NetworkCredentialStore.makePersistent(access: .afterFirstUnlockThisDeviceOnly, synchronizesWithiCloud: false)
+            try await NetworkCredentialStore.makePersistent(
+                access: .afterFirstUnlockThisDeviceOnly, synchronizesWithiCloud: false)
         }
         await ArcGISEnvironment.authenticationManager.setNetworkCredentialStore(store)
         let host = try #require(try LocalServer.portal.host)
@@ -182,7 +196,8 @@ struct SDKStyleTests {
         defer { identity.remove() }
         try await store.add(try .certificate(at: identity.file, password: identity.password), for: space)
 
-        let described = await ArcGISEnvironment.authenticationManager.networkCredentialStore.credentials(forHost: host).map(describe)
+        let described = await ArcGISEnvironment.authenticationManager.networkCredentialStore.credentials(forHost: host)
+            .map(describe)
         #expect(described == ["Password for alice", "Certificate of \(TestIdentity.commonName)"])
         #expect(await store.credentials(forHost: "no-such-host.example").isEmpty)
 
@@ -203,7 +218,8 @@ struct SDKStyleTests {
 
         // A request through the manager sends the stored password to the portal's host (which ignores it) and is
         // still challenged for a token: network and ArcGIS credentials are separate.
-        ArcGISEnvironment.authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(login: ("alice", try LocalServer.password))
+        ArcGISEnvironment.authenticationManager.arcGISAuthenticationChallengeHandler = MyArcGISChallengeHandler(
+            login: ("alice", try LocalServer.password))
         let response = try await ArcGISEnvironment.authenticationManager.data(for: .get(LocalServer.portalSelf))
         #expect(Self.username(in: response) == "alice")
         try await Self.withKeyring { await store.removeAll() }

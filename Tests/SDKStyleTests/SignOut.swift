@@ -14,7 +14,9 @@ struct SignOut {
 
     @discardableResult
     func revokeOAuthTokens() async -> Bool {
-        let oAuthUserCredentials = authenticationManager.arcGISCredentialStore.credentials.compactMap { $0 as? OAuthUserCredential }
+        let oAuthUserCredentials = authenticationManager.arcGISCredentialStore.credentials.compactMap {
+            $0 as? OAuthUserCredential
+        }
         return await withTaskGroup(of: Bool.self, returning: Bool.self) { group in
             for credential in oAuthUserCredentials {
                 group.addTask {

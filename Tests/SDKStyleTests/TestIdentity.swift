@@ -15,11 +15,15 @@ struct TestIdentity {
         let directory = FileManager.default.temporaryDirectory.appending(path: "pa-sdk-p12-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let identity = TestIdentity(directory: directory)
-        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=\(commonName)",
-                     "-keyout", directory.appending(path: "key.pem").path, "-out", directory.appending(path: "cert.pem").path])
-        try openssl(["pkcs12", "-export", "-inkey", directory.appending(path: "key.pem").path,
-                     "-in", directory.appending(path: "cert.pem").path, "-out", identity.file.path,
-                     "-passout", "pass:\(identity.password)"])
+        try openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=\(commonName)",
+            "-keyout", directory.appending(path: "key.pem").path, "-out", directory.appending(path: "cert.pem").path,
+        ])
+        try openssl([
+            "pkcs12", "-export", "-inkey", directory.appending(path: "key.pem").path,
+            "-in", directory.appending(path: "cert.pem").path, "-out", identity.file.path,
+            "-passout", "pass:\(identity.password)",
+        ])
         try Data("this is not PKCS#12".utf8).write(to: identity.garbage)
         return identity
     }

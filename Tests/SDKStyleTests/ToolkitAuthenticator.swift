@@ -51,7 +51,8 @@ extension ToolkitAuthenticator: ArcGISAuthenticationChallengeHandler {
             }
         case .oAuthOrToken:
             // OAuth when a configuration matches; otherwise as a token challenge.
-            guard let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) else {
+            guard let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) })
+            else {
                 fallthrough
             }
             do {

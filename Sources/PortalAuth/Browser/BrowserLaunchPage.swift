@@ -38,14 +38,16 @@ package final class BrowserLaunchPage: Sendable {
         let path = folder + "/launch-" + random + ".html"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw BrowserError(command: path, reason: "cannot create the launch page: \(String(cString: strerror(errno)))")
+            throw BrowserError(
+                command: path, reason: "cannot create the launch page: \(String(cString: strerror(errno)))")
         }
         var failure: Int32 = 0
         do { try writeFully(fd, Array(Self.page(forwardingTo: target).utf8)) } catch { failure = error.errno }
         Glibc.close(fd)
         guard failure == 0 else {
             unlink(path)
-            throw BrowserError(command: path, reason: "cannot write the launch page: \(String(cString: strerror(failure)))")
+            throw BrowserError(
+                command: path, reason: "cannot write the launch page: \(String(cString: strerror(failure)))")
         }
         fileURL = URL(fileURLWithPath: path)
         LingeringPages.shared.add(path)
@@ -125,24 +127,36 @@ package final class BrowserLaunchPage: Sendable {
         for component in folder.split(separator: "/") {
             built += "/" + component
             if mkdir(built, 0o700) != 0 && errno != EEXIST {
-                throw BrowserError(command: built, reason: "cannot create the folder for the launch page: \(String(cString: strerror(errno)))")
+                throw BrowserError(
+                    command: built,
+                    reason: "cannot create the folder for the launch page: \(String(cString: strerror(errno)))")
             }
         }
         var info = stat()
         guard lstat(folder, &info) == 0 else {
-            throw BrowserError(command: folder, reason: "cannot use the folder for the launch page: \(String(cString: strerror(errno)))")
+            throw BrowserError(
+                command: folder,
+                reason: "cannot use the folder for the launch page: \(String(cString: strerror(errno)))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
-            throw BrowserError(command: folder, reason: "the folder for the launch page is not a folder of this user (or is a symbolic link); remove it, or set PORTAL_AUTH_LAUNCH_DIR")
+            throw BrowserError(
+                command: folder,
+                reason:
+                    "the folder for the launch page is not a folder of this user (or is a symbolic link); remove it, or set PORTAL_AUTH_LAUNCH_DIR"
+            )
         }
         if info.st_mode & 0o077 != 0, chmod(folder, 0o700) != 0 {
-            throw BrowserError(command: folder, reason: "cannot close the folder for the launch page to other users: \(String(cString: strerror(errno)))")
+            throw BrowserError(
+                command: folder,
+                reason:
+                    "cannot close the folder for the launch page to other users: \(String(cString: strerror(errno)))")
         }
     }
 
     /// Whether `path` is a folder of this user that others cannot enter.
     private static func isPrivateFolder(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == getuid() && info.st_mode & 0o077 == 0
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == getuid()
+            && info.st_mode & 0o077 == 0
     }
 }

@@ -38,7 +38,9 @@ extension BrowserOpener {
     ///
     /// An opener that keeps `url` in the process (a test double, an embedding application) is called through
     /// ``open(_:onExit:)``, and there is no page (`nil`); a ``LaunchPageBrowserOpener`` through its launch page.
-    package func launchHidingURL(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
+    package func launchHidingURL(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
+        -> BrowserLaunchPage?
+    {
         if let opener = self as? any LaunchPageBrowserOpener {
             return try opener.launch(url, onExit: onExit)
         }

@@ -54,9 +54,12 @@ package struct CommandBrowserOpener: LaunchPageBrowserOpener {
         override: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
         kernelRelease: String? = WindowsSubsystem.kernelRelease()
     ) -> CommandBrowserOpener {
-        if let override, !override.trimmingCharacters(in: .whitespaces).isEmpty { return CommandBrowserOpener(command: override) }
+        if let override, !override.trimmingCharacters(in: .whitespaces).isEmpty {
+            return CommandBrowserOpener(command: override)
+        }
         if let browser = environment["BROWSER"], !browser.trimmingCharacters(in: .whitespaces).isEmpty {
-            return CommandBrowserOpener(commands: browser.split(separator: ":").map(String.init), isVisibleWithoutDisplay: true)
+            return CommandBrowserOpener(
+                commands: browser.split(separator: ":").map(String.init), isVisibleWithoutDisplay: true)
         }
         if let windows = WindowsSubsystem(environment: environment, kernelRelease: kernelRelease)?.browserOpener() {
             return windows
@@ -82,26 +85,33 @@ package struct CommandBrowserOpener: LaunchPageBrowserOpener {
     }
 
     /// Starts the browser through a launch page; the caller removes the page when the sign-in ends.
-    package func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage? {
+    package func launch(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
+        -> BrowserLaunchPage?
+    {
         try start(url, onExit: onExit)
     }
 
-    private func start(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError) -> BrowserLaunchPage {
+    private func start(_ url: URL, onExit: @escaping @Sendable (Int32) -> Void) throws(BrowserError)
+        -> BrowserLaunchPage
+    {
         var lastError: BrowserError?
         for command in commands {
             let words = Self.splitWords(command)
             guard !words.isEmpty else { continue }
             let page: BrowserLaunchPage
             do {
-                page = try BrowserLaunchPage(forwardingTo: url, in: launchDirectory ?? BrowserLaunchPage.directory(forCommand: command))
+                page = try BrowserLaunchPage(
+                    forwardingTo: url, in: launchDirectory ?? BrowserLaunchPage.directory(forCommand: command))
             } catch {
                 lastError = error
                 continue
             }
-            let address = switch addressStyle {
-            case .fileURL: page.fileURL.absoluteString
-            case .windowsPath(let distribution): WindowsSubsystem.windowsPath(of: page.fileURL.path, distribution: distribution)
-            }
+            let address =
+                switch addressStyle {
+                case .fileURL: page.fileURL.absoluteString
+                case .windowsPath(let distribution):
+                    WindowsSubsystem.windowsPath(of: page.fileURL.path, distribution: distribution)
+                }
             let arguments = words.contains("%s") ? words.map { $0 == "%s" ? address : $0 } : words + [address]
             do {
                 let pid = try Self.spawn(arguments, command: command)
@@ -148,7 +158,8 @@ package struct CommandBrowserOpener: LaunchPageBrowserOpener {
         var allSignals = sigset_t()
         sigfillset(&allSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Self.spawnSetSID | Int16(POSIX_SPAWN_SETSIGMASK) | Int16(POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(
+            &attributes, Self.spawnSetSID | Int16(POSIX_SPAWN_SETSIGMASK) | Int16(POSIX_SPAWN_SETSIGDEF))
 
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }

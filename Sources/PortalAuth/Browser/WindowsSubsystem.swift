@@ -32,14 +32,16 @@ package struct WindowsSubsystem: Sendable, Equatable {
     /// when none of them can be used.
     package func browserOpener() -> CommandBrowserOpener? {
         if let wslview = find("wslview") {
-            return CommandBrowserOpener(commands: [CommandBrowserOpener.quotedWord(wslview)], isVisibleWithoutDisplay: true)
+            return CommandBrowserOpener(
+                commands: [CommandBrowserOpener.quotedWord(wslview)], isVisibleWithoutDisplay: true)
         }
         guard let distribution else { return nil }
         let launcher: String
         if let cmd = find("cmd.exe") {
             launcher = "\(CommandBrowserOpener.quotedWord(cmd)) /c start \"\" %s"
         } else if let powershell = find("powershell.exe") {
-            launcher = "\(CommandBrowserOpener.quotedWord(powershell)) -NoProfile -NonInteractive -Command Start-Process %s"
+            launcher =
+                "\(CommandBrowserOpener.quotedWord(powershell)) -NoProfile -NonInteractive -Command Start-Process %s"
         } else {
             return nil
         }

@@ -123,10 +123,12 @@ extension TokenCredential {
     /// - Throws: as `credential(for:username:password:tokenExpirationMinutes:referer:httpClient:)`;
     ///   `TokenServiceError.credentialsRefused` for a wrong username or password.
     public static func credential(
-        for challenge: ArcGISAuthenticationChallenge, username: String, password: String, tokenExpirationMinutes: Int? = nil
+        for challenge: ArcGISAuthenticationChallenge, username: String, password: String,
+        tokenExpirationMinutes: Int? = nil
     ) async throws -> TokenCredential {
         try await credential(
-            for: challenge.requestURL, username: username, password: password, tokenExpirationMinutes: tokenExpirationMinutes,
+            for: challenge.requestURL, username: username, password: password,
+            tokenExpirationMinutes: tokenExpirationMinutes,
             httpClient: challenge.httpClient)
     }
 }

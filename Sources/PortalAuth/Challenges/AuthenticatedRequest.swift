@@ -66,22 +66,29 @@ struct AuthenticatedRequest {
                 continue
             }
             let sentBearer = prepared.request.headers["Authorization"]?.lowercased().hasPrefix("bearer ") == true
-            guard let challenge = DetectedChallenge.detect(
-                in: response, for: url, sentBearerToken: sentBearer, iapConfigurations: manager.knownIAPConfigurations)
+            guard
+                let challenge = DetectedChallenge.detect(
+                    in: response, for: url, sentBearerToken: sentBearer,
+                    iapConfigurations: manager.knownIAPConfigurations)
             else {
                 return response
             }
             switch challenge {
             case .arcGISToken(let code, let message):
-                try await answerTokenChallenge(code: code, message: message, status: response.statusCode, prepared: prepared, progress: &progress)
+                try await answerTokenChallenge(
+                    code: code, message: message, status: response.statusCode, prepared: prepared, progress: &progress)
             case .identityAwareProxy(let detail):
-                try await answerIAPChallenge(detail: detail, status: response.statusCode, prepared: prepared, progress: &progress)
+                try await answerIAPChallenge(
+                    detail: detail, status: response.statusCode, prepared: prepared, progress: &progress)
             case .http(let schemes):
-                try await answerHTTPChallenge(schemes, status: response.statusCode, prepared: prepared, progress: &progress)
+                try await answerHTTPChallenge(
+                    schemes, status: response.statusCode, prepared: prepared, progress: &progress)
             }
         }
-        throw lastError ?? AuthenticationChallengeError(
-            .tokenRequired, url: url, statusCode: nil, detail: "still challenged after \(Self.maximumAttempts) attempts")
+        throw lastError
+            ?? AuthenticationChallengeError(
+                .tokenRequired, url: url, statusCode: nil,
+                detail: "still challenged after \(Self.maximumAttempts) attempts")
     }
 
     // MARK: - Attaching credentials
@@ -95,7 +102,8 @@ struct AuthenticatedRequest {
                 prepared.consideredToken = credential
                 if let info = try await usableToken(of: source, progress: &progress) {
                     guard !info.isSSLRequired || url.scheme?.lowercased() == "https" else {
-                        throw CredentialError.insecureTransport(credential.targetDescription, url: RedactedURL(url).description)
+                        throw CredentialError.insecureTransport(
+                            credential.targetDescription, url: RedactedURL(url).description)
                     }
                     attach(info.accessToken, referer: credential.referer, to: &prepared.request)
                     prepared.token = credential
@@ -123,7 +131,8 @@ struct AuthenticatedRequest {
             }
         }
         let networkStore = manager.networkCredentialStore
-        let stored = networkStore.holdsNothing ? TransportCredentials() : await networkStore.transportCredentials(for: url)
+        let stored =
+            networkStore.holdsNothing ? TransportCredentials() : await networkStore.transportCredentials(for: url)
         var transport = original.credentials
         transport.password = transport.password ?? stored.password
         transport.clientCertificate = transport.clientCertificate ?? stored.clientCertificate
@@ -172,7 +181,8 @@ struct AuthenticatedRequest {
         case .parameter where request.method == .get:
             if var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
                 let encoded = String(FormEncoding.encode([("token", token)]).dropFirst("token=".count))
-                components.percentEncodedQueryItems = (components.percentEncodedQueryItems ?? []) + [URLQueryItem(name: "token", value: encoded)]
+                components.percentEncodedQueryItems =
+                    (components.percentEncodedQueryItems ?? []) + [URLQueryItem(name: "token", value: encoded)]
                 if let withToken = components.url {
                     request.url = withToken
                     return
@@ -192,8 +202,11 @@ struct AuthenticatedRequest {
 
     // MARK: - ArcGIS challenges
 
-    private func answerTokenChallenge(code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
-        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let source = prepared.token?.kind.arcGISTokenSource,
+    private func answerTokenChallenge(
+        code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress
+    ) async throws {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS,
+            let source = prepared.token?.kind.arcGISTokenSource,
             let refused = prepared.sentToken
         {
             progress.renewedToken = true
@@ -222,7 +235,9 @@ struct AuthenticatedRequest {
     /// way, and each refresh spends a (rotating) refresh token.
     static let minimumIAPTokenAgeForRefresh: TimeInterval = 60
 
-    private func answerIAPChallenge(detail: String, status: Int, prepared: Prepared, progress: inout Progress) async throws {
+    private func answerIAPChallenge(detail: String, status: Int, prepared: Prepared, progress: inout Progress)
+        async throws
+    {
         if let credential = prepared.iap {
             let issued = prepared.iapTokenIssuedAt ?? credential.tokensIssuedAt
             let age = manager.settings.clock.now.timeIntervalSince(issued)
@@ -248,7 +263,8 @@ struct AuthenticatedRequest {
         }
         let said = progress.unusableCredential.map { "\(detail); \($0)" } ?? detail
         let error = AuthenticationChallengeError(
-            .identityAwareProxy, url: url, statusCode: status, detail: said, credentialWasRefused: progress.askedIAP && prepared.iap != nil)
+            .identityAwareProxy, url: url, statusCode: status, detail: said,
+            credentialWasRefused: progress.askedIAP && prepared.iap != nil)
         guard !progress.askedIAP else { throw error }
         progress.askedIAP = true
         let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: .iap, error: error, httpClient: httpClient)
@@ -256,7 +272,9 @@ struct AuthenticatedRequest {
     }
 
     /// Asks the ArcGIS handler (one challenge at a time) and stores its credential; returns to retry, throws to fail.
-    private func askArcGISHandler(_ challenge: ArcGISAuthenticationChallenge, refused: ArcGISCredential?, progress: inout Progress) async throws {
+    private func askArcGISHandler(
+        _ challenge: ArcGISAuthenticationChallenge, refused: ArcGISCredential?, progress: inout Progress
+    ) async throws {
         let store = manager.arcGISCredentialStore
         let wantsIAP = challenge.kind == .iap
         let chosen: ArcGISCredential = try await manager.challengeQueue.run {
@@ -268,7 +286,9 @@ struct AuthenticatedRequest {
             case .continueWithCredential(let credential):
                 try await store.addAndPersist(credential)
                 // The refused credential would be found first again: the new one takes its place.
-                if let refused, refused !== credential, credential.canBeUsed(for: url) { try await store.remove(refused) }
+                if let refused, refused !== credential, credential.canBeUsed(for: url) {
+                    try await store.remove(refused)
+                }
                 return credential
             case .continueWithoutCredential:
                 throw challenge.error
@@ -288,7 +308,9 @@ struct AuthenticatedRequest {
 
     // MARK: - Network challenges
 
-    private func answerHTTPChallenge(_ schemes: [DetectedChallenge.Scheme], status: Int, prepared: Prepared, progress: inout Progress) async throws {
+    private func answerHTTPChallenge(
+        _ schemes: [DetectedChallenge.Scheme], status: Int, prepared: Prepared, progress: inout Progress
+    ) async throws {
         let offered = schemes.map(\.kind.description).joined(separator: ", ")
         let error = AuthenticationChallengeError(
             .httpAuthentication, url: url, statusCode: status, detail: "HTTP \(status), \(offered)",
@@ -297,27 +319,33 @@ struct AuthenticatedRequest {
         progress.askedHTTP = true
         var seen: Set<NetworkAuthenticationChallenge.Kind> = []
         let challenges = schemes.filter { seen.insert($0.kind).inserted }.map {
-            NetworkAuthenticationChallenge(kind: $0.kind, requestURL: url, protectionSpace: space, realm: $0.realm, error: error)
+            NetworkAuthenticationChallenge(
+                kind: $0.kind, requestURL: url, protectionSpace: space, realm: $0.realm, error: error)
         }
         try await askNetworkHandler(challenges)
     }
 
-    private func answerTransportFailure(_ error: TransportError, prepared: Prepared, progress: inout Progress) async throws {
+    private func answerTransportFailure(_ error: TransportError, prepared: Prepared, progress: inout Progress)
+        async throws
+    {
         guard url.scheme?.lowercased() == "https", let space = ProtectionSpace(url: url),
-              manager.networkAuthenticationChallengeHandler != nil  // nobody to ask: no need to probe the server
+            manager.networkAuthenticationChallengeHandler != nil  // nobody to ask: no need to probe the server
         else { throw error }
-        let probe = ServerCertificateProbe(configuration: (httpClient as? CurlHTTPClient)?.configuration ?? TransportConfiguration())
+        let probe = ServerCertificateProbe(
+            configuration: (httpClient as? CurlHTTPClient)?.configuration ?? TransportConfiguration())
         if error.kind == .tlsVerificationFailed {
             guard !progress.askedServerTrust else { throw error }
             progress.askedServerTrust = true
             guard let certificate = try? await probe.certificate(of: url) else { throw error }
             let challenge = NetworkAuthenticationChallenge(
-                kind: .serverTrust, requestURL: url, protectionSpace: space, serverCertificate: certificate, error: error)
+                kind: .serverTrust, requestURL: url, protectionSpace: space, serverCertificate: certificate,
+                error: error)
             try await askNetworkHandler([challenge])
             return
         }
         guard !progress.askedClientCertificate else {
-            throw clientCertificateError(error, refused: prepared.request.credentials.clientCertificate != nil, progress: progress)
+            throw clientCertificateError(
+                error, refused: prepared.request.credentials.clientCertificate != nil, progress: progress)
         }
         let asked: Bool
         switch error.kind {
@@ -334,15 +362,20 @@ struct AuthenticatedRequest {
         progress.askedClientCertificate = true
         let challenge = NetworkAuthenticationChallenge(
             kind: .clientCertificate, requestURL: url, protectionSpace: space,
-            error: clientCertificateError(error, refused: prepared.request.credentials.clientCertificate != nil, progress: progress))
+            error: clientCertificateError(
+                error, refused: prepared.request.credentials.clientCertificate != nil, progress: progress))
         try await askNetworkHandler([challenge])
     }
 
     /// The error of a network challenge the handler left unanswered; when it is an `Authenticator` whose prompt
     /// could not ask (no terminal), the error says so, naming the challenge, rather than failing as a bare refusal.
-    static func unanswered(_ challenge: NetworkAuthenticationChallenge, by handler: any NetworkAuthenticationChallengeHandler) -> any Error {
-        guard let error = challenge.error as? AuthenticationChallengeError, let authenticator = handler as? Authenticator,
-              let prompt = authenticator.prompt, !prompt.canPrompt, challenge.kind != .serverTrust, challenge.kind != .negotiate
+    static func unanswered(
+        _ challenge: NetworkAuthenticationChallenge, by handler: any NetworkAuthenticationChallengeHandler
+    ) -> any Error {
+        guard let error = challenge.error as? AuthenticationChallengeError,
+            let authenticator = handler as? Authenticator,
+            let prompt = authenticator.prompt, !prompt.canPrompt, challenge.kind != .serverTrust,
+            challenge.kind != .negotiate
         else { return challenge.error }
         let what = challenge.kind == .clientCertificate ? "a client certificate" : "a username and password"
         return AuthenticationChallengeError(
@@ -352,8 +385,11 @@ struct AuthenticatedRequest {
             credentialWasRefused: error.credentialWasRefused)
     }
 
-    private func clientCertificateError(_ error: TransportError, refused: Bool, progress: Progress) -> AuthenticationChallengeError {
-        AuthenticationChallengeError(.clientCertificate, url: url, statusCode: nil, detail: error.detail, credentialWasRefused: refused)
+    private func clientCertificateError(_ error: TransportError, refused: Bool, progress: Progress)
+        -> AuthenticationChallengeError
+    {
+        AuthenticationChallengeError(
+            .clientCertificate, url: url, statusCode: nil, detail: error.detail, credentialWasRefused: refused)
     }
 
     /// Asks the network handler about each challenge in turn (the next only after `rejectProtectionSpace`) and

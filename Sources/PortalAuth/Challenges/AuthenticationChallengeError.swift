@@ -81,7 +81,8 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
                 : "\(url) is behind an Identity-Aware Proxy that wants a sign-in\(said); sign in with its IAP configuration first"
         case .iapTokenRefused:
             let names = tokenNames
-            return "the Identity-Aware Proxy in front of \(url) refused a fresh \(names.sent)\(said); signing in again would "
+            return
+                "the Identity-Aware Proxy in front of \(url) refused a fresh \(names.sent)\(said); signing in again would "
                 + "bring the same kind of token. Likely causes: the configuration's client ID or scope is not one the proxy "
                 + "accepts (the token's audience), or the proxy expects the \(names.other) instead"
         case .httpAuthentication:

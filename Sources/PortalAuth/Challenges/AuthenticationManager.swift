@@ -60,7 +60,10 @@ public final class AuthenticationManager: Sendable {
         networkCredentialStore: NetworkCredentialStore = NetworkCredentialStore(),
         settings: SignInSettings = SignInSettings()
     ) {
-        state = Mutex(State(arcGISCredentialStore: arcGISCredentialStore, networkCredentialStore: networkCredentialStore, settings: settings))
+        state = Mutex(
+            State(
+                arcGISCredentialStore: arcGISCredentialStore, networkCredentialStore: networkCredentialStore,
+                settings: settings))
     }
 
     // MARK: - Credential stores
@@ -134,8 +137,11 @@ public final class AuthenticationManager: Sendable {
     /// - Throws: `CredentialStoreError` for a store file that cannot be used (unsafe permissions, a corrupted or
     ///   newer-format file, a keyring forced by `$PORTAL_AUTH_STORE` that is absent); `KeyringError` when the chosen
     ///   keyring's items cannot be read. Both stores are then left as they were.
-    public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws {
-        try await setupPersistentCredentialStorage(access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
+    public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false)
+        async throws
+    {
+        try await setupPersistentCredentialStorage(
+            access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
     }
 
     /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:)``, in the desktop keyring only when
@@ -157,7 +163,8 @@ public final class AuthenticationManager: Sendable {
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
     ) async throws {
         try await setupPersistentCredentialStorage(
-            requiringKeyring: requiringKeyring, environment: ProcessInfo.processInfo.environment, storage: SecretServiceClient())
+            requiringKeyring: requiringKeyring, environment: ProcessInfo.processInfo.environment,
+            storage: SecretServiceClient())
     }
 
     /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:)`` with the environment
@@ -169,19 +176,28 @@ public final class AuthenticationManager: Sendable {
         let previousArcGISCredentialStore = arcGISCredentialStore
         do {
             let file = try await BlockingWork.run {
-                try CredentialStoreFile.forPersistentStores(requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+                try CredentialStoreFile.forPersistentStores(
+                    requiringKeyring: requiringKeyring, environment: environment, storage: storage)
             }
             // The manager's settings (HTTP client, refresh policy) for the loaded credentials, as the file form.
-            arcGISCredentialStore = try await BlockingWork.run { try ArcGISCredentialStore.makePersistent(file: file, settings: settings) }
+            arcGISCredentialStore = try await BlockingWork.run {
+                try ArcGISCredentialStore.makePersistent(file: file, settings: settings)
+            }
             let network = try await NetworkCredentialStore.load(
-                beside: file, storage: storage, requiringKeyring: requiringKeyring, environment: environment, logger: settings.logger)
+                beside: file, storage: storage, requiringKeyring: requiringKeyring, environment: environment,
+                logger: settings.logger)
             await setNetworkCredentialStore(network)
             settings.logger.notice(
                 "persistent credential storage set up",
-                metadata: ["arcGISCredentials": "\(arcGISCredentialStore.storageLocation)", "networkCredentials": "\(network.storageLocation)"])
+                metadata: [
+                    "arcGISCredentials": "\(arcGISCredentialStore.storageLocation)",
+                    "networkCredentials": "\(network.storageLocation)",
+                ])
         } catch {
             arcGISCredentialStore = previousArcGISCredentialStore
-            settings.logger.error("persistent credential storage could not be set up; the stores are as they were", metadata: ["error": "\(error)"])
+            settings.logger.error(
+                "persistent credential storage could not be set up; the stores are as they were",
+                metadata: ["error": "\(error)"])
             throw error
         }
     }
@@ -208,7 +224,9 @@ public final class AuthenticationManager: Sendable {
     /// ArcGISEnvironment.authenticationManager.handleChallenges(using: Authenticator(prompt: myPrompt))
     /// ArcGISEnvironment.authenticationManager.handleChallenges(using: nil)
     /// ```
-    public func handleChallenges(using handler: (any ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler)?) {
+    public func handleChallenges(
+        using handler: (any ArcGISAuthenticationChallengeHandler & NetworkAuthenticationChallengeHandler)?
+    ) {
         state.withLock {
             $0.arcGISHandler = handler
             $0.networkHandler = handler

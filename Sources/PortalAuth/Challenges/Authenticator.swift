@@ -58,7 +58,8 @@ import Synchronization
 /// authenticator.iapConfigurations.append(try await .configuration(from: URL(filePath: "iap.json")))
 /// manager.handleChallenges(using: authenticator)
 /// ```
-public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkAuthenticationChallengeHandler, Sendable {
+public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkAuthenticationChallengeHandler, Sendable
+{
     private struct State: Sendable {
         var oAuthUserConfigurations: [OAuthUserConfiguration] = []
         var iapConfigurations: [IAPConfiguration] = []
@@ -88,16 +89,18 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     ///   - iapConfigurations: the Identity-Aware Proxies whose challenges are answered with a browser sign-in.
     ///   - maximumAttempts: how many wrong passwords or unusable certificate files are asked for, at least 1.
     public init(
-        prompt: (any AuthenticatorPrompt)? = TerminalAuthenticatorPrompt(), signInSettings: SignInSettings? = SignInSettings(),
+        prompt: (any AuthenticatorPrompt)? = TerminalAuthenticatorPrompt(),
+        signInSettings: SignInSettings? = SignInSettings(),
         promptForUntrustedHosts: Bool = false, oAuthUserConfigurations: [OAuthUserConfiguration] = [],
         iapConfigurations: [IAPConfiguration] = [], maximumAttempts: Int = 3
     ) {
         self.prompt = prompt
         self.signInSettings = signInSettings
         self.maximumAttempts = max(1, maximumAttempts)
-        state = Mutex(State(
-            oAuthUserConfigurations: oAuthUserConfigurations, iapConfigurations: iapConfigurations,
-            promptForUntrustedHosts: promptForUntrustedHosts))
+        state = Mutex(
+            State(
+                oAuthUserConfigurations: oAuthUserConfigurations, iapConfigurations: iapConfigurations,
+                promptForUntrustedHosts: promptForUntrustedHosts))
     }
 
     /// The portals whose OAuth challenges are answered with a browser sign-in, first match first.
@@ -134,13 +137,17 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
             switch challenge.kind {
             case .iap:
                 guard let settings = signInSettings,
-                      let configuration = iapConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) })
+                    let configuration = iapConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) })
                 else { return .continueWithoutCredential }
-                return .continueWithCredential(try await IAPCredential.credential(for: configuration, settings: settings))
+                return .continueWithCredential(
+                    try await IAPCredential.credential(for: configuration, settings: settings))
             case .oAuthOrToken:
                 if let settings = signInSettings,
-                   let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }) {
-                    return .continueWithCredential(try await OAuthUserCredential.credential(for: configuration, settings: settings))
+                    let configuration = oAuthUserConfigurations.first(where: { $0.canBeUsed(for: challenge.requestURL) }
+                    )
+                {
+                    return .continueWithCredential(
+                        try await OAuthUserCredential.credential(for: configuration, settings: settings))
                 }
                 return try await tokenCredential(for: challenge)
             case .token:
@@ -152,7 +159,9 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     }
 
     /// Username and password through the prompt → generateToken, asked again while the server refuses them.
-    private func tokenCredential(for challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
+    private func tokenCredential(for challenge: ArcGISAuthenticationChallenge) async throws
+        -> ArcGISAuthenticationChallenge.Disposition
+    {
         guard let prompt = activePrompt else {
             guard self.prompt != nil else { return .continueWithoutCredential }
             // A prompt that cannot ask now (no terminal): say so, naming the challenge, instead of a bare refusal.
@@ -160,7 +169,8 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
             throw AuthenticationChallengeError(
                 error.kind, url: challenge.requestURL, statusCode: error.statusCode,
                 detail: error.detail + "; nobody could be asked for a username and password (no terminal): "
-                    + "run where a person can answer, give the Authenticator a prompt, or add a credential to the store first")
+                    + "run where a person can answer, give the Authenticator a prompt, or add a credential to the store first"
+            )
         }
         var failure: String?
         for attempt in 1...maximumAttempts {
@@ -168,8 +178,10 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
             guard let answer = try await prompt.login(request) else { return .continueWithoutCredential }
             do {
                 return .continueWithCredential(
-                    try await TokenCredential.credential(for: challenge, username: answer.username, password: answer.password))
-            } catch let error as TokenServiceError where error.kind == .credentialsRefused && attempt < maximumAttempts {
+                    try await TokenCredential.credential(
+                        for: challenge, username: answer.username, password: answer.password))
+            } catch let error as TokenServiceError where error.kind == .credentialsRefused && attempt < maximumAttempts
+            {
                 failure = error.description
             }
         }
@@ -185,7 +197,8 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
             switch challenge.kind {
             case .basic, .digest, .ntlm:
                 guard let prompt = activePrompt else { return .continueWithoutCredential }
-                let request = LoginRequest(purpose: .http(challenge.kind), url: challenge.requestURL, realm: challenge.realm)
+                let request = LoginRequest(
+                    purpose: .http(challenge.kind), url: challenge.requestURL, realm: challenge.realm)
                 guard let answer = try await prompt.login(request) else { return .continueWithoutCredential }
                 return .continueWithCredential(.password(username: answer.username, password: answer.password))
             case .negotiate:
@@ -194,7 +207,7 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
                 return try await certificateCredential(for: challenge)
             case .serverTrust:
                 guard promptForUntrustedHosts, let prompt = activePrompt, let certificate = challenge.serverCertificate,
-                      try await prompt.shouldTrust(certificate, for: challenge.protectionSpace)
+                    try await prompt.shouldTrust(certificate, for: challenge.protectionSpace)
                 else { return .continueWithoutCredential }
                 return .continueWithCredential(.serverTrust)
             }
@@ -204,11 +217,16 @@ public final class Authenticator: ArcGISAuthenticationChallengeHandler, NetworkA
     }
 
     /// A .p12/.pfx file and password through the prompt, asked again while it cannot be opened.
-    private func certificateCredential(for challenge: NetworkAuthenticationChallenge) async throws -> NetworkAuthenticationChallenge.Disposition {
+    private func certificateCredential(for challenge: NetworkAuthenticationChallenge) async throws
+        -> NetworkAuthenticationChallenge.Disposition
+    {
         guard let prompt = activePrompt else { return .continueWithoutCredential }
         var failure: String?
         for _ in 1...maximumAttempts {
-            guard let answer = try await prompt.clientCertificate(for: challenge.protectionSpace, previousFailure: failure) else {
+            guard
+                let answer = try await prompt.clientCertificate(
+                    for: challenge.protectionSpace, previousFailure: failure)
+            else {
                 return .continueWithoutCredential
             }
             do {

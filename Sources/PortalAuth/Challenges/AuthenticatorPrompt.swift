@@ -21,7 +21,8 @@ public protocol AuthenticatorPrompt: Sendable {
     /// - Parameters:
     ///   - space: the server that asks for a client certificate.
     ///   - previousFailure: why the previous answer could not be used (wrong password, not PKCS#12), to show.
-    func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws -> ClientCertificateAnswer?
+    func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws
+        -> ClientCertificateAnswer?
 }
 
 /// What an `Authenticator` asks a username and password for.

@@ -73,12 +73,14 @@ enum DetectedChallenge: Sendable, Equatable {
             }
         }
         if (300..<400).contains(response.statusCode), let location = response.headers["Location"],
-           let target = URL(string: location, relativeTo: url)?.absoluteURL,
-           let detail = signInRedirect(from: url, to: target, covering: covering)
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            let detail = signInRedirect(from: url, to: target, covering: covering)
         {
             return .identityAwareProxy(detail: detail)
         }
-        if response.statusCode == 200, Self.isHTML(response), !covering.isEmpty, let provider = selfPostingSignInPage(response, covering: covering) {
+        if response.statusCode == 200, Self.isHTML(response), !covering.isEmpty,
+            let provider = selfPostingSignInPage(response, covering: covering)
+        {
             return .identityAwareProxy(detail: "a page that posts itself to the identity provider at \(provider)")
         }
         if let envelope = Self.envelope(of: response), let code = envelope.code, envelope.isTokenChallenge {
@@ -98,13 +100,16 @@ enum DetectedChallenge: Sendable, Equatable {
             return "redirected to an authorization request at \(targetHost)\(shortPath(targetPath))"
         }
         guard !covering.isEmpty else { return nil }
-        let providerHosts = covering.flatMap { [URLNormalization.host(of: $0.authorizeURL), URLNormalization.host(of: $0.tokenURL)] }
+        let providerHosts = covering.flatMap {
+            [URLNormalization.host(of: $0.authorizeURL), URLNormalization.host(of: $0.tokenURL)]
+        }
         if providerHosts.contains(targetHost) {
             return "redirected to the identity provider at \(targetHost)"
         }
         let requestPath = url.path(percentEncoded: true)
         if targetHost == URLNormalization.host(of: url) {
-            if trimmedSlashes(targetPath) == trimmedSlashes(requestPath) { return nil }  // http → https, a trailing slash
+            // http → https, a trailing slash
+            if trimmedSlashes(targetPath) == trimmedSlashes(requestPath) { return nil }
             if isBelow(targetPath, requestPath) { return nil }  // /portal → /portal/home/
             return "redirected from a host behind the proxy to its page \(shortPath(targetPath))"
         }
@@ -116,13 +121,15 @@ enum DetectedChallenge: Sendable, Equatable {
 
     /// Whether `url` is an OAuth 2.0 authorization request: its query has `client_id` and `response_type`.
     static func isAuthorizationRequest(_ url: URL) -> Bool {
-        let names = Set((URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { $0.name.lowercased() })
+        let names = Set(
+            (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { $0.name.lowercased() })
         return names.contains("client_id") && names.contains("response_type")
     }
 
     /// The path segments that name a sign-in page on another host.
     private static let signInWords = [
-        "login", "logon", "signin", "sign-in", "sign_in", "sso", "saml", "saml2", "oauth", "oauth2", "authorize", "auth",
+        "login", "logon", "signin", "sign-in", "sign_in", "sso", "saml", "saml2", "oauth", "oauth2", "authorize",
+        "auth",
         "openid-connect", "adfs",
     ]
 
@@ -164,13 +171,15 @@ enum DetectedChallenge: Sendable, Equatable {
             let form = page[tagEnd..<formEnd]
             searchFrom = formEnd
             guard attribute("method", in: tag) == "post", let action = attribute("action", in: tag),
-                  let target = URL(string: action.replacingOccurrences(of: "&amp;", with: "&"), relativeTo: response.url)?.absoluteURL,
-                  let host = URLNormalization.host(of: target)
+                let target = URL(string: action.replacingOccurrences(of: "&amp;", with: "&"), relativeTo: response.url)?
+                    .absoluteURL,
+                let host = URLNormalization.host(of: target)
             else { continue }
             let toAuthorize = covering.contains {
                 URLNormalization.comparable($0.authorizeURL) == URLNormalization.comparable(target)
             }
-            let carriesRequest = form.contains("name=\"client_id\"") && form.contains("name=\"response_type\"")
+            let carriesRequest =
+                form.contains("name=\"client_id\"") && form.contains("name=\"response_type\"")
                 || form.contains("name='client_id'") && form.contains("name='response_type'")
             if toAuthorize || carriesRequest { return host }
         }
@@ -189,7 +198,9 @@ enum DetectedChallenge: Sendable, Equatable {
         while let found = tag.range(of: name, range: searchFrom..<tag.endIndex) {
             searchFrom = found.upperBound
             // A whole attribute name: preceded by white space.
-            guard found.lowerBound > tag.startIndex, tag[tag.index(before: found.lowerBound)].isWhitespace else { continue }
+            guard found.lowerBound > tag.startIndex, tag[tag.index(before: found.lowerBound)].isWhitespace else {
+                continue
+            }
             var rest = tag[found.upperBound...].drop { $0.isWhitespace }
             guard rest.first == "=" else { continue }
             rest = rest.dropFirst().drop { $0.isWhitespace }

@@ -71,8 +71,10 @@ public struct NetworkAuthenticationChallenge: Sendable, CustomStringConvertible 
     /// The error the request fails with unless a credential is given.
     public let error: any Error
 
-    init(kind: Kind, requestURL: URL, protectionSpace: ProtectionSpace, realm: String? = nil,
-         serverCertificate: CertificateInfo? = nil, error: any Error) {
+    init(
+        kind: Kind, requestURL: URL, protectionSpace: ProtectionSpace, realm: String? = nil,
+        serverCertificate: CertificateInfo? = nil, error: any Error
+    ) {
         self.kind = kind
         self.requestURL = requestURL
         self.protectionSpace = protectionSpace

@@ -28,7 +28,8 @@ public struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
         let username = try await TerminalInput.line("Username (empty to skip): ").trimmingCharacters(in: .whitespaces)
         guard !username.isEmpty else { return nil }
         while true {
-            let password = try await TerminalInput.secret("Password for \(DisplayText.neutralised(username, limit: 200)): ")
+            let password = try await TerminalInput.secret(
+                "Password for \(DisplayText.neutralised(username, limit: 200)): ")
             if !password.isEmpty { return LoginAnswer(username: username, password: password) }
             TerminalInput.say("The password is empty; type it (nothing is shown), or press Ctrl-C to stop.")
         }
@@ -37,20 +38,26 @@ public struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
     public func shouldTrust(_ certificate: CertificateInfo, for space: ProtectionSpace) async throws -> Bool {
         TerminalInput.say("The certificate of \(space) is not trusted:")
         TerminalInput.say("    subject:  \(DisplayText.neutralised(certificate.subject, limit: 300))")
-        TerminalInput.say("    issuer:   \(certificate.isSelfSigned ? "itself (self-signed)" : DisplayText.neutralised(certificate.issuer, limit: 300))")
+        TerminalInput.say(
+            "    issuer:   \(certificate.isSelfSigned ? "itself (self-signed)" : DisplayText.neutralised(certificate.issuer, limit: 300))"
+        )
         if let notBefore = certificate.notBefore, let notAfter = certificate.notAfter {
             TerminalInput.say("    valid:    \(notBefore.ISO8601Format()) to \(notAfter.ISO8601Format())")
         }
         TerminalInput.say("    SHA-256:  \(certificate.sha256Fingerprint)")
-        TerminalInput.say("Compare the fingerprint with the one the server's administrator gives you before trusting it.")
+        TerminalInput.say(
+            "Compare the fingerprint with the one the server's administrator gives you before trusting it.")
         let answer = try await TerminalInput.line("Trust this certificate for \(space) during this run? [y/N] ")
         return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }
 
-    public func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws -> ClientCertificateAnswer? {
+    public func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws
+        -> ClientCertificateAnswer?
+    {
         if let previousFailure { TerminalInput.say(DisplayText.neutralised(previousFailure, limit: 500)) }
         TerminalInput.say("\(space) asks for a TLS client certificate.")
-        let path = try await TerminalInput.line("Certificate file (.p12/.pfx, empty to skip): ").trimmingCharacters(in: .whitespaces)
+        let path = try await TerminalInput.line("Certificate file (.p12/.pfx, empty to skip): ").trimmingCharacters(
+            in: .whitespaces)
         guard !path.isEmpty else { return nil }
         let expanded = NSString(string: path).expandingTildeInPath
         let password = try await TerminalInput.secret("Password for \(DisplayText.neutralised(expanded, limit: 300)): ")

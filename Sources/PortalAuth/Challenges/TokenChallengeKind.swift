@@ -12,12 +12,14 @@ enum TokenChallengeKind {
     /// server, `.token`; a federated server, or an answer that says neither, is `.oAuthOrToken`.
     static func kind(for url: URL, httpClient: any TransportClient) async -> ArcGISAuthenticationChallenge.Kind {
         let (root, isServer) = TokenService.root(of: url)
-        guard isServer, var components = URLComponents(url: root.appending(path: "rest/info"), resolvingAgainstBaseURL: true) else {
+        guard isServer,
+            var components = URLComponents(url: root.appending(path: "rest/info"), resolvingAgainstBaseURL: true)
+        else {
             return .oAuthOrToken
         }
         components.queryItems = [URLQueryItem(name: "f", value: "json")]
         guard let infoURL = components.url,
-              let response = try? await httpClient.send(.get(infoURL)), response.isSuccess
+            let response = try? await httpClient.send(.get(infoURL)), response.isSuccess
         else { return .oAuthOrToken }
         return kind(ofServerInfo: response.body)
     }
@@ -25,7 +27,7 @@ enum TokenChallengeKind {
     /// `.token` when the `rest/info` document names a token service and no owning portal.
     static func kind(ofServerInfo body: Data) -> ArcGISAuthenticationChallenge.Kind {
         guard let json = try? JSONValue.parse(body), let authInfo = json["authInfo"]?.objectValue,
-              authInfo["isTokenBasedSecurity"]?.boolValue != false
+            authInfo["isTokenBasedSecurity"]?.boolValue != false
         else { return .oAuthOrToken }
         let owner = json["owningSystemUrl"]?.stringValue ?? authInfo["owningSystemUrl"]?.stringValue
         return (owner?.isEmpty ?? true) ? .token : .oAuthOrToken

@@ -17,8 +17,8 @@ package enum UnansweredResponse: Sendable, Equatable {
     package static func detect(in response: TransportResponse, for url: URL) -> UnansweredResponse? {
         if response.statusCode == 401 || response.statusCode == 403 { return .refused(statusCode: response.statusCode) }
         guard (300..<400).contains(response.statusCode), let location = response.headers["Location"],
-              let target = URL(string: location, relativeTo: url)?.absoluteURL,
-              let host = URLNormalization.host(of: target), carriesReturn(target, to: url)
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            let host = URLNormalization.host(of: target), carriesReturn(target, to: url)
         else { return nil }
         return .signInRedirect(host: host)
     }

@@ -24,7 +24,8 @@ struct WWWAuthenticateChallenge: Sendable, Equatable {
                     // "Scheme param=value" or "Scheme token68": a new challenge.
                     var parameters: [String: String] = [:]
                     if let (name, value) = parameter(String(text[space...])) { parameters[name] = value }
-                    challenges.append(WWWAuthenticateChallenge(scheme: text[..<space].lowercased(), parameters: parameters))
+                    challenges.append(
+                        WWWAuthenticateChallenge(scheme: text[..<space].lowercased(), parameters: parameters))
                 } else if let (name, value) = parameter(text), !challenges.isEmpty {
                     // "param=value": one more parameter of the current challenge.
                     let last = challenges.removeLast()

@@ -112,40 +112,77 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
     // MARK: - Factories
 
     static func notAFileURL(_ url: URL) -> ConfigurationError {
-        ConfigurationError(.notAFileURL, file: nil, issues: [ConfigurationIssue(
-            message: "\(url.absoluteString) is not a file URL; configurations are loaded from local files only (use URL(fileURLWithPath:))")])
+        ConfigurationError(
+            .notAFileURL, file: nil,
+            issues: [
+                ConfigurationIssue(
+                    message:
+                        "\(url.absoluteString) is not a file URL; configurations are loaded from local files only (use URL(fileURLWithPath:))"
+                )
+            ])
     }
 
     static func fileNotFound(_ file: URL) -> ConfigurationError {
-        ConfigurationError(.fileNotFound, file: file, issues: [ConfigurationIssue(
-            message: "the file does not exist; check the path (a relative path is resolved from the current directory)")])
+        ConfigurationError(
+            .fileNotFound, file: file,
+            issues: [
+                ConfigurationIssue(
+                    message:
+                        "the file does not exist; check the path (a relative path is resolved from the current directory)"
+                )
+            ])
     }
 
     static func isDirectory(_ file: URL) -> ConfigurationError {
-        ConfigurationError(.isDirectory, file: file, issues: [ConfigurationIssue(
-            message: "this is a directory; give the path of the JSON configuration file itself")])
+        ConfigurationError(
+            .isDirectory, file: file,
+            issues: [
+                ConfigurationIssue(
+                    message: "this is a directory; give the path of the JSON configuration file itself")
+            ])
     }
 
     static func unreadable(_ file: URL, reason: String) -> ConfigurationError {
-        ConfigurationError(.unreadable(reason: reason), file: file, issues: [ConfigurationIssue(
-            message: "the file cannot be read (\(reason)); check that it is readable by this user")])
+        ConfigurationError(
+            .unreadable(reason: reason), file: file,
+            issues: [
+                ConfigurationIssue(
+                    message: "the file cannot be read (\(reason)); check that it is readable by this user")
+            ])
     }
 
     static func empty(_ file: URL) -> ConfigurationError {
-        ConfigurationError(.empty, file: file, issues: [ConfigurationIssue(
-            message: "the file is empty; it must hold a JSON object with the keys \(IAPConfigurationKey.requiredKeyList)")])
+        ConfigurationError(
+            .empty, file: file,
+            issues: [
+                ConfigurationIssue(
+                    message:
+                        "the file is empty; it must hold a JSON object with the keys \(IAPConfigurationKey.requiredKeyList)"
+                )
+            ])
     }
 
     static func tooLarge(_ file: URL, size: Int) -> ConfigurationError {
-        ConfigurationError(.tooLarge(size: size), file: file, issues: [ConfigurationIssue(
-            message: "the file is larger than \(maximumFileSize) bytes (1 MiB), the limit for a configuration file; check that this is the right file")])
+        ConfigurationError(
+            .tooLarge(size: size), file: file,
+            issues: [
+                ConfigurationIssue(
+                    message:
+                        "the file is larger than \(maximumFileSize) bytes (1 MiB), the limit for a configuration file; check that this is the right file"
+                )
+            ])
     }
 
     static func notUTF8(_ file: URL, offset: Int, byte: UInt8, line: Int, column: Int) -> ConfigurationError {
         let hex = "0x" + String(byte, radix: 16, uppercase: true)
-        return ConfigurationError(.notUTF8(offset: offset, byte: byte), file: file, issues: [ConfigurationIssue(
-            message: "the file is not UTF-8 text: byte \(hex) at byte offset \(offset) is invalid; save the file as UTF-8",
-            line: line, column: column)])
+        return ConfigurationError(
+            .notUTF8(offset: offset, byte: byte), file: file,
+            issues: [
+                ConfigurationIssue(
+                    message:
+                        "the file is not UTF-8 text: byte \(hex) at byte offset \(offset) is invalid; save the file as UTF-8",
+                    line: line, column: column)
+            ])
     }
 
     static func syntax(_ file: URL?, _ error: JSONSyntaxError) -> ConfigurationError {
@@ -153,8 +190,13 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         if error.message.localizedCaseInsensitiveContains("duplicate") {
             message += "; each key may appear only once"
         }
-        return ConfigurationError(.syntax, file: file, issues: [ConfigurationIssue(
-            message: message, line: error.line > 0 ? error.line : nil, column: error.line > 0 ? error.column : nil)])
+        return ConfigurationError(
+            .syntax, file: file,
+            issues: [
+                ConfigurationIssue(
+                    message: message, line: error.line > 0 ? error.line : nil,
+                    column: error.line > 0 ? error.column : nil)
+            ])
     }
 
     static func invalid(_ file: URL?, issues: [ConfigurationIssue]) -> ConfigurationError {

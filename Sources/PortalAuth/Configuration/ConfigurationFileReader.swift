@@ -5,14 +5,17 @@ import PortalAuthCore
 /// Reads a configuration file with a size limit, turning each way it can fail into its own error.
 enum ConfigurationFileReader {
     /// Reads `file` on a thread outside the cooperative pool (a FIFO or a slow disk may block).
-    static func read(_ file: URL, limit: Int = ConfigurationError.maximumFileSize) async throws(ConfigurationError) -> Data {
+    static func read(_ file: URL, limit: Int = ConfigurationError.maximumFileSize) async throws(ConfigurationError)
+        -> Data
+    {
         let result: Result<Data, ConfigurationError>
         do {
             result = try await BlockingWork.run(name: "PortalAuth.configuration-read") {
                 Result { () throws(ConfigurationError) in try readBlocking(file, limit: limit) }
             }
         } catch {
-            throw .unreadable(file, reason: "the task was cancelled before the file was read")  // the only error run adds
+            // the only error run adds
+            throw .unreadable(file, reason: "the task was cancelled before the file was read")
         }
         return try result.get()
     }
@@ -34,7 +37,9 @@ enum ConfigurationFileReader {
             throw failure(file, error)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(file) }
-        if (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) > limit { throw .tooLarge(file, size: Int(info.st_size)) }
+        if (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) > limit {
+            throw .tooLarge(file, size: Int(info.st_size))
+        }
 
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)

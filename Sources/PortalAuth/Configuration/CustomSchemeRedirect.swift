@@ -19,7 +19,7 @@ package struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible
     /// The redirect when `url` has a custom scheme (RFC 3986 syntax, not http, https, file, …); nil otherwise.
     package init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), Self.isValidScheme(scheme), !Self.reservedSchemes.contains(scheme),
-              url.fragment == nil, url.user == nil, url.password == nil
+            url.fragment == nil, url.user == nil, url.password == nil
         else { return nil }
         self.url = url
         self.scheme = scheme
@@ -27,11 +27,14 @@ package struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible
 
     /// Whether `text` is a scheme name by RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` or `.`.
     package static func isValidScheme(_ text: String) -> Bool {
-        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic, text.count <= 64 else {
+        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic, text.count <= 64
+        else {
             return false
         }
         return text.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "+-.".unicodeScalars.contains(scalar))
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "+-.".unicodeScalars.contains(scalar))
         }
     }
 
@@ -48,10 +51,10 @@ package struct CustomSchemeRedirect: Sendable, Hashable, CustomStringConvertible
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let withoutFragment = String(trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0])
         guard let received = URLComponents(string: withoutFragment),
-              let expected = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              received.scheme?.lowercased() == scheme,
-              (received.percentEncodedHost ?? "").lowercased() == (expected.percentEncodedHost ?? "").lowercased(),
-              received.port == expected.port
+            let expected = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            received.scheme?.lowercased() == scheme,
+            (received.percentEncodedHost ?? "").lowercased() == (expected.percentEncodedHost ?? "").lowercased(),
+            received.port == expected.port
         else { return nil }
         let path = received.percentEncodedPath.isEmpty ? "/" : received.percentEncodedPath
         return received.percentEncodedQuery.map { "\(path)?\($0)" } ?? path

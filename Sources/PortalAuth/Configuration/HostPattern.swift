@@ -38,7 +38,9 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// Parses `text`, or throws why it is not a pattern.
     package init(_ text: String) throws(Invalid) {
         self.text = text
-        guard !text.isEmpty else { throw Invalid(reason: "it is empty; write a host such as \"maps.contoso.com\" or \"*.contoso.com\"") }
+        guard !text.isEmpty else {
+            throw Invalid(reason: "it is empty; write a host such as \"maps.contoso.com\" or \"*.contoso.com\"")
+        }
         guard !text.contains(where: { $0.isWhitespace }) else { throw Invalid(reason: "it contains white space") }
         if text.contains("://") {
             let host = URL(string: text)?.host(percentEncoded: false).map { " (\"\($0)\")" } ?? ""
@@ -58,11 +60,15 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         var host = Substring(text)
         var portText: Substring?
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw Invalid(reason: "the IPv6 address has no closing \"]\"") }
+            guard let close = text.firstIndex(of: "]") else {
+                throw Invalid(reason: "the IPv6 address has no closing \"]\"")
+            }
             host = text[text.startIndex...close]
             let rest = text[text.index(after: close)...]
             if !rest.isEmpty {
-                guard rest.first == ":" else { throw Invalid(reason: "only \":port\" may follow an IPv6 address in brackets") }
+                guard rest.first == ":" else {
+                    throw Invalid(reason: "only \":port\" may follow an IPv6 address in brackets")
+                }
                 portText = rest.dropFirst()
             }
         } else if let colon = text.firstIndex(of: ":") {
@@ -74,7 +80,7 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
         guard let portText else { return (String(host), nil) }
         guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
-              let port = Int(portText), (1...65535).contains(port)
+            let port = Int(portText), (1...65535).contains(port)
         else { throw Invalid(reason: "the port \"\(portText)\" is not a number from 1 to 65535") }
         return (String(host), port)
     }
@@ -93,7 +99,8 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
             return .domain(domain)
         }
         guard !text.contains("*") else {
-            throw Invalid(reason: "a wildcard is allowed only alone (\"*\") or as the whole first label (\"*.contoso.com\")")
+            throw Invalid(
+                reason: "a wildcard is allowed only alone (\"*\") or as the whole first label (\"*.contoso.com\")")
         }
         return .exact(try hostName(text, wildcard: false))
     }
@@ -103,22 +110,29 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         var name = text.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
         guard !name.isEmpty else {
-            throw Invalid(reason: wildcard ? "\"*.\" names no domain; write \"*.contoso.com\" or \"*\"" : "it names no host")
+            throw Invalid(
+                reason: wildcard ? "\"*.\" names no domain; write \"*.contoso.com\" or \"*\"" : "it names no host")
         }
         guard !name.contains("*") else {
-            throw Invalid(reason: "a wildcard is allowed only alone (\"*\") or as the whole first label (\"*.contoso.com\")")
+            throw Invalid(
+                reason: "a wildcard is allowed only alone (\"*\") or as the whole first label (\"*.contoso.com\")")
         }
         if !name.allSatisfy(\.isASCII) {
             // An internationalised name: compare in its ASCII (punycode) form, as URLs carry it.
-            guard let ascii = URL(string: "http://\(name)")?.host(percentEncoded: false), ascii.allSatisfy(\.isASCII) else {
+            guard let ascii = URL(string: "http://\(name)")?.host(percentEncoded: false), ascii.allSatisfy(\.isASCII)
+            else {
                 throw Invalid(reason: "\"\(name)\" is not a valid host name")
             }
             name = ascii.lowercased()
         }
         guard name.utf8.count <= 253 else { throw Invalid(reason: "the host name is longer than 253 characters") }
         for label in name.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !label.isEmpty else { throw Invalid(reason: "\"\(text)\" has an empty label (two dots in a row or a leading dot)") }
-            guard label.utf8.count <= 63 else { throw Invalid(reason: "the label \"\(label)\" is longer than 63 characters") }
+            guard !label.isEmpty else {
+                throw Invalid(reason: "\"\(text)\" has an empty label (two dots in a row or a leading dot)")
+            }
+            guard label.utf8.count <= 63 else {
+                throw Invalid(reason: "the label \"\(label)\" is longer than 63 characters")
+            }
             guard label.allSatisfy({ $0.isASCIILetterOrDigit || $0 == "-" || $0 == "_" }) else {
                 throw Invalid(reason: "\"\(label)\" may hold only letters, digits, \"-\" and \"_\"")
             }

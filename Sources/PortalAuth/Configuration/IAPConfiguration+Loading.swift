@@ -48,8 +48,11 @@ extension IAPConfiguration {
             return IAPConfigurationReport(file: file, error: .empty(file))
         }
         if let invalid = Self.firstInvalidUTF8(in: text) {
-            return IAPConfigurationReport(file: file, error: .notUTF8(
-                file, offset: invalid.offset + (data.count - text.count), byte: invalid.byte, line: invalid.line, column: invalid.column))
+            return IAPConfigurationReport(
+                file: file,
+                error: .notUTF8(
+                    file, offset: invalid.offset + (data.count - text.count), byte: invalid.byte, line: invalid.line,
+                    column: invalid.column))
         }
         let root: JSONValue
         do {
@@ -67,7 +70,8 @@ extension IAPConfiguration {
         let errors = Self.inDocumentOrder(decoder.errors.map(place))
         let warnings = Self.inDocumentOrder(decoder.warnings.map(place))
         let error = errors.isEmpty ? nil : ConfigurationError.invalid(file, issues: errors)
-        return IAPConfigurationReport(file: file, configuration: decoder.configuration, error: error, warnings: warnings)
+        return IAPConfigurationReport(
+            file: file, configuration: decoder.configuration, error: error, warnings: warnings)
     }
 
     // MARK: - Helpers

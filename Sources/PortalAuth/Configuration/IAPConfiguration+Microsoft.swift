@@ -23,15 +23,19 @@ extension IAPConfiguration {
         hostsBehindProxy: [String],
         authorizationPromptType: IAPAuthorizationPromptType = .unspecified
     ) throws(ConfigurationError) -> IAPConfiguration {
-        let tenantIsValid = !tenantID.isEmpty
+        let tenantIsValid =
+            !tenantID.isEmpty
             && tenantID.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
         var issues: [ConfigurationIssue] = []
         if !tenantIsValid {
-            issues.append(ConfigurationIssue(
-                message: "`tenantID` must be the directory (tenant) ID, a GUID or a domain such as contoso.onmicrosoft.com, found \"\(tenantID)\"",
-                key: "tenantID"))
+            issues.append(
+                ConfigurationIssue(
+                    message:
+                        "`tenantID` must be the directory (tenant) ID, a GUID or a domain such as contoso.onmicrosoft.com, found \"\(tenantID)\"",
+                    key: "tenantID"))
         }
-        let endpoints = microsoftLoginBase.appending(path: tenantIsValid ? tenantID : "common").appending(path: "oauth2/v2.0")
+        let endpoints = microsoftLoginBase.appending(path: tenantIsValid ? tenantID : "common").appending(
+            path: "oauth2/v2.0")
         do {
             let configuration = try configuration(
                 authorizeURL: endpoints.appending(path: "authorize"),

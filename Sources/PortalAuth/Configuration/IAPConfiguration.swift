@@ -47,7 +47,8 @@ public struct IAPConfiguration: Sendable, Hashable {
     /// Creates a configuration from values that have passed the rules.
     package init(
         authorizeURL: URL, tokenURL: URL, logoutURL: URL, clientID: String, redirectURL: URL,
-        scopes: [String], hostsBehindProxy: [String], authorizationPromptType: IAPAuthorizationPromptType, sourceFile: URL?
+        scopes: [String], hostsBehindProxy: [String], authorizationPromptType: IAPAuthorizationPromptType,
+        sourceFile: URL?
     ) {
         self.authorizeURL = authorizeURL
         self.tokenURL = tokenURL

@@ -21,8 +21,8 @@ package enum IAPConfigurationChange: Sendable, Equatable {
     /// most 1 MiB; the store is loaded off the cooperative pool).
     package static func reading(_ stored: IAPConfiguration) -> IAPConfigurationChange {
         guard let file = stored.sourceFile,
-              let data = try? ConfigurationFileReader.readBlocking(file, limit: ConfigurationError.maximumFileSize),
-              let current = IAPConfiguration.report(parsing: data, file: file).configuration
+            let data = try? ConfigurationFileReader.readBlocking(file, limit: ConfigurationError.maximumFileSize),
+            let current = IAPConfiguration.report(parsing: data, file: file).configuration
         else { return .unchanged }
         return compare(stored: stored, current: current)
     }
@@ -32,14 +32,16 @@ package enum IAPConfigurationChange: Sendable, Equatable {
         var differences: [String] = []
         func differ(_ what: String, _ now: URL, _ then: URL) {
             guard URLNormalization.comparable(now) != URLNormalization.comparable(then) else { return }
-            differences.append("\(what) is now \(DisplayText.neutralised(now.absoluteString, limit: 300)) (the sign-in's: "
-                + "\(DisplayText.neutralised(then.absoluteString, limit: 300)))")
+            differences.append(
+                "\(what) is now \(DisplayText.neutralised(now.absoluteString, limit: 300)) (the sign-in's: "
+                    + "\(DisplayText.neutralised(then.absoluteString, limit: 300)))")
         }
         differ("the identity provider's authorize_url", current.authorizeURL, stored.authorizeURL)
         differ("token_url", current.tokenURL, stored.tokenURL)
         if current.clientID != stored.clientID {
-            differences.append("client_id is now \(DisplayText.neutralised(current.clientID, limit: 200)) (the sign-in's: "
-                + "\(DisplayText.neutralised(stored.clientID, limit: 200)))")
+            differences.append(
+                "client_id is now \(DisplayText.neutralised(current.clientID, limit: 200)) (the sign-in's: "
+                    + "\(DisplayText.neutralised(stored.clientID, limit: 200)))")
         }
         if !differences.isEmpty { return .differs(current: current, differences: differences) }
         return current == stored ? .unchanged : .updated(current)

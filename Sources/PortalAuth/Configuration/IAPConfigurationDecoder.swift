@@ -15,9 +15,11 @@ struct IAPConfigurationDecoder {
     /// Decodes `root`.
     init(_ root: JSONValue, sourceFile: URL?) {
         guard let object = root.objectValue else {
-            errors.append(ConfigurationIssue(
-                message: "the configuration must be a JSON object with the keys \(IAPConfigurationKey.requiredKeyList), found \(Self.article(root.typeName))",
-                key: nil))
+            errors.append(
+                ConfigurationIssue(
+                    message:
+                        "the configuration must be a JSON object with the keys \(IAPConfigurationKey.requiredKeyList), found \(Self.article(root.typeName))",
+                    key: nil))
             return
         }
         let misspellings = checkUnknownKeys(object)
@@ -40,11 +42,15 @@ struct IAPConfigurationDecoder {
             }
         }
         errors += fields.issues(naming: \.rawValue)
-        if let redirect = fields.redirectURL, URLRules.redirectURLProblem(redirect) == nil, !URLRules.isLoopbackRedirect(redirect),
-           CustomSchemeRedirect(redirect) == nil {
-            warnings.append(ConfigurationIssue(
-                message: "`redirect_url` \"\(redirect.absoluteString)\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
-                key: IAPConfigurationKey.redirectURL.rawValue))
+        if let redirect = fields.redirectURL, URLRules.redirectURLProblem(redirect) == nil,
+            !URLRules.isLoopbackRedirect(redirect),
+            CustomSchemeRedirect(redirect) == nil
+        {
+            warnings.append(
+                ConfigurationIssue(
+                    message:
+                        "`redirect_url` \"\(redirect.absoluteString)\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
+                    key: IAPConfigurationKey.redirectURL.rawValue))
         }
         for case let (index, pattern?) in (fields.hostsBehindProxy ?? []).enumerated() {
             let key = "\(IAPConfigurationKey.hostsBehindProxy.rawValue)[\(index)]"
@@ -67,16 +73,22 @@ struct IAPConfigurationDecoder {
             guard unknownCount <= Self.maximumUnknownKeyWarnings else { continue }
             if let suggestion = KeySuggester.nearest(to: key, among: known) {
                 if object[suggestion] == nil, meant[suggestion] == nil { meant[suggestion] = key }
-                warnings.append(ConfigurationIssue(message: "unknown key `\(key)` is ignored; did you mean `\(suggestion)`?", key: key))
+                warnings.append(
+                    ConfigurationIssue(
+                        message: "unknown key `\(key)` is ignored; did you mean `\(suggestion)`?", key: key))
             } else {
-                warnings.append(ConfigurationIssue(
-                    message: "unknown key `\(key)` is ignored; the known keys are \(known.joined(separator: ", "))", key: key))
+                warnings.append(
+                    ConfigurationIssue(
+                        message: "unknown key `\(key)` is ignored; the known keys are \(known.joined(separator: ", "))",
+                        key: key))
             }
         }
         if unknownCount > Self.maximumUnknownKeyWarnings {
-            warnings.append(ConfigurationIssue(
-                message: "\(unknownCount - Self.maximumUnknownKeyWarnings) more unknown keys are ignored (only the first \(Self.maximumUnknownKeyWarnings) are named)",
-                key: nil))
+            warnings.append(
+                ConfigurationIssue(
+                    message:
+                        "\(unknownCount - Self.maximumUnknownKeyWarnings) more unknown keys are ignored (only the first \(Self.maximumUnknownKeyWarnings) are named)",
+                    key: nil))
         }
         return meant
     }
@@ -103,7 +115,8 @@ struct IAPConfigurationDecoder {
     private mutating func url(_ value: JSONValue, _ key: IAPConfigurationKey) -> URL? {
         guard let text = string(value, key.rawValue) else { return nil }
         guard let url = URLRules.url(from: text) else {
-            errors.append(ConfigurationIssue(message: "`\(key.rawValue)` is not a valid URL: \"\(text)\"", key: key.rawValue))
+            errors.append(
+                ConfigurationIssue(message: "`\(key.rawValue)` is not a valid URL: \"\(text)\"", key: key.rawValue))
             return nil
         }
         return url
@@ -123,9 +136,11 @@ struct IAPConfigurationDecoder {
         let key = IAPConfigurationKey.authorizationPromptType.rawValue
         guard let text = string(value, key) else { return nil }
         guard let type = IAPAuthorizationPromptType(rawValue: text) else {
-            errors.append(ConfigurationIssue(
-                message: "`\(key)` has the unknown value \"\(text)\"; allowed values: \(IAPAuthorizationPromptType.allowedValueList)",
-                key: key))
+            errors.append(
+                ConfigurationIssue(
+                    message:
+                        "`\(key)` has the unknown value \"\(text)\"; allowed values: \(IAPAuthorizationPromptType.allowedValueList)",
+                    key: key))
             return nil
         }
         return type

@@ -20,7 +20,9 @@ struct IAPConfigurationFields: Sendable {
         func add(_ problem: String?, _ key: String) {
             if let issue = IAPConfigurationRules.issue(problem, key: key) { issues.append(issue) }
         }
-        for (key, url) in [(IAPConfigurationKey.authorizeURL, authorizeURL), (.tokenURL, tokenURL), (.logoutURL, logoutURL)] {
+        for (key, url) in [
+            (IAPConfigurationKey.authorizeURL, authorizeURL), (.tokenURL, tokenURL), (.logoutURL, logoutURL),
+        ] {
             if let url { add(URLRules.endpointProblem(url), name(key)) }
         }
         if let clientID { add(IAPConfigurationRules.clientIDProblem(clientID), name(.clientID)) }
@@ -43,9 +45,9 @@ struct IAPConfigurationFields: Sendable {
     /// The configuration, when every value is present and valid.
     func configuration(sourceFile: URL?) -> IAPConfiguration? {
         guard let authorizeURL, let tokenURL, let logoutURL, let clientID, let redirectURL,
-              let scopes = scopes.flatMap(Self.complete), let hostsBehindProxy = hostsBehindProxy.flatMap(Self.complete),
-              let authorizationPromptType,
-              issues(naming: \.rawValue).isEmpty
+            let scopes = scopes.flatMap(Self.complete), let hostsBehindProxy = hostsBehindProxy.flatMap(Self.complete),
+            let authorizationPromptType,
+            issues(naming: \.rawValue).isEmpty
         else { return nil }
         return IAPConfiguration(
             authorizeURL: authorizeURL, tokenURL: tokenURL, logoutURL: logoutURL, clientID: clientID,

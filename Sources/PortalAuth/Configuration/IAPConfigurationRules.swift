@@ -7,7 +7,9 @@ import PortalAuthCore
 enum IAPConfigurationRules {
     /// A client ID is neither empty nor contains white space.
     static func clientIDProblem(_ clientID: String) -> String? {
-        if clientID.allSatisfy(\.isWhitespace) { return "must not be empty; use the application (client) ID from the app registration" }
+        if clientID.allSatisfy(\.isWhitespace) {
+            return "must not be empty; use the application (client) ID from the app registration"
+        }
         if clientID.contains(where: \.isWhitespace) { return "must not contain white space, found \"\(clientID)\"" }
         return nil
     }

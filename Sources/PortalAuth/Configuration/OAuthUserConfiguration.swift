@@ -92,7 +92,8 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.query = nil
         components.fragment = nil
-        components.percentEncodedPath = "/" + Self.rootSegments(of: components.percentEncodedPath).joined(separator: "/")
+        components.percentEncodedPath =
+            "/" + Self.rootSegments(of: components.percentEncodedPath).joined(separator: "/")
         if components.percentEncodedPath == "/" { components.percentEncodedPath = "" }
         guard let root = components.url else { return url }
         return URL(string: URLNormalization.comparable(root)) ?? root
@@ -111,7 +112,9 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     private static func rootSegments<Segment: StringProtocol>(of segments: [Segment]) -> [Segment] {
         var segments = segments
         // A page of the portal's web site (`home/index.html`, `home/item.html`): the portal is above `home`.
-        if segments.count >= 2, segments[segments.count - 2].lowercased() == "home", segments[segments.count - 1].lowercased().hasSuffix(".html") {
+        if segments.count >= 2, segments[segments.count - 2].lowercased() == "home",
+            segments[segments.count - 1].lowercased().hasSuffix(".html")
+        {
             return Array(segments.dropLast(2))
         }
         for suffix in [["sharing", "rest"], ["sharing"], ["home"]] {
@@ -142,11 +145,12 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// Whether `url` belongs to the portal or server at `portalURL` by the rules of ``canBeUsed(for:)``: also used
     /// by the credentials that are not made from a configuration (tokens, application credentials).
     package static func url(_ url: URL, isWithin portalURL: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), let host = URLNormalization.host(of: url), let portal = PortalScope.of(portalURL)
+        guard let scheme = url.scheme?.lowercased(), let host = URLNormalization.host(of: url),
+            let portal = PortalScope.of(portalURL)
         else { return false }
         if Self.isArcGISOnline(portal.host), scheme == "https", Self.isArcGISOnline(host) { return true }
         guard scheme == portal.scheme, host == portal.host, URLNormalization.effectivePort(of: url) == portal.port,
-              let path = URLNormalization.pathSegments(url.path(percentEncoded: true)), let portalPath = portal.path
+            let path = URLNormalization.pathSegments(url.path(percentEncoded: true)), let portalPath = portal.path
         else { return false }
         return path.count >= portalPath.count && zip(path, portalPath).allSatisfy { $0.lowercased() == $1 }
     }
@@ -207,16 +211,25 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
         }
         add(URLRules.endpointProblem(portalURL), "portalURL")
         add(isCustomSchemeRedirect ? nil : URLRules.endpointProblem(redirectURL), "redirectURL")
-        add(clientID.allSatisfy(\.isWhitespace) ? "must not be empty; use the client ID of the application registered in the portal" : nil, "clientID")
+        add(
+            clientID.allSatisfy(\.isWhitespace)
+                ? "must not be empty; use the client ID of the application registered in the portal" : nil, "clientID")
         let maximum = Self.maximumRefreshTokenInterval
-        let expirationIsValid = refreshTokenExpirationInterval >= .seconds(60) && refreshTokenExpirationInterval <= maximum
+        let expirationIsValid =
+            refreshTokenExpirationInterval >= .seconds(60) && refreshTokenExpirationInterval <= maximum
         if !expirationIsValid {
-            add("must be from 1 minute to 90 days, found \(Self.describe(refreshTokenExpirationInterval))", "refreshTokenExpirationInterval")
+            add(
+                "must be from 1 minute to 90 days, found \(Self.describe(refreshTokenExpirationInterval))",
+                "refreshTokenExpirationInterval")
         }
         if refreshTokenExchangeInterval <= .zero || refreshTokenExchangeInterval > maximum {
-            add("must be more than zero and at most 90 days, found \(Self.describe(refreshTokenExchangeInterval))", "refreshTokenExchangeInterval")
+            add(
+                "must be more than zero and at most 90 days, found \(Self.describe(refreshTokenExchangeInterval))",
+                "refreshTokenExchangeInterval")
         } else if expirationIsValid, refreshTokenExchangeInterval >= refreshTokenExpirationInterval {
-            add("(\(Self.describe(refreshTokenExchangeInterval))) must be shorter than refreshTokenExpirationInterval (\(Self.describe(refreshTokenExpirationInterval))), or the refresh token expires before it is exchanged", "refreshTokenExchangeInterval")
+            add(
+                "(\(Self.describe(refreshTokenExchangeInterval))) must be shorter than refreshTokenExpirationInterval (\(Self.describe(refreshTokenExpirationInterval))), or the refresh token expires before it is exchanged",
+                "refreshTokenExchangeInterval")
         }
         if !issues.isEmpty { throw .invalid(nil, issues: issues) }
     }
@@ -224,7 +237,8 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// A duration in the largest whole unit that fits: `14 days`, `36 hours`, `90 seconds`.
     package static func describe(_ duration: Duration) -> String {
         let seconds = duration.components.seconds
-        for (unit, size) in [("day", Int64(86400)), ("hour", 3600), ("minute", 60)] where seconds != 0 && seconds % size == 0 {
+        for (unit, size) in [("day", Int64(86400)), ("hour", 3600), ("minute", 60)]
+        where seconds != 0 && seconds % size == 0 {
             let count = seconds / size
             return "\(count) \(unit)\(abs(count) == 1 ? "" : "s")"
         }

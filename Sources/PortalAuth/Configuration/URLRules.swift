@@ -18,7 +18,8 @@ package enum URLRules {
     /// https unless the host is loopback), or `nil` when it can.
     package static func endpointProblem(_ url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased() else {
-            return "must be an absolute URL such as https://login.example.com/authorize, found \"\(url.absoluteString)\""
+            return
+                "must be an absolute URL such as https://login.example.com/authorize, found \"\(url.absoluteString)\""
         }
         guard scheme == "http" || scheme == "https" else {
             return "must be an https URL, found scheme \"\(scheme)\" in \"\(url.absoluteString)\""
@@ -34,7 +35,8 @@ package enum URLRules {
             return "has port \(port), which is outside 1-65535"
         }
         if scheme == "http", !URLNormalization.isLoopbackHost(host) {
-            return "must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found \"\(url.absoluteString)\""
+            return
+                "must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found \"\(url.absoluteString)\""
         }
         return nil
     }
@@ -52,7 +54,8 @@ package enum URLRules {
     static func redirectURLProblem(_ url: URL) -> String? {
         if let problem = absoluteURLProblem(url) { return problem }
         if url.fragment != nil {
-            return "must not contain a fragment (the part from #; RFC 6749 section 3.1.2), found \"\(url.absoluteString)\"; remove it"
+            return
+                "must not contain a fragment (the part from #; RFC 6749 section 3.1.2), found \"\(url.absoluteString)\"; remove it"
         }
         return nil
     }

@@ -42,7 +42,9 @@ public final class ArcGISCredentialStore: Sendable {
         self.settings = SignInSettings()
     }
 
-    private init(file: CredentialStoreFile, credentials: [ArcGISCredential], unreadable: [String], settings: SignInSettings) {
+    private init(
+        file: CredentialStoreFile, credentials: [ArcGISCredential], unreadable: [String], settings: SignInSettings
+    ) {
         self.held = Mutex(credentials)
         self.file = file
         self.unreadableEntries = unreadable
@@ -109,8 +111,11 @@ public final class ArcGISCredentialStore: Sendable {
     ///
     /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; `CancellationError`
     ///   when the task is cancelled before the store is read.
-    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> ArcGISCredentialStore {
-        try await makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
+    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws
+        -> ArcGISCredentialStore
+    {
+        try await makePersistent(
+            access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
     }
 
     /// ``makePersistent(access:synchronizesWithiCloud:)``, with the tokens in the desktop keyring only when
@@ -127,12 +132,16 @@ public final class ArcGISCredentialStore: Sendable {
     ) async throws -> ArcGISCredentialStore {
         let environment = ProcessInfo.processInfo.environment
         return try await BlockingWork.run {
-            try makePersistent(file: CredentialStoreFile.forPersistentStores(requiringKeyring: requiringKeyring, environment: environment))
+            try makePersistent(
+                file: CredentialStoreFile.forPersistentStores(
+                    requiringKeyring: requiringKeyring, environment: environment))
         }
     }
 
     /// The file's contents; an empty snapshot for a corrupted file when starting over is allowed.
-    private static func readSnapshot(of file: CredentialStoreFile, startingOverIfCorrupted: Bool) throws -> StoreSnapshot {
+    private static func readSnapshot(of file: CredentialStoreFile, startingOverIfCorrupted: Bool) throws
+        -> StoreSnapshot
+    {
         do {
             return try file.read()
         } catch {
@@ -264,7 +273,9 @@ public final class ArcGISCredentialStore: Sendable {
     /// are then kept).
     public func removeAllAndPersist() async throws {
         if let file {
-            try await persistence.run { try await file.update(onCorruption: .keepAsideAndStartEmpty) { $0.removeAll() } }
+            try await persistence.run {
+                try await file.update(onCorruption: .keepAsideAndStartEmpty) { $0.removeAll() }
+            }
         }
         held.withLock { $0.removeAll() }
     }
@@ -293,7 +304,9 @@ public final class ArcGISCredentialStore: Sendable {
     }
 
     /// Writes the entry of a credential kept without a `TokenKeeper`.
-    private static func write(_ stored: (key: String, entry: JSONObject), to file: CredentialStoreFile) async throws -> CorruptedStoreRecovery? {
+    private static func write(_ stored: (key: String, entry: JSONObject), to file: CredentialStoreFile) async throws
+        -> CorruptedStoreRecovery?
+    {
         try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
             snapshot.set(stored.entry, for: stored.key)
             return snapshot.recovery
@@ -301,7 +314,9 @@ public final class ArcGISCredentialStore: Sendable {
     }
 
     /// Writes the credential's entry and attaches the credential to the file.
-    private static func write(_ keeping: any TokenKeepingCredential, to file: CredentialStoreFile) async throws -> CorruptedStoreRecovery? {
+    private static func write(_ keeping: any TokenKeepingCredential, to file: CredentialStoreFile) async throws
+        -> CorruptedStoreRecovery?
+    {
         let key = keeping.storeKey
         guard case .object(let entry) = keeping.record.json else { return nil }
         let recovery = try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
@@ -309,7 +324,9 @@ public final class ArcGISCredentialStore: Sendable {
             // Entries of the same sign-in under an older form of its key (IAP entries once keyed by file path)
             // move to the new key: the old entry goes.
             for other in snapshot.keys where other != key {
-                if let stored = snapshot.entry(for: other), StoredCredential(json: .object(stored))?.key == key { snapshot.remove(other) }
+                if let stored = snapshot.entry(for: other), StoredCredential(json: .object(stored))?.key == key {
+                    snapshot.remove(other)
+                }
             }
             return snapshot.recovery
         }
@@ -324,7 +341,8 @@ extension ArcGISCredentialStore {
         // Compared as portal URLs are normalised (a sign-in stored as `…/arcgis/sharing/rest` is found by `…/arcgis`).
         let wanted = OAuthUserConfiguration.normalizedPortalURL(portalURL)
         return credentials.compactMap(\.kind.oAuthUser).filter {
-            OAuthUserConfiguration.normalizedPortalURL($0.configuration.portalURL) == wanted && (clientID == nil || $0.configuration.clientID == clientID)
+            OAuthUserConfiguration.normalizedPortalURL($0.configuration.portalURL) == wanted
+                && (clientID == nil || $0.configuration.clientID == clientID)
         }
     }
 

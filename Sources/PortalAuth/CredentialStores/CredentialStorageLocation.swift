@@ -67,7 +67,8 @@ extension CredentialStoreFile {
         if requiringKeyring && file.backend != .keyring {
             try probe(storage, environment: environment)
             file.backend = .keyring
-            file.backendReason = "the app requires the desktop keyring, and a Secret Service answers and its default collection is unlocked"
+            file.backendReason =
+                "the app requires the desktop keyring, and a Secret Service answers and its default collection is unlocked"
         }
         return file
     }

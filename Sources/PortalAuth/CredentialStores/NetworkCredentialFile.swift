@@ -56,7 +56,9 @@ final class NetworkCredentialFile: SecretItemStorage {
     /// The file can always be used; its permissions were checked when it was read.
     func probe() throws(KeyringError) {}
 
-    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
+    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName)
+        throws(KeyringError)
+    {
         let key = Self.key(attributes, schema)
         let item = Item(schema: Self.name(of: schema), attributes: attributes, secret: secret)
         items.withLock { $0[key] = item }
@@ -77,7 +79,10 @@ final class NetworkCredentialFile: SecretItemStorage {
         }
         write { snapshot in
             for key in snapshot.keys {
-                if let item = snapshot.entry(for: key).flatMap(Self.item(from:)), Self.matches(item, attributes, schema) { snapshot.remove(key) }
+                if let item = snapshot.entry(for: key).flatMap(Self.item(from:)), Self.matches(item, attributes, schema)
+                {
+                    snapshot.remove(key)
+                }
             }
         }
         return removed
@@ -107,7 +112,8 @@ final class NetworkCredentialFile: SecretItemStorage {
     /// The entry key of an item: its schema and attributes, sorted (the same attributes replace each other, as in
     /// the keyring).
     private static func key(_ attributes: [String: String], _ schema: SecretSchemaName) -> String {
-        ([name(of: schema)] + attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: "\n")
+        ([name(of: schema)] + attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(
+            separator: "\n")
     }
 
     private static func name(of schema: SecretSchemaName) -> String {
@@ -120,14 +126,21 @@ final class NetworkCredentialFile: SecretItemStorage {
     private static func entry(for item: Item) -> JSONObject {
         JSONObject([
             (key: "schema", value: .string(item.schema)),
-            (key: "attributes", value: .object(JSONObject(item.attributes.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.string($0.value)) }))),
+            (
+                key: "attributes",
+                value: .object(
+                    JSONObject(
+                        item.attributes.sorted { $0.key < $1.key }.map {
+                            (key: $0.key, value: JSONValue.string($0.value))
+                        }))
+            ),
             (key: "secret", value: .string(item.secret)),
         ])
     }
 
     private static func item(from entry: JSONObject) -> Item? {
         guard let schema = entry["schema"]?.stringValue, let secret = entry["secret"]?.stringValue,
-              let attributes = entry["attributes"]?.objectValue
+            let attributes = entry["attributes"]?.objectValue
         else { return nil }
         var strings: [String: String] = [:]
         for (key, value) in attributes.members {

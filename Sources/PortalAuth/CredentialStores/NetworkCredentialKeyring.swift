@@ -23,8 +23,9 @@ struct NetworkCredentialKeyring: Sendable {
         var credentials: [(ProtectionSpace, Loaded)] = []
         var skipped = 0
         for attributes in try storage.search(attributes: [:], schema: .network) {
-            guard let kind = attributes["kind"], let host = attributes["host"], let port = attributes["port"].flatMap(Int.init),
-                  let secret = try storage.lookup(attributes: Self.identifying(attributes), schema: .network)
+            guard let kind = attributes["kind"], let host = attributes["host"],
+                let port = attributes["port"].flatMap(Int.init),
+                let secret = try storage.lookup(attributes: Self.identifying(attributes), schema: .network)
             else {
                 skipped += 1
                 continue
@@ -32,9 +33,13 @@ struct NetworkCredentialKeyring: Sendable {
             let space = ProtectionSpace(host: host, port: port)
             switch kind {
             case "password" where attributes["username"] != nil:
-                credentials.append((space, .password(PasswordCredential(username: attributes["username"]!, password: secret))))
+                credentials.append(
+                    (space, .password(PasswordCredential(username: attributes["username"]!, password: secret))))
             case "certificate" where attributes["file"] != nil:
-                guard let certificate = try? CertificateCredential(file: URL(fileURLWithPath: attributes["file"]!), password: secret, now: now) else {
+                guard
+                    let certificate = try? CertificateCredential(
+                        file: URL(fileURLWithPath: attributes["file"]!), password: secret, now: now)
+                else {
                     skipped += 1
                     continue
                 }
@@ -54,19 +59,24 @@ struct NetworkCredentialKeyring: Sendable {
 
     /// Keeps a password for `space`, replacing the one kept before (written first, the old one removed after).
     func save(_ password: PasswordCredential, for space: ProtectionSpace) throws(KeyringError) {
-        try replace(kind: "password", space: space, extra: ["username": password.username], secret: password.transport.password,
-                    label: "portal-auth password for \(password.username) at \(space)")
+        try replace(
+            kind: "password", space: space, extra: ["username": password.username], secret: password.transport.password,
+            label: "portal-auth password for \(password.username) at \(space)")
     }
 
     /// Keeps a client certificate's file and password for `space`.
     func save(_ certificate: CertificateCredential, for space: ProtectionSpace) throws(KeyringError) {
-        try replace(kind: "certificate", space: space, extra: ["file": certificate.file.path], secret: certificate.transport.password,
-                    label: "portal-auth client certificate for \(space)")
+        try replace(
+            kind: "certificate", space: space, extra: ["file": certificate.file.path],
+            secret: certificate.transport.password,
+            label: "portal-auth client certificate for \(space)")
     }
 
     /// Keeps the certificate trusted for `space`.
     func save(trust certificate: CertificateInfo, for space: ProtectionSpace) throws(KeyringError) {
-        try replace(kind: "trust", space: space, extra: [:], secret: certificate.pem, label: "portal-auth trusted certificate of \(space)")
+        try replace(
+            kind: "trust", space: space, extra: [:], secret: certificate.pem,
+            label: "portal-auth trusted certificate of \(space)")
     }
 
     /// Removes the credentials of `kind` (all kinds when nil) for `space` (every space when nil).
@@ -82,7 +92,9 @@ struct NetworkCredentialKeyring: Sendable {
 
     // MARK: - Helpers
 
-    private func replace(kind: String, space: ProtectionSpace, extra: [String: String], secret: String, label: String) throws(KeyringError) {
+    private func replace(kind: String, space: ProtectionSpace, extra: [String: String], secret: String, label: String)
+        throws(KeyringError)
+    {
         let base = ["kind": kind, "host": space.host, "port": String(space.port)]
         let attributes = base.merging(extra) { $1 }
         let previous = try storage.search(attributes: base, schema: .network)

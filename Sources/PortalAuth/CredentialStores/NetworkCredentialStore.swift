@@ -31,8 +31,10 @@ public actor NetworkCredentialStore {
         var trustedCertificate: CertificateInfo?
 
         var all: [NetworkCredential] {
-            [password.map(NetworkCredential.password), certificate.map(NetworkCredential.certificate),
-             trustedCertificate.map { _ in NetworkCredential.serverTrust }].compactMap { $0 }
+            [
+                password.map(NetworkCredential.password), certificate.map(NetworkCredential.certificate),
+                trustedCertificate.map { _ in NetworkCredential.serverTrust },
+            ].compactMap { $0 }
         }
     }
 
@@ -66,7 +68,8 @@ public actor NetworkCredentialStore {
 
     /// A store kept in `keyring` (the desktop keyring, or `file` in its place), loaded from it now.
     init(
-        keyring: NetworkCredentialKeyring, file: NetworkCredentialFile? = nil, location: CredentialStorageLocation = CredentialStorageLocation(kind: .keyring), now: Date = Date()
+        keyring: NetworkCredentialKeyring, file: NetworkCredentialFile? = nil,
+        location: CredentialStorageLocation = CredentialStorageLocation(kind: .keyring), now: Date = Date()
     ) throws(KeyringError) {
         self.keyring = keyring
         self.file = file
@@ -108,8 +111,11 @@ public actor NetworkCredentialStore {
     /// - Throws: `CredentialStoreError` when the file is used and has unsafe permissions, is corrupted or of a newer
     ///   format; `KeyringError` when the keyring is used and its items cannot be read; `CancellationError` when the
     ///   task is cancelled before the store is read.
-    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws -> NetworkCredentialStore {
-        try await makePersistent(access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
+    public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws
+        -> NetworkCredentialStore
+    {
+        try await makePersistent(
+            access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: false)
     }
 
     /// ``makePersistent(access:synchronizesWithiCloud:)``, in the desktop keyring only when `requiringKeyring` is
@@ -127,9 +133,11 @@ public actor NetworkCredentialStore {
         let environment = ProcessInfo.processInfo.environment
         let storage = SecretServiceClient()
         let storeFile = try await BlockingWork.run {
-            try CredentialStoreFile.forPersistentStores(requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+            try CredentialStoreFile.forPersistentStores(
+                requiringKeyring: requiringKeyring, environment: environment, storage: storage)
         }
-        return try await load(beside: storeFile, storage: storage, requiringKeyring: requiringKeyring, environment: environment)
+        return try await load(
+            beside: storeFile, storage: storage, requiringKeyring: requiringKeyring, environment: environment)
     }
 
     /// The persistent store that goes with the credential store file `storeFile`: in the keyring (the items of
@@ -146,7 +154,8 @@ public actor NetworkCredentialStore {
         return try await BlockingWork.run {
             let file = try NetworkCredentialFile(path: path, logger: logger)
             let location = CredentialStorageLocation(kind: .file, path: path, reason: storeFile.backendReason)
-            return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: file), file: file, location: location)
+            return try NetworkCredentialStore(
+                keyring: NetworkCredentialKeyring(storage: file), file: file, location: location)
         }
     }
 
@@ -162,9 +171,11 @@ public actor NetworkCredentialStore {
                 throw KeyringError(
                     error.kind,
                     message: "\(error.message); the network credentials were to be kept in the desktop keyring only "
-                        + "(NetworkCredentialStore.makePersistent without requiringKeyring keeps them in a private file instead)")
+                        + "(NetworkCredentialStore.makePersistent without requiringKeyring keeps them in a private file instead)"
+                )
             }
-            let location = CredentialStorageLocation(kind: .keyring, reason: "a Secret Service answers and its default collection is unlocked")
+            let location = CredentialStorageLocation(
+                kind: .keyring, reason: "a Secret Service answers and its default collection is unlocked")
             return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage), location: location)
         }
     }
@@ -196,7 +207,9 @@ public actor NetworkCredentialStore {
         case .serverTrust:
             throw NetworkCredentialError(
                 .serverTrustUnusable,
-                detail: "no certificate of \(space) is given with the server trust; use trust(_:for:) with the certificate the server presented")
+                detail:
+                    "no certificate of \(space) is given with the server trust; use trust(_:for:) with the certificate the server presented"
+            )
         }
         entries[space] = entry
     }

@@ -24,7 +24,8 @@ enum CredentialStoreEntry {
             return nil
         case .token(let token):
             info = token.token.current
-            key = "\(CredentialKind.token.rawValue)|\(URLNormalization.comparable(token.service.root))|\(token.username ?? "")"
+            key =
+                "\(CredentialKind.token.rawValue)|\(URLNormalization.comparable(token.service.root))|\(token.username ?? "")"
             object["url"] = .string(token.url.absoluteString)
             object["username"] = token.username.map { .string($0) }
             object["password"] = .string(token.password)
@@ -33,7 +34,8 @@ enum CredentialStoreEntry {
             object["token_expiration_minutes"] = token.tokenExpirationMinutes.map { .integer(Int64($0)) }
         case .oAuthApplication(let application):
             info = application.token.current
-            key = "\(CredentialKind.oauthApplication.rawValue)|\(URLNormalization.comparable(application.portalURL))|\(application.clientID)"
+            key =
+                "\(CredentialKind.oauthApplication.rawValue)|\(URLNormalization.comparable(application.portalURL))|\(application.clientID)"
             object["url"] = .string(application.portalURL.absoluteString)
             object["client_id"] = .string(application.clientID)
             object["client_secret"] = .string(application.clientSecret)
@@ -60,27 +62,31 @@ enum CredentialStoreEntry {
     /// The credential an entry holds; nil when a member it needs is missing or malformed.
     static func credential(from entry: JSONObject, settings: SignInSettings) -> ArcGISCredential? {
         guard let kind = entry["kind"]?.stringValue.flatMap(CredentialKind.init(rawValue:)),
-              let url = entry["url"]?.stringValue.flatMap(URL.init(string:)),
-              let token = entry["access_token"]?.stringValue,
-              let seconds = entry["access_token_expires_at"]?.integerValue, abs(Double(seconds)) <= 1e15,
-              let info = TokenInfo(
+            let url = entry["url"]?.stringValue.flatMap(URL.init(string:)),
+            let token = entry["access_token"]?.stringValue,
+            let seconds = entry["access_token_expires_at"]?.integerValue, abs(Double(seconds)) <= 1e15,
+            let info = TokenInfo(
                 accessToken: token, expirationDate: Date(timeIntervalSince1970: Double(seconds)),
                 isSSLRequired: entry["ssl"]?.boolValue ?? false)
         else { return nil }
         let referer = entry["referer"]?.stringValue ?? ""
-        let minutes = entry["token_expiration_minutes"]?.integerValue.flatMap { (1...Int64(Int32.max)).contains($0) ? Int($0) : nil }
+        let minutes = entry["token_expiration_minutes"]?.integerValue.flatMap {
+            (1...Int64(Int32.max)).contains($0) ? Int($0) : nil
+        }
         switch kind {
         case .token:
             guard let username = entry["username"]?.stringValue, let password = entry["password"]?.stringValue,
-                  let service = entry["token_service_url"]?.stringValue.flatMap(URL.init(string:)),
-                  let root = entry["root_url"]?.stringValue.flatMap(URL.init(string:))
+                let service = entry["token_service_url"]?.stringValue.flatMap(URL.init(string:)),
+                let root = entry["root_url"]?.stringValue.flatMap(URL.init(string:))
             else { return nil }
             return TokenCredential.restored(
                 url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes,
-                service: TokenService(generateTokenURL: service, root: root), token: info, httpClient: settings.httpClient,
+                service: TokenService(generateTokenURL: service, root: root), token: info,
+                httpClient: settings.httpClient,
                 now: { Date() })
         case .oauthApplication:
-            guard let clientID = entry["client_id"]?.stringValue, let secret = entry["client_secret"]?.stringValue else { return nil }
+            guard let clientID = entry["client_id"]?.stringValue, let secret = entry["client_secret"]?.stringValue
+            else { return nil }
             return try? OAuthApplicationCredential.restored(
                 portalURL: url, clientID: clientID, clientSecret: secret, tokenExpirationMinutes: minutes, token: info,
                 httpClient: settings.httpClient, now: { Date() })

@@ -62,9 +62,11 @@ extension TokenKeepingCredential {
     func latestRecord() async -> StoredCredential {
         let inMemory = keeper.current
         guard let persistence = keeper.persistence,
-              let entry = try? await BlockingWork.runIgnoringCancellation({ try persistence.store.read().entry(for: persistence.key) }),
-              let stored = StoredCredential(json: .object(entry)),
-              stored.updatedAt >= inMemory.updatedAt
+            let entry = try? await BlockingWork.runIgnoringCancellation({
+                try persistence.store.read().entry(for: persistence.key)
+            }),
+            let stored = StoredCredential(json: .object(entry)),
+            stored.updatedAt >= inMemory.updatedAt
         else { return inMemory }
         return stored
     }

@@ -19,7 +19,11 @@ extension OAuthUserCredential: ArcGISTokenSource {
 
     func renewedTokenInfo(refused: String) async throws -> TokenInfo {
         let record = try await keeper.validCredential(force: true, refused: refused)
-        guard let info = TokenInfo(accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt, isSSLRequired: record.isSSLRequired) else {
+        guard
+            let info = TokenInfo(
+                accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt,
+                isSSLRequired: record.isSSLRequired)
+        else {
             throw CredentialError.signInRequired(targetDescription, because: "the stored access token is empty")
         }
         return info
@@ -53,7 +57,8 @@ extension PregeneratedTokenCredential: ArcGISTokenSource {
 
     func validTokenInfo(renew: Bool) async throws -> TokenInfo {
         if renew {
-            throw CredentialError.signInRequired(targetDescription, because: "the server refused the pregenerated token; generate a new token")
+            throw CredentialError.signInRequired(
+                targetDescription, because: "the server refused the pregenerated token; generate a new token")
         }
         return try await tokenInfo
     }

@@ -54,7 +54,8 @@ package struct CredentialSummary: Sendable, Equatable {
 
     package init(_ record: StoredCredential) {
         kind = record.kind
-        target = kind == .iap
+        target =
+            kind == .iap
             ? record.configurationFile ?? (record.authorizeURL ?? record.tokenURL).absoluteString
             : (record.portalURL ?? record.tokenURL).absoluteString
         clientID = record.clientID

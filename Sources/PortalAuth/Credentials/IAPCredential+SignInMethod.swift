@@ -27,20 +27,25 @@ extension IAPCredential {
     ) async throws -> IAPCredential {
         switch method {
         case .browser:
-            return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings, replacing: previous)
+            return try await authorizationCodeCredential(
+                for: configuration, presentation: .browser, settings: settings, replacing: previous)
         case .pasteBack:
             guard settings.acceptsPastedRedirect else {
                 throw SignInError.noRemotePath("paste-back was asked for")
             }
-            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
+            return try await authorizationCodeCredential(
+                for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
         case .deviceCode:
-            guard let endpoint = await DeviceAuthorizationEndpoint.resolve(
-                explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient)
+            guard
+                let endpoint = await DeviceAuthorizationEndpoint.resolve(
+                    explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                    httpClient: settings.httpClient)
             else { throw DeviceCodeError.notOffered(authorizeURL: configuration.authorizeURL) }
             return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
         case .outOfBand:
             throw SignInError.methodUnsupported(
-                "out-of-band codes (urn:ietf:wg:oauth:2.0:oob) are an ArcGIS portal sign-in; an identity provider offers the device code instead.")
+                "out-of-band codes (urn:ietf:wg:oauth:2.0:oob) are an ArcGIS portal sign-in; an identity provider offers the device code instead."
+            )
         case .automatic:
             let reason: String
             if settings.browserReachesPerson {
@@ -49,10 +54,12 @@ extension IAPCredential {
                     // only then), else the URL already shown is opened elsewhere and the final address pasted.
                     let offersDeviceCode: @Sendable () async -> Bool = {
                         await DeviceAuthorizationEndpoint.resolve(
-                            explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient) != nil
+                            explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                            httpClient: settings.httpClient) != nil
                     }
                     return try await authorizationCodeCredential(
-                        for: configuration, presentation: .browserElsePaste(takenOver: offersDeviceCode), settings: settings, replacing: previous)
+                        for: configuration, presentation: .browserElsePaste(takenOver: offersDeviceCode),
+                        settings: settings, replacing: previous)
                 } catch let error as SignInError where error.isBrowserFailure {
                     reason = error.browserFailureReason ?? error.description
                 }
@@ -63,7 +70,9 @@ extension IAPCredential {
             if settings.tellsNobody, settings.browser != nil { throw settings.unheard(reason) }
             settings.observer.browserUnavailable(reason: reason)
             if let endpoint = await DeviceAuthorizationEndpoint.resolve(
-                explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL, httpClient: settings.httpClient) {
+                explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                httpClient: settings.httpClient)
+            {
                 if settings.tellsNobody { throw settings.unheard(reason) }
                 return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
             }
@@ -75,21 +84,27 @@ extension IAPCredential {
                 }
                 throw SignInError.noRemotePath(reason, deviceCodeRuledOut: true)
             }
-            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
+            return try await authorizationCodeCredential(
+                for: configuration, presentation: .pasteBack, settings: settings, replacing: previous)
         }
     }
 
     /// The device authorization grant against `endpoint`.
-    static func deviceCodeCredential(for configuration: IAPConfiguration, endpoint: URL, settings: SignInSettings) async throws -> IAPCredential {
+    static func deviceCodeCredential(for configuration: IAPConfiguration, endpoint: URL, settings: SignInSettings)
+        async throws -> IAPCredential
+    {
         let issuer = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient)
+            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient
+        )
         if let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) {
             settings.observer.configurationWarning(warning)
         }
         let flow = DeviceCodeFlow(
-            deviceAuthorizationURL: endpoint, tokenURL: configuration.tokenURL, clientID: configuration.clientID, scopes: configuration.scopes)
+            deviceAuthorizationURL: endpoint, tokenURL: configuration.tokenURL, clientID: configuration.clientID,
+            scopes: configuration.scopes)
         let result = try await flow.run(settings: settings)
-        return try await signedIn(configuration, tokens: result.tokens, nonce: nil, issuer: issuer,
-                                  receivedAt: result.receivedAt, settings: settings)
+        return try await signedIn(
+            configuration, tokens: result.tokens, nonce: nil, issuer: issuer,
+            receivedAt: result.receivedAt, settings: settings)
     }
 }

@@ -48,14 +48,18 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
     ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
     static func authorizationCodeCredential(
-        for configuration: IAPConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings,
+        for configuration: IAPConfiguration, presentation: AuthorizationCodeFlow.Presentation?,
+        settings: SignInSettings,
         replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
-        guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else { throw SignInError.notLoopbackRedirect(configuration.redirectURL) }
+        guard configuration.isLoopbackRedirect || configuration.isCustomSchemeRedirect else {
+            throw SignInError.notLoopbackRedirect(configuration.redirectURL)
+        }
         for warning in configuration.broadHostPatternWarnings { settings.observer.configurationWarning(warning) }
         // Before the browser opens: a lying discovery document stops the sign-in here (mix-up, RFC 9700 §4.4).
         let issuer = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient)
+            forAuthorizeURL: configuration.authorizeURL, explicit: configuration.issuer, httpClient: settings.httpClient
+        )
         if let warning = IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) {
             settings.observer.configurationWarning(warning)
         }
@@ -72,12 +76,15 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             wantsNonce: configuration.scopes.contains("openid"),
             expectedIssuer: issuer?.identifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
-            successMessage: "You are signed in to \(configuration.authorizeURL.host ?? configuration.authorizeURL.absoluteString).",
-            idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none ? await previous?.latestRecord().idToken : nil
+            successMessage:
+                "You are signed in to \(configuration.authorizeURL.host ?? configuration.authorizeURL.absoluteString).",
+            idTokenHint: configuration.authorizationPromptType == IAPAuthorizationPromptType.none
+                ? await previous?.latestRecord().idToken : nil
         )
         let result = try await flow.run(settings: settings, presentation: presentation)
-        return try await signedIn(configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer,
-                                  receivedAt: result.receivedAt, settings: settings)
+        return try await signedIn(
+            configuration, tokens: result.tokens, nonce: result.request.nonce, issuer: issuer,
+            receivedAt: result.receivedAt, settings: settings)
     }
 
     /// Signs the user in through the browser and returns the credential.
@@ -98,7 +105,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     ///   - previous: the stored sign-in this one replaces, if any: with the prompt type `none`, its ID token is sent as
     ///     `id_token_hint` (OpenID Connect Core 3.1.2.1), to the browser only.
     public static func credential(
-        for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(), replacing previous: IAPCredential? = nil
+        for configuration: IAPConfiguration, settings: SignInSettings = SignInSettings(),
+        replacing previous: IAPCredential? = nil
     ) async throws -> IAPCredential {
         try await credential(for: configuration, using: settings.signInMethod, settings: settings, replacing: previous)
     }
@@ -108,7 +116,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// against the provider's keys: without them the ID token is refused, unless it is the `alg: none` the provider's
     /// discovery document lists, from an https token endpoint).
     static func signedIn(
-        _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer known: IssuerDiscovery.Issuer?, receivedAt now: Date,
+        _ configuration: IAPConfiguration, tokens: TokenResponse, nonce: String?, issuer known: IssuerDiscovery.Issuer?,
+        receivedAt now: Date,
         settings: SignInSettings
     ) async throws -> IAPCredential {
         var idTokenExpiry: Date?
@@ -122,29 +131,38 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             // provider (mix-up): refused, and said so before the signature (which cannot verify without keys either).
             if issuer == nil, !IssuerDiscovery.isSameOrigin(decoded.issuer, as: configuration.authorizeURL) {
                 throw IDTokenError.claimMismatch(
-                    "iss", "issued by \(DisplayText.neutralised(decoded.issuer, limit: 200)), another origin than the authorize endpoint "
-                        + "\(RedactedURL(configuration.authorizeURL)), and no issuer is known (if this is right, give the issuer explicitly)")
+                    "iss",
+                    "issued by \(DisplayText.neutralised(decoded.issuer, limit: 200)), another origin than the authorize endpoint "
+                        + "\(RedactedURL(configuration.authorizeURL)), and no issuer is known (if this is right, give the issuer explicitly)"
+                )
             }
             try await IDTokenSignature.verify(
-                decoded, jwksURI: known?.metadata?.jwksURI, signsWithNone: known?.metadata?.signsWithNone ?? false, tokenURL: configuration.tokenURL, httpClient: settings.httpClient, now: now)
+                decoded, jwksURI: known?.metadata?.jwksURI, signsWithNone: known?.metadata?.signsWithNone ?? false,
+                tokenURL: configuration.tokenURL, httpClient: settings.httpClient, now: now)
             idTokenExpiry = decoded.expirationDate
             username = username ?? decoded.username ?? decoded.subject
             // UserInfo (OIDC Core §5.3), when discovery names it: its sub must be the ID token's, or the sign-in fails;
             // an endpoint that cannot be read is reported and the sign-in goes on.
             if let endpoint = known?.metadata?.userinfoEndpoint, let subject = decoded.subject {
                 do {
-                    userInfo = try await UserInfo.fetch(from: endpoint, accessToken: tokens.accessToken, expectedSubject: subject, httpClient: settings.httpClient)
-                } catch where error.isSubjectMismatch {
+                    userInfo = try await UserInfo.fetch(
+                        from: endpoint, accessToken: tokens.accessToken, expectedSubject: subject,
+                        httpClient: settings.httpClient)
+                } catch  where error.isSubjectMismatch {
                     throw error
                 } catch {
-                    settings.logger.warning("the UserInfo endpoint could not be read; signed in without it", metadata: ["reason": "\(error)"])
-                    settings.observer.configurationWarning("\(error); the sign-in goes on without the name and e-mail address it gives")
+                    settings.logger.warning(
+                        "the UserInfo endpoint could not be read; signed in without it",
+                        metadata: ["reason": "\(error)"])
+                    settings.observer.configurationWarning(
+                        "\(error); the sign-in goes on without the name and e-mail address it gives")
                 }
             }
         }
         if let username, let problem = TokenCharacters.problem(inUserName: username) {
-            throw TokenEndpointError(.invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
-                                     problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
+            throw TokenEndpointError(
+                .invalidResponse, endpoint: configuration.tokenURL, statusCode: 200,
+                problem: "the user name in the ID token cannot be used: \(problem); nothing was stored")
         }
         var record = StoredCredential(
             kind: .iap, clientID: configuration.clientID, portalURL: nil, redirectURL: configuration.redirectURL,
@@ -153,11 +171,13 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, revokeURL: nil,
             logoutURL: configuration.logoutURL, hostsBehindProxy: configuration.hostsBehindProxy,
             username: username, accessToken: tokens.accessToken,
-            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval), accessTokenIssuedAt: now,
+            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(3600)).timeInterval),
+            accessTokenIssuedAt: now,
             refreshToken: tokens.refreshToken,
             refreshTokenExpiresAt: tokens.refreshTokenExpiresIn.map { now.addingTimeInterval($0.timeInterval) },
             refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
-            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry, idTokenIssuedAt: tokens.idToken == nil ? nil : now, scopes: tokens.scopes ?? configuration.scopes,
+            idToken: tokens.idToken, idTokenExpiresAt: idTokenExpiry,
+            idTokenIssuedAt: tokens.idToken == nil ? nil : now, scopes: tokens.scopes ?? configuration.scopes,
             tokenType: tokens.tokenType, isSSLRequired: false, createdAt: now, updatedAt: now,
             requestedScopes: configuration.scopes
         )
@@ -170,12 +190,18 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
 
     /// Rebuilds a credential from its record (the configuration is rebuilt from it when not given).
     convenience init(
-        record: StoredCredential, configuration: IAPConfiguration? = nil, persistence: TokenKeeper.Persistence?, settings: SignInSettings,
+        record: StoredCredential, configuration: IAPConfiguration? = nil, persistence: TokenKeeper.Persistence?,
+        settings: SignInSettings,
         configurationChange: ConfigurationChange? = nil
     ) {
         let configuration = configuration ?? Self.storedConfiguration(of: record)
-        let target = "the IAP " + (record.configurationFile.map { "configuration \(DisplayText.path($0))" } ?? configuration.authorizeURL.absoluteString)
-        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy, target: target, logger: settings.logger)
+        let target =
+            "the IAP "
+            + (record.configurationFile.map { "configuration \(DisplayText.path($0))" }
+                ?? configuration.authorizeURL.absoluteString)
+        let keeper = TokenKeeper(
+            record, persistence: persistence, httpClient: settings.httpClient, policy: settings.refreshPolicy,
+            target: target, logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper, configurationChange: configurationChange)
     }
 
@@ -183,8 +209,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     static func storedConfiguration(of record: StoredCredential) -> IAPConfiguration {
         IAPConfiguration(
             authorizeURL: record.authorizeURL ?? record.tokenURL, tokenURL: record.tokenURL,
-            logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID, redirectURL: record.redirectURL,
-            scopes: record.requestedScopes ?? record.scopes, hostsBehindProxy: record.hostsBehindProxy, authorizationPromptType: .unspecified,
+            logoutURL: record.logoutURL ?? record.authorizeURL ?? record.tokenURL, clientID: record.clientID,
+            redirectURL: record.redirectURL,
+            scopes: record.requestedScopes ?? record.scopes, hostsBehindProxy: record.hostsBehindProxy,
+            authorizationPromptType: .unspecified,
             sourceFile: record.configurationFile.map { URL(fileURLWithPath: $0) }
         )
     }
@@ -201,8 +229,11 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     ///
     /// - Throws: `CredentialError` with `requiresSignIn` when the ID token was asked for and the provider sent no new
     ///   one on refresh (an expired ID token is never returned), or the refresh token was refused.
-    public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken) async throws -> IAPTokenInfo {
-        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh, keeping: token)
+    public func tokenInfo(
+        minimumValidity: Duration?, forceRefresh: Bool = false, keeping token: IAPTokenInfo.Token = .accessToken
+    ) async throws -> IAPTokenInfo {
+        let record = try await keeper.validCredential(
+            minimumValidity: minimumValidity, force: forceRefresh, keeping: token)
         return IAPTokenInfo(
             accessToken: record.accessToken, accessTokenExpirationDate: record.accessTokenExpiresAt,
             idToken: record.idToken, idTokenExpirationDate: record.idTokenExpiresAt, refreshToken: record.refreshToken,
@@ -248,9 +279,13 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     ///
     /// - Returns: the token, its kind (`.accessToken` when no ID token is held), and when it expires.
     /// - Throws: as `tokenInfo(minimumValidity:forceRefresh:keeping:)`.
-    public func proxyToken(minimumValidity: Duration? = nil, forceRefresh: Bool = false) async throws -> (value: String, kind: IAPTokenInfo.Token, expirationDate: Date) {
+    public func proxyToken(minimumValidity: Duration? = nil, forceRefresh: Bool = false) async throws -> (
+        value: String, kind: IAPTokenInfo.Token, expirationDate: Date
+    ) {
         let sendsIDToken = tokenSentToProxy == .idToken && keeper.current.idToken != nil
-        let info = try await tokenInfo(minimumValidity: minimumValidity, forceRefresh: forceRefresh, keeping: sendsIDToken ? .idToken : .accessToken)
+        let info = try await tokenInfo(
+            minimumValidity: minimumValidity, forceRefresh: forceRefresh,
+            keeping: sendsIDToken ? .idToken : .accessToken)
         if sendsIDToken, let idToken = info.idToken, let expiry = info.idTokenExpirationDate {
             return (idToken, .idToken, expiry)
         }
@@ -261,7 +296,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// (another request renewed it already: one renewal per refusal, however many requests saw it).
     func renewProxyToken(refused: String) async throws {
         let sendsIDToken = tokenSentToProxy == .idToken && keeper.current.idToken != nil
-        _ = try await keeper.validCredential(force: true, refused: refused, keeping: sendsIDToken ? .idToken : .accessToken)
+        _ = try await keeper.validCredential(
+            force: true, refused: refused, keeping: sendsIDToken ? .idToken : .accessToken)
     }
 
     /// When the tokens held were issued (the sign-in or the last refresh).
@@ -275,7 +311,9 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     public override func canBeUsed(for url: URL) -> Bool { configuration.canBeUsed(for: url) }
 
     var storeKey: String {
-        Self.storeKey(authorizeURL: configuration.authorizeURL, clientID: configuration.clientID, username: keeper.current.username)
+        Self.storeKey(
+            authorizeURL: configuration.authorizeURL, clientID: configuration.clientID,
+            username: keeper.current.username)
     }
 
     /// The store key of an IAP credential (see `StoredCredential.iapKey`): the identity provider, the client ID and
@@ -286,7 +324,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
 
     /// Whether this credential is a sign-in to the identity provider and client of `configuration` (any user).
     func isSignIn(to configuration: IAPConfiguration) -> Bool {
-        URLNormalization.comparable(self.configuration.authorizeURL) == URLNormalization.comparable(configuration.authorizeURL)
+        URLNormalization.comparable(self.configuration.authorizeURL)
+            == URLNormalization.comparable(configuration.authorizeURL)
             && self.configuration.clientID == configuration.clientID
     }
 }

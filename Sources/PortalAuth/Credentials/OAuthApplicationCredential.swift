@@ -34,7 +34,10 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     /// Kept to renew the token, and for a persistent store; never shown.
     let clientSecret: String
 
-    private init(configuration: OAuthUserConfiguration, clientSecret: String, tokenExpirationMinutes: Int?, token: RegeneratingToken) {
+    private init(
+        configuration: OAuthUserConfiguration, clientSecret: String, tokenExpirationMinutes: Int?,
+        token: RegeneratingToken
+    ) {
         self.configuration = configuration
         self.clientSecret = clientSecret
         self.tokenExpirationMinutes = tokenExpirationMinutes
@@ -63,7 +66,8 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
         httpClient: (any TransportClient)? = nil
     ) async throws -> OAuthApplicationCredential {
         try await credential(
-            for: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: tokenExpirationMinutes,
+            for: portalURL, clientID: clientID, clientSecret: clientSecret,
+            tokenExpirationMinutes: tokenExpirationMinutes,
             httpClient: httpClient ?? CurlHTTPClient(), now: { Date() })
     }
 
@@ -79,13 +83,15 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
             at: configuration.tokenURL, clientID: clientID, clientSecret: clientSecret, expirationMinutes: minutes,
             httpClient: httpClient, now: now())
         return try restored(
-            portalURL: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: minutes, token: initial,
+            portalURL: portalURL, clientID: clientID, clientSecret: clientSecret, tokenExpirationMinutes: minutes,
+            token: initial,
             httpClient: httpClient, now: now)
     }
 
     /// The credential with `token` as its current token (a new one, or one read back from a store).
     static func restored(
-        portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes minutes: Int?, token initial: TokenInfo,
+        portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes minutes: Int?,
+        token initial: TokenInfo,
         httpClient: any TransportClient, now: @escaping @Sendable () -> Date
     ) throws -> OAuthApplicationCredential {
         let configuration = OAuthUserConfiguration(portalURL: portalURL, clientID: clientID)
@@ -103,10 +109,12 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     /// One client credentials request: `grant_type=client_credentials`, `client_id`, `client_secret`,
     /// `expiration`, `f=json` → `{access_token, expires_in}`.
     private static func requestToken(
-        at tokenURL: URL, clientID: String, clientSecret: String, expirationMinutes: Int?, httpClient: any TransportClient, now: Date
+        at tokenURL: URL, clientID: String, clientSecret: String, expirationMinutes: Int?,
+        httpClient: any TransportClient, now: Date
     ) async throws -> TokenInfo {
         let request = TokenRequest(
-            tokenURL: tokenURL, grant: .clientCredentials, clientID: clientID, authentication: .secretInForm(clientSecret),
+            tokenURL: tokenURL, grant: .clientCredentials, clientID: clientID,
+            authentication: .secretInForm(clientSecret),
             extraParameters: (expirationMinutes.map { [("expiration", String($0))] } ?? []) + [("f", "json")])
         let response = try await request.send(with: httpClient)
         let tokens: TokenResponse
@@ -116,17 +124,22 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
             throw refusal(error, tokenURL: tokenURL, clientID: clientID, clientSecret: clientSecret)
         }
         let lifetime = tokens.expiresIn ?? .seconds(60 * (expirationMinutes ?? defaultTokenExpirationMinutes))
-        return TokenInfo(accessToken: tokens.accessToken, expirationDate: now.addingTimeInterval(lifetime.timeInterval),
-                         isSSLRequired: tokens.isSSLRequired ?? false)!
+        return TokenInfo(
+            accessToken: tokens.accessToken, expirationDate: now.addingTimeInterval(lifetime.timeInterval),
+            isSSLRequired: tokens.isSSLRequired ?? false)!
     }
 
     /// A refusal as `TokenServiceError.credentialsRefused` (without the secret, should the portal repeat it); any
     /// other failure as it is.
-    private static func refusal(_ error: TokenEndpointError, tokenURL: URL, clientID: String, clientSecret: String) -> any Error {
+    private static func refusal(_ error: TokenEndpointError, tokenURL: URL, clientID: String, clientSecret: String)
+        -> any Error
+    {
         guard error.kind == .refused else { return error }
-        let said = [error.errorCode, error.errorDescription, error.arcGISCode.map { "ArcGIS error \($0)" }, error.arcGISMessage]
-            .compactMap { $0 }
-            .map { clientSecret.count >= 4 ? $0.replacingOccurrences(of: clientSecret, with: "<redacted>") : $0 }
+        let said = [
+            error.errorCode, error.errorDescription, error.arcGISCode.map { "ArcGIS error \($0)" }, error.arcGISMessage,
+        ]
+        .compactMap { $0 }
+        .map { clientSecret.count >= 4 ? $0.replacingOccurrences(of: clientSecret, with: "<redacted>") : $0 }
         return TokenServiceError(
             .credentialsRefused, url: RedactedURL(tokenURL), principal: "the client ID \(clientID) and its secret",
             detail: said.joined(separator: " "))

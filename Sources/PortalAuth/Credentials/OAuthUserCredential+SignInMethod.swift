@@ -14,14 +14,18 @@ extension OAuthUserCredential {
     ///
     /// - Throws: as ``credential(for:settings:)``; ``SignInError`` for ``SignInMethod/deviceCode``.
     public static func credential(
-        for configuration: OAuthUserConfiguration, using method: SignInMethod, settings: SignInSettings = SignInSettings()
+        for configuration: OAuthUserConfiguration, using method: SignInMethod,
+        settings: SignInSettings = SignInSettings()
     ) async throws -> OAuthUserCredential {
         switch method {
         case .browser:
             return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings)
         case .pasteBack:
-            guard settings.acceptsPastedRedirect else { throw SignInError.noRemotePath("paste-back was asked for", deviceCodeRuledOut: true) }
-            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
+            guard settings.acceptsPastedRedirect else {
+                throw SignInError.noRemotePath("paste-back was asked for", deviceCodeRuledOut: true)
+            }
+            return try await authorizationCodeCredential(
+                for: configuration, presentation: .pasteBack, settings: settings)
         case .deviceCode:
             throw SignInError.portalHasNoDeviceCode()
         case .outOfBand:
@@ -29,10 +33,12 @@ extension OAuthUserCredential {
                 throw SignInError.noRemotePath("an out-of-band code was asked for", deviceCodeRuledOut: true)
             }
             let flow = OutOfBandFlow(
-                authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL, clientID: configuration.clientID,
+                authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL,
+                clientID: configuration.clientID,
                 extraParameters: [("expiration", String(configuration.refreshTokenExpirationMinutes))])
             let result = try await flow.run(settings: settings)
-            return signedIn(configuration, result: result, redirectURL: URL(string: OutOfBandFlow.redirectURI)!, settings: settings)
+            return signedIn(
+                configuration, result: result, redirectURL: URL(string: OutOfBandFlow.redirectURI)!, settings: settings)
         case .automatic:
             let reason: String
             if settings.browserReachesPerson {
@@ -51,12 +57,14 @@ extension OAuthUserCredential {
             guard settings.acceptsPastedRedirect else {
                 // No browser set: the caller shows the URL itself (its observer or logger hears it).
                 if settings.browser == nil {
-                    return try await authorizationCodeCredential(for: configuration, presentation: .browser, settings: settings)
+                    return try await authorizationCodeCredential(
+                        for: configuration, presentation: .browser, settings: settings)
                 }
                 throw SignInError.noRemotePath(reason, deviceCodeRuledOut: true)
             }
             settings.observer.browserUnavailable(reason: reason)
-            return try await authorizationCodeCredential(for: configuration, presentation: .pasteBack, settings: settings)
+            return try await authorizationCodeCredential(
+                for: configuration, presentation: .pasteBack, settings: settings)
         }
     }
 }

@@ -32,13 +32,16 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
     /// - Throws: `ConfigurationError` for an unusable configuration, `LoopbackError` (port busy, the
     ///   portal's `error` redirect such as `access_denied`), `SignInError` (timeout, no way to reach the person),
     ///   `TransportError`, `TokenEndpointError`; `CancellationError` when the task is cancelled.
-    public static func credential(for configuration: OAuthUserConfiguration, settings: SignInSettings = SignInSettings()) async throws -> OAuthUserCredential {
+    public static func credential(
+        for configuration: OAuthUserConfiguration, settings: SignInSettings = SignInSettings()
+    ) async throws -> OAuthUserCredential {
         try await credential(for: configuration, using: settings.signInMethod, settings: settings)
     }
 
     /// The authorization-code sign-in (browser or paste-back).
     static func authorizationCodeCredential(
-        for configuration: OAuthUserConfiguration, presentation: AuthorizationCodeFlow.Presentation?, settings: SignInSettings
+        for configuration: OAuthUserConfiguration, presentation: AuthorizationCodeFlow.Presentation?,
+        settings: SignInSettings
     ) async throws -> OAuthUserCredential {
         try configuration.validate()
         let portal = configuration.portalURL.absoluteString
@@ -58,7 +61,8 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
 
     /// The credential for the tokens of a finished sign-in.
     static func signedIn(
-        _ configuration: OAuthUserConfiguration, result: AuthorizationCodeFlow.Result, redirectURL: URL, settings: SignInSettings
+        _ configuration: OAuthUserConfiguration, result: AuthorizationCodeFlow.Result, redirectURL: URL,
+        settings: SignInSettings
     ) -> OAuthUserCredential {
         let now = result.receivedAt
         let tokens = result.tokens
@@ -70,10 +74,13 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             configurationFile: nil, authorizeURL: configuration.authorizeURL, tokenURL: configuration.tokenURL,
             revokeURL: configuration.revokeURL, logoutURL: nil, hostsBehindProxy: [],
             username: tokens.username, accessToken: tokens.accessToken,
-            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(1800)).timeInterval), accessTokenIssuedAt: now,
+            accessTokenExpiresAt: now.addingTimeInterval((tokens.expiresIn ?? .seconds(1800)).timeInterval),
+            accessTokenIssuedAt: now,
             refreshToken: tokens.refreshToken,
-            refreshTokenExpiresAt: tokens.refreshToken == nil ? nil : now.addingTimeInterval(
-                (tokens.refreshTokenExpiresIn ?? configuration.refreshTokenExpirationInterval).timeInterval),
+            refreshTokenExpiresAt: tokens.refreshToken == nil
+                ? nil
+                : now.addingTimeInterval(
+                    (tokens.refreshTokenExpiresIn ?? configuration.refreshTokenExpirationInterval).timeInterval),
             refreshTokenIssuedAt: tokens.refreshToken == nil ? nil : now,
             idToken: nil, idTokenExpiresAt: nil, scopes: tokens.scopes ?? [], tokenType: tokens.tokenType,
             isSSLRequired: tokens.isSSLRequired ?? false, createdAt: now, updatedAt: now
@@ -88,8 +95,10 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
             refreshTokenExpirationInterval: .seconds(60 * (record.refreshTokenExpirationMinutes ?? 20160)),
             refreshTokenExchangeInterval: .seconds(record.refreshTokenExchangeSeconds ?? 86400)
         )
-        let keeper = TokenKeeper(record, persistence: persistence, httpClient: settings.httpClient,
-                                 policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)", logger: settings.logger)
+        let keeper = TokenKeeper(
+            record, persistence: persistence, httpClient: settings.httpClient,
+            policy: settings.refreshPolicy, target: "the portal \(configuration.portalURL.absoluteString)",
+            logger: settings.logger)
         self.init(configuration: configuration, keeper: keeper)
     }
 
@@ -103,7 +112,11 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
     /// A token valid for at least `minimumValidity` (the refresh policy's margin when nil).
     public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false) async throws -> TokenInfo {
         let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh)
-        guard let info = TokenInfo(accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt, isSSLRequired: record.isSSLRequired) else {
+        guard
+            let info = TokenInfo(
+                accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt,
+                isSSLRequired: record.isSSLRequired)
+        else {
             throw CredentialError.signInRequired(targetDescription, because: "the stored access token is empty")
         }
         return info

@@ -46,7 +46,9 @@ public final class PregeneratedTokenCredential: ArcGISCredential, CustomStringCo
             guard info.isValid() else {
                 throw CredentialError.signInRequired(
                     targetDescription,
-                    because: "the pregenerated token expired at \(info.expirationDate.ISO8601Format()); generate a new token")
+                    because:
+                        "the pregenerated token expired at \(info.expirationDate.ISO8601Format()); generate a new token"
+                )
             }
             return info
         }

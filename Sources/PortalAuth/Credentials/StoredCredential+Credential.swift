@@ -3,7 +3,9 @@ extension StoredCredential {
     /// file takes the file's current configuration when it names the same provider and client
     /// (`IAPConfigurationChange`): the file, not the stored copy, says which hosts are behind the proxy.
     package func credential(persistence: TokenKeeper.Persistence?, settings: SignInSettings) -> ArcGISCredential {
-        guard kind == .iap else { return OAuthUserCredential(record: self, persistence: persistence, settings: settings) }
+        guard kind == .iap else {
+            return OAuthUserCredential(record: self, persistence: persistence, settings: settings)
+        }
         switch IAPConfigurationChange.reading(IAPCredential.storedConfiguration(of: self)) {
         case .unchanged:
             return IAPCredential(record: self, persistence: persistence, settings: settings)
@@ -13,7 +15,8 @@ extension StoredCredential {
             record.hostsBehindProxy = current.hostsBehindProxy
             record.logoutURL = current.logoutURL
             return IAPCredential(
-                record: record, configuration: current.replacingRedirectURL(redirectURL), persistence: persistence, settings: settings)
+                record: record, configuration: current.replacingRedirectURL(redirectURL), persistence: persistence,
+                settings: settings)
         case .differs(let current, let differences):
             return IAPCredential(
                 record: self, persistence: persistence, settings: settings,

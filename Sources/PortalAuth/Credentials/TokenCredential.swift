@@ -38,7 +38,8 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     let password: String
 
     private init(
-        url: URL, username: String, password: String, referer: String, tokenExpirationMinutes: Int?, service: TokenService,
+        url: URL, username: String, password: String, referer: String, tokenExpirationMinutes: Int?,
+        service: TokenService,
         token: RegeneratingToken
     ) {
         self.url = url
@@ -86,22 +87,27 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     ) async throws -> TokenCredential {
         let minutes = tokenExpirationMinutes.flatMap { $0 > 0 ? $0 : nil }
         let service = try await TokenService.discover(for: url, httpClient: httpClient)
-        let generate = generator(service: service, username: username, password: password, minutes: minutes, referer: referer,
-                                 httpClient: httpClient, now: now)
+        let generate = generator(
+            service: service, username: username, password: password, minutes: minutes, referer: referer,
+            httpClient: httpClient, now: now)
         return restored(
-            url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes, service: service,
+            url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes,
+            service: service,
             token: try await generate(), httpClient: httpClient, now: now)
     }
 
     /// The credential with `token` as its current token (a new one, or one read back from a store).
     static func restored(
-        url: URL, username: String, password: String, referer: String, tokenExpirationMinutes minutes: Int?, service: TokenService,
+        url: URL, username: String, password: String, referer: String, tokenExpirationMinutes minutes: Int?,
+        service: TokenService,
         token initial: TokenInfo, httpClient: any TransportClient, now: @escaping @Sendable () -> Date
     ) -> TokenCredential {
-        let generate = generator(service: service, username: username, password: password, minutes: minutes, referer: referer,
-                                 httpClient: httpClient, now: now)
+        let generate = generator(
+            service: service, username: username, password: password, minutes: minutes, referer: referer,
+            httpClient: httpClient, now: now)
         return TokenCredential(
-            url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes, service: service,
+            url: url, username: username, password: password, referer: referer, tokenExpirationMinutes: minutes,
+            service: service,
             token: RegeneratingToken(initial: initial, now: now, generate: generate))
     }
 

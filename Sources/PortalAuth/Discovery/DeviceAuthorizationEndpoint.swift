@@ -29,7 +29,8 @@ enum DeviceAuthorizationEndpoint {
     /// The verified discovery document's `device_authorization_endpoint` (found as `IssuerDiscovery` finds it: the
     /// authorize URL's folder and the folders above it), when it is a usable endpoint.
     static func discovered(authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
-        guard let issuer = try? await IssuerDiscovery.issuer(forAuthorizeURL: authorizeURL, httpClient: httpClient) else { return nil }
+        guard let issuer = try? await IssuerDiscovery.issuer(forAuthorizeURL: authorizeURL, httpClient: httpClient)
+        else { return nil }
         return issuer.metadata?.deviceAuthorizationEndpoint
     }
 }

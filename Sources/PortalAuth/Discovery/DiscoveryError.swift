@@ -20,7 +20,9 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
     }
 
     static func authorizeEndpointMismatch(document: URL, advertised: String?, configured: URL) -> DiscoveryError {
-        let named = advertised.map { "authorization_endpoint \(DisplayText.neutralised($0, limit: 200))" } ?? "no authorization_endpoint"
+        let named =
+            advertised.map { "authorization_endpoint \(DisplayText.neutralised($0, limit: 200))" }
+            ?? "no authorization_endpoint"
         return DiscoveryError(
             "the OpenID Connect discovery document \(RedactedURL(document)) of the issuer given names \(named), not the configured "
                 + "\(RedactedURL(configured)); nothing was opened or sent. Check the issuer and the authorize_url")

@@ -22,35 +22,50 @@ enum IDTokenSignature {
         guard let name = token.algorithm else { throw .signature("the token's header names no algorithm (alg)") }
         if name.lowercased() == "none" {
             guard signsWithNone, tokenURL.scheme?.lowercased() == "https", token.signature.isEmpty else {
-                throw .signature("the token is unsigned (alg none), and the provider does not say it signs with none over TLS")
+                throw .signature(
+                    "the token is unsigned (alg none), and the provider does not say it signs with none over TLS")
             }
             return
         }
         guard let algorithm = JWSAlgorithm(rawValue: name) else {
-            throw .signature("its algorithm \(DisplayText.neutralised(name, limit: 40)) is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw .signature(
+                "its algorithm \(DisplayText.neutralised(name, limit: 40)) is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         guard let jwksURI else {
-            throw .keys("the provider's signing keys are unknown (no OpenID Connect discovery document naming a jwks_uri was found "
-                + "for it), and an ID token whose signature is not verified is not accepted. If the provider publishes its "
-                + "discovery document under another issuer, give that issuer (IAPConfiguration.issuer)")
+            throw .keys(
+                "the provider's signing keys are unknown (no OpenID Connect discovery document naming a jwks_uri was found "
+                    + "for it), and an ID token whose signature is not verified is not accepted. If the provider publishes its "
+                    + "discovery document under another issuer, give that issuer (IAPConfiguration.issuer)")
         }
         if let problem = URLRules.endpointProblem(jwksURI) {
-            throw .keys("the provider's key set address \(RedactedURL(jwksURI)) cannot be used: \(DisplayText.neutralised(problem, limit: 300))")
+            throw .keys(
+                "the provider's key set address \(RedactedURL(jwksURI)) cannot be used: \(DisplayText.neutralised(problem, limit: 300))"
+            )
         }
         var fetched = try await keys.keys(at: jwksURI, httpClient: httpClient, now: now)
         if let kid = token.keyID, !fetched.keys.contains(where: { $0.keyID == kid }) {
             fetched = try await keys.keys(at: jwksURI, refetching: true, httpClient: httpClient, now: now)
         }
-        let candidates = fetched.keys.filter { ($0.keyID == nil || token.keyID == nil || $0.keyID == token.keyID) && $0.fits(algorithm) }
+        let candidates = fetched.keys.filter {
+            ($0.keyID == nil || token.keyID == nil || $0.keyID == token.keyID) && $0.fits(algorithm)
+        }
         guard !candidates.isEmpty else {
             let named = token.keyID.map { "key \(DisplayText.neutralised($0, limit: 80))" } ?? "a key"
-            let leftOut = fetched.skipped.isEmpty ? "" : "; keys left out: " + fetched.skipped.prefix(5).joined(separator: "; ")
-                + (fetched.skipped.count > 5 ? "; and \(fetched.skipped.count - 5) more" : "")
-            throw .signature("the provider's keys at \(RedactedURL(jwksURI)) have no usable \(named) for \(algorithm.rawValue)\(leftOut)")
+            let leftOut =
+                fetched.skipped.isEmpty
+                ? ""
+                : "; keys left out: " + fetched.skipped.prefix(5).joined(separator: "; ")
+                    + (fetched.skipped.count > 5 ? "; and \(fetched.skipped.count - 5) more" : "")
+            throw .signature(
+                "the provider's keys at \(RedactedURL(jwksURI)) have no usable \(named) for \(algorithm.rawValue)\(leftOut)"
+            )
         }
         let input = token.signingInput
         guard candidates.contains(where: { $0.verifies(token.signature, of: input, algorithm: algorithm) }) else {
-            throw .signature("the \(algorithm.rawValue) signature does not verify with the provider's keys at \(RedactedURL(jwksURI))")
+            throw .signature(
+                "the \(algorithm.rawValue) signature does not verify with the provider's keys at \(RedactedURL(jwksURI))"
+            )
         }
     }
 }

@@ -44,19 +44,28 @@ enum IssuerDiscovery {
                 return Issuer(identifier: identifier, sendsIssuerInResponses: false)
             }
             let metadata = try verify(document, fetchedFor: identifier, authorizeURL: authorizeURL, required: true)
-            return metadata.map { Issuer(identifier: $0.issuer, sendsIssuerInResponses: $0.sendsIssuerInResponses, metadata: $0) }
+            return metadata.map {
+                Issuer(identifier: $0.issuer, sendsIssuerInResponses: $0.sendsIssuerInResponses, metadata: $0)
+            }
         }
         if let entra = entraIssuer(authorizeURL) {
             if let document = await fetch(discoveryURL(forIssuer: entra), httpClient: httpClient),
-               let metadata = try verify(document, fetchedFor: entra, authorizeURL: authorizeURL, required: false) {
-                return Issuer(identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses, metadata: metadata)
+                let metadata = try verify(document, fetchedFor: entra, authorizeURL: authorizeURL, required: false)
+            {
+                return Issuer(
+                    identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses,
+                    metadata: metadata)
             }
             return Issuer(identifier: entra, sendsIssuerInResponses: false)
         }
         for candidate in candidateIssuers(authorizeURL) {
-            guard let document = await fetch(discoveryURL(forIssuer: candidate), httpClient: httpClient) else { continue }
+            guard let document = await fetch(discoveryURL(forIssuer: candidate), httpClient: httpClient) else {
+                continue
+            }
             if let metadata = try verify(document, fetchedFor: candidate, authorizeURL: authorizeURL, required: false) {
-                return Issuer(identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses, metadata: metadata)
+                return Issuer(
+                    identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses,
+                    metadata: metadata)
             }
         }
         return nil
@@ -65,12 +74,14 @@ enum IssuerDiscovery {
     /// The issuers a discovery document may be kept for, from the authorize URL's folder up to its origin:
     /// `https://h/a/b/authorize` → `https://h/a/b`, `https://h/a`, `https://h`.
     static func candidateIssuers(_ authorizeURL: URL) -> [String] {
-        guard var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: false), components.host != nil else { return [] }
+        guard var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: false), components.host != nil
+        else { return [] }
         components.query = nil
         components.fragment = nil
         components.user = nil
         components.password = nil
-        var parts = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var parts = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(
+            String.init)
         if !parts.isEmpty { parts.removeLast() }
         var candidates: [String] = []
         while candidates.count < maximumLevels {
@@ -94,7 +105,7 @@ enum IssuerDiscovery {
     /// The JSON object at `url`, or nil when there is none (not found, unreachable, not a JSON object).
     private static func fetch(_ url: URL?, httpClient: any TransportClient) async -> (url: URL, object: JSONObject)? {
         guard let url, let response = try? await httpClient.send(.get(url)), response.statusCode == 200,
-              let object = try? JSONValue.parse(response.body).objectValue
+            let object = try? JSONValue.parse(response.body).objectValue
         else { return nil }
         return (url, object)
     }
@@ -106,16 +117,19 @@ enum IssuerDiscovery {
     ) throws(DiscoveryError) -> ProviderMetadata? {
         let object = document.object
         let advertised = object["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:))
-        guard let advertised, URLNormalization.comparable(advertised) == URLNormalization.comparable(authorizeURL) else {
+        guard let advertised, URLNormalization.comparable(advertised) == URLNormalization.comparable(authorizeURL)
+        else {
             if required {
-                throw .authorizeEndpointMismatch(document: document.url, advertised: object["authorization_endpoint"]?.stringValue, configured: authorizeURL)
+                throw .authorizeEndpointMismatch(
+                    document: document.url, advertised: object["authorization_endpoint"]?.stringValue,
+                    configured: authorizeURL)
             }
             return nil
         }
         guard let issuer = object["issuer"]?.stringValue, let issuerURL = URL(string: issuer), issuerURL.host != nil,
-              issuerURL.query == nil, issuerURL.fragment == nil,
-              let location = discoveryURL(forIssuer: issuer),
-              URLNormalization.comparable(location) == URLNormalization.comparable(document.url)
+            issuerURL.query == nil, issuerURL.fragment == nil,
+            let location = discoveryURL(forIssuer: issuer),
+            URLNormalization.comparable(location) == URLNormalization.comparable(document.url)
         else {
             throw .issuerMismatch(document: document.url, claimed: object["issuer"]?.stringValue, expected: expected)
         }
@@ -126,9 +140,10 @@ enum IssuerDiscovery {
     /// or gateway in front of it, or a configuration that mixes two providers): the code goes to the configured one.
     static func tokenEndpointWarning(_ issuer: Issuer?, tokenURL: URL) -> String? {
         guard let advertised = issuer?.metadata?.tokenEndpoint,
-              URLNormalization.comparable(advertised) != URLNormalization.comparable(tokenURL)
+            URLNormalization.comparable(advertised) != URLNormalization.comparable(tokenURL)
         else { return nil }
-        return "the token_url \(RedactedURL(tokenURL)) is not the token_endpoint \(RedactedURL(advertised)) that the issuer "
+        return
+            "the token_url \(RedactedURL(tokenURL)) is not the token_endpoint \(RedactedURL(advertised)) that the issuer "
             + "\(issuer?.identifier ?? "?")'s discovery document names; the sign-in's code and PKCE verifier go to the token_url: "
             + "check that it belongs to this identity provider"
     }
@@ -137,7 +152,9 @@ enum IssuerDiscovery {
     static func entraIssuer(_ authorizeURL: URL) -> String? {
         guard URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com" else { return nil }
         let parts = authorizeURL.path.split(separator: "/")
-        guard let tenant = parts.first, !["common", "organizations", "consumers"].contains(tenant.lowercased()) else { return nil }
+        guard let tenant = parts.first, !["common", "organizations", "consumers"].contains(tenant.lowercased()) else {
+            return nil
+        }
         return "https://login.microsoftonline.com/\(tenant)/v2.0"
     }
 

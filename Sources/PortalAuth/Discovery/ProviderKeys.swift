@@ -30,7 +30,9 @@ final class ProviderKeys: Sendable {
     /// unless they were fetched less than `refetchInterval` ago.
     ///
     /// - Throws: `IDTokenError` naming the URL when the keys cannot be fetched or read.
-    func keys(at url: URL, refetching: Bool = false, httpClient: any TransportClient, now: Date) async throws(IDTokenError) -> JSONWebKeySet {
+    func keys(at url: URL, refetching: Bool = false, httpClient: any TransportClient, now: Date)
+        async throws(IDTokenError) -> JSONWebKeySet
+    {
         let kept = entries.withLock { $0[url] }
         if let kept {
             let fresh = now < kept.expiresAt
@@ -67,7 +69,10 @@ final class ProviderKeys: Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         if directives.contains(where: { $0 == "no-store" || $0 == "no-cache" }) { return 0 }
         if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
-            return min(TimeInterval(Int(maxAge.dropFirst("max-age=".count).trimmingCharacters(in: .init(charactersIn: "\""))) ?? 0), 86_400)
+            return min(
+                TimeInterval(
+                    Int(maxAge.dropFirst("max-age=".count).trimmingCharacters(in: .init(charactersIn: "\""))) ?? 0),
+                86_400)
         }
         if let expires = headers["Expires"] {
             let formatter = DateFormatter()

@@ -28,7 +28,9 @@ struct ProviderMetadata: Sendable, Equatable {
     ///   ID tokens unchecked.
     init(issuer: String, document: JSONObject, at documentURL: URL) throws(DiscoveryError) {
         func endpoint(_ key: String) -> URL? {
-            guard let text = document[key]?.stringValue, let url = URLRules.url(from: text), URLRules.endpointProblem(url) == nil else { return nil }
+            guard let text = document[key]?.stringValue, let url = URLRules.url(from: text),
+                URLRules.endpointProblem(url) == nil
+            else { return nil }
             return url
         }
         self.issuer = issuer
@@ -36,7 +38,8 @@ struct ProviderMetadata: Sendable, Equatable {
         jwksURI = try Self.keySetAddress(document["jwks_uri"], in: documentURL)
         userinfoEndpoint = endpoint("userinfo_endpoint")
         deviceAuthorizationEndpoint = endpoint("device_authorization_endpoint")
-        idTokenSigningAlgorithms = document["id_token_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        idTokenSigningAlgorithms =
+            document["id_token_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
         sendsIssuerInResponses = document["authorization_response_iss_parameter_supported"]?.boolValue == true
     }
 
@@ -45,14 +48,19 @@ struct ProviderMetadata: Sendable, Equatable {
     static func keySetAddress(_ value: JSONValue?, in documentURL: URL) throws(DiscoveryError) -> URL? {
         guard let value else { return nil }
         guard let text = value.stringValue else {
-            throw .unusableKeySet(document: documentURL, value: value.serialized(indent: 0), problem: "it is not a string")
+            throw .unusableKeySet(
+                document: documentURL, value: value.serialized(indent: 0), problem: "it is not a string")
         }
         guard let url = URLRules.url(from: text), url.scheme != nil, url.host != nil else {
-            throw .unusableKeySet(document: documentURL, value: "\"\(text)\"", problem: "it is not an absolute URL (a relative path is not allowed)")
+            throw .unusableKeySet(
+                document: documentURL, value: "\"\(text)\"",
+                problem: "it is not an absolute URL (a relative path is not allowed)")
         }
         if let problem = URLRules.endpointProblem(url) {
             // A URL with a user name or password is shown without them.
-            let shown = url.user == nil && url.password == nil ? "\"\(text)\"" : "\(RedactedURL(url)) (user information left out)"
+            let shown =
+                url.user == nil && url.password == nil
+                ? "\"\(text)\"" : "\(RedactedURL(url)) (user information left out)"
             throw .unusableKeySet(document: documentURL, value: shown, problem: problem)
         }
         return url
@@ -81,10 +89,10 @@ enum RevocationEndpointDiscovery {
         guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com" else { return Endpoints() }
         for candidate in IssuerDiscovery.candidateIssuers(authorizeURL) {
             guard let discoveryURL = IssuerDiscovery.discoveryURL(forIssuer: candidate),
-                  let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
-                  let document = try? JSONValue.parse(response.body),
-                  let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-                  URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
+                let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
+                let document = try? JSONValue.parse(response.body),
+                let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
+                URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
             else { continue }
             return endpoints(in: document)
         }

@@ -19,7 +19,8 @@ struct UserInfo: Sendable, Equatable {
         from endpoint: URL, accessToken: String, expectedSubject: String, httpClient: any TransportClient
     ) async throws(UserInfoError) -> UserInfo {
         let request = TransportRequest(
-            method: .get, url: endpoint, headers: [("Accept", "application/json"), ("Authorization", "Bearer \(accessToken)")])
+            method: .get, url: endpoint,
+            headers: [("Accept", "application/json"), ("Authorization", "Bearer \(accessToken)")])
         let response: TransportResponse
         do {
             response = try await httpClient.send(request)
@@ -27,22 +28,27 @@ struct UserInfo: Sendable, Equatable {
             throw UserInfoError(endpoint: endpoint, problem: "\(error)", isSubjectMismatch: false)
         }
         guard response.statusCode == 200 else {
-            throw UserInfoError(endpoint: endpoint, problem: "it answered HTTP \(response.statusCode)", isSubjectMismatch: false)
+            throw UserInfoError(
+                endpoint: endpoint, problem: "it answered HTTP \(response.statusCode)", isSubjectMismatch: false)
         }
         guard let object = try? JSONValue.parse(response.body).objectValue else {
             let type = response.mediaType.map { " (\(DisplayText.neutralised($0, limit: 60)))" } ?? ""
-            throw UserInfoError(endpoint: endpoint, problem: "its answer\(type) is not a JSON object", isSubjectMismatch: false)
+            throw UserInfoError(
+                endpoint: endpoint, problem: "its answer\(type) is not a JSON object", isSubjectMismatch: false)
         }
         guard let subject = object["sub"]?.stringValue else {
             throw UserInfoError(endpoint: endpoint, problem: "its answer has no sub", isSubjectMismatch: true)
         }
         guard subject == expectedSubject else {
             throw UserInfoError(
-                endpoint: endpoint, problem: "its sub \(DisplayText.neutralised(subject, limit: 120)) is not the ID token's (OIDC Core §5.3.2): "
+                endpoint: endpoint,
+                problem:
+                    "its sub \(DisplayText.neutralised(subject, limit: 120)) is not the ID token's (OIDC Core §5.3.2): "
                     + "the answer is about another user", isSubjectMismatch: true)
         }
         func text(_ key: String) -> String? {
-            guard let value = object[key]?.stringValue, !value.isEmpty, !DisplayText.containsControlCharacters(value) else { return nil }
+            guard let value = object[key]?.stringValue, !value.isEmpty, !DisplayText.containsControlCharacters(value)
+            else { return nil }
             return String(value.prefix(200))
         }
         return UserInfo(subject: subject, name: text("name") ?? text("preferred_username"), email: text("email"))
@@ -58,6 +64,7 @@ package struct UserInfoError: Error, Sendable, CustomStringConvertible, Categori
 
     public var category: ErrorCategory { .invalidContent }
     public var description: String {
-        "the UserInfo endpoint \(RedactedURL(endpoint)) was " + (isSubjectMismatch ? "refused" : "not read") + ": \(problem)"
+        "the UserInfo endpoint \(RedactedURL(endpoint)) was " + (isSubjectMismatch ? "refused" : "not read")
+            + ": \(problem)"
     }
 }

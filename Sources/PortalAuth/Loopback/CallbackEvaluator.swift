@@ -47,7 +47,9 @@ package struct CallbackEvaluator: Sendable {
     let requiresCode: Bool
 
     /// The parameters that must not appear twice (RFC 6749 §3.1).
-    private static let singleParameters: Set<String> = ["state", "code", "error", "error_description", "error_uri", "iss"]
+    private static let singleParameters: Set<String> = [
+        "state", "code", "error", "error_description", "error_uri", "iss",
+    ]
 
     package init(path: String, states: Set<String>, issuer: String? = nil, requiresCode: Bool = true) {
         self.path = path.isEmpty ? "/" : path
@@ -86,7 +88,8 @@ package struct CallbackEvaluator: Sendable {
         }
         if let error = callback["error"] {
             return .refused(
-                .identityProviderError(code: error, description: callback["error_description"], uri: callback["error_uri"])
+                .identityProviderError(
+                    code: error, description: callback["error_description"], uri: callback["error_uri"])
             )
         }
         if requiresCode, (callback.code ?? "").isEmpty {
@@ -98,7 +101,8 @@ package struct CallbackEvaluator: Sendable {
     // MARK: - Pasted redirect URLs
 
     /// The advice for an address that seems cut short.
-    private static let cutShort = "; the address may be cut short: paste all of it, from the browser's address bar (it is long; "
+    private static let cutShort =
+        "; the address may be cut short: paste all of it, from the browser's address bar (it is long; "
         + "a terminal may show it over several lines)"
 
     /// The last value of the query parameter `name` in `target`, percent-decoded.
@@ -123,15 +127,18 @@ package struct CallbackEvaluator: Sendable {
             throw .notAwaitedResponse(
                 "its path is not \(path); paste the address the browser shows after signing in")
         case .unknownState(.missing):
-            throw .notAwaitedResponse("it has no state parameter" + (withoutFragment.contains("code=") ? Self.cutShort : ""))
+            throw .notAwaitedResponse(
+                "it has no state parameter" + (withoutFragment.contains("code=") ? Self.cutShort : ""))
         case .unknownState(.repeated):
             throw .notAwaitedResponse("it has more than one state parameter")
         case .unknownState(.mismatch):
             // A state that is the start of this sign-in's: the address was cut short (a terminal's line end, a
             // partial selection), not taken from another sign-in.
             if let pasted = Self.parameter("state", in: String(withoutFragment)), !pasted.isEmpty,
-               states.contains(where: { $0.count > pasted.count && $0.hasPrefix(pasted) }) {
-                throw .notAwaitedResponse("it is cut short: its state is only the start of this sign-in's" + Self.cutShort)
+                states.contains(where: { $0.count > pasted.count && $0.hasPrefix(pasted) })
+            {
+                throw .notAwaitedResponse(
+                    "it is cut short: its state is only the start of this sign-in's" + Self.cutShort)
             }
             throw .notAwaitedResponse("its state belongs to another sign-in (an earlier attempt?)")
         case .malformed(let reason):

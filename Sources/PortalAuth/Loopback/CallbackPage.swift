@@ -21,7 +21,9 @@ package struct CallbackPage: Sendable, Equatable {
     }
 
     /// The matching response was a refusal; `error` says which (identity provider error, issuer mismatch, …).
-    package static func failure(_ error: LoopbackError, nextStep: String = LoopbackListener.Configuration.terminalFailureNextStep) -> CallbackPage {
+    package static func failure(
+        _ error: LoopbackError, nextStep: String = LoopbackListener.Configuration.terminalFailureNextStep
+    ) -> CallbackPage {
         var paragraphs: [String]
         if let code = error.identityProviderErrorCode {
             paragraphs = ["The identity provider did not sign you in. It answered: \(code)."]
@@ -40,13 +42,14 @@ package struct CallbackPage: Sendable, Equatable {
 
     /// A callback whose `state` matches no pending sign-in.
     package static func unknownState(_ reason: CallbackEvaluator.UnknownState) -> CallbackPage {
-        let why = switch reason {
-        case .missing: "This sign-in response has no state, so it cannot be matched to the sign-in in progress."
-        case .repeated: "This sign-in response has more than one state, so it cannot be trusted."
-        case .mismatch:
-            "This sign-in response does not belong to the sign-in in progress. It may come from an earlier "
-                + "attempt, another tab, or another program."
-        }
+        let why =
+            switch reason {
+            case .missing: "This sign-in response has no state, so it cannot be matched to the sign-in in progress."
+            case .repeated: "This sign-in response has more than one state, so it cannot be trusted."
+            case .mismatch:
+                "This sign-in response does not belong to the sign-in in progress. It may come from an earlier "
+                    + "attempt, another tab, or another program."
+            }
         return CallbackPage(
             status: .badRequest, title: "Unknown sign-in response",
             paragraphs: [
@@ -60,7 +63,9 @@ package struct CallbackPage: Sendable, Equatable {
     package static func malformedCallback(_ reason: String) -> CallbackPage {
         CallbackPage(
             status: .badRequest, title: "Unreadable sign-in response",
-            paragraphs: ["This sign-in response cannot be read: \(reason).", "It was ignored; the terminal is still waiting."])
+            paragraphs: [
+                "This sign-in response cannot be read: \(reason).", "It was ignored; the terminal is still waiting.",
+            ])
     }
 
     /// Any path other than the redirect path (a favicon, a stray request).

@@ -45,7 +45,8 @@ package struct LoopbackEndpoint: Sendable, Equatable {
         }
         guard scheme == "http" else {
             throw .notLoopback(
-                text, reason: "its scheme is \(scheme); a loopback redirect is received over plain http (RFC 8252 §7.3)")
+                text, reason: "its scheme is \(scheme); a loopback redirect is received over plain http (RFC 8252 §7.3)"
+            )
         }
         guard let loopbackHost = Self.loopbackHost(host) else {
             throw .notLoopback(

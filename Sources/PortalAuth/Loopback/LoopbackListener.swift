@@ -144,7 +144,9 @@ package final class LoopbackListener: Sendable {
         let closedError = LoopbackError.closed(redirectURL: settings.redirectURL)
         let cancelledError = LoopbackError.cancelled(redirectURL: settings.redirectURL)
         let outcome: LoopbackControl.Outcome = await withTaskCancellationHandler {
-            if let immediate = control.begin(closedError: closedError, cancelledError: cancelledError) { return immediate }
+            if let immediate = control.begin(closedError: closedError, cancelledError: cancelledError) {
+                return immediate
+            }
             do {
                 return try await BlockingWork.run(name: "PortalAuth.loopback", dedicatedThread: true) {
                     let loop = LoopbackServeLoop(control: control, settings: settings, logger: logger)
@@ -200,7 +202,7 @@ package final class LoopbackListener: Sendable {
             do {
                 let second = try LoopbackSocket.listen(on: secondary, port: first.port)
                 return ([first.fd, second.fd], first.port)
-            } catch where error.errno == EADDRINUSE {
+            } catch  where error.errno == EADDRINUSE {
                 if endpoint.port != 0 {
                     Glibc.close(first.fd)
                     throw .bindFailed(address: secondary.description, port: first.port, error)

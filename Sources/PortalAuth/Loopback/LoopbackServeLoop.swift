@@ -86,7 +86,8 @@ final class LoopbackServeLoop {
                     if let decided { return decided }
                     return .failure(
                         request == .cancel
-                            ? .cancelled(redirectURL: settings.redirectURL) : .closed(redirectURL: settings.redirectURL))
+                            ? .cancelled(redirectURL: settings.redirectURL) : .closed(redirectURL: settings.redirectURL)
+                    )
                 }
             }
 
@@ -144,7 +145,8 @@ final class LoopbackServeLoop {
                     ENETUNREACH:
                     continue  // That client is gone; others may be pending.
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    logger.debug("loopback listener out of descriptors or memory", metadata: ["errno": "\(error.errno)"])
+                    logger.debug(
+                        "loopback listener out of descriptors or memory", metadata: ["errno": "\(error.errno)"])
                     if evictOne(now: now) { continue }
                     acceptResumesAt = now + Self.acceptPause
                     return nil
@@ -204,8 +206,10 @@ final class LoopbackServeLoop {
             }
         }
         let candidates = connections.indices.filter { connections[$0].fd >= 0 && !connections[$0].isFinal }
-        return candidates.min(by: { (rank(connections[$0]), connections[$0].acceptedAt)
-            < (rank(connections[$1]), connections[$1].acceptedAt) })
+        return candidates.min(by: {
+            (rank(connections[$0]), connections[$0].acceptedAt)
+                < (rank(connections[$1]), connections[$1].acceptedAt)
+        })
     }
 
     // MARK: - Serving a client
@@ -285,8 +289,9 @@ final class LoopbackServeLoop {
             respond(index, page: .malformedCallback(reason), headOnly: headOnly, final: nil, now: now)
         case .refused(let error):
             logger.debug("loopback callback refused", metadata: ["kind": "\(error.kind)"])
-            respond(index, page: .failure(error, nextStep: settings.configuration.failureNextStep), headOnly: headOnly,
-                    final: headOnly ? nil : .failure(error), now: now)
+            respond(
+                index, page: .failure(error, nextStep: settings.configuration.failureNextStep), headOnly: headOnly,
+                final: headOnly ? nil : .failure(error), now: now)
         case .accepted(let callback):
             logger.debug("loopback callback accepted")
             let configuration = settings.configuration

@@ -11,7 +11,8 @@ enum LoopbackSocket {
     static func listen(on address: LoopbackEndpoint.Address, port: Int) throws(SystemError) -> (fd: Int32, port: Int) {
         let family = address == .ipv6Loopback ? AF_INET6 : AF_INET
         let fd = try syscall("socket") {
-            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            socket(
+                family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         do throws(SystemError) {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt(SO_REUSEADDR)")
@@ -47,14 +48,15 @@ enum LoopbackSocket {
             return try syscall("accept4") {
                 acceptFlagged(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
             }
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return nil
         }
     }
 
-    private typealias Accept4 = @convention(c) (
-        Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
-    ) -> Int32
+    private typealias Accept4 =
+        @convention(c) (
+            Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
+        ) -> Int32
 
     /// glibc's `accept4`, which Swift's Glibc module hides behind `_GNU_SOURCE`: looked up once by name, so that an
     /// accepted socket is close-on-exec from its first instant (`accept` + `fcntl` would leave a window in which a
@@ -89,7 +91,9 @@ enum LoopbackSocket {
     static func makeWakePipe() throws(SystemError) -> (read: Int32, write: Int32) {
         var ends: [Int32] = [-1, -1]
         try syscall("socketpair") {
-            socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends)
+            socketpair(
+                AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0,
+                &ends)
         }
         return (ends[0], ends[1])
     }

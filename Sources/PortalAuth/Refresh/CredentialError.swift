@@ -83,11 +83,13 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         case .unavailable(let attempts, let last):
             // The last error is a sentence of its own, usually ending with a period.
             let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
-            return "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(reason). "
+            return
+                "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(reason). "
                 + "The stored sign-in is kept; try again later"
         case .outcomeUnknown(let last):
             let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
-            return "the refresh request for \(target) may have reached the identity provider, but no usable answer came: \(reason). "
+            return
+                "the refresh request for \(target) may have reached the identity provider, but no usable answer came: \(reason). "
                 + "It was not sent again, because a provider that rotates refresh tokens takes a second use of one for theft "
                 + "and ends the sign-in. The stored sign-in is kept as it was; try again later, and if the provider then "
                 + "refuses the refresh token, sign in again"

@@ -19,7 +19,10 @@ final class RegeneratingToken: Sendable {
     private let now: @Sendable () -> Date
 
     /// Starts with `initial`, issued at `now()`; `generate` asks for a new token.
-    init(initial: TokenInfo, now: @escaping @Sendable () -> Date, generate: @escaping @Sendable () async throws -> TokenInfo) {
+    init(
+        initial: TokenInfo, now: @escaping @Sendable () -> Date,
+        generate: @escaping @Sendable () async throws -> TokenInfo
+    ) {
         self.held = Mutex(Held(info: initial, issuedAt: now()))
         self.generate = generate
         self.now = now
@@ -50,7 +53,9 @@ final class RegeneratingToken: Sendable {
         let next: Next = inFlight.withLock { running in
             let snapshot = held.withLock { $0 }
             let force = force && (refused == nil || refused == snapshot.info.accessToken)
-            if !force, snapshot.info.isValid(for: Self.margin(for: snapshot), at: now()) { return .ready(snapshot.info) }
+            if !force, snapshot.info.isValid(for: Self.margin(for: snapshot), at: now()) {
+                return .ready(snapshot.info)
+            }
             if let running { return .wait(running) }
             let task = Task.keepingExecutor {
                 let info = try await self.generate()
@@ -67,7 +72,11 @@ final class RegeneratingToken: Sendable {
         case .wait(let running): task = running
         }
         defer { inFlight.withLock { if $0 == task { $0 = nil } } }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// A fifth of the token's lifetime, at most `maximumMargin`.

@@ -138,7 +138,8 @@ extension StoredCredential {
         object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
         object["userinfo_name"] = userInfoName.map { .string($0) }
         object["userinfo_email"] = userInfoEmail.map { .string($0) }
-        object["short_lifetime_noted"] = shortLifetimesNoted.isEmpty ? nil : Self.shortLifetimesJSON(shortLifetimesNoted)
+        object["short_lifetime_noted"] =
+            shortLifetimesNoted.isEmpty ? nil : Self.shortLifetimesJSON(shortLifetimesNoted)
         object["proxy_token"] = proxyToken.map { .string($0 == .idToken ? "id" : "access") }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
@@ -151,12 +152,12 @@ extension StoredCredential {
     /// (the caller reports the entry as unusable by its key, never by its content).
     package init?(json: JSONValue) {
         guard let object = json.objectValue,
-              let kind = object["kind"]?.stringValue.flatMap(CredentialKind.init(rawValue:)), kind.isSignIn,
-              let clientID = object["client_id"]?.stringValue,
-              let redirectURL = object["redirect_url"]?.stringValue.flatMap(URL.init(string:)),
-              let tokenURL = object["token_url"]?.stringValue.flatMap(URL.init(string:)),
-              let accessToken = object["access_token"]?.stringValue,
-              let accessTokenExpiresAt = Self.date(object["access_token_expires_at"])
+            let kind = object["kind"]?.stringValue.flatMap(CredentialKind.init(rawValue:)), kind.isSignIn,
+            let clientID = object["client_id"]?.stringValue,
+            let redirectURL = object["redirect_url"]?.stringValue.flatMap(URL.init(string:)),
+            let tokenURL = object["token_url"]?.stringValue.flatMap(URL.init(string:)),
+            let accessToken = object["access_token"]?.stringValue,
+            let accessTokenExpiresAt = Self.date(object["access_token_expires_at"])
         else { return nil }
         // An IAP entry without its logout endpoint cannot be signed out of: treat it as unreadable.
         let logoutURL = object["logout_url"]?.stringValue.flatMap(URL.init(string:))
@@ -195,7 +196,9 @@ extension StoredCredential {
         self.userInfoEmail = object["userinfo_email"]?.stringValue
         self.shortLifetimesNoted = Self.shortLifetimes(object["short_lifetime_noted"])
         // Absent in older entries; a value this version does not know reads as no choice.
-        self.proxyToken = object["proxy_token"]?.stringValue.flatMap { $0 == "id" ? .idToken : $0 == "access" ? .accessToken : nil }
+        self.proxyToken = object["proxy_token"]?.stringValue.flatMap {
+            $0 == "id" ? .idToken : $0 == "access" ? .accessToken : nil
+        }
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
@@ -213,7 +216,9 @@ extension StoredCredential {
     static func shortLifetimes(_ value: JSONValue?) -> [String: Int] {
         var noted: [String: Int] = [:]
         for member in value?.objectValue?.members ?? [] {
-            if let seconds = member.value.integerValue, (0...Int64(Int32.max)).contains(seconds) { noted[member.key] = Int(seconds) }
+            if let seconds = member.value.integerValue, (0...Int64(Int32.max)).contains(seconds) {
+                noted[member.key] = Int(seconds)
+            }
         }
         return noted
     }

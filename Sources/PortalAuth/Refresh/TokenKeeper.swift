@@ -44,7 +44,8 @@ package final class TokenKeeper: Sendable {
     let logger: Logger
 
     init(
-        _ credential: StoredCredential, persistence: Persistence?, httpClient: any TransportClient, policy: RefreshPolicy, target: String,
+        _ credential: StoredCredential, persistence: Persistence?, httpClient: any TransportClient,
+        policy: RefreshPolicy, target: String,
         logger: Logger = Logger(label: "PortalAuth.refresh", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.state = Mutex(credential)
@@ -91,7 +92,8 @@ package final class TokenKeeper: Sendable {
     ///   valid for `minimumValidity` (a provider may answer a refresh without a new ID token, OIDC Core 12.2): only a
     ///   new sign-in gives one. An expired ID token is never handed out.
     func validCredential(
-        minimumValidity: Duration? = nil, force: Bool = false, refused: String? = nil, keeping token: IAPTokenInfo.Token = .accessToken,
+        minimumValidity: Duration? = nil, force: Bool = false, refused: String? = nil,
+        keeping token: IAPTokenInfo.Token = .accessToken,
         now: @escaping @Sendable () -> Date = Date.init
     ) async throws -> StoredCredential {
         if invalidated.withLock({ $0 }) { throw CredentialError.invalidated(target) }
@@ -101,20 +103,27 @@ package final class TokenKeeper: Sendable {
         let force = force && Self.isCurrent(refused, in: snapshot)
         // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
         let pendingWrite = persistence.map { $0.keyringMovePending || unsaved.withLock { $0 != nil } } ?? false
-        if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) { return snapshot }
+        if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) {
+            return snapshot
+        }
 
         let refresh: Refresh = inFlight.withLock { running in
             // A refresh under way replaces the refused token too: joined, not repeated.
             if let running, !force || refused != nil { return running }
-            let refresh = Refresh(Task.keepingExecutor {
-                try await self.refreshOnce(margin: margin, force: force, refused: refused, keeping: token, now: now)
-            })
+            let refresh = Refresh(
+                Task.keepingExecutor {
+                    try await self.refreshOnce(margin: margin, force: force, refused: refused, keeping: token, now: now)
+                })
             running = refresh
             return refresh
         }
         defer { inFlight.withLock { if $0 === refresh { $0 = nil } } }
         let task = refresh.task
-        let refreshed = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let refreshed = try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
         try requireValidIDToken(refreshed, previous: snapshot, keeping: token, margin: margin, now: now())
         return refreshed
     }
@@ -128,22 +137,28 @@ package final class TokenKeeper: Sendable {
     /// Whether the access token is not fresh enough for `margin`, or the ArcGIS refresh token is due for its exchange,
     /// or — when the ID token is the one asked for — the ID token is not fresh enough: the one rule of
     /// `TokenFreshness` for both tokens (a token shorter than `margin` is fresh in the first half of its lifetime).
-    package static func needsRefresh(_ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken) -> Bool {
+    package static func needsRefresh(
+        _ credential: StoredCredential, margin: Duration, now: Date, keeping token: IAPTokenInfo.Token = .accessToken
+    ) -> Bool {
         let accessFresh = TokenFreshness.isFresh(
-            issuedAt: credential.accessTokenIssuedAt, expiresAt: credential.accessTokenExpiresAt, minimumValidity: margin, now: now)
+            issuedAt: credential.accessTokenIssuedAt, expiresAt: credential.accessTokenExpiresAt,
+            minimumValidity: margin, now: now)
         if !accessFresh || needsExchange(credential, now: now) { return true }
         guard token == .idToken, let expiry = credential.idTokenExpiresAt else { return false }
-        return !TokenFreshness.isFresh(issuedAt: credential.idTokenIssuedAt, expiresAt: expiry, minimumValidity: margin, now: now)
+        return !TokenFreshness.isFresh(
+            issuedAt: credential.idTokenIssuedAt, expiresAt: expiry, minimumValidity: margin, now: now)
     }
 
     /// Throws when the ID token was asked for and is held but is not fresh enough for `margin` after the refresh that
     /// tried to renew it, saying why: the new one was refused, the provider sent none (only when the ID token is the
     /// one held before, `previous`), or the new one is itself too short.
     private func requireValidIDToken(
-        _ credential: StoredCredential, previous: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date
+        _ credential: StoredCredential, previous: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration,
+        now: Date
     ) throws {
         guard token == .idToken, credential.idToken != nil, let expiry = credential.idTokenExpiresAt,
-              !TokenFreshness.isFresh(issuedAt: credential.idTokenIssuedAt, expiresAt: expiry, minimumValidity: margin, now: now)
+            !TokenFreshness.isFresh(
+                issuedAt: credential.idTokenIssuedAt, expiresAt: expiry, minimumValidity: margin, now: now)
         else { return }
         let left = Int(expiry.timeIntervalSince(now).rounded(.down))
         let state = left <= 0 ? "expired at \(expiry.ISO8601Format())" : "is valid for \(left) s only"
@@ -171,11 +186,14 @@ package final class TokenKeeper: Sendable {
     package func firstShortLifetimeNotice(for token: IAPTokenInfo.Token, minimumValidity: Duration) async -> Int? {
         let record = current
         let name = token == .idToken ? "id_token" : "access_token"
-        let lifetime = token == .idToken
-            ? record.idTokenExpiresAt.flatMap { TokenFreshness.lifetime(issuedAt: record.idTokenIssuedAt, expiresAt: $0) }
+        let lifetime =
+            token == .idToken
+            ? record.idTokenExpiresAt.flatMap {
+                TokenFreshness.lifetime(issuedAt: record.idTokenIssuedAt, expiresAt: $0)
+            }
             : TokenFreshness.lifetime(issuedAt: record.accessTokenIssuedAt, expiresAt: record.accessTokenExpiresAt)
         guard let lifetime, lifetime > 0, TimeInterval(lifetime) < minimumValidity.timeInterval,
-              record.shortLifetimesNoted[name] != lifetime
+            record.shortLifetimesNoted[name] != lifetime
         else { return nil }
         var first = true
         if let persistence {
@@ -207,7 +225,8 @@ package final class TokenKeeper: Sendable {
     /// interval longer than a granted lifetime cannot let the token expire, nor make every call exchange.
     package static func needsExchange(_ credential: StoredCredential, now: Date) -> Bool {
         guard credential.kind == .oauthUser, credential.refreshToken != nil,
-              let expiry = credential.refreshTokenExpiresAt, let interval = credential.refreshTokenExchangeSeconds, interval > 0
+            let expiry = credential.refreshTokenExpiresAt, let interval = credential.refreshTokenExchangeSeconds,
+            interval > 0
         else { return false }
         let asked = credential.refreshTokenExpirationMinutes.map { TimeInterval($0 * 60) }
         guard let issued = credential.refreshTokenIssuedAt ?? asked.map({ expiry.addingTimeInterval(-$0) }) else {
@@ -220,11 +239,14 @@ package final class TokenKeeper: Sendable {
     // MARK: - Refreshing
 
     private func refreshOnce(
-        margin: Duration, force: Bool, refused: String?, keeping token: IAPTokenInfo.Token = .accessToken, now: @escaping @Sendable () -> Date
+        margin: Duration, force: Bool, refused: String?, keeping token: IAPTokenInfo.Token = .accessToken,
+        now: @escaping @Sendable () -> Date
     ) async throws -> StoredCredential {
         guard let persistence else {
             let current = self.current
-            if !(force && Self.isCurrent(refused, in: current)) && !Self.needsRefresh(current, margin: margin, now: now(), keeping: token) {
+            if !(force && Self.isCurrent(refused, in: current))
+                && !Self.needsRefresh(current, margin: margin, now: now(), keeping: token)
+            {
                 return current
             }
             let refreshed = try await refresh(current, now: now)
@@ -237,7 +259,8 @@ package final class TokenKeeper: Sendable {
         let result: StoredCredential
         do {
             result = try await refreshLocked(
-                persistence, margin: margin, force: force, refused: refused, keeping: token, started: started, seen: seen, unsaved: unsaved,
+                persistence, margin: margin, force: force, refused: refused, keeping: token, started: started,
+                seen: seen, unsaved: unsaved,
                 now: now)
         } catch let error as CredentialStoreError where error.kind == .fileSystem {
             // Space was reserved before the request, so this is rare (an I/O error, a file system that
@@ -252,7 +275,8 @@ package final class TokenKeeper: Sendable {
 
     /// The refresh under the store's lock, space for the new entry reserved before anything is sent.
     private func refreshLocked(
-        _ persistence: Persistence, margin: Duration, force: Bool, refused: String?, keeping token: IAPTokenInfo.Token, started: Date, seen: String,
+        _ persistence: Persistence, margin: Duration, force: Bool, refused: String?, keeping token: IAPTokenInfo.Token,
+        started: Date, seen: String,
         unsaved: (spent: String, credential: StoredCredential)?, now: @escaping @Sendable () -> Date
     ) async throws -> StoredCredential {
         keyringDeferral.withLock { $0 = nil }
@@ -261,7 +285,8 @@ package final class TokenKeeper: Sendable {
         let outcome: Result<StoredCredential, CredentialError> = try await persistence.store.withExclusiveAccess(
             reservingSpace: true, deferringKeyringFailure: deferring
         ) { snapshot in
-            guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry)) else {
+            guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry))
+            else {
                 throw CredentialError.notStored(self.target)
             }
             // Tokens this process refreshed earlier but could not store: the store still holds the refresh token
@@ -277,7 +302,8 @@ package final class TokenKeeper: Sendable {
             // The refused token was replaced in the store (by another process): refreshing again would spend the
             // new refresh token for nothing.
             let force = force && Self.isCurrent(refused, in: stored)
-            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token)) {
+            if refreshedMeanwhile || (!force && !Self.needsRefresh(stored, margin: margin, now: now(), keeping: token))
+            {
                 self.state.withLock { $0 = stored }
                 return .success(stored)
             }
@@ -313,14 +339,19 @@ package final class TokenKeeper: Sendable {
     ///   `CredentialError.outcomeUnknown` at once when a request that may have reached the provider failed;
     ///   `CredentialError.unavailable` after the policy's attempts at an unreachable or busy provider;
     ///   other errors (TLS verification, an invalid answer) at once, as they are.
-    private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws -> StoredCredential {
+    private func refresh(_ credential: StoredCredential, now: @escaping @Sendable () -> Date) async throws
+        -> StoredCredential
+    {
         guard let refreshToken = credential.refreshToken else {
-            throw CredentialError.signInRequired(target, because: "the access token expired and there is no refresh token")
+            throw CredentialError.signInRequired(
+                target, because: "the access token expired and there is no refresh token")
         }
         let exchange = Self.needsExchange(credential, now: now())
         let request = TokenRequest(
             tokenURL: credential.tokenURL,
-            grant: exchange ? .exchangeRefreshToken(refreshToken, redirectURI: credential.redirectURL.absoluteString) : .refreshToken(refreshToken),
+            grant: exchange
+                ? .exchangeRefreshToken(refreshToken, redirectURI: credential.redirectURL.absoluteString)
+                : .refreshToken(refreshToken),
             clientID: credential.clientID, scope: Self.refreshScope(credential))
 
         let pauses = policy.backoffs
@@ -331,17 +362,20 @@ package final class TokenKeeper: Sendable {
             do {
                 let response = try await send(request)
                 let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
-                let signatureProblem = await refreshedIDTokenSignatureProblem(tokens.idToken, of: credential, now: sentAt)
+                let signatureProblem = await refreshedIDTokenSignatureProblem(
+                    tokens.idToken, of: credential, now: sentAt)
                 let refreshed = try credential.updated(with: tokens, now: sentAt, idTokenProblem: signatureProblem)
                 if let refusal = refreshed.idTokenRefusal, refusal != credential.idTokenRefusal {
-                    logger.warning("kept the refreshed access and refresh tokens but refused the new ID token", metadata: [
-                        "target": "\(target)", "reason": "\(refusal)",
-                    ])
+                    logger.warning(
+                        "kept the refreshed access and refresh tokens but refused the new ID token",
+                        metadata: [
+                            "target": "\(target)", "reason": "\(refusal)",
+                        ])
                 }
                 return refreshed
             } catch let error as TokenEndpointError where error.kind == .refused {
                 throw CredentialError.refreshTokenRejected(target, detail: Self.rejection(error))
-            } catch where Self.isTransient(error) {
+            } catch  where Self.isTransient(error) {
                 lastError = "\(error)"
                 // A request that may have reached the provider is never sent again with the same refresh token:
                 // a provider that rotates has already replaced it, and would take a second use for a stolen
@@ -357,11 +391,14 @@ package final class TokenKeeper: Sendable {
 
     /// Why a refreshed ID token's signature does not verify against the provider's keys recorded at sign-in, or nil
     /// when it does or cannot be checked (no keys were known).
-    private func refreshedIDTokenSignatureProblem(_ idToken: String?, of credential: StoredCredential, now: Date) async -> (any Error)? {
+    private func refreshedIDTokenSignatureProblem(_ idToken: String?, of credential: StoredCredential, now: Date) async
+        -> (any Error)?
+    {
         guard let idToken, let decoded = try? IDToken(compact: idToken) else { return nil }
         do {
             try await IDTokenSignature.verify(
-                decoded, jwksURI: credential.jwksURI, signsWithNone: credential.signsIDTokensWithNone, tokenURL: credential.tokenURL,
+                decoded, jwksURI: credential.jwksURI, signsWithNone: credential.signsIDTokensWithNone,
+                tokenURL: credential.tokenURL,
                 httpClient: httpClient, now: now)
             return nil
         } catch {
@@ -376,7 +413,7 @@ package final class TokenKeeper: Sendable {
     /// with the names asked for at sign-in (its `.default` comes back expanded into other names in the response).
     static func refreshScope(_ credential: StoredCredential) -> String? {
         guard credential.kind == .iap, let authorizeURL = credential.authorizeURL,
-              URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com"
+            URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com"
         else { return nil }
         let asked = credential.requestedScopes ?? credential.scopes
         return asked.isEmpty ? nil : asked.joined(separator: " ")
@@ -395,9 +432,12 @@ package final class TokenKeeper: Sendable {
         let timeout = policy.attemptTimeout
         let url = RedactedURL(request.tokenURL)
         let shielded = Task.keepingExecutor {
-            try await withDeadline(timeout, onTimeout: {
-                TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
-            }) {
+            try await withDeadline(
+                timeout,
+                onTimeout: {
+                    TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
+                }
+            ) {
                 try await request.send(with: client)
             }
         }
@@ -409,7 +449,9 @@ package final class TokenKeeper: Sendable {
     /// that is not a token response will not change by retrying.
     static func isTransient(_ error: any Error) -> Bool {
         if let error = error as? TransportError {
-            return [.cannotResolveHost, .cannotConnect, .timedOut, .connectionFailed, .invalidResponse, .transferFailed].contains(error.kind)
+            return [
+                .cannotResolveHost, .cannotConnect, .timedOut, .connectionFailed, .invalidResponse, .transferFailed,
+            ].contains(error.kind)
         }
         if let error = error as? TokenEndpointError {
             return error.kind == .serverFailure || [408, 429].contains(error.statusCode)
@@ -484,10 +526,13 @@ extension StoredCredential {
                 copy.idTokenRefusal = nil
             } catch {
                 // The check's message may quote the provider's claims: no control characters, bounded length.
-                let reason = String(String.UnicodeScalarView("\(error)".unicodeScalars.prefix(300).map {
-                    $0.properties.generalCategory == .control ? "?" : $0
-                }))
-                copy.idTokenRefusal = "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
+                let reason = String(
+                    String.UnicodeScalarView(
+                        "\(error)".unicodeScalars.prefix(300).map {
+                            $0.properties.generalCategory == .control ? "?" : $0
+                        }))
+                copy.idTokenRefusal =
+                    "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
             }
         }
         if let scopes = tokens.scopes { copy.scopes = scopes }

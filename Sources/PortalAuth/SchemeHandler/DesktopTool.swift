@@ -11,10 +11,14 @@ enum DesktopTool {
     }
 
     /// Runs `name` (found in the environment's `PATH`) with `arguments`; standard error is kept for messages.
-    static func run(_ name: String, _ arguments: [String], environment: [String: String]) throws(SchemeRedirectError) -> Run {
+    static func run(_ name: String, _ arguments: [String], environment: [String: String]) throws(SchemeRedirectError)
+        -> Run
+    {
         guard let executable = find(name, environment: environment) else {
-            throw SchemeRedirectError(.registrationFailed,
-                "\(name) is not installed (or not on PATH); install the Debian packages xdg-utils and desktop-file-utils.")
+            throw SchemeRedirectError(
+                .registrationFailed,
+                "\(name) is not installed (or not on PATH); install the Debian packages xdg-utils and desktop-file-utils."
+            )
         }
         let process = ChildProcess()
         // Under umask 022 whatever this process's umask is: the tools create mimeapps.list, mimeinfo.cache and
@@ -39,11 +43,14 @@ enum DesktopTool {
 
     /// Runs `name` and fails unless it exits with 0.
     @discardableResult
-    static func require(_ name: String, _ arguments: [String], environment: [String: String]) throws(SchemeRedirectError) -> String {
+    static func require(_ name: String, _ arguments: [String], environment: [String: String])
+        throws(SchemeRedirectError) -> String
+    {
         let run = try run(name, arguments, environment: environment)
         guard run.status == 0 else {
             let detail = run.output.isEmpty ? "" : ": " + Self.printable(run.output.prefix(500))
-            throw SchemeRedirectError(.registrationFailed,
+            throw SchemeRedirectError(
+                .registrationFailed,
                 "\(name) \(arguments.joined(separator: " ")) failed with exit status \(run.status)\(detail)")
         }
         return run.output

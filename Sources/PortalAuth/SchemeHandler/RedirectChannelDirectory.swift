@@ -18,12 +18,15 @@ enum RedirectChannelDirectory {
     /// The folder, created 0700 when missing; an existing one must belong to this user and is made 0700.
     static func prepare(environment: [String: String]) throws(SchemeRedirectError) -> String {
         guard let path = path(environment: environment) else {
-            throw SchemeRedirectError(.runtimeDirectory,
+            throw SchemeRedirectError(
+                .runtimeDirectory,
                 "XDG_RUNTIME_DIR is not set (or not an absolute path), so there is no private folder for the sign-in channel; "
-                + "sign in from a desktop session, or use a loopback redirect URL such as http://127.0.0.1/callback.")
+                    + "sign in from a desktop session, or use a loopback redirect URL such as http://127.0.0.1/callback."
+            )
         }
         if mkdir(path, 0o700) != 0, errno != EEXIST {
-            throw SchemeRedirectError(.runtimeDirectory, "cannot create \(path): \(String(cString: strerror(errno))); check XDG_RUNTIME_DIR.")
+            throw SchemeRedirectError(
+                .runtimeDirectory, "cannot create \(path): \(String(cString: strerror(errno))); check XDG_RUNTIME_DIR.")
         }
         try check(path, fixingMode: true)
         return path
@@ -39,12 +42,15 @@ enum RedirectChannelDirectory {
             throw SchemeRedirectError(.runtimeDirectory, "\(path) is not a folder; remove it and sign in again.")
         }
         guard info.st_uid == getuid() else {
-            throw SchemeRedirectError(.runtimeDirectory,
-                "\(path) belongs to user \(info.st_uid), not to you (\(getuid())); it cannot be trusted with a sign-in. Check XDG_RUNTIME_DIR.")
+            throw SchemeRedirectError(
+                .runtimeDirectory,
+                "\(path) belongs to user \(info.st_uid), not to you (\(getuid())); it cannot be trusted with a sign-in. Check XDG_RUNTIME_DIR."
+            )
         }
         if info.st_mode & 0o777 != 0o700 {
             guard fixingMode, chmod(path, 0o700) == 0 else {
-                throw SchemeRedirectError(.runtimeDirectory,
+                throw SchemeRedirectError(
+                    .runtimeDirectory,
                     "\(path) has mode \(String(info.st_mode & 0o777, radix: 8)), not 700; run chmod 700 \(path).")
             }
         }

@@ -26,7 +26,8 @@ enum SchemeChannelReply: Sendable, Equatable {
 
     /// Reads a reply line; nil for anything else.
     init?(line: String) {
-        let (word, rest) = line.firstIndex(of: " ").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
+        let (word, rest) =
+            line.firstIndex(of: " ").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
             ?? (line, "")
         switch word {
         case "accepted": self = .accepted

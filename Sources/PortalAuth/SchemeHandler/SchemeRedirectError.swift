@@ -52,10 +52,12 @@ public struct SchemeRedirectError: CategorizedError, Sendable, Equatable, Custom
     // MARK: - Factories
 
     static func noDesktopSession(_ redirect: CustomSchemeRedirect) -> SchemeRedirectError {
-        SchemeRedirectError(.noDesktopSession,
+        SchemeRedirectError(
+            .noDesktopSession,
             "the redirect URL \(redirect) has a custom scheme, which only a desktop session can hand back to this program, "
-            + "and neither DISPLAY nor WAYLAND_DISPLAY is set; sign in on a terminal to paste the final address the browser "
-            + "tries to open (starting with \(redirect.scheme):), or use a loopback redirect URL such as http://127.0.0.1/callback.")
+                + "and neither DISPLAY nor WAYLAND_DISPLAY is set; sign in on a terminal to paste the final address the browser "
+                + "tries to open (starting with \(redirect.scheme):), or use a loopback redirect URL such as http://127.0.0.1/callback."
+        )
     }
 
     static func socket(_ what: String, path: String, _ error: SystemError) -> SchemeRedirectError {

@@ -38,16 +38,25 @@ public enum SchemeRedirectForwarder {
     ) throws(SchemeRedirectError) -> Delivery {
         let trimmed = address.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let url = URL(string: trimmed), let redirect = CustomSchemeRedirect(url) else {
-            throw SchemeRedirectError(.invalidScheme,
-                "the address given to the scheme handler is not a custom-scheme address (such as my-maps-app://auth?…); nothing was forwarded.")
+            throw SchemeRedirectError(
+                .invalidScheme,
+                "the address given to the scheme handler is not a custom-scheme address (such as my-maps-app://auth?…); nothing was forwarded."
+            )
         }
         guard trimmed.utf8.count <= SchemeChannelReply.maximumAddressBytes else {
-            throw SchemeRedirectError(.noMatchingSignIn, "the \(redirect.scheme): address is longer than \(SchemeChannelReply.maximumAddressBytes) bytes; nothing was forwarded.")
+            throw SchemeRedirectError(
+                .noMatchingSignIn,
+                "the \(redirect.scheme): address is longer than \(SchemeChannelReply.maximumAddressBytes) bytes; nothing was forwarded."
+            )
         }
         guard let directory = RedirectChannelDirectory.path(environment: environment) else {
-            throw SchemeRedirectError(.runtimeDirectory, "XDG_RUNTIME_DIR is not set, so no waiting sign-in can be found; the \(redirect.scheme): address was not used.")
+            throw SchemeRedirectError(
+                .runtimeDirectory,
+                "XDG_RUNTIME_DIR is not set, so no waiting sign-in can be found; the \(redirect.scheme): address was not used."
+            )
         }
-        let sockets = (try? FileManager.default.contentsOfDirectory(atPath: directory))?
+        let sockets =
+            (try? FileManager.default.contentsOfDirectory(atPath: directory))?
             .filter { $0.hasPrefix("signin-") && $0.hasSuffix(".sock") }.sorted() ?? []
         if !sockets.isEmpty { try RedirectChannelDirectory.check(directory, fixingMode: false) }
         var reasons: [String] = []
@@ -61,13 +70,16 @@ public enum SchemeRedirectForwarder {
             }
         }
         guard !reasons.isEmpty else {
-            throw SchemeRedirectError(.noWaitingSignIn,
-                "no sign-in is waiting for a \(redirect.scheme): address (it may have ended or timed out); start the sign-in again.")
+            throw SchemeRedirectError(
+                .noWaitingSignIn,
+                "no sign-in is waiting for a \(redirect.scheme): address (it may have ended or timed out); start the sign-in again."
+            )
         }
         let unique = Array(NSOrderedSet(array: reasons)) as? [String] ?? reasons
-        throw SchemeRedirectError(.noMatchingSignIn,
+        throw SchemeRedirectError(
+            .noMatchingSignIn,
             "the \(redirect.scheme): address matches no waiting sign-in (\(unique.joined(separator: "; "))); it was rejected. "
-            + "Start the sign-in again and finish it in the browser it opens.")
+                + "Start the sign-in again and finish it in the browser it opens.")
     }
 
     /// Sends the address to one socket and reads its reply; nil when nobody listens there (a stale socket of an

@@ -120,7 +120,9 @@ final class SchemeRedirectReceiver: Sendable {
     ///
     /// Throws the identity provider's refusal or an issuer mismatch as `LoopbackError` (as the loopback listener
     /// does), `SchemeRedirectError` when the socket fails, `CancellationError` on Task cancellation or `close()`.
-    func waitForCallback(state expected: String, issuer: String?, requiresCode: Bool = true) async throws -> LoopbackCallback {
+    func waitForCallback(state expected: String, issuer: String?, requiresCode: Bool = true) async throws
+        -> LoopbackCallback
+    {
         let evaluator = evaluator(state: expected, issuer: issuer, requiresCode: requiresCode)
         let outcome: Outcome = await withTaskCancellationHandler {
             let start = state.withLock { state -> Outcome? in
@@ -132,7 +134,8 @@ final class SchemeRedirectReceiver: Sendable {
                     state.phase = .waiting
                     return nil
                 case .waiting:
-                    return .failure(SchemeRedirectError(.socketFailed, "waitForCallback was called while another call is waiting"))
+                    return .failure(
+                        SchemeRedirectError(.socketFailed, "waitForCallback was called while another call is waiting"))
                 case .finished:
                     return .failure(CancellationError())
                 }
@@ -158,17 +161,24 @@ final class SchemeRedirectReceiver: Sendable {
     }
 
     /// The callback in an address the user pasted back, by the same rules as a forwarded one.
-    func callback(fromPastedURL text: String, state expected: String, issuer: String?, requiresCode: Bool = true) throws(LoopbackError) -> LoopbackCallback {
+    func callback(fromPastedURL text: String, state expected: String, issuer: String?, requiresCode: Bool = true)
+        throws(LoopbackError) -> LoopbackCallback
+    {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard redirect.target(of: trimmed) != nil else {
-            throw .notAwaitedResponse("it does not start with \(redirect); paste the whole address the browser tried to open")
+            throw .notAwaitedResponse(
+                "it does not start with \(redirect); paste the whole address the browser tried to open")
         }
-        switch Self.evaluate(trimmed, redirect: redirect, evaluator: evaluator(state: expected, issuer: issuer, requiresCode: requiresCode)) {
+        switch Self.evaluate(
+            trimmed, redirect: redirect,
+            evaluator: evaluator(state: expected, issuer: issuer, requiresCode: requiresCode))
+        {
         case (_, .success(let callback)?): return callback
         case (_, .failure(let error)?): throw error
         case (let reply, nil):
             switch reply {
-            case .notThisSignIn(let reason), .invalid(let reason), .refused(let reason): throw .notAwaitedResponse(reason)
+            case .notThisSignIn(let reason), .invalid(let reason), .refused(let reason):
+                throw .notAwaitedResponse(reason)
             case .accepted: throw .notAwaitedResponse("it cannot be read")
             }
         }
@@ -216,7 +226,9 @@ final class SchemeRedirectReceiver: Sendable {
             let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                return .failure(SchemeRedirectError.socket("wait on", path: socketPath ?? "(none)", SystemError(call: "poll", errno: errno)))
+                return .failure(
+                    SchemeRedirectError.socket(
+                        "wait on", path: socketPath ?? "(none)", SystemError(call: "poll", errno: errno)))
             }
             if descriptors[0].revents != 0 { continue }  // woken: the stop flag is read at the top
             guard descriptors.count > 1, descriptors[1].revents != 0 else { continue }
@@ -224,7 +236,7 @@ final class SchemeRedirectReceiver: Sendable {
             do {
                 guard let accepted = try LoopbackSocket.accept(listener) else { continue }
                 client = accepted
-            } catch where error.errno == ECONNABORTED || error.errno == EMFILE || error.errno == ENFILE {
+            } catch  where error.errno == ECONNABORTED || error.errno == EMFILE || error.errno == ENFILE {
                 logger.debug("scheme channel: accept failed", metadata: ["error": "\(error)"])
                 continue
             } catch {
@@ -246,7 +258,9 @@ final class SchemeRedirectReceiver: Sendable {
             return nil
         }
         guard peer.uid == allowedUID else {
-            logger.debug("scheme channel: connection of another user refused", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            logger.debug(
+                "scheme channel: connection of another user refused",
+                metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             send(.invalid("the sign-in belongs to another user"), to: client)
             return nil
         }
@@ -269,7 +283,9 @@ final class SchemeRedirectReceiver: Sendable {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { return nil }
             var descriptor = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            let ready = poll(
+                &descriptor, 1,
+                Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { return nil }
             let count = read(client, &buffer, buffer.count)
@@ -290,7 +306,9 @@ final class SchemeRedirectReceiver: Sendable {
         let bytes = Array((reply.line + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written < 0 && errno == EINTR { continue }
             if written < 0 && errno == EAGAIN {
                 var descriptor = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
@@ -336,7 +354,8 @@ final class SchemeRedirectReceiver: Sendable {
     private static func listen(at path: String) throws(SystemError) -> Int32 {
         var address = try UnixSocketAddress(path: path)
         let fd = try syscall("socket") {
-            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            socket(
+                AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         do throws(SystemError) {
             _ = try address.withPointer { (pointer, length) throws(SystemError) in

@@ -48,11 +48,16 @@ public struct SchemeRegistration: Sendable {
     ) throws(SchemeRedirectError) {
         let lowered = scheme.lowercased()
         guard let url = URL(string: "\(lowered)://x"), CustomSchemeRedirect(url) != nil else {
-            throw SchemeRedirectError(.invalidScheme,
-                "\"\(Self.printable(scheme))\" is not a custom URL scheme (letters, digits, +, - and ., starting with a letter; not http, https or file).")
+            throw SchemeRedirectError(
+                .invalidScheme,
+                "\"\(Self.printable(scheme))\" is not a custom URL scheme (letters, digits, +, - and ., starting with a letter; not http, https or file)."
+            )
         }
-        guard !command.isEmpty, command.allSatisfy({ !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) else {
-            throw SchemeRedirectError(.invalidScheme, "the handler command for \(lowered) is empty or has control characters.")
+        guard !command.isEmpty,
+            command.allSatisfy({ !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
+        else {
+            throw SchemeRedirectError(
+                .invalidScheme, "the handler command for \(lowered) is empty or has control characters.")
         }
         self.scheme = lowered
         self.command = command
@@ -113,9 +118,10 @@ public struct SchemeRegistration: Sendable {
     /// - Throws: ``SchemeRedirectError`` `.schemeOwnedByAnotherApplication` (without `force`), `.registrationFailed`.
     public func register(force: Bool = false) throws(SchemeRedirectError) {
         if case .handledBy(let other) = try status(), !force {
-            throw SchemeRedirectError(.schemeOwnedByAnotherApplication,
+            throw SchemeRedirectError(
+                .schemeOwnedByAnotherApplication,
                 "\(scheme): links are handled by \(other), another application; it was left alone. "
-                + "Take the scheme over only if that application is not needed for it (register(force: true)).")
+                    + "Take the scheme over only if that application is not needed for it (register(force: true)).")
         }
         // Explicit modes whatever the umask (000 would leave the folder and files writable by everyone, and another
         // user could then replace the .desktop file and run code as this one).
@@ -126,8 +132,10 @@ public struct SchemeRegistration: Sendable {
         try closeToOthers(desktopToolFiles)
         let now = try status()
         guard now == .registered else {
-            throw SchemeRedirectError(.registrationFailed,
-                "xdg-mime did not make \(desktopFileID) the handler of \(mimeType) (it reports \(now)); check \(configDirectory)/mimeapps.list.")
+            throw SchemeRedirectError(
+                .registrationFailed,
+                "xdg-mime did not make \(desktopFileID) the handler of \(mimeType) (it reports \(now)); check \(configDirectory)/mimeapps.list."
+            )
         }
     }
 
@@ -137,12 +145,15 @@ public struct SchemeRegistration: Sendable {
         var removed = false
         if FileManager.default.fileExists(atPath: desktopFilePath) {
             guard unlink(desktopFilePath) == 0 else {
-                throw SchemeRedirectError(.registrationFailed, "cannot remove \(desktopFilePath): \(String(cString: strerror(errno)))")
+                throw SchemeRedirectError(
+                    .registrationFailed, "cannot remove \(desktopFilePath): \(String(cString: strerror(errno)))")
             }
             removed = true
         }
-        for list in [(configDirectory as NSString).appendingPathComponent("mimeapps.list"),
-                     (applicationsDirectory as NSString).appendingPathComponent("mimeapps.list")] {
+        for list in [
+            (configDirectory as NSString).appendingPathComponent("mimeapps.list"),
+            (applicationsDirectory as NSString).appendingPathComponent("mimeapps.list"),
+        ] {
             removed = try removeDefault(from: list) || removed
         }
         if FileManager.default.fileExists(atPath: applicationsDirectory) {
@@ -199,7 +210,9 @@ public struct SchemeRegistration: Sendable {
                 lines.append(line)
                 continue
             }
-            let ids = parts[1].split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let ids = parts[1].split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
             let kept = ids.filter { $0 != desktopFileID }
             guard kept.count != ids.count else {
                 lines.append(line)
@@ -219,9 +232,11 @@ public struct SchemeRegistration: Sendable {
 
     /// The files the desktop tools write: their modes are checked after each run.
     private var desktopToolFiles: [String] {
-        [(configDirectory as NSString).appendingPathComponent("mimeapps.list"),
-         (applicationsDirectory as NSString).appendingPathComponent("mimeapps.list"),
-         (applicationsDirectory as NSString).appendingPathComponent("mimeinfo.cache")]
+        [
+            (configDirectory as NSString).appendingPathComponent("mimeapps.list"),
+            (applicationsDirectory as NSString).appendingPathComponent("mimeapps.list"),
+            (applicationsDirectory as NSString).appendingPathComponent("mimeinfo.cache"),
+        ]
     }
 
     /// Creates `path` and its missing parents, each set to exactly 0755 (an existing folder is left as it is).
@@ -231,10 +246,12 @@ public struct SchemeRegistration: Sendable {
             built += "/" + component
             if mkdir(built, 0o755) == 0 {
                 guard chmod(built, 0o755) == 0 else {
-                    throw SchemeRedirectError(.registrationFailed, "cannot set the mode of \(built): \(String(cString: strerror(errno)))")
+                    throw SchemeRedirectError(
+                        .registrationFailed, "cannot set the mode of \(built): \(String(cString: strerror(errno)))")
                 }
             } else if errno != EEXIST {
-                throw SchemeRedirectError(.registrationFailed, "cannot create \(built): \(String(cString: strerror(errno)))")
+                throw SchemeRedirectError(
+                    .registrationFailed, "cannot create \(built): \(String(cString: strerror(errno)))")
             }
         }
     }
@@ -255,7 +272,8 @@ public struct SchemeRegistration: Sendable {
         if failure == 0 && rename(temporary, path) != 0 { failure = errno }
         if failure != 0 {
             unlink(temporary)
-            throw SchemeRedirectError(.registrationFailed, "cannot write \(path): \(String(cString: strerror(failure)))")
+            throw SchemeRedirectError(
+                .registrationFailed, "cannot write \(path): \(String(cString: strerror(failure)))")
         }
     }
 
@@ -264,9 +282,14 @@ public struct SchemeRegistration: Sendable {
     private func closeToOthers(_ files: [String]) throws(SchemeRedirectError) {
         for file in files {
             var info = stat()
-            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o022 != 0 else { continue }
+            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(),
+                info.st_mode & 0o022 != 0
+            else { continue }
             guard chmod(file, info.st_mode & 0o755) == 0 else {
-                throw SchemeRedirectError(.registrationFailed, "\(file) can be written by other users and its mode cannot be changed: \(String(cString: strerror(errno)))")
+                throw SchemeRedirectError(
+                    .registrationFailed,
+                    "\(file) can be written by other users and its mode cannot be changed: \(String(cString: strerror(errno)))"
+                )
             }
         }
     }

@@ -20,7 +20,9 @@ struct UnixSocketAddress {
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
-    mutating func withPointer<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T) throws(SystemError) -> T {
+    mutating func withPointer<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T)
+        throws(SystemError) -> T
+    {
         try withUnsafePointer(to: &storage) { (pointer) throws(SystemError) -> T in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (generic) throws(SystemError) -> T in
                 try body(generic, socklen_t(MemoryLayout<sockaddr_un>.size))

@@ -14,11 +14,17 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
     package let code: Code
 
     /// Several sign-ins are stored and none is the default: `choices` are their descriptions.
-    package static func ambiguous(choices: [String]) -> SelectionError { SelectionError(code: .ambiguous(choices: choices)) }
+    package static func ambiguous(choices: [String]) -> SelectionError {
+        SelectionError(code: .ambiguous(choices: choices))
+    }
     /// No sign-in has the name given.
-    package static func unknownName(_ name: String, known: [String]) -> SelectionError { SelectionError(code: .unknownName(name, known: known)) }
+    package static func unknownName(_ name: String, known: [String]) -> SelectionError {
+        SelectionError(code: .unknownName(name, known: known))
+    }
     /// The preferences file cannot be read.
-    package static func unreadablePreferences(_ path: String) -> SelectionError { SelectionError(code: .unreadablePreferences(path)) }
+    package static func unreadablePreferences(_ path: String) -> SelectionError {
+        SelectionError(code: .unreadablePreferences(path))
+    }
 
     /// The sign-in stored for the IAP configuration file at `file` was made with another identity provider or client
     /// than the file names now (`differences` say which), and no sign-in to the file's provider and client is stored.
@@ -43,7 +49,8 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
     package var description: String {
         switch code {
         case .ambiguous(let choices):
-            return "\(choices.count) sign-ins are stored and none is the default; say which (SignInQuery: a portal, an IAP "
+            return
+                "\(choices.count) sign-ins are stored and none is the default; say which (SignInQuery: a portal, an IAP "
                 + "configuration file, a URL or a name), or make one the default (SignInPreferences):\n"
                 + choices.map { "    \($0)" }.joined(separator: "\n")
         case .unknownName(let name, let known):
@@ -54,7 +61,8 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
                 + differences.joined(separator: "; ")
                 + "; the stored tokens are for the sign-in's app registration, not the file's: sign in again with the file"
         case .unreadablePreferences(let path):
-            return "\(path) is not a portal-auth preferences file (JSON with default, names and apps); delete it to start over"
+            return
+                "\(path) is not a portal-auth preferences file (JSON with default, names and apps); delete it to start over"
         }
     }
 }

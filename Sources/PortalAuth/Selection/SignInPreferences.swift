@@ -47,13 +47,19 @@ package struct SignInPreferences: Sendable, Equatable {
     /// The app last signed in to `portalURL` with (and `clientID`, when given).
     package func app(for portalURL: URL, clientID: String? = nil) -> RememberedApp? {
         let wanted = OAuthUserConfiguration.normalizedPortalURL(portalURL)
-        return apps.first { OAuthUserConfiguration.normalizedPortalURL($0.portalURL) == wanted && (clientID == nil || $0.clientID == clientID) }
+        return apps.first {
+            OAuthUserConfiguration.normalizedPortalURL($0.portalURL) == wanted
+                && (clientID == nil || $0.clientID == clientID)
+        }
     }
 
     /// Whether `name` can name a sign-in: letters, digits, `-`, `_`, `.`, `@`, 1 to 64 characters, not starting with `-`.
     package static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64 && !name.hasPrefix("-")
-            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.@".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.@".unicodeScalars.contains($0))
+            }
     }
 
     // MARK: - Changes
@@ -61,7 +67,9 @@ package struct SignInPreferences: Sendable, Equatable {
     /// Records `app` as the newest app for its portal and client ID.
     package mutating func remember(_ app: RememberedApp) {
         let portal = OAuthUserConfiguration.normalizedPortalURL(app.portalURL)
-        apps.removeAll { OAuthUserConfiguration.normalizedPortalURL($0.portalURL) == portal && $0.clientID == app.clientID }
+        apps.removeAll {
+            OAuthUserConfiguration.normalizedPortalURL($0.portalURL) == portal && $0.clientID == app.clientID
+        }
         apps.insert(app, at: 0)
         if apps.count > 50 { apps.removeLast(apps.count - 50) }
     }
@@ -100,11 +108,15 @@ package struct SignInPreferences: Sendable, Equatable {
         for (name, key) in object["names"]?.objectValue?.members ?? [] {
             if let key = key.stringValue { preferences.names[name] = key }
         }
-        preferences.apps = object["apps"]?.arrayValue?.compactMap { value -> RememberedApp? in
-            guard let portal = value["portal_url"]?.stringValue.flatMap(URL.init(string:)),
-                  let clientID = value["client_id"]?.stringValue else { return nil }
-            return RememberedApp(portalURL: portal, clientID: clientID, redirectURL: value["redirect_url"]?.stringValue.flatMap(URL.init(string:)))
-        } ?? []
+        preferences.apps =
+            object["apps"]?.arrayValue?.compactMap { value -> RememberedApp? in
+                guard let portal = value["portal_url"]?.stringValue.flatMap(URL.init(string:)),
+                    let clientID = value["client_id"]?.stringValue
+                else { return nil }
+                return RememberedApp(
+                    portalURL: portal, clientID: clientID,
+                    redirectURL: value["redirect_url"]?.stringValue.flatMap(URL.init(string:)))
+            } ?? []
         return preferences
     }
 
@@ -112,15 +124,18 @@ package struct SignInPreferences: Sendable, Equatable {
     package func save(forStore storePath: String) throws(CredentialStoreError) {
         var object = JSONObject()
         object["default"] = defaultKey.map { .string($0) } ?? .null
-        object["names"] = .object(JSONObject(names.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.string($0.value)) }))
-        object["apps"] = .array(apps.map { app in
-            var entry = JSONObject()
-            entry["portal_url"] = .string(app.portalURL.absoluteString)
-            entry["client_id"] = .string(app.clientID)
-            entry["redirect_url"] = app.redirectURL.map { .string($0.absoluteString) } ?? .null
-            return .object(entry)
-        })
+        object["names"] = .object(
+            JSONObject(names.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.string($0.value)) }))
+        object["apps"] = .array(
+            apps.map { app in
+                var entry = JSONObject()
+                entry["portal_url"] = .string(app.portalURL.absoluteString)
+                entry["client_id"] = .string(app.clientID)
+                entry["redirect_url"] = app.redirectURL.map { .string($0.absoluteString) } ?? .null
+                return .object(entry)
+            })
         try StoreFileSystem.ensurePrivateDirectory(StoreFileSystem.parentDirectory(of: storePath))
-        try AtomicFileWriter.write(Data((JSONValue.object(object).serialized(indent: 2) + "\n").utf8), to: Self.path(forStore: storePath))
+        try AtomicFileWriter.write(
+            Data((JSONValue.object(object).serialized(indent: 2) + "\n").utf8), to: Self.path(forStore: storePath))
     }
 }

@@ -14,7 +14,9 @@ package enum SignInSelection {
     /// - Throws: `SelectionError` when the query is ambiguous, names an unknown name, names an IAP configuration file
     ///   that now names another provider or client than the sign-in stored for it, or the preferences file cannot be
     ///   read.
-    package static func select(_ query: SignInQuery, in store: ArcGISCredentialStore, preferences: SignInPreferences) async throws(SelectionError) -> ArcGISCredential? {
+    package static func select(_ query: SignInQuery, in store: ArcGISCredentialStore, preferences: SignInPreferences)
+        async throws(SelectionError) -> ArcGISCredential?
+    {
         let candidates = store.credentials.filter { $0.kind.oAuthUser != nil || $0.kind.iap != nil }
         switch query {
         case .portal(let url, let clientID):
@@ -40,7 +42,9 @@ package enum SignInSelection {
             return candidates.first { storeKey(of: $0) == key }
         case .automatic:
             if candidates.count <= 1 { return candidates.first }
-            if let key = preferences.defaultKey, let found = candidates.first(where: { storeKey(of: $0) == key }) { return found }
+            if let key = preferences.defaultKey, let found = candidates.first(where: { storeKey(of: $0) == key }) {
+                return found
+            }
             throw .ambiguous(choices: candidates.map { describe($0, preferences: preferences) })
         }
     }

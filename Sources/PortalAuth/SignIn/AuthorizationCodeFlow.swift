@@ -65,18 +65,23 @@ struct AuthorizationCodeFlow: Sendable {
     /// Runs the sign-in. Without a `presentation`: paste-back when the settings have no browser and accept pasting,
     /// else the browser.
     func run(settings: SignInSettings, presentation: Presentation? = nil) async throws -> Result {
-        let presentation = presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser)
+        let presentation =
+            presentation ?? (settings.browser == nil && settings.acceptsPastedRedirect ? .pasteBack : .browser)
         var configuration = LoopbackListener.Configuration()
         // The pages' last words are the settings' (a terminal program, or an app that names itself).
         configuration.successMessage = successMessage + " " + settings.pageReturnHint
         configuration.failureNextStep = settings.pageFailureHint
-        let listener = try RedirectReceiver.make(redirectURL: redirectURL, configuration: configuration, settings: settings)
+        let listener = try RedirectReceiver.make(
+            redirectURL: redirectURL, configuration: configuration, settings: settings)
         defer { listener.close() }
-        let request = try AuthorizationRequest(clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
+        let request = try AuthorizationRequest(
+            clientID: clientID, redirectURI: listener.redirectURL.absoluteString, wantsNonce: wantsNonce)
         let url = request.url(endpoint: authorizeURL, extra: extraParameters)
         // The ID token goes to the browser only: the observer shows `url`, and the opener hides what it opens (a
         // command gets the address of a private launch page, see `BrowserLaunchPage`).
-        let opened = idTokenHint.map { request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]) } ?? url
+        let opened =
+            idTokenHint.map { request.url(endpoint: authorizeURL, extra: extraParameters + [("id_token_hint", $0)]) }
+            ?? url
 
         var browserFailures: BrowserFailures?
         var page: BrowserLaunchPage?
@@ -94,7 +99,9 @@ struct AuthorizationCodeFlow: Sendable {
         }
         if !presentation.isPasteBack {
             settings.observer.signInWillOpenBrowser(url: url, listeningOn: listener.redirectURL)
-            if settings.browser == nil { try Self.reachNoBrowser(url: url, redirect: listener.redirectURL, settings: settings) }
+            if settings.browser == nil {
+                try Self.reachNoBrowser(url: url, redirect: listener.redirectURL, settings: settings)
+            }
         }
         if case .errorPage(let said) = finding { settings.observer.signInRequestProblem(said) }
         switch presentation {
@@ -112,7 +119,8 @@ struct AuthorizationCodeFlow: Sendable {
             // A paste request nobody sees would be a silent wait: the caller's remote path decides instead.
             browserFailures = BrowserFailures(
                 messages: launched.failures,
-                then: settings.acceptsPastedRedirect && !settings.tellsNobody ? .askForPaste(unless: takenOver) : .endSignIn)
+                then: settings.acceptsPastedRedirect && !settings.tellsNobody
+                    ? .askForPaste(unless: takenOver) : .endSignIn)
         case .pasteBack:
             break
         }
@@ -122,7 +130,9 @@ struct AuthorizationCodeFlow: Sendable {
         let callback = try await withDeadline(
             settings.timeout,
             // Nothing is redrawn while the person is asked to paste (paste-back); beside a browser the countdown stays.
-            tick: { remaining in if !presentation.isPasteBack { settings.observer.waitingForBrowser(remaining: remaining) } },
+            tick: { remaining in
+                if !presentation.isPasteBack { settings.observer.waitingForBrowser(remaining: remaining) }
+            },
             onTimeout: { SignInError.timedOut(after: settings.timeout, redirect: listener.redirectURL) }
         ) { [browserFailures] in
             try await withThrowingTaskGroup(of: LoopbackCallback?.self) { group in
@@ -145,8 +155,12 @@ struct AuthorizationCodeFlow: Sendable {
         }
         // With no issuer known, an `iss` of another origin than the authorize endpoint names another provider: the
         // code is not sent to this one's token endpoint (RFC 9700 §4.4, mix-up without a discovery document).
-        if expectedIssuer == nil, let received = callback.issuer, !IssuerDiscovery.isSameOrigin(received, as: authorizeURL) {
-            throw LoopbackError.issuerMismatch(expected: "an issuer at the authorize endpoint's origin \(Self.origin(of: authorizeURL))", received: received)
+        if expectedIssuer == nil, let received = callback.issuer,
+            !IssuerDiscovery.isSameOrigin(received, as: authorizeURL)
+        {
+            throw LoopbackError.issuerMismatch(
+                expected: "an issuer at the authorize endpoint's origin \(Self.origin(of: authorizeURL))",
+                received: received)
         }
 
         settings.observer.exchangingCode()
@@ -185,7 +199,8 @@ struct AuthorizationCodeFlow: Sendable {
                         case .askForPaste(let takenOver):
                             if await takenOver() { throw SignInError.browserFailed(message) }
                             // The URL shown stays valid: it is opened elsewhere, and its final address pasted here.
-                            settings.observer.browserFailedPasteRequested(message, expectedRedirect: listener.redirectURL)
+                            settings.observer.browserFailedPasteRequested(
+                                message, expectedRedirect: listener.redirectURL)
                             asked = true
                         }
                     }
@@ -193,9 +208,11 @@ struct AuthorizationCodeFlow: Sendable {
                 guard acceptsPaste else { return nil }  // the browser command succeeded: keep waiting
                 do {
                     // A custom-scheme address is read by the scheme receiver's own rules.
-                    return try await PastedRedirectReader(settings: settings, announces: !opensBrowser && !asked).callback(
-                        authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state, issuer: issuer,
-                        reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
+                    return try await PastedRedirectReader(settings: settings, announces: !opensBrowser && !asked)
+                        .callback(
+                            authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state,
+                            issuer: issuer,
+                            reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
                 } catch is SignInError {
                     return nil  // end of input: keep waiting for the browser
                 }
@@ -238,9 +255,11 @@ struct AuthorizationCodeFlow: Sendable {
     /// any `id_token_hint`), and when neither the observer nor the logger would pass it on (the defaults,
     /// `SilentSignInObserver` and a no-op log handler) the sign-in fails at once instead of waiting in silence.
     static func reachNoBrowser(url: URL, redirect: URL, settings: SignInSettings) throws {
-        settings.logger.notice("no browser is set: open the sign-in URL in a browser", metadata: [
-            "url": "\(url.absoluteString)", "redirect": "\(redirect.absoluteString)",
-        ])
+        settings.logger.notice(
+            "no browser is set: open the sign-in URL in a browser",
+            metadata: [
+                "url": "\(url.absoluteString)", "redirect": "\(redirect.absoluteString)",
+            ])
         if settings.observer is SilentSignInObserver && settings.logger.handler is SwiftLogNoOpLogHandler {
             throw SignInError.urlUnheard()
         }

@@ -44,7 +44,8 @@ struct AuthorizationRequest: Sendable {
     /// The token request for the received `code` at `tokenURL` (RFC 6749 §4.1.3 with RFC 7636's verifier).
     func tokenRequest(code: String, tokenURL: URL) -> TokenRequest {
         TokenRequest(
-            tokenURL: tokenURL, grant: .authorizationCode(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier),
+            tokenURL: tokenURL,
+            grant: .authorizationCode(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier),
             clientID: clientID)
     }
 }
@@ -52,7 +53,8 @@ struct AuthorizationRequest: Sendable {
 /// Query-string building with strict percent-encoding of values.
 enum URLQuery {
     /// Characters left as they are in a query component (RFC 3986 unreserved).
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// Percent-encodes everything but unreserved characters.
     static func encode(_ text: String) -> String {

@@ -61,9 +61,12 @@ struct AuthorizationRequestProbe: Sendable {
         let request = TransportRequest.get(url)
         let response: TransportResponse
         do {
-            response = try await withDeadline(timeout, onTimeout: {
-                TransportError(.timedOut, url: RedactedURL(url), detail: "no answer within \(timeout)")
-            }) {
+            response = try await withDeadline(
+                timeout,
+                onTimeout: {
+                    TransportError(.timedOut, url: RedactedURL(url), detail: "no answer within \(timeout)")
+                }
+            ) {
                 try await httpClient.send(request)
             }
         } catch is CancellationError {
@@ -82,19 +85,23 @@ struct AuthorizationRequestProbe: Sendable {
         let status = response.statusCode
         if (300..<400).contains(status) {
             guard let location = response.headers["Location"],
-                  let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
-                  let query = URLComponents(url: target, resolvingAgainstBaseURL: false)?.queryItems,
-                  let code = query.first(where: { $0.name == "error" })?.value, !sessionErrors.contains(code)
+                let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
+                let query = URLComponents(url: target, resolvingAgainstBaseURL: false)?.queryItems,
+                let code = query.first(where: { $0.name == "error" })?.value, !sessionErrors.contains(code)
             else { return .nothing }
             let description = query.first { $0.name == "error_description" }?.value
             if isSameEndpoint(target, redirectURI) {
-                return .rejected(.identityProviderError(
-                    code: TokenEndpointError.clean(code, limit: 80),
-                    description: description.map { TokenEndpointError.clean($0, limit: 300) },
-                    uri: query.first { $0.name == "error_uri" }?.value.map { TokenEndpointError.clean($0, limit: 200) }))
+                return .rejected(
+                    .identityProviderError(
+                        code: TokenEndpointError.clean(code, limit: 80),
+                        description: description.map { TokenEndpointError.clean($0, limit: 300) },
+                        uri: query.first { $0.name == "error_uri" }?.value.map {
+                            TokenEndpointError.clean($0, limit: 200)
+                        }))
             }
-            return .errorPage("it redirects to \(RedactedURL(target)) with error \(TokenEndpointError.clean(code, limit: 80))"
-                + (description.map { " (\(TokenEndpointError.clean($0, limit: 300)))" } ?? ""))
+            return .errorPage(
+                "it redirects to \(RedactedURL(target)) with error \(TokenEndpointError.clean(code, limit: 80))"
+                    + (description.map { " (\(TokenEndpointError.clean($0, limit: 300)))" } ?? ""))
         }
         guard (400..<500).contains(status) else { return .nothing }
         var said = "it answers HTTP \(status)"
@@ -117,16 +124,19 @@ struct AuthorizationRequestProbe: Sendable {
 
     /// Whether `url` is the redirect URI (scheme, host, port and path; the query is the provider's).
     private static func isSameEndpoint(_ url: URL, _ redirectURI: URL) -> Bool {
-        url.scheme?.lowercased() == redirectURI.scheme?.lowercased() && url.host?.lowercased() == redirectURI.host?.lowercased()
-            && url.port == redirectURI.port && (url.path.isEmpty ? "/" : url.path) == (redirectURI.path.isEmpty ? "/" : redirectURI.path)
+        url.scheme?.lowercased() == redirectURI.scheme?.lowercased()
+            && url.host?.lowercased() == redirectURI.host?.lowercased()
+            && url.port == redirectURI.port
+            && (url.path.isEmpty ? "/" : url.path) == (redirectURI.path.isEmpty ? "/" : redirectURI.path)
     }
 
     /// An HTML page's title, cleaned for the terminal.
     private static func title(of body: Data) -> String? {
         let text = String(decoding: body.prefix(16 * 1024), as: UTF8.self)
         guard let open = text.range(of: "<title", options: .caseInsensitive),
-              let start = text[open.upperBound...].firstIndex(of: ">"),
-              let close = text.range(of: "</title>", options: .caseInsensitive, range: text.index(after: start)..<text.endIndex)
+            let start = text[open.upperBound...].firstIndex(of: ">"),
+            let close = text.range(
+                of: "</title>", options: .caseInsensitive, range: text.index(after: start)..<text.endIndex)
         else { return nil }
         let title = TokenEndpointError.clean(String(text[text.index(after: start)..<close.lowerBound]), limit: 80)
         return title.isEmpty ? nil : title

@@ -37,7 +37,11 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
         guard let userCode = object["user_code"]?.stringValue, !userCode.isEmpty else {
             throw invalid("user_code is missing")
         }
-        guard userCode.count <= 64, userCode.unicodeScalars.allSatisfy({ ![.control, .format, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) }) else {
+        guard userCode.count <= 64,
+            userCode.unicodeScalars.allSatisfy({
+                ![.control, .format, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory)
+            })
+        else {
             throw invalid("user_code holds control characters or is longer than 64 characters")
         }
         // Microsoft's v1 endpoint and some older servers spell it verification_url.
@@ -49,20 +53,27 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
         if let text = object["verification_uri_complete"]?.stringValue {
             complete = try page(text, name: "verification_uri_complete", invalid: invalid)
         }
-        guard let expiresIn = object["expires_in"]?.integerValue ?? object["expires_in"]?.stringValue.flatMap({ Int64($0) }),
-              expiresIn > 0 else {
+        guard
+            let expiresIn = object["expires_in"]?.integerValue
+                ?? object["expires_in"]?.stringValue.flatMap({ Int64($0) }),
+            expiresIn > 0
+        else {
             throw invalid("expires_in is missing or not a positive number")
         }
         let interval = object["interval"]?.integerValue ?? object["interval"]?.stringValue.flatMap { Int64($0) } ?? 5
         return DeviceAuthorization(
             userCode: userCode, verificationURL: verificationURL, verificationURLComplete: complete,
-            expiresIn: .seconds(min(expiresIn, 86_400)), interval: .seconds(min(max(interval, 1), 300)), deviceCode: deviceCode)
+            expiresIn: .seconds(min(expiresIn, 86_400)), interval: .seconds(min(max(interval, 1), 300)),
+            deviceCode: deviceCode)
     }
 
     /// A page the person is sent to: http(s) with a host, nothing a terminal could misread.
-    private static func page(_ text: String, name: String, invalid: (String) -> DeviceCodeError) throws(DeviceCodeError) -> URL {
+    private static func page(_ text: String, name: String, invalid: (String) -> DeviceCodeError) throws(DeviceCodeError)
+        -> URL
+    {
         guard text.count <= 2048, let url = URLRules.url(from: text), URLRules.endpointProblem(url) == nil,
-              text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7F }) else {
+            text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7F })
+        else {
             throw invalid("\(name) is not an https address")
         }
         return url

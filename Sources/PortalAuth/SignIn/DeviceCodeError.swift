@@ -20,10 +20,14 @@ package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Catego
 
     private init(_ code: Code) { self.code = code }
 
-    static func notOffered(authorizeURL: URL) -> DeviceCodeError { DeviceCodeError(.notOffered(RedactedURL(authorizeURL).description)) }
+    static func notOffered(authorizeURL: URL) -> DeviceCodeError {
+        DeviceCodeError(.notOffered(RedactedURL(authorizeURL).description))
+    }
     static let denied = DeviceCodeError(.denied)
     static let expired = DeviceCodeError(.expired)
-    static func timedOut(after timeout: Duration) -> DeviceCodeError { DeviceCodeError(.timedOut(seconds: timeout.components.seconds)) }
+    static func timedOut(after timeout: Duration) -> DeviceCodeError {
+        DeviceCodeError(.timedOut(seconds: timeout.components.seconds))
+    }
     static func invalidResponse(endpoint: URL, problem: String) -> DeviceCodeError {
         DeviceCodeError(.invalidResponse(endpoint: RedactedURL(endpoint).description, problem: problem))
     }
@@ -77,7 +81,8 @@ package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Catego
     package var appAdvice: String? {
         switch code {
         case .notOffered:
-            return "Name the endpoint (IAPCredential.credential(for:using:deviceAuthorizationURL:settings:replacing:)), or sign in "
+            return
+                "Name the endpoint (IAPCredential.credential(for:using:deviceAuthorizationURL:settings:replacing:)), or sign in "
                 + "through a browser (SignInMethod.browser; on another machine SignInMethod.pasteBack with pasted addresses)."
         case .denied: return "Sign in again to retry."
         case .expired: return "Sign in again for a new code."

@@ -34,7 +34,8 @@ struct DeviceCodeFlow: Sendable {
         guard (200..<300).contains(answer.statusCode) else {
             // A refusal (unauthorized_client, invalid_scope …) or failure, read like a token endpoint's.
             _ = try TokenResponse.parse(answer, endpoint: deviceAuthorizationURL)
-            throw DeviceCodeError.invalidResponse(endpoint: deviceAuthorizationURL, problem: "HTTP \(answer.statusCode)")
+            throw DeviceCodeError.invalidResponse(
+                endpoint: deviceAuthorizationURL, problem: "HTTP \(answer.statusCode)")
         }
         let authorization = try DeviceAuthorization.parse(answer, endpoint: deviceAuthorizationURL)
         settings.observer.deviceCodeIssued(authorization)

@@ -31,7 +31,8 @@ struct OutOfBandFlow: Sendable {
         settings.observer.exchangingCode()
         let response = try await request.tokenRequest(code: code, tokenURL: tokenURL).send(with: settings.httpClient)
         let tokens = try TokenResponse.parse(response, endpoint: tokenURL)
-        return AuthorizationCodeFlow.Result(tokens: tokens, request: request, redirectURI: Self.redirectURI, receivedAt: Date())
+        return AuthorizationCodeFlow.Result(
+            tokens: tokens, request: request, redirectURI: Self.redirectURI, receivedAt: Date())
     }
 
     /// Reads pasted lines until one holds this sign-in's code; a line that does not is explained and the next read.
@@ -65,10 +66,12 @@ struct OutOfBandFlow: Sendable {
     static func code(fromPasted text: String, state: String) throws(LoopbackError) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.contains("://") || trimmed.contains("?") {
-            let (_, query) = CallbackEvaluator.splitTarget(trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            let (_, query) = CallbackEvaluator.splitTarget(
+                trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0])
             let items = URLComponents(string: "x:?" + query)?.queryItems ?? []
             if let error = items.first(where: { $0.name == "error" })?.value {
-                throw .identityProviderError(code: error, description: items.first { $0.name == "error_description" }?.value, uri: nil)
+                throw .identityProviderError(
+                    code: error, description: items.first { $0.name == "error_description" }?.value, uri: nil)
             }
             if let pastedState = items.first(where: { $0.name == "state" })?.value, pastedState != state {
                 throw .notAwaitedResponse("its state belongs to another sign-in (an earlier attempt?)")
@@ -79,8 +82,10 @@ struct OutOfBandFlow: Sendable {
             return code
         }
         guard (4...4096).contains(trimmed.count),
-              trimmed.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {
-            throw .notAwaitedResponse("it does not look like a code; paste the code the portal's page shows, without spaces")
+            trimmed.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+        else {
+            throw .notAwaitedResponse(
+                "it does not look like a code; paste the code the portal's page shows, without spaces")
         }
         return trimmed
     }

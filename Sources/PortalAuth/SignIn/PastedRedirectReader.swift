@@ -39,8 +39,12 @@ public struct PastedRedirectReader: Sendable {
     ///   - issuer: the issuer `iss` must equal, when known (RFC 9207).
     /// - Throws: `LoopbackError` with the identity provider's error, `SignInError` when input ends first,
     ///   `CancellationError`.
-    public func callback(authorizationURL: URL, expectedRedirect: URL, state: String, issuer: String? = nil) async throws -> LoopbackCallback {
-        try await callback(authorizationURL: authorizationURL, expectedRedirect: expectedRedirect, state: state, issuer: issuer, reading: nil)
+    public func callback(authorizationURL: URL, expectedRedirect: URL, state: String, issuer: String? = nil)
+        async throws -> LoopbackCallback
+    {
+        try await callback(
+            authorizationURL: authorizationURL, expectedRedirect: expectedRedirect, state: state, issuer: issuer,
+            reading: nil)
     }
 
     /// ``callback(authorizationURL:expectedRedirect:state:issuer:)`` with `reading` checking each pasted line instead
@@ -49,10 +53,14 @@ public struct PastedRedirectReader: Sendable {
         authorizationURL: URL, expectedRedirect: URL, state: String, issuer: String?,
         reading: (@Sendable (String) -> Result<LoopbackCallback, LoopbackError>?)?
     ) async throws -> LoopbackCallback {
-        if announces { observer.pastedAddressRequested(authorizationURL: authorizationURL, expectedRedirect: expectedRedirect) }
+        if announces {
+            observer.pastedAddressRequested(authorizationURL: authorizationURL, expectedRedirect: expectedRedirect)
+        }
         for await line in lines() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             try Task.checkCancellation()
-            let outcome = reading?(line) ?? Self.outcome(of: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer)
+            let outcome =
+                reading?(line)
+                ?? Self.outcome(of: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer)
             switch outcome {
             case .success(let callback):
                 return callback
@@ -67,22 +75,29 @@ public struct PastedRedirectReader: Sendable {
     }
 
     /// ``callback(fromPasted:expectedRedirect:state:issuer:)`` as a value.
-    static func outcome(of line: String, expectedRedirect: URL, state: String, issuer: String?) -> Result<LoopbackCallback, LoopbackError> {
+    static func outcome(of line: String, expectedRedirect: URL, state: String, issuer: String?) -> Result<
+        LoopbackCallback, LoopbackError
+    > {
         do {
-            return .success(try callback(fromPasted: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer))
+            return .success(
+                try callback(fromPasted: line, expectedRedirect: expectedRedirect, state: state, issuer: issuer))
         } catch {
             return .failure(error)
         }
     }
 
     /// Checks one pasted line against the expected redirect and state.
-    static func callback(fromPasted text: String, expectedRedirect: URL, state: String, issuer: String?) throws(LoopbackError) -> LoopbackCallback {
+    static func callback(fromPasted text: String, expectedRedirect: URL, state: String, issuer: String?)
+        throws(LoopbackError) -> LoopbackCallback
+    {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if let pasted = URL(string: trimmed), let scheme = pasted.scheme, !scheme.isEmpty {
             guard scheme.lowercased() == expectedRedirect.scheme?.lowercased(),
-                  URLNormalization.host(of: pasted) == URLNormalization.host(of: expectedRedirect) else {
+                URLNormalization.host(of: pasted) == URLNormalization.host(of: expectedRedirect)
+            else {
                 let start = expectedRedirect.absoluteString
-                throw .notAwaitedResponse("it does not start with \(start); paste the address the browser shows after signing in")
+                throw .notAwaitedResponse(
+                    "it does not start with \(start); paste the address the browser shows after signing in")
             }
         }
         let path = URLComponents(url: expectedRedirect, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? "/"

@@ -22,7 +22,8 @@ enum RedirectReceiver: Sendable {
     ) throws -> RedirectReceiver {
         let environment = environment ?? environmentOverride ?? ProcessInfo.processInfo.environment
         guard let redirect = CustomSchemeRedirect(redirectURL) else {
-            return .loopback(try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger))
+            return .loopback(
+                try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger))
         }
         guard CustomSchemeRedirect.hasDesktopSession(environment: environment) else {
             guard settings.acceptsPastedRedirect else { throw SchemeRedirectError.noDesktopSession(redirect) }
@@ -57,7 +58,8 @@ enum RedirectReceiver: Sendable {
     }
 
     /// The callback in a pasted address, by the same rules.
-    func callback(fromPastedURL text: String, state: String, issuer: String?) throws(LoopbackError) -> LoopbackCallback {
+    func callback(fromPastedURL text: String, state: String, issuer: String?) throws(LoopbackError) -> LoopbackCallback
+    {
         switch self {
         case .loopback(let listener): try listener.callback(fromPastedURL: text, state: state, issuer: issuer)
         case .scheme(let receiver): try receiver.callback(fromPastedURL: text, state: state, issuer: issuer)

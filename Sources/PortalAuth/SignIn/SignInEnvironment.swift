@@ -30,7 +30,9 @@ public struct SignInEnvironment: Sendable, Equatable {
         _ environment: [String: String] = ProcessEnvironment.values(of: variableNames)
     ) -> SignInEnvironment {
         func value(_ name: String) -> String? {
-            guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+                return nil
+            }
             return value
         }
         let display = value("DISPLAY")
@@ -38,7 +40,8 @@ public struct SignInEnvironment: Sendable, Equatable {
         let ssh = value("SSH_CONNECTION") != nil || value("SSH_CLIENT") != nil || value("SSH_TTY") != nil
         // X11 forwarding sets DISPLAY to host:N (e.g. localhost:10.0); a local display is :N.
         let forwarded = display.map { !$0.hasPrefix(":") && !$0.hasPrefix("unix:") && $0.contains(":") } ?? false
-        return SignInEnvironment(hasDisplay: display != nil || wayland != nil, isSSHSession: ssh, hasForwardedDisplay: forwarded)
+        return SignInEnvironment(
+            hasDisplay: display != nil || wayland != nil, isSSHSession: ssh, hasForwardedDisplay: forwarded)
     }
 
     /// Whether a browser started on this machine can reach the person: a display, and in an SSH session a forwarded one.

@@ -51,7 +51,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         return nil
     }
 
-    private static func browserFailureReason(_ message: String) -> String { "the browser could not be started (\(message))" }
+    private static func browserFailureReason(_ message: String) -> String {
+        "the browser could not be started (\(message))"
+    }
     static func noRemotePath(_ reason: String, deviceCodeRuledOut: Bool = false) -> SignInError {
         SignInError(.noRemotePath(reason, deviceCodeRuledOut: deviceCodeRuledOut))
     }
@@ -66,7 +68,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     static func requestRefused(authorizeURL: URL, _ said: String) -> SignInError {
         SignInError(.requestRefused(endpoint: RedactedURL(authorizeURL).description, said: said))
     }
-    static func missingIDToken(tokenURL: URL) -> SignInError { SignInError(.missingIDToken(RedactedURL(tokenURL).description)) }
+    static func missingIDToken(tokenURL: URL) -> SignInError {
+        SignInError(.missingIDToken(RedactedURL(tokenURL).description))
+    }
 
     /// Whether the browser command could not start or failed, so the sign-in cannot go on through it.
     public var isBrowserFailure: Bool {
@@ -112,19 +116,24 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     package var appAdvice: String? {
         switch code {
         case .timedOut:
-            return "Finish signing in in the browser sooner, or give more time (SignInSettings.timeout). If the browser "
+            return
+                "Finish signing in in the browser sooner, or give more time (SignInSettings.timeout). If the browser "
                 + "never opened, show the sign-in URL to the person (SignInSettings.observer) or take another path "
                 + "(SignInSettings.signInMethod .pasteBack or .deviceCode); if it showed an error page, the client ID or the "
                 + "redirect URL is not registered with the identity provider."
         case .noRemotePath(_, let ruledOut):
-            return "Give the sign-in a way to reach the person: a browser command that works here (SignInSettings.browser, "
+            return
+                "Give the sign-in a way to reach the person: a browser command that works here (SignInSettings.browser, "
                 + "SignInSettings.browserCommand(_:arguments:)), pasted addresses (SignInSettings.takePastedAddresses(from:))"
-                + (ruledOut ? "." : ", or a device code shown by the observer (SignInMethod.deviceCode, SignInObserver.deviceCodeIssued) where the identity provider offers one.")
+                + (ruledOut
+                    ? "."
+                    : ", or a device code shown by the observer (SignInMethod.deviceCode, SignInObserver.deviceCodeIssued) where the identity provider offers one.")
         case .noRemoteLogout:
             return "Give the logout a browser command that works here (SignInSettings.browser) or pasted addresses "
                 + "(SignInSettings.takePastedAddresses(from:)) to end it."
         case .portalHasNoDeviceCode:
-            return "Sign in with SignInMethod.pasteBack (with pasted addresses: SignInSettings.takePastedAddresses(from:)), "
+            return
+                "Sign in with SignInMethod.pasteBack (with pasted addresses: SignInSettings.takePastedAddresses(from:)), "
                 + "or with SignInMethod.outOfBand where the app's registration lists urn:ietf:wg:oauth:2.0:oob."
         case .unheard:
             return "Give the app a way to reach the person: an observer that shows the sign-in URL and a device code "
@@ -160,21 +169,25 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .noRemotePath(let reason, _):
             return "no browser can be used here (\(reason)) and there is no way to paste the final address."
         case .noRemoteLogout(let reason):
-            return "no browser can be used here (\(reason)) and there is no way to paste the address the browser ends on, "
+            return
+                "no browser can be used here (\(reason)) and there is no way to paste the address the browser ends on, "
                 + "so the browser session at the identity provider stays."
         case .requestRefused(let endpoint, let said):
-            return "the identity provider refuses this sign-in request at \(endpoint): \(said), so no browser was opened. "
+            return
+                "the identity provider refuses this sign-in request at \(endpoint): \(said), so no browser was opened. "
                 + "Check the client ID and that the redirect URL is registered for it."
         case .methodUnsupported(let why):
             return why
         case .portalHasNoDeviceCode:
             return "ArcGIS portals have no device code."
         case .missingIDToken(let tokenURL):
-            return "the token endpoint \(tokenURL) answered without an id_token although the scope openid was asked for "
+            return
+                "the token endpoint \(tokenURL) answered without an id_token although the scope openid was asked for "
                 + "(OpenID Connect Core 3.1.3.3), so the sign-in cannot be checked (nonce, audience, issuer) and was refused. "
                 + "Check that token_url belongs to an OpenID Connect provider, or remove openid from the configuration's scope."
         case .notLoopbackRedirect(let url):
-            return "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
+            return
+                "the redirect URL \(url) is not a loopback address (http://127.0.0.1, http://[::1] or http://localhost), "
                 + "so this computer cannot receive the sign-in; register and use a loopback redirect URL."
         }
     }

@@ -55,9 +55,11 @@ extension SignInSettings {
     /// without an observer, the log is the app's only trace of it.
     func unheard(_ reason: String) -> SignInError {
         let error = SignInError.unheard(reason)
-        logger.error("sign-in stopped: nothing can reach the person", metadata: [
-            "reason": "\(reason)", "set": "\(error.appAdvice ?? "")",
-        ])
+        logger.error(
+            "sign-in stopped: nothing can reach the person",
+            metadata: [
+                "reason": "\(reason)", "set": "\(error.appAdvice ?? "")",
+            ])
         return error
     }
 
@@ -87,7 +89,9 @@ extension SignInSettings {
     ///
     /// - Parameter announcing: whether the observer hears of a failure (and tells the person to open the URL by hand);
     ///   false when the caller moves on to another path at once, where that advice would be wrong.
-    func openBrowserReportingFailures(at url: URL, announcing: Bool = true) -> (page: BrowserLaunchPage?, failures: AsyncStream<String>) {
+    func openBrowserReportingFailures(at url: URL, announcing: Bool = true) -> (
+        page: BrowserLaunchPage?, failures: AsyncStream<String>
+    ) {
         let (failures, continuation) = AsyncStream.makeStream(of: String.self)
         guard let browser else {
             continuation.finish()

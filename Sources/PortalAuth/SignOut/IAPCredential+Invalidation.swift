@@ -53,7 +53,8 @@ extension IAPCredential {
         let record = await latestRecord()
         let endpoints = await advertisedEndpoints(record)
         let logout = RPInitiatedLogout(
-            logoutURL: record.logoutURL ?? configuration.logoutURL, clientID: record.clientID, redirectURL: record.redirectURL,
+            logoutURL: record.logoutURL ?? configuration.logoutURL, clientID: record.clientID,
+            redirectURL: record.redirectURL,
             idTokenHint: record.idToken,
             successMessage: "You are signed out\(record.username.map { " (\($0))" } ?? "")."
         )
@@ -66,9 +67,13 @@ extension IAPCredential {
             _ = await revoke(record, at: endpoints.revocation, settings: settings)
             throw error
         }
-        let contrary = returned ? await Self.sessionStillAnswers(record, userInfo: endpoints.userInfo, httpClient: keeper.httpClient, settings: settings) : nil
+        let contrary =
+            returned
+            ? await Self.sessionStillAnswers(
+                record, userInfo: endpoints.userInfo, httpClient: keeper.httpClient, settings: settings) : nil
         var result = IAPLogoutResult(
-            isSessionEndConfirmed: returned && contrary == nil, revocation: await revoke(record, at: endpoints.revocation, settings: settings))
+            isSessionEndConfirmed: returned && contrary == nil,
+            revocation: await revoke(record, at: endpoints.revocation, settings: settings))
         result.returnWithoutEvidence = contrary
         result.hadRefreshToken = record.refreshToken != nil
         result.refreshTokenExpiry = record.refreshTokenExpiresAt
@@ -81,7 +86,8 @@ extension IAPCredential {
     /// on cannot be pasted back (no terminal), unless the paste-back method was asked for explicitly (the logout URL
     /// is then shown for a browser on this machine, whose return to the loopback still confirms).
     package static func browserLogoutUnavailable(settings: SignInSettings) -> String? {
-        guard let reason = settings.remoteReason, !settings.acceptsPastedRedirect, settings.signInMethod != .pasteBack else { return nil }
+        guard let reason = settings.remoteReason, !settings.acceptsPastedRedirect, settings.signInMethod != .pasteBack
+        else { return nil }
         return reason
     }
 
@@ -93,11 +99,13 @@ extension IAPCredential {
     ) async -> String? {
         guard let userInfo, record.accessTokenExpiresAt > settings.clock.now.addingTimeInterval(5) else { return nil }
         let request = TransportRequest(
-            method: .get, url: userInfo, headers: [("Accept", "application/json"), ("Authorization", "Bearer \(record.accessToken)")])
+            method: .get, url: userInfo,
+            headers: [("Accept", "application/json"), ("Authorization", "Bearer \(record.accessToken)")])
         guard let response = try? await httpClient.send(request) else { return nil }
         settings.logger.debug("session check after the logout", metadata: ["status": "\(response.statusCode)"])
         guard response.statusCode == 200 else { return nil }
-        return "the sign-in's access token still works at its UserInfo endpoint \(RedactedURL(userInfo)), so nothing shows that the "
+        return
+            "the sign-in's access token still works at its UserInfo endpoint \(RedactedURL(userInfo)), so nothing shows that the "
             + "session it belongs to ended (the browser that opened the logout page may not hold that session)"
     }
 
@@ -108,7 +116,8 @@ extension IAPCredential {
     func endWithoutBrowserLogout(settings: SignInSettings) async -> IAPLogoutResult {
         keeper.invalidate()
         let record = await latestRecord()
-        var result = IAPLogoutResult(isSessionEndConfirmed: false, revocation: await revokeAdvertised(record, settings: settings))
+        var result = IAPLogoutResult(
+            isSessionEndConfirmed: false, revocation: await revokeAdvertised(record, settings: settings))
         result.hadRefreshToken = record.refreshToken != nil
         result.refreshTokenExpiry = record.refreshTokenExpiresAt
         result.tokenEndpoint = record.tokenURL
@@ -122,12 +131,16 @@ extension IAPCredential {
     }
 
     /// RFC 7009 revocation of the refresh token at the endpoint the provider advertises, if any; never throws.
-    private func revokeAdvertised(_ record: StoredCredential, settings: SignInSettings) async -> IAPLogoutResult.Revocation {
+    private func revokeAdvertised(_ record: StoredCredential, settings: SignInSettings) async
+        -> IAPLogoutResult.Revocation
+    {
         await revoke(record, at: await advertisedEndpoints(record).revocation, settings: settings)
     }
 
     /// RFC 7009 revocation of the refresh token at `endpoint` (nil: none offered); never throws.
-    private func revoke(_ record: StoredCredential, at endpoint: URL?, settings: SignInSettings) async -> IAPLogoutResult.Revocation {
+    private func revoke(_ record: StoredCredential, at endpoint: URL?, settings: SignInSettings) async
+        -> IAPLogoutResult.Revocation
+    {
         guard let endpoint else { return .notOffered }
         let revocation = TokenRevocation(style: .rfc7009, endpoint: endpoint, record: record, target: targetDescription)
         do {

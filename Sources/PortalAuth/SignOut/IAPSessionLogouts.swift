@@ -69,7 +69,7 @@ enum IAPSessionLogouts {
         guard let logoutURL = record.logoutURL, let idToken = record.idToken else { return nil }
         let parts = idToken.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let bytes = Base64URL.decode(parts[1]),
-              let claims = try? JSONValue.parse(Data(bytes)).objectValue, let issuer = claims["iss"]?.stringValue
+            let claims = try? JSONValue.parse(Data(bytes)).objectValue, let issuer = claims["iss"]?.stringValue
         else { return nil }
         let session: String
         if let sid = claims["sid"]?.stringValue, !sid.isEmpty {
@@ -84,7 +84,9 @@ enum IAPSessionLogouts {
 
     /// One browser logout for the session's first sign-in; the others are revoked and made unusable, and share its
     /// confirmation.
-    private static func logOut(session: [Int], of credentials: [IAPCredential], settings: SignInSettings) async -> [(Int, SignOutReport.Entry)] {
+    private static func logOut(session: [Int], of credentials: [IAPCredential], settings: SignInSettings) async -> [(
+        Int, SignOutReport.Entry
+    )] {
         let first = credentials[session[0]]
         let outcome: SignOutReport.Outcome
         var done: [(Int, SignOutReport.Entry)] = []

@@ -27,7 +27,9 @@ extension OAuthUserCredential {
     public func revokeToken() async throws {
         keeper.invalidate()
         let record = await latestRecord()
-        let revocation = TokenRevocation(style: .arcGIS, endpoint: record.revokeURL ?? configuration.revokeURL, record: record, target: targetDescription)
+        let revocation = TokenRevocation(
+            style: .arcGIS, endpoint: record.revokeURL ?? configuration.revokeURL, record: record,
+            target: targetDescription)
         try await revocation.send(with: keeper.httpClient, policy: keeper.policy)
     }
 }

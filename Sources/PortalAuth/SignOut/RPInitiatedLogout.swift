@@ -28,18 +28,22 @@ struct RPInitiatedLogout: Sendable {
     ///   with an `error`), `CryptoError`, `CancellationError`.
     func run(settings: SignInSettings) async throws -> Bool {
         try Task.checkCancellation()  // no browser tab for a sign-out that was already stopped
-        var configuration = LoopbackListener.Configuration(successTitle: "Signed out", successMessage: successMessage + " " + settings.pageReturnHint)
+        var configuration = LoopbackListener.Configuration(
+            successTitle: "Signed out", successMessage: successMessage + " " + settings.pageReturnHint)
         configuration.failureNextStep = settings.pageFailureHint
-        let listener = try LoopbackListener(redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
+        let listener = try LoopbackListener(
+            redirectURL: redirectURL, configuration: configuration, logger: settings.logger)
         defer { listener.close() }
         let state = try SecureRandom.token()
         let parameters = [
-            ("client_id", clientID), ("post_logout_redirect_uri", listener.redirectURL.absoluteString), ("state", state),
+            ("client_id", clientID), ("post_logout_redirect_uri", listener.redirectURL.absoluteString),
+            ("state", state),
         ]
         let plain = URLQuery.appending(parameters, to: logoutURL)
         // The ID token never goes into the browser command's arguments: the opener hides the URL (a command gets
         // the address of a private launch page, see `BrowserLaunchPage`), and nothing on loopback hands it out.
-        let opened = idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? plain
+        let opened =
+            idTokenHint.map { URLQuery.appending(parameters + [("id_token_hint", $0)], to: logoutURL) } ?? plain
 
         // Where no browser here can reach the person (SSH, no display), none is started: the remote path (the plain
         // logout URL, for a browser elsewhere: a launch page on this machine would not open there).
@@ -64,10 +68,12 @@ struct RPInitiatedLogout: Sendable {
             ) {
                 try await listener.waitForCallback(state: state, requiresCode: false)
             }
-            settings.logger.debug("logout confirmed by the identity provider", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
+            settings.logger.debug(
+                "logout confirmed by the identity provider", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
             return true
         } catch is NoConfirmation {
-            settings.logger.debug("no logout confirmation before the timeout", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
+            settings.logger.debug(
+                "no logout confirmation before the timeout", metadata: ["logout_url": "\(RedactedURL(logoutURL))"])
             return false
         }
     }
@@ -89,7 +95,9 @@ struct RPInitiatedLogout: Sendable {
     /// pastes the address it ends on, which confirms the logout as the loopback redirect would; end of input (Ctrl-D)
     /// or the timeout leaves it unconfirmed. Without a terminal to paste on, it fails at once
     /// (`SignInError.needsTerminal`) instead of waiting for a redirect that cannot come.
-    private func remote(listener: LoopbackListener, shown: URL, state: String, reason: String, settings: SignInSettings) async throws -> Bool {
+    private func remote(listener: LoopbackListener, shown: URL, state: String, reason: String, settings: SignInSettings)
+        async throws -> Bool
+    {
         guard settings.acceptsPastedRedirect else {
             // Asked for explicitly (`.pasteBack` without a terminal): the URL is shown, the redirect may still come
             // from a browser opened by hand on this machine.
@@ -114,7 +122,8 @@ struct RPInitiatedLogout: Sendable {
                             authorizationURL: shown, expectedRedirect: listener.redirectURL, state: state, issuer: nil,
                             reading: { text in
                                 do throws(LoopbackError) {
-                                    return .success(try listener.callback(fromPastedURL: text, state: state, requiresCode: false))
+                                    return .success(
+                                        try listener.callback(fromPastedURL: text, state: state, requiresCode: false))
                                 } catch {
                                     return .failure(error)
                                 }
@@ -131,7 +140,9 @@ struct RPInitiatedLogout: Sendable {
     }
 
     /// Runs `wait` within the settings' timeout: true when it confirmed, false when the time ran out first.
-    private func waitForConfirmation(settings: SignInSettings, _ wait: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+    private func waitForConfirmation(settings: SignInSettings, _ wait: @escaping @Sendable () async throws -> Bool)
+        async throws -> Bool
+    {
         struct NoConfirmation: Error {}
         do {
             return try await withDeadline(settings.timeout, onTimeout: { NoConfirmation() }, wait)

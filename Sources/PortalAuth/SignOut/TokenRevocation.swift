@@ -40,11 +40,14 @@ struct TokenRevocation: Sendable {
     var request: TransportRequest {
         switch style {
         case .arcGIS:
-            return .form(endpoint, fields: [
-                ("client_id", clientID), ("auth_token", token), ("token_type_hint", tokenTypeHint), ("f", "json"),
-            ])
+            return .form(
+                endpoint,
+                fields: [
+                    ("client_id", clientID), ("auth_token", token), ("token_type_hint", tokenTypeHint), ("f", "json"),
+                ])
         case .rfc7009:
-            return .form(endpoint, fields: [("token", token), ("token_type_hint", tokenTypeHint), ("client_id", clientID)])
+            return .form(
+                endpoint, fields: [("token", token), ("token_type_hint", tokenTypeHint), ("client_id", clientID)])
         }
     }
 
@@ -86,7 +89,9 @@ struct TokenRevocation: Sendable {
             throw .refused(says, target: target, endpoint: place)
         }
         if let json, let error = json["error"]?.stringValue {
-            let text = json["error_description"]?.stringValue.map { "\(Self.clean(error)) (\(Self.clean($0)))" } ?? Self.clean(error)
+            let text =
+                json["error_description"]?.stringValue.map { "\(Self.clean(error)) (\(Self.clean($0)))" }
+                ?? Self.clean(error)
             if status >= 500 || Self.isFailureCode(error) {
                 throw .serverFailure(status: status, says: text, target: target, endpoint: place)
             }
@@ -100,7 +105,8 @@ struct TokenRevocation: Sendable {
             return  // RFC 7009 §2.2: the content of a 200 answer is ignored.
         case .arcGIS:
             guard let object = json?.objectValue else {
-                throw .invalidResponse("the answer is not a JSON object (\(response.body.count) bytes)", target: target, endpoint: place)
+                throw .invalidResponse(
+                    "the answer is not a JSON object (\(response.body.count) bytes)", target: target, endpoint: place)
             }
             if object["success"]?.boolValue == false {
                 throw .refused("the portal answered \"success\": false", target: target, endpoint: place)

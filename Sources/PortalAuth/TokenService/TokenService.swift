@@ -62,14 +62,17 @@ struct TokenService: Sendable, Equatable {
             throw failure("the answer is not a JSON object")
         }
         if let envelope = ArcGISErrorEnvelope(json: json) {
-            throw failure("ArcGIS error \(envelope.code.map(String.init) ?? "?")" + (envelope.message.map { " \($0)" } ?? ""))
+            throw failure(
+                "ArcGIS error \(envelope.code.map(String.init) ?? "?")" + (envelope.message.map { " \($0)" } ?? ""))
         }
         guard let authInfo = json["authInfo"]?.objectValue else { throw failure("no authInfo in the answer") }
         if authInfo["isTokenBasedSecurity"]?.boolValue == false {
-            throw TokenServiceError(.notTokenSecured, url: RedactedURL(root), detail: "rest/info says isTokenBasedSecurity is false")
+            throw TokenServiceError(
+                .notTokenSecured, url: RedactedURL(root), detail: "rest/info says isTokenBasedSecurity is false")
         }
         guard let text = authInfo["tokenServicesUrl"]?.stringValue, !text.isEmpty else {
-            throw TokenServiceError(.notTokenSecured, url: RedactedURL(root), detail: "rest/info names no tokenServicesUrl")
+            throw TokenServiceError(
+                .notTokenSecured, url: RedactedURL(root), detail: "rest/info names no tokenServicesUrl")
         }
         guard var service = URL(string: text, relativeTo: infoURL)?.absoluteURL else {
             throw failure("tokenServicesUrl is not a URL")

@@ -20,7 +20,10 @@ package struct ArcGISErrorEnvelope: Sendable, Equatable {
     package var oauthErrorDescription: String?
 
     /// Creates an envelope.
-    package init(code: Int?, message: String?, details: [String] = [], oauthError: String? = nil, oauthErrorDescription: String? = nil) {
+    package init(
+        code: Int?, message: String?, details: [String] = [], oauthError: String? = nil,
+        oauthErrorDescription: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.details = details

@@ -29,7 +29,10 @@ public struct IAPTokenInfo: Sendable, Hashable, CustomStringConvertible {
     public let tokenType: String
 
     /// Creates IAP token information.
-    public init(accessToken: String, accessTokenExpirationDate: Date, idToken: String?, idTokenExpirationDate: Date?, refreshToken: String?, scopes: [String], tokenType: String) {
+    public init(
+        accessToken: String, accessTokenExpirationDate: Date, idToken: String?, idTokenExpirationDate: Date?,
+        refreshToken: String?, scopes: [String], tokenType: String
+    ) {
         self.accessToken = accessToken
         self.accessTokenExpirationDate = accessTokenExpirationDate
         self.idToken = idToken

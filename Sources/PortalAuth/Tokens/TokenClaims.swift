@@ -44,9 +44,10 @@ public struct TokenClaims: Sendable, Equatable {
     /// else (an opaque token, an encrypted JWT).
     public init?(jwt: String) {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
-              let header = try? JSONValue.parse(Data(headerBytes)).objectValue,
-              let payload = try? JSONValue.parse(Data(payloadBytes)).objectValue
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+            let payloadBytes = Base64URL.decode(parts[1]),
+            let header = try? JSONValue.parse(Data(headerBytes)).objectValue,
+            let payload = try? JSONValue.parse(Data(payloadBytes)).objectValue
         else { return nil }
         func date(_ name: String) -> Date? {
             guard let seconds = payload[name]?.doubleValue, seconds.isFinite, abs(seconds) < 1e15 else { return nil }

@@ -72,10 +72,14 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
         if isInvalidGrant || arcGISCode == 498 { return true }
         // HTTP 400/401 without an explanation (an empty or non-JSON body): the grant was refused, and the only
         // thing that can change the answer is a new sign-in.
-        if kind == .refused && errorCode == nil && arcGISCode == nil && errorDescription == nil && [400, 401].contains(statusCode) {
+        if kind == .refused && errorCode == nil && arcGISCode == nil && errorDescription == nil
+            && [400, 401].contains(statusCode)
+        {
             return true
         }
-        if let errorCode, ["interaction_required", "login_required", "consent_required"].contains(errorCode) { return true }
+        if let errorCode, ["interaction_required", "login_required", "consent_required"].contains(errorCode) {
+            return true
+        }
         let texts = [errorDescription, arcGISMessage].compactMap { $0?.lowercased() }
         return texts.contains { text in
             (text.contains("refresh_token") || text.contains("refresh token"))
@@ -137,7 +141,8 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
 
     private var advice: String {
         if requiresSignIn {
-            return " The sign-in has expired or was revoked: sign in again (portal-auth login, or portal-auth iap login)."
+            return
+                " The sign-in has expired or was revoked: sign in again (portal-auth login, or portal-auth iap login)."
         }
         switch errorCode {
         case "invalid_client", "unauthorized_client":

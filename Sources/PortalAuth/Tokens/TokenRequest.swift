@@ -60,7 +60,8 @@ package struct TokenRequest: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// A request of `grant` for `clientID` at `tokenURL`.
     package init(
-        tokenURL: URL, grant: Grant, clientID: String, authentication: ClientAuthentication = .none, scope: String? = nil,
+        tokenURL: URL, grant: Grant, clientID: String, authentication: ClientAuthentication = .none,
+        scope: String? = nil,
         extraParameters: [(String, String)] = []
     ) {
         self.tokenURL = tokenURL
@@ -77,7 +78,8 @@ package struct TokenRequest: Sendable, CustomStringConvertible, CustomDebugStrin
     package var fields: [(String, String)] {
         var fields = [("grant_type", grant.type)]
         switch grant {
-        case .authorizationCode(let code, let redirectURI, _): fields += [("code", code), ("redirect_uri", redirectURI)]
+        case .authorizationCode(let code, let redirectURI, _):
+            fields += [("code", code), ("redirect_uri", redirectURI)]
         case .deviceCode(let deviceCode): fields.append(("device_code", deviceCode))
         case .refreshToken, .exchangeRefreshToken, .clientCredentials: break
         }
@@ -85,7 +87,8 @@ package struct TokenRequest: Sendable, CustomStringConvertible, CustomDebugStrin
         if case .secretInForm(let secret) = authentication { fields.append(("client_secret", secret)) }
         switch grant {
         case .refreshToken(let token): fields.append(("refresh_token", token))
-        case .exchangeRefreshToken(let token, let redirectURI): fields += [("refresh_token", token), ("redirect_uri", redirectURI)]
+        case .exchangeRefreshToken(let token, let redirectURI):
+            fields += [("refresh_token", token), ("redirect_uri", redirectURI)]
         case .authorizationCode(_, _, let verifier): fields.append(("code_verifier", verifier))
         case .deviceCode, .clientCredentials: break
         }
@@ -111,6 +114,8 @@ package struct TokenRequest: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// The same as ``description``: `dump` and the debugger show no secret either.
     package var customMirror: Mirror {
-        Mirror(self, children: ["grant_type": grant.type, "token_url": RedactedURL(tokenURL).description], displayStyle: .struct)
+        Mirror(
+            self, children: ["grant_type": grant.type, "token_url": RedactedURL(tokenURL).description],
+            displayStyle: .struct)
     }
 }

@@ -46,7 +46,9 @@ package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         var parts = ["\(tokenType) access token"]
         if let expiresIn { parts.append("expires in \(expiresIn)") }
-        if refreshToken != nil { parts.append("refresh token" + (refreshTokenExpiresIn.map { " (expires in \($0))" } ?? "")) }
+        if refreshToken != nil {
+            parts.append("refresh token" + (refreshTokenExpiresIn.map { " (expires in \($0))" } ?? ""))
+        }
         if idToken != nil { parts.append("ID token") }
         if let username { parts.append("user \(username)") }
         return parts.joined(separator: ", ")
@@ -64,7 +66,8 @@ package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     /// - Anything else: a server failure (5xx), an unexpected status, or an invalid response.
     ///
     /// - Parameter endpoint: the URL the request went to, named (without query) in errors.
-    package static func parse(_ response: TransportResponse, endpoint: URL) throws(TokenEndpointError) -> TokenResponse {
+    package static func parse(_ response: TransportResponse, endpoint: URL) throws(TokenEndpointError) -> TokenResponse
+    {
         let status = response.statusCode
         let parsed = Result { () throws(JSONSyntaxError) in try JSONValue.parse(response.body) }
 
@@ -74,10 +77,12 @@ package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
         guard (200..<300).contains(status) else {
             // RFC 6749 §5.2 puts refusals on 400 (and 401 for client authentication); some providers (Glewlwyd
             // for a rotated-out refresh token) send them with an empty or non-JSON body: still a refusal.
-            let kind: TokenEndpointError.Kind = status >= 500 ? .serverFailure : (status == 400 || status == 401) ? .refused : .unexpectedStatus
+            let kind: TokenEndpointError.Kind =
+                status >= 500 ? .serverFailure : (status == 400 || status == 401) ? .refused : .unexpectedStatus
             var problem = bodySummary(response, parsed)
             if (300..<400).contains(status), let location = response.headers["Location"],
-                let target = URL(string: location, relativeTo: response.url)?.absoluteURL {
+                let target = URL(string: location, relativeTo: response.url)?.absoluteURL
+            {
                 problem = "a redirect to \(RedactedURL(target)), which a token endpoint must not send"
             }
             throw TokenEndpointError(kind, endpoint: endpoint, statusCode: status, problem: problem)
@@ -128,7 +133,9 @@ package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A short, safe summary of a body that is not a token response.
-    private static func bodySummary(_ response: TransportResponse, _ parsed: Result<JSONValue, JSONSyntaxError>) -> String {
+    private static func bodySummary(_ response: TransportResponse, _ parsed: Result<JSONValue, JSONSyntaxError>)
+        -> String
+    {
         if response.body.isEmpty { return "an empty body" }
         if case .success(let json) = parsed { return "a JSON \(json.typeName) without an error code" }
         let type = response.mediaType.map { TokenEndpointError.clean($0, limit: 60) } ?? "no content type"
@@ -140,7 +147,8 @@ package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
         let text = String(decoding: response.body.prefix(16 * 1024), as: UTF8.self)
         guard let open = text.range(of: "<title", options: .caseInsensitive),
             let start = text[open.upperBound...].firstIndex(of: ">"),
-            let close = text.range(of: "</title>", options: .caseInsensitive, range: text.index(after: start)..<text.endIndex)
+            let close = text.range(
+                of: "</title>", options: .caseInsensitive, range: text.index(after: start)..<text.endIndex)
         else { return "" }
         let title = TokenEndpointError.clean(String(text[text.index(after: start)..<close.lowerBound]), limit: 80)
         return title.isEmpty ? "" : " titled \"\(title)\""
@@ -177,7 +185,8 @@ private struct TokenFields {
     private func token(_ key: String) throws(TokenEndpointError) -> String? {
         guard let text = try string(key) else { return nil }
         if let problem = TokenCharacters.problem(inToken: text) {
-            throw invalid("\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
+            throw invalid(
+                "\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
         }
         return text
     }
@@ -186,7 +195,8 @@ private struct TokenFields {
     private func userName(_ key: String) throws(TokenEndpointError) -> String? {
         guard let text = try string(key) else { return nil }
         if let problem = TokenCharacters.problem(inUserName: text) {
-            throw invalid("\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
+            throw invalid(
+                "\(key) cannot be used: \(problem); the identity provider's answer was refused and nothing was stored")
         }
         return text
     }

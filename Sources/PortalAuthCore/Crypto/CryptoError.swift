@@ -21,8 +21,12 @@ package struct CryptoError: Error, Sendable, CustomStringConvertible, Categorize
     static func randomUnavailable() -> CryptoError { CryptoError(.randomUnavailable, openSSLErrorText()) }
     static func digestFailed() -> CryptoError { CryptoError(.digestFailed, openSSLErrorText()) }
     static func invalidKey(_ why: String) -> CryptoError { CryptoError(.invalidKey, why) }
-    static func invalidSignature() -> CryptoError { CryptoError(.invalidSignature, "the signature does not match the key") }
-    package static func libraryUnavailable(_ error: SystemLibraryError) -> CryptoError { CryptoError(.libraryUnavailable, error.description) }
+    static func invalidSignature() -> CryptoError {
+        CryptoError(.invalidSignature, "the signature does not match the key")
+    }
+    package static func libraryUnavailable(_ error: SystemLibraryError) -> CryptoError {
+        CryptoError(.libraryUnavailable, error.description)
+    }
 
     public var category: ErrorCategory { code == .invalidSignature || code == .invalidKey ? .invalidContent : .local }
 

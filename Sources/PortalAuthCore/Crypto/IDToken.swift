@@ -46,9 +46,9 @@ package struct IDToken: Sendable, CustomStringConvertible {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("it does not have three dot-separated parts") }
         guard let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
-              let signatureBytes = Base64URL.decode(parts[2]),
-              let header = try? JSONValue.parse(Data(headerBytes)).objectValue,
-              let payload = try? JSONValue.parse(Data(payloadBytes)).objectValue
+            let signatureBytes = Base64URL.decode(parts[2]),
+            let header = try? JSONValue.parse(Data(headerBytes)).objectValue,
+            let payload = try? JSONValue.parse(Data(payloadBytes)).objectValue
         else { throw .malformed("its header or payload is not base64url-encoded JSON") }
         guard let issuer = payload["iss"]?.stringValue else { throw .malformed("it has no iss claim") }
         guard let exp = payload["exp"]?.doubleValue else { throw .malformed("it has no numeric exp claim") }
@@ -65,7 +65,8 @@ package struct IDToken: Sendable, CustomStringConvertible {
         self.issuedAt = payload["iat"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
         self.keyID = header["kid"]?.stringValue
         self.signature = signatureBytes
-        self.username = ["preferred_username", "upn", "email", "name"].lazy.compactMap { payload[$0]?.stringValue }.first
+        self.username =
+            ["preferred_username", "upn", "email", "name"].lazy.compactMap { payload[$0]?.stringValue }.first
         self.algorithm = header["alg"]?.stringValue
         self.hasCriticalHeader = header["crit"] != nil
         self.type = header["typ"]
@@ -92,40 +93,63 @@ package struct IDToken: Sendable, CustomStringConvertible {
         clockSkew: Duration = .seconds(120), maximumAge: Duration = .seconds(600)
     ) throws(IDTokenError) {
         if hasCriticalHeader {
-            throw .headerRejected("crit", "it lists extensions the recipient must understand, and this client understands none, so the token is invalid even with an empty list (RFC 7515 §4.1.11)")
+            throw .headerRejected(
+                "crit",
+                "it lists extensions the recipient must understand, and this client understands none, so the token is invalid even with an empty list (RFC 7515 §4.1.11)"
+            )
         }
         if let type, type.stringValue?.lowercased() != "jwt" {
             let shown = type.stringValue.map { DisplayText.neutralised($0, limit: 40) } ?? "a value that is no string"
-            throw .headerRejected("typ", "it is \(shown), not JWT: the token is not an ID token (an access token is at+jwt, RFC 9068)")
+            throw .headerRejected(
+                "typ", "it is \(shown), not JWT: the token is not an ID token (an access token is at+jwt, RFC 9068)")
         }
-        guard audiences.contains(clientID) else { throw .claimMismatch("aud", "the token is not meant for client \(clientID)") }
+        guard audiences.contains(clientID) else {
+            throw .claimMismatch("aud", "the token is not meant for client \(clientID)")
+        }
         if let authorizedParty, authorizedParty.stringValue != clientID {
-            let shown = authorizedParty.stringValue.map { DisplayText.neutralised($0, limit: 200) } ?? "a value that is no string"
-            throw .claimMismatch("azp", "the token was issued to \(shown), not to client \(clientID) (OpenID Connect Core §3.1.3.7)")
+            let shown =
+                authorizedParty.stringValue.map { DisplayText.neutralised($0, limit: 200) }
+                ?? "a value that is no string"
+            throw .claimMismatch(
+                "azp", "the token was issued to \(shown), not to client \(clientID) (OpenID Connect Core §3.1.3.7)")
         }
         if let expectedNonce, nonce != expectedNonce {
             throw .claimMismatch("nonce", "the nonce does not match the one this sign-in sent (possible replay)")
         }
         if let expectedIssuer, issuer != expectedIssuer {
-            throw .claimMismatch("iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), expected \(expectedIssuer)")
+            throw .claimMismatch(
+                "iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), expected \(expectedIssuer)")
         }
         if expirationDate.addingTimeInterval(clockSkew.timeInterval) < now {
-            throw .claimMismatch("exp", "the token expired at \(expirationDate.ISO8601Format()); check this machine's clock")
+            throw .claimMismatch(
+                "exp", "the token expired at \(expirationDate.ISO8601Format()); check this machine's clock")
         }
         if let notBefore {
-            guard let seconds = notBefore.doubleValue else { throw .claimMismatch("nbf", "it is not a number of seconds (RFC 7519 §4.1.5)") }
+            guard let seconds = notBefore.doubleValue else {
+                throw .claimMismatch("nbf", "it is not a number of seconds (RFC 7519 §4.1.5)")
+            }
             let start = Date(timeIntervalSince1970: seconds)
             if start.timeIntervalSince(now) > clockSkew.timeInterval {
-                throw .claimMismatch("nbf", "the token is not valid before \(start.ISO8601Format()), in the future; check this machine's clock")
+                throw .claimMismatch(
+                    "nbf",
+                    "the token is not valid before \(start.ISO8601Format()), in the future; check this machine's clock")
             }
         }
-        guard let subject, !subject.isEmpty else { throw .claimMismatch("sub", "the token has no subject (OpenID Connect Core §2 requires one)") }
-        guard let issuedAt else { throw .claimMismatch("iat", "the token has no issue time (OpenID Connect Core §2 requires one)") }
+        guard let subject, !subject.isEmpty else {
+            throw .claimMismatch("sub", "the token has no subject (OpenID Connect Core §2 requires one)")
+        }
+        guard let issuedAt else {
+            throw .claimMismatch("iat", "the token has no issue time (OpenID Connect Core §2 requires one)")
+        }
         if issuedAt.timeIntervalSince(now) > clockSkew.timeInterval {
-            throw .claimMismatch("iat", "the token was issued at \(issuedAt.ISO8601Format()), in the future; check this machine's clock")
+            throw .claimMismatch(
+                "iat", "the token was issued at \(issuedAt.ISO8601Format()), in the future; check this machine's clock")
         }
         if now.timeIntervalSince(issuedAt) > (maximumAge + clockSkew).timeInterval {
-            throw .claimMismatch("iat", "the token was issued at \(issuedAt.ISO8601Format()), too long ago to be a new one; check this machine's clock")
+            throw .claimMismatch(
+                "iat",
+                "the token was issued at \(issuedAt.ISO8601Format()), too long ago to be a new one; check this machine's clock"
+            )
         }
     }
 
@@ -133,10 +157,12 @@ package struct IDToken: Sendable, CustomStringConvertible {
     /// no other `nonce` — or it is refused (another user's token would switch identities).
     package func requireSameSignIn(as previous: IDToken) throws(IDTokenError) {
         if issuer != previous.issuer {
-            throw .claimMismatch("iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), not \(previous.issuer) as at sign-in")
+            throw .claimMismatch(
+                "iss", "issued by \(DisplayText.neutralised(issuer, limit: 200)), not \(previous.issuer) as at sign-in")
         }
         if subject != previous.subject {
-            throw .claimMismatch("sub", "the token is for another user than the one signed in (OpenID Connect Core 12.2)")
+            throw .claimMismatch(
+                "sub", "the token is for another user than the one signed in (OpenID Connect Core 12.2)")
         }
         if Set(audiences) != Set(previous.audiences) {
             throw .claimMismatch("aud", "the audiences differ from the sign-in's (OpenID Connect Core 12.2)")
@@ -153,7 +179,9 @@ package struct IDTokenError: Error, Sendable, CustomStringConvertible, Categoriz
 
     private init(text: String) { self.text = text }
 
-    package static func malformed(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token is malformed: \(why)") }
+    package static func malformed(_ why: String) -> IDTokenError {
+        IDTokenError(text: "the ID token is malformed: \(why)")
+    }
     package static func claimMismatch(_ claim: String, _ why: String) -> IDTokenError {
         IDTokenError(text: "the ID token's \(claim) claim was rejected: \(why)")
     }
@@ -162,8 +190,12 @@ package struct IDTokenError: Error, Sendable, CustomStringConvertible, Categoriz
         IDTokenError(text: "the ID token's \(parameter) header was rejected: \(why)")
     }
 
-    package static func signature(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature was rejected: \(why)") }
-    package static func keys(_ why: String) -> IDTokenError { IDTokenError(text: "the ID token's signature cannot be checked: \(why)") }
+    package static func signature(_ why: String) -> IDTokenError {
+        IDTokenError(text: "the ID token's signature was rejected: \(why)")
+    }
+    package static func keys(_ why: String) -> IDTokenError {
+        IDTokenError(text: "the ID token's signature cannot be checked: \(why)")
+    }
 
     public var category: ErrorCategory { .invalidContent }
     public var description: String { text }

@@ -27,7 +27,9 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
 
     deinit { pa_EVP_PKEY_free(key) }
 
-    package var description: String { "\(keyType) key" + (keyID.map { " \(DisplayText.neutralised($0, limit: 80))" } ?? "") }
+    package var description: String {
+        "\(keyType) key" + (keyID.map { " \(DisplayText.neutralised($0, limit: 80))" } ?? "")
+    }
 
     /// The usable signing keys of a JWK Set document (`{"keys": [...]}`), and why the others were left out.
     ///
@@ -50,7 +52,9 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
             case .usable(let key): set.keys.append(key)
             case .notForSignatures: break
             case .unusable(let why):
-                let name = jwk["kid"]?.stringValue.map { "key \(DisplayText.neutralised($0, limit: 80))" } ?? "key \(index + 1)"
+                let name =
+                    jwk["kid"]?.stringValue.map { "key \(DisplayText.neutralised($0, limit: 80))" }
+                    ?? "key \(index + 1)"
                 set.skipped.append("\(name): \(why)")
             }
         }
@@ -81,7 +85,9 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
             made = pa_rsa_public_key(n, n.count, e, e.count)
         case "EC":
             let groups = ["P-256": ("prime256v1", 32), "P-384": ("secp384r1", 48), "P-521": ("secp521r1", 66)]
-            guard let curve, let (group, size) = groups[curve] else { return .unusable("its curve is not P-256, P-384 or P-521") }
+            guard let curve, let (group, size) = groups[curve] else {
+                return .unusable("its curve is not P-256, P-384 or P-521")
+            }
             guard let x = bytes("x"), let y = bytes("y"), x.count == size, y.count == size else {
                 return .unusable("its x and y are not \(size)-byte coordinates of \(curve)")
             }
@@ -89,13 +95,18 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
             made = pa_ec_public_key(group, point, point.count)
             if made == nil { return .unusable("its point is not on the curve \(curve)") }
         case "OKP":
-            guard let curve, ["Ed25519", "Ed448"].contains(curve), let x = bytes("x") else { return .unusable("it is not an Ed25519 or Ed448 key") }
+            guard let curve, ["Ed25519", "Ed448"].contains(curve), let x = bytes("x") else {
+                return .unusable("it is not an Ed25519 or Ed448 key")
+            }
             made = pa_raw_public_key(curve.uppercased(), x, x.count)
         default:
             return .unusable("its type \(DisplayText.neutralised(type, limit: 20)) is not RSA, EC or OKP")
         }
         guard let made else { return .unusable("OpenSSL cannot make a key of it") }
-        return .usable(JSONWebKey(keyType: type, keyID: jwk["kid"]?.stringValue, algorithm: jwk["alg"]?.stringValue, curve: curve, key: made))
+        return .usable(
+            JSONWebKey(
+                keyType: type, keyID: jwk["kid"]?.stringValue, algorithm: jwk["alg"]?.stringValue, curve: curve,
+                key: made))
     }
 
     /// Why an RSA public key (big-endian `n` and `e`) is no key to trust, or nil: the exponent must be odd and at
@@ -105,8 +116,10 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
         let e = exponent.drop { $0 == 0 }
         let isOddAndAtLeastThree = (e.last ?? 0) & 1 == 1 && (e.count > 1 || (e.last ?? 0) >= 3)
         if !isOddAndAtLeastThree {
-            let shown = e.count <= 8 ? "\(e.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })" : "an even number of \(e.count) bytes"
-            return "its exponent e is \(shown), not an odd number of at least 3 (such a key lets anyone forge a signature)"
+            let shown =
+                e.count <= 8 ? "\(e.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })" : "an even number of \(e.count) bytes"
+            return
+                "its exponent e is \(shown), not an odd number of at least 3 (such a key lets anyone forge a signature)"
         }
         let n = modulus.drop { $0 == 0 }
         let bits = n.first.map { (n.count - 1) * 8 + (8 - $0.leadingZeroBitCount) } ?? 0

@@ -25,7 +25,8 @@ package enum PKCS12Identity {
         }
         guard let pkcs12 = parsed else {
             let text = String(decoding: data.prefix(64), as: UTF8.self)
-            let detail = text.contains("-----BEGIN")
+            let detail =
+                text.contains("-----BEGIN")
                 ? "it is PEM text; make a .p12 with openssl pkcs12 -export -in CERT.pem -inkey KEY.pem -out FILE.p12"
                 : data.isEmpty ? "the file is empty" : "OpenSSL cannot decode it (\(openSSLErrorText()))"
             throw PKCS12Error(.notPKCS12, detail)
@@ -34,7 +35,8 @@ package enum PKCS12Identity {
 
         if pa_PKCS12_mac_present(pkcs12) == 1 {
             // OpenSSL's own tool tries an empty password both as "" and as no password.
-            let fits = pa_PKCS12_verify_mac(pkcs12, password, Int32(password.utf8.count)) == 1
+            let fits =
+                pa_PKCS12_verify_mac(pkcs12, password, Int32(password.utf8.count)) == 1
                 || (password.isEmpty && pa_PKCS12_verify_mac(pkcs12, nil, 0) == 1)
             if !fits { throw PKCS12Error(.wrongPassword, "MAC verification failed") }
         }

@@ -3,7 +3,8 @@ internal import CPortalAuthOpenSSL
 /// SHA-256 through OpenSSL's EVP interface.
 package enum SHA256Digest {
     /// The 32-byte digest of `bytes`.
-    package static func hash<Bytes: Sequence>(_ bytes: Bytes) throws(CryptoError) -> [UInt8] where Bytes.Element == UInt8 {
+    package static func hash<Bytes: Sequence>(_ bytes: Bytes) throws(CryptoError) -> [UInt8]
+    where Bytes.Element == UInt8 {
         do { try OpenSSLLibrary.loadCrypto() } catch { throw .libraryUnavailable(error) }
         let input = Array(bytes)
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))

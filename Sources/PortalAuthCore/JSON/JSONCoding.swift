@@ -18,7 +18,8 @@ extension JSONValue {
             let text = withUnsafeBytes(of: &error.text) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            throw JSONSyntaxError(line: Int(error.line), column: Int(error.column), position: Int(error.position), message: text)
+            throw JSONSyntaxError(
+                line: Int(error.line), column: Int(error.column), position: Int(error.position), message: text)
         }
         defer { pa_json_decref(root) }
         return JSONValue(borrowing: root)

@@ -78,7 +78,9 @@ package enum BlockingWork {
     /// Runs `body` on a thread of the pool whether or not the calling task is cancelled, and returns its result or
     /// throws its error: for blocking work that must not be skipped half-way through what its caller does (the
     /// store's reads and writes under its lock: a refresh's rotated tokens are written back even after a Ctrl-C).
-    package static func runIgnoringCancellation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func runIgnoringCancellation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws
+        -> T
+    {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             pool.submit { continuation.resume(with: Result { try body() }) }
         }

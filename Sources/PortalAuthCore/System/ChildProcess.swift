@@ -60,14 +60,19 @@ package final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var inParentToClose: [FileHandle] = []
-        for (target, value, reads) in [(STDIN_FILENO, standardInput, true), (STDOUT_FILENO, standardOutput, false), (STDERR_FILENO, standardError, false)] {
+        for (target, value, reads) in [
+            (STDIN_FILENO, standardInput, true), (STDOUT_FILENO, standardOutput, false),
+            (STDERR_FILENO, standardError, false),
+        ] {
             switch value {
             case let pipe as Pipe:
                 let childEnd = reads ? pipe.fileHandleForReading : pipe.fileHandleForWriting
                 posix_spawn_file_actions_adddup2(&actions, childEnd.fileDescriptor, target)
                 inParentToClose.append(childEnd)
             case let handle as FileHandle where handle.fileDescriptor >= 0:
-                if handle.fileDescriptor != target { posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target) }
+                if handle.fileDescriptor != target {
+                    posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
+                }
             default:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", reads ? O_RDONLY : O_WRONLY, 0)
             }

@@ -26,7 +26,9 @@ package final class SignalForwarder: Sendable {
     ///
     /// - Throws: `SystemError` when the pipe or the reader cannot be set up (the process then keeps its
     ///   signals' actions).
-    package init(forwarding forwarded: [Int32], ignoring ignored: [Int32], _ handler: @escaping @Sendable (Int32) -> Void) throws {
+    package init(
+        forwarding forwarded: [Int32], ignoring ignored: [Int32], _ handler: @escaping @Sendable (Int32) -> Void
+    ) throws {
         let identifier = ObjectIdentifier(self)
         try Self.state.withLock { state throws(SystemError) in
             if state.readDescriptor < 0 {

@@ -24,7 +24,8 @@ package enum DisplayText {
                 count += 1
                 pendingSpace = false
             }
-            let shown = isHidden(scalar)
+            let shown =
+                isHidden(scalar)
                 ? Array("\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars) : [scalar]
             if count + shown.count > limit {
                 scalars.append("…")

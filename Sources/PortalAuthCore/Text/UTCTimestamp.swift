@@ -7,7 +7,8 @@ package enum UTCTimestamp {
     /// `date` as `Date.ISO8601Format()` writes it (`2026-11-22T02:13:00Z`: whole seconds, rounded down).
     package static func iso8601(_ date: Date) -> String {
         guard let time = Civil(date) else { return date.ISO8601Format() }
-        return "\(time.year)-\(two(time.month))-\(two(time.day))T\(two(time.hour)):\(two(time.minute)):\(two(time.second))Z"
+        return
+            "\(time.year)-\(two(time.month))-\(two(time.day))T\(two(time.hour)):\(two(time.minute)):\(two(time.second))Z"
     }
 
     /// `date` (by default now) in the ISO 8601 basic format (`20261124T172158Z`), as used in file names.

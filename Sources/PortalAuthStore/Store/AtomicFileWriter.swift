@@ -12,7 +12,8 @@ package enum AtomicFileWriter {
     /// Writes `data` to `path` atomically with mode 0600.
     package static func write(_ data: Data, to path: String) throws(CredentialStoreError) {
         let directory = StoreFileSystem.parentDirectory(of: path)
-        let temporary = "\(directory)/\(temporaryPrefix(for: path))\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        let temporary =
+            "\(directory)/\(temporaryPrefix(for: path))\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
         guard let descriptor = try StoreFileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else {
             throw .fileSystem("create", temporary, SystemError(call: "open", errno: ENOENT))
         }

@@ -18,7 +18,8 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
     /// What went wrong, for callers that react to it; compare with `==`.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Hashable, Sendable {
-            case noLocation, unsafePermissions, notRegularFile, corrupted, unsupportedVersion, lockTimeout, cancelled, fileSystem
+            case noLocation, unsafePermissions, notRegularFile, corrupted, unsupportedVersion, lockTimeout, cancelled,
+                fileSystem
         }
 
         fileprivate let base: Base
@@ -118,7 +119,8 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
             return "Refusing to keep credentials in \(path): other users can write to the directory "
                 + "(mode \(octal(mode))). Run `chmod 700 \(path)` or choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
         case .notRegularFile:
-            return "Refusing to use the credential store \(path): it is not a regular file (a directory or a symbolic link?). "
+            return
+                "Refusing to use the credential store \(path): it is not a regular file (a directory or a symbolic link?). "
                 + "Point the store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE) at a file."
         case .corrupted(let reason):
             return "The credential store \(path) is corrupted (\(reason)) and was left unchanged. "
@@ -170,13 +172,19 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
     }
 
     /// A store that is JSON but has the wrong shape; `reason` must not contain entry contents.
-    package static func corrupted(_ path: String, reason: String) -> Self { Self(.corrupted(reason: reason), path: path) }
+    package static func corrupted(_ path: String, reason: String) -> Self {
+        Self(.corrupted(reason: reason), path: path)
+    }
 
-    package static func unsupportedVersion(_ path: String, found: Int64) -> Self { Self(.unsupportedVersion(found: found), path: path) }
+    package static func unsupportedVersion(_ path: String, found: Int64) -> Self {
+        Self(.unsupportedVersion(found: found), path: path)
+    }
 
     static func lockTimeout(_ lockPath: String, after timeout: Duration, holder: String?) -> Self {
         let parts = timeout.components
-        return Self(.lockTimeout(seconds: Double(parts.seconds) + Double(parts.attoseconds) / 1e18, holder: holder), path: lockPath)
+        return Self(
+            .lockTimeout(seconds: Double(parts.seconds) + Double(parts.attoseconds) / 1e18, holder: holder),
+            path: lockPath)
     }
 
     package static func cancelled(_ lockPath: String) -> Self { Self(.cancelled, path: lockPath) }

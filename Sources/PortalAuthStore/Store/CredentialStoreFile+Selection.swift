@@ -39,14 +39,19 @@ extension CredentialStoreFile {
     ///   - environment: the variables that choose the store (`PORTAL_AUTH_STORE`, `XDG_STATE_HOME`, `HOME`,
     ///     `DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`); others are not read.
     ///   - currentDirectory: the folder a relative store path is taken from; the process's own when `nil`.
-    public static func select(store: String? = nil, environment: [String: String], currentDirectory: String? = nil) throws -> CredentialStoreFile {
-        try select(store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
+    public static func select(store: String? = nil, environment: [String: String], currentDirectory: String? = nil)
+        throws -> CredentialStoreFile
+    {
+        try select(
+            store: store, environment: environment, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }
 
     /// ``select(store:environment:currentDirectory:)`` reading each variable through `lookup` (for example
     /// ``ProcessEnvironment/value(of:)``) instead of from a dictionary: `portal-auth token` then makes no dictionary
     /// (see ``ProcessEnvironment/value(of:)``).
-    package static func select(store: String? = nil, lookup: (String) -> String?, currentDirectory: String? = nil) throws -> CredentialStoreFile {
+    package static func select(store: String? = nil, lookup: (String) -> String?, currentDirectory: String? = nil)
+        throws -> CredentialStoreFile
+    {
         try select(store: store, lookup: lookup, currentDirectory: currentDirectory, storage: SecretServiceClient())
     }
 
@@ -69,7 +74,8 @@ extension CredentialStoreFile {
         switch choice {
         case .path(let path):
             let source: StoreLocation.Source = store.flatMap { $0.isEmpty ? nil : $0 } != nil ? .explicit : .environment
-            file = CredentialStoreFile(location: StoreLocation(path: path, source: source, currentDirectory: currentDirectory))
+            file = CredentialStoreFile(
+                location: StoreLocation(path: path, source: source, currentDirectory: currentDirectory))
             file.secretStorage = storage
             return file
         case .file:

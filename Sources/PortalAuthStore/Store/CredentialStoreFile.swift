@@ -70,7 +70,9 @@ package struct CredentialStoreFile: Sendable {
         var attempt = 0
         while true {
             let entries = try readFile().entries
-            guard entries.values.contains(where: { KeyringEntryFormat.reference(in: $0) != nil }) else { return StoreSnapshot(entries: entries) }
+            guard entries.values.contains(where: { KeyringEntryFormat.reference(in: $0) != nil }) else {
+                return StoreSnapshot(entries: entries)
+            }
             let (resolved, missing) = keyring.resolve(entries)
             attempt += 1
             if !missing || attempt == 3 { return StoreSnapshot(entries: resolved) }
@@ -134,7 +136,9 @@ package struct CredentialStoreFile: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (inout StoreSnapshot) async throws -> Result
     ) async throws -> Result {
-        try await exclusiveAccess(onCorruption: policy, reservingSpace: reservingSpace, deferringKeyringFailure: deferringKeyringFailure, body)
+        try await exclusiveAccess(
+            onCorruption: policy, reservingSpace: reservingSpace, deferringKeyringFailure: deferringKeyringFailure, body
+        )
     }
 
     /// Checks, before something that cannot be undone (a refresh request that spends a rotating refresh token),
@@ -152,7 +156,11 @@ package struct CredentialStoreFile: Sendable {
             do throws(KeyringError) {
                 try storage.probe()
             } catch {
-                throw KeyringError(error.kind, message: "\(error.message) (checked before refreshing: nothing was sent, and the stored refresh token still works)")
+                throw KeyringError(
+                    error.kind,
+                    message:
+                        "\(error.message) (checked before refreshing: nothing was sent, and the stored refresh token still works)"
+                )
             }
         }
     }
@@ -189,19 +197,25 @@ package struct CredentialStoreFile: Sendable {
             var reservation: SpaceReservation?
             if reservingSpace {
                 AtomicFileWriter.removeLeftovers(for: path)
-                reservation = try SpaceReservation(bytes: StoreDocument.encode(resolved).count + Self.reservedHeadroom, for: path)
+                reservation = try SpaceReservation(
+                    bytes: StoreDocument.encode(resolved).count + Self.reservedHeadroom, for: path)
             }
-            return LockedRead(read: read, recorded: recorded, resolved: resolved, keyringState: keyringState, reservation: reservation)
+            return LockedRead(
+                read: read, recorded: recorded, resolved: resolved, keyringState: keyringState, reservation: reservation
+            )
         }
         var snapshot = StoreSnapshot(entries: before.resolved, recovery: before.read.recovery)
         let result = try await body(&snapshot)
         let after = snapshot
         let deferring = deferringKeyringFailure != nil
         // The keyring's error for deferred entries comes back with the outcome; the caller's handler runs here.
-        let (deferred, failure) = try await BlockingWork.runIgnoringCancellation { [self] () -> (KeyringError?, (any Error)?) in
+        let (deferred, failure) = try await BlockingWork.runIgnoringCancellation {
+            [self] () -> (KeyringError?, (any Error)?) in
             var deferred: KeyringError?
             do {
-                try write(after, over: before, recording: recording, toKeyring: toKeyring, deferring: deferring ? { deferred = $0 } : nil)
+                try write(
+                    after, over: before, recording: recording, toKeyring: toKeyring,
+                    deferring: deferring ? { deferred = $0 } : nil)
                 return (deferred, nil)
             } catch {
                 return (deferred, error)
@@ -225,13 +239,17 @@ package struct CredentialStoreFile: Sendable {
     /// Writes `snapshot` back when it changed (or secrets are to move), in the reserved space when there is one, and
     /// removes the keyring items the file no longer names. Blocking: runs on `BlockingWork`'s pool.
     private func write(
-        _ snapshot: StoreSnapshot, over before: LockedRead, recording: StoreBackend?, toKeyring: Bool, deferring: ((KeyringError) -> Void)?
+        _ snapshot: StoreSnapshot, over before: LockedRead, recording: StoreBackend?, toKeyring: Bool,
+        deferring: ((KeyringError) -> Void)?
     ) throws {
         var keyringState = before.keyringState
         let resolved = snapshot.entries
         let recordedNow = recording ?? before.recorded
-        if snapshot.isChanged || recordedNow != before.recorded || keyring.needsRewrite(resolved, toKeyring: toKeyring, state: keyringState) {
-            let fileEntries = try keyring.fileEntries(for: resolved, toKeyring: toKeyring, state: &keyringState, deferring: deferring)
+        if snapshot.isChanged || recordedNow != before.recorded
+            || keyring.needsRewrite(resolved, toKeyring: toKeyring, state: keyringState)
+        {
+            let fileEntries = try keyring.fileEntries(
+                for: resolved, toKeyring: toKeyring, state: &keyringState, deferring: deferring)
             let data = StoreDocument.encode(fileEntries, recording: recordedNow)
             if let reservation = before.reservation {
                 try reservation.commit(data)
@@ -253,13 +271,16 @@ package struct CredentialStoreFile: Sendable {
 
     /// The file's entries (keyring entries as references), with a corrupted file moved aside when the policy says
     /// so. Call only under the lock.
-    private func readUnderLock(policy: CorruptedStorePolicy) throws(CredentialStoreError) -> (StoreSnapshot, StoreBackend?) {
+    private func readUnderLock(policy: CorruptedStorePolicy) throws(CredentialStoreError) -> (
+        StoreSnapshot, StoreBackend?
+    ) {
         do {
             let (entries, recorded) = try readFile()
             return (StoreSnapshot(entries: entries), recorded)
-        } catch where error.kind == .corrupted && policy == .keepAsideAndStartEmpty {
+        } catch  where error.kind == .corrupted && policy == .keepAsideAndStartEmpty {
             let kept = try moveAside()
-            let recovery = CorruptedStoreRecovery(storePath: path, keptCopyPath: kept, reason: error.corruptionReason ?? "unreadable")
+            let recovery = CorruptedStoreRecovery(
+                storePath: path, keptCopyPath: kept, reason: error.corruptionReason ?? "unreadable")
             return (StoreSnapshot(recovery: recovery), nil)
         }
     }

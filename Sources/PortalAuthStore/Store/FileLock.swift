@@ -41,7 +41,9 @@ final class FileLock {
     ///
     /// - Throws: `lockTimeout` naming the holder when known, `cancelled` when the task is cancelled while
     ///   waiting, or a file-system / permission error about the lock file or its directory.
-    static func acquire(path: String, timeout: Duration, maximumPause: Duration) async throws(CredentialStoreError) -> FileLock {
+    static func acquire(path: String, timeout: Duration, maximumPause: Duration) async throws(CredentialStoreError)
+        -> FileLock
+    {
         var waiting = Waiting(timeout: timeout, maximumPause: maximumPause)
         var lock = try open(path)
         while true {
@@ -94,7 +96,8 @@ final class FileLock {
             return true
         } catch {
             if error.errno == EWOULDBLOCK { return false }
-            throw .fileSystem("lock", descriptor == self.descriptor ? path : StoreFileSystem.parentDirectory(of: path), error)
+            throw .fileSystem(
+                "lock", descriptor == self.descriptor ? path : StoreFileSystem.parentDirectory(of: path), error)
         }
     }
 

@@ -32,7 +32,8 @@ final class SpaceReservation: @unchecked Sendable {
     ///   temporary file cannot be made; nothing is left behind then.
     init(bytes: Int, for path: String) throws(CredentialStoreError) {
         let directory = StoreFileSystem.parentDirectory(of: path)
-        let temporary = "\(directory)/\(AtomicFileWriter.temporaryPrefix(for: path))\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        let temporary =
+            "\(directory)/\(AtomicFileWriter.temporaryPrefix(for: path))\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
         guard let descriptor = try StoreFileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else {
             throw .fileSystem("create", temporary, SystemError(call: "open", errno: ENOENT))
         }
@@ -50,7 +51,9 @@ final class SpaceReservation: @unchecked Sendable {
         // the file system has no fallocate.
         let result = posix_fallocate(descriptor, 0, off_t(bytes))
         if result != 0 {
-            throw .fileSystem("reserve \(bytes) bytes (before refreshing, so nothing was sent) for", path, SystemError(call: "posix_fallocate", errno: result))
+            throw .fileSystem(
+                "reserve \(bytes) bytes (before refreshing, so nothing was sent) for", path,
+                SystemError(call: "posix_fallocate", errno: result))
         }
     }
 

@@ -99,7 +99,9 @@ package enum StoreFileSystem {
     // MARK: - Descriptors
 
     /// Opens `path` with `flags | O_CLOEXEC | O_NOFOLLOW`; nil when it does not exist and `O_CREAT` is not given.
-    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(CredentialStoreError) -> Int32? {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(CredentialStoreError)
+        -> Int32?
+    {
         do {
             return try syscall("open") { Glibc.open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode) }
         } catch {
@@ -129,7 +131,9 @@ package enum StoreFileSystem {
         while true {
             let count: Int
             do {
-                count = try syscall("read") { chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+                count = try syscall("read") {
+                    chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+                }
             } catch {
                 throw .fileSystem("read", path, error)
             }

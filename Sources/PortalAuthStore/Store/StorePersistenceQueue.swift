@@ -24,15 +24,21 @@ package final class StorePersistenceQueue: Sendable {
 
     /// Queues `work` without waiting: a failure is logged as `error` with the store path and kept for
     /// `waitForAll()`; a corrupted file kept aside is kept for it too.
-    package func runInBackground(logger: Logger, storePath: String, _ work: @escaping @Sendable () async throws -> CorruptedStoreRecovery?) {
+    package func runInBackground(
+        logger: Logger, storePath: String, _ work: @escaping @Sendable () async throws -> CorruptedStoreRecovery?
+    ) {
         _ = schedule {
             do {
                 if let recovery = try await work() {
-                    logger.warning("the credential store was corrupted and kept aside", metadata: ["kept": "\(recovery.keptCopyPath)"])
+                    logger.warning(
+                        "the credential store was corrupted and kept aside",
+                        metadata: ["kept": "\(recovery.keptCopyPath)"])
                     self.state.withLock { $0.recoveries.append(recovery) }
                 }
             } catch {
-                logger.error("the credential store could not be written", metadata: ["file": "\(storePath)", "error": "\(error)"])
+                logger.error(
+                    "the credential store could not be written",
+                    metadata: ["file": "\(storePath)", "error": "\(error)"])
                 self.state.withLock { $0.failures.append(error) }
             }
         }
@@ -51,7 +57,9 @@ package final class StorePersistenceQueue: Sendable {
         return recoveries.last
     }
 
-    private func schedule<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> Task<Value, any Error> {
+    private func schedule<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> Task<
+        Value, any Error
+    > {
         state.withLock { state in
             let previous = state.tail
             let task = Task.keepingExecutor {

@@ -93,7 +93,8 @@ final class CurlEasyHandle {
     }
 
     /// Sets a pointer-valued option; the caller keeps the pointee alive for the handle's use.
-    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?, _ name: StaticString) throws(TransportError) {
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?, _ name: StaticString) throws(TransportError)
+    {
         try check(pa_curl_setopt_pointer(handle, option, value), name)
     }
 
@@ -107,7 +108,9 @@ final class CurlEasyHandle {
 
     /// Sets `CURLOPT_SSL_CTX_FUNCTION` with its `CURLOPT_SSL_CTX_DATA`; the caller keeps `data` alive for the
     /// handle's use.
-    func setSSLContextFunction(_ callback: pa_curl_ssl_ctx_callback, data: UnsafeMutableRawPointer?) throws(TransportError) {
+    func setSSLContextFunction(_ callback: pa_curl_ssl_ctx_callback, data: UnsafeMutableRawPointer?)
+        throws(TransportError)
+    {
         try check(pa_curl_setopt_ssl_ctx_function(handle, callback, data), "CURLOPT_SSL_CTX_FUNCTION")
     }
 
@@ -138,7 +141,8 @@ final class CurlEasyHandle {
             }
             list = appended
         }
-        try check(pa_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)), "CURLOPT_HTTPHEADER")
+        try check(
+            pa_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)), "CURLOPT_HTTPHEADER")
         pa_curl_slist_free_all(headerList)
         headerList = list
     }
@@ -191,7 +195,8 @@ final class CurlEasyHandle {
 
     private func check(_ code: CURLcode, _ name: StaticString) throws(TransportError) {
         guard code != CURLE_OK else { return }
-        throw TransportError(.curlSetup, url: url, detail: "\(name): \(message(for: code))", curlCode: Int(code.rawValue))
+        throw TransportError(
+            .curlSetup, url: url, detail: "\(name): \(message(for: code))", curlCode: Int(code.rawValue))
     }
 
     /// The error buffer's text when libcurl filled it, else the generic text for `code`.

@@ -24,7 +24,9 @@ package struct CurlHTTPClient: TransportClient {
         var deadline = ContinuousClock.now + configuration.timeouts.total
         if let overall = configuration.deadline {
             guard ContinuousClock.now < overall else {
-                throw TransportError(.timedOut, url: RedactedURL(request.url), detail: "the time limit of the whole operation passed before this request")
+                throw TransportError(
+                    .timedOut, url: RedactedURL(request.url),
+                    detail: "the time limit of the whole operation passed before this request")
             }
             deadline = min(deadline, overall)
         }
@@ -47,13 +49,16 @@ package struct CurlHTTPClient: TransportClient {
 
     // MARK: - One hop
 
-    private func sendOnce(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws -> TransportResponse {
+    private func sendOnce(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws
+        -> TransportResponse
+    {
         try Task.checkCancellation()
         let target = try RequestTarget.checked(request.url)
         try Self.validateHeaders(of: request)
         let loop = try CurlMultiLoop.shared(for: request.url)
         let transfer = try CurlTransfer(
-            request: request, target: target, configuration: configuration, deadline: deadline, easy: try loop.handle(for: request.url))
+            request: request, target: target, configuration: configuration, deadline: deadline,
+            easy: try loop.handle(for: request.url))
         return try await loop.run(transfer)
     }
 
@@ -62,7 +67,8 @@ package struct CurlHTTPClient: TransportClient {
         // Bytes, not Characters: "\r\n" is one Character and would slip past a Character test.
         func forbidden(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") || byte == 0 }
         for field in request.headers {
-            let badName = field.name.isEmpty
+            let badName =
+                field.name.isEmpty
                 || field.name.utf8.contains { forbidden($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }
             if badName || field.value.utf8.contains(where: forbidden) {
                 let shown = badName ? "a header field name" : "the header field \(field.name)"
@@ -91,16 +97,20 @@ package struct CurlHTTPClient: TransportClient {
     /// method and body. Leaving the origin drops the credentials, the `Authorization`, `X-Esri-Authorization`,
     /// `Proxy-Authorization` and `Cookie` fields and `token` query parameters, and is refused when a body would be
     /// sent again (307, 308); https → http is refused.
-    package static func redirect(after response: TransportResponse, of request: TransportRequest) throws(TransportError) -> TransportRequest? {
+    package static func redirect(after response: TransportResponse, of request: TransportRequest) throws(TransportError)
+        -> TransportRequest?
+    {
         guard [301, 302, 303, 307, 308].contains(response.statusCode) else { return nil }
         let from = RedactedURL(request.url)
         guard let location = response.headers["Location"],
             let next = URL(string: location, relativeTo: request.url)?.absoluteURL
         else {
-            throw TransportError(.invalidRedirect, url: from, detail: "HTTP \(response.statusCode) without a usable Location")
+            throw TransportError(
+                .invalidRedirect, url: from, detail: "HTTP \(response.statusCode) without a usable Location")
         }
         if request.url.scheme?.lowercased() == "https" && next.scheme?.lowercased() != "https" {
-            throw TransportError(.invalidRedirect, url: from, detail: "to \(RedactedURL(next)): https must not redirect to http")
+            throw TransportError(
+                .invalidRedirect, url: from, detail: "to \(RedactedURL(next)): https must not redirect to http")
         }
         var redirected = request
         redirected.url = next
@@ -110,7 +120,8 @@ package struct CurlHTTPClient: TransportClient {
             redirected.headers.remove(name: "Content-Type")
             redirected.headers.remove(name: "Content-Length")
         }
-        let sameOrigin = request.url.scheme?.lowercased() == next.scheme?.lowercased()
+        let sameOrigin =
+            request.url.scheme?.lowercased() == next.scheme?.lowercased()
             && request.url.host?.lowercased() == next.host?.lowercased() && request.url.port == next.port
         if !sameOrigin {
             // Credentials never follow a redirect to another origin, wherever they are placed. A body that would be
@@ -119,8 +130,10 @@ package struct CurlHTTPClient: TransportClient {
             if let body = redirected.body, !body.isEmpty {
                 throw TransportError(
                     .invalidRedirect, url: from,
-                    detail: "HTTP \(response.statusCode) to another origin (\(RedactedURL(next))) would send the request body there again, "
-                        + "and it may hold a credential; not followed. Send the request to \(RedactedURL(next)) directly if it is meant for it")
+                    detail:
+                        "HTTP \(response.statusCode) to another origin (\(RedactedURL(next))) would send the request body there again, "
+                        + "and it may hold a credential; not followed. Send the request to \(RedactedURL(next)) directly if it is meant for it"
+                )
             }
             redirected.credentials = TransportCredentials()
             redirected.headers.remove(name: "Authorization")

@@ -70,13 +70,16 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// The loop of the process, created on first use; `nil` with the reason when libcurl could not be loaded or
     /// set up.
-    private static let instance: Result<CurlMultiLoop, TransportError> = Result(catching: { () throws(TransportError) in try CurlMultiLoop() })
+    private static let instance: Result<CurlMultiLoop, TransportError> = Result(catching: { () throws(TransportError) in
+        try CurlMultiLoop()
+    })
 
     /// The process's loop; its errors name `url`.
     static func shared(for url: URL) throws(TransportError) -> CurlMultiLoop {
         switch instance {
         case .success(let loop): return loop
-        case .failure(let error): throw TransportError(error.kind, url: RedactedURL(url), detail: error.detail, curlCode: error.curlCode)
+        case .failure(let error):
+            throw TransportError(error.kind, url: RedactedURL(url), detail: error.detail, curlCode: error.curlCode)
         }
     }
 
@@ -88,10 +91,15 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard let share = pa_curl_share_init() else {
             throw TransportError(.curlSetup, url: nil, detail: "curl_share_init returned no handle")
         }
-        for (data, name) in [(CURL_LOCK_DATA_CONNECT, "connections"), (CURL_LOCK_DATA_SSL_SESSION, "TLS sessions"), (CURL_LOCK_DATA_DNS, "DNS")] {
+        for (data, name) in [
+            (CURL_LOCK_DATA_CONNECT, "connections"), (CURL_LOCK_DATA_SSL_SESSION, "TLS sessions"),
+            (CURL_LOCK_DATA_DNS, "DNS"),
+        ] {
             let code = pa_curl_share_data(share, data)
             guard code == CURLSHE_OK else {
-                throw TransportError(.curlSetup, url: nil, detail: "curl_share_setopt(\(name)): " + String(cString: pa_curl_share_strerror(code)))
+                throw TransportError(
+                    .curlSetup, url: nil,
+                    detail: "curl_share_setopt(\(name)): " + String(cString: pa_curl_share_strerror(code)))
             }
         }
         let code = pa_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, Self.maximumConnections)
@@ -177,7 +185,9 @@ final class CurlMultiLoop: @unchecked Sendable {
                 }
                 let shared = pa_curl_setopt_pointer(transfer.easy.raw, CURLOPT_SHARE, share)
                 guard shared == CURLE_OK else {
-                    transfer.finish(.failure(transfer.setupError("CURLOPT_SHARE: " + String(cString: pa_curl_easy_strerror(shared)))))
+                    transfer.finish(
+                        .failure(
+                            transfer.setupError("CURLOPT_SHARE: " + String(cString: pa_curl_easy_strerror(shared)))))
                     continue
                 }
                 let code = pa_curl_multi_add_handle(multi, transfer.easy.raw)
@@ -215,10 +225,12 @@ final class CurlMultiLoop: @unchecked Sendable {
             var polled = CURLM_OK
             // Asleep only with nothing handed over meanwhile; else round again at once. A hand-over after this
             // sees `sleeping` and wakes the poll (a wake-up sent before the poll starts ends it at once).
-            let sleep = performed == CURLM_OK && inbox.withLock { inbox in
-                inbox.sleeping = inbox.added.isEmpty && inbox.cancelled.isEmpty
-                return inbox.sleeping
-            }
+            let sleep =
+                performed == CURLM_OK
+                && inbox.withLock { inbox in
+                    inbox.sleeping = inbox.added.isEmpty && inbox.cancelled.isEmpty
+                    return inbox.sleeping
+                }
             if sleep {
                 // libcurl shortens the wait to its own next timeout (a transfer's time limit, a retry). With
                 // transfers running, the loop also looks again after `activePollLimitMilliseconds` whatever
@@ -232,7 +244,8 @@ final class CurlMultiLoop: @unchecked Sendable {
             if performed != CURLM_OK || polled != CURLM_OK {
                 // The multi handle itself failed (out of memory, poll failed): every transfer in it fails, and the
                 // loop goes on for the next ones.
-                let reason = performed != CURLM_OK
+                let reason =
+                    performed != CURLM_OK
                     ? "curl_multi_perform: " + Self.text(of: performed) : "curl_multi_poll: " + Self.text(of: polled)
                 for (raw, transfer) in active {
                     _ = pa_curl_multi_remove_handle(multi, raw)

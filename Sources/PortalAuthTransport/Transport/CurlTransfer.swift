@@ -53,13 +53,14 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Ends the transfer after libcurl reported `code` for it.
     func finish(code: CURLcode) {
-        finish(Result { () throws(TransportError) -> Int in
-            let (code, message) = easy.outcome(of: code)
-            if code != CURLE_OK {
-                throw failure(code: code, message: message)
-            }
-            return try easy.responseCode()
-        }.mapError { $0 as any Error })
+        finish(
+            Result { () throws(TransportError) -> Int in
+                let (code, message) = easy.outcome(of: code)
+                if code != CURLE_OK {
+                    throw failure(code: code, message: message)
+                }
+                return try easy.responseCode()
+            }.mapError { $0 as any Error })
     }
 
     /// Resumes the caller with `result`, the HTTP status or the failure (once; the loop calls this once per transfer).
@@ -101,7 +102,8 @@ final class CurlTransfer: @unchecked Sendable {
     private func configure(_ handle: CurlEasyHandle) throws(TransportError) -> String? {
         try handle.set(CURLOPT_URL, request.url.absoluteString, "CURLOPT_URL")
         try handle.set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
-        try handle.set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")  // redirects are followed by the client, hop by hop
+        // redirects are followed by the client, hop by hop
+        try handle.set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
         try handle.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
         try handle.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
         try handle.set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")  // every decoding libcurl supports
@@ -178,7 +180,8 @@ final class CurlTransfer: @unchecked Sendable {
             try handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue, "CURLOPT_CUSTOMREQUEST")
             if let body { try handle.setBody(body) }
         }
-        try handle.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(configuration.maxResponseBytes), "CURLOPT_MAXFILESIZE_LARGE")
+        try handle.set(
+            CURLOPT_MAXFILESIZE_LARGE, offset: Int64(configuration.maxResponseBytes), "CURLOPT_MAXFILESIZE_LARGE")
     }
 
     /// `Name: value` lines; `Name;` sends an empty value; an empty `Expect:` stops libcurl's `100-continue`.
@@ -192,13 +195,18 @@ final class CurlTransfer: @unchecked Sendable {
     /// Installs the C callbacks; each finds this transfer again through its `Unmanaged` userdata.
     private func configureCallbacks(_ handle: CurlEasyHandle) throws(TransportError) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        try handle.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
-            CurlTransfer.from(userdata)?.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
-        }, "CURLOPT_WRITEFUNCTION")
+        try handle.set(
+            CURLOPT_WRITEFUNCTION,
+            callback: { data, size, count, userdata in
+                CurlTransfer.from(userdata)?.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
+            }, "CURLOPT_WRITEFUNCTION")
         try handle.set(CURLOPT_WRITEDATA, pointer: userdata, "CURLOPT_WRITEDATA")
-        try handle.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, userdata in
-            CurlTransfer.from(userdata)?.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
-        }, "CURLOPT_HEADERFUNCTION")
+        try handle.set(
+            CURLOPT_HEADERFUNCTION,
+            callback: { data, size, count, userdata in
+                CurlTransfer.from(userdata)?.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+                    ?? 0
+            }, "CURLOPT_HEADERFUNCTION")
         try handle.set(CURLOPT_HEADERDATA, pointer: userdata, "CURLOPT_HEADERDATA")
         // No progress callback: a cancelled transfer is removed from the loop at once (`CurlMultiLoop.run`).
     }

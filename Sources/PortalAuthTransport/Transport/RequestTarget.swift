@@ -44,9 +44,13 @@ struct RequestTarget: Equatable {
     /// password is not kept either).
     static func originText(of text: String) -> String? {
         let bytes = text.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else {
+            return nil
+        }
         let authority = bytes[bytes.index(colon, offsetBy: 3)...]
-        let end = authority.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        let end =
+            authority.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
         guard !authority[..<end].contains(UInt8(ascii: "@")) else { return nil }
         return String(Substring(bytes[..<end]))
     }
@@ -54,12 +58,15 @@ struct RequestTarget: Equatable {
     /// `checked` without the memory.
     private static func parsed(_ url: URL, text: String) throws(TransportError) -> RequestTarget {
         // Redacted only for an error: this runs before every request.
-        do { try CurlLibrary.load() } catch { throw TransportError(.libraryUnavailable, url: RedactedURL(url), detail: error.description) }
+        do { try CurlLibrary.load() } catch {
+            throw TransportError(.libraryUnavailable, url: RedactedURL(url), detail: error.description)
+        }
         guard let parts = CurlURLParts(text) else {
             throw TransportError(.unsupportedURL, url: RedactedURL(url), detail: "libcurl cannot parse the URL")
         }
         guard parts.scheme == "http" || parts.scheme == "https" else {
-            throw TransportError(.unsupportedURL, url: RedactedURL(url), detail: "only http and https URLs are supported")
+            throw TransportError(
+                .unsupportedURL, url: RedactedURL(url), detail: "only http and https URLs are supported")
         }
         let target = RequestTarget(scheme: parts.scheme, host: parts.host, port: parts.port)
         if target.scheme == "http" && !target.isLoopback {

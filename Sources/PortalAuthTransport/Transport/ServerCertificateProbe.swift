@@ -56,7 +56,8 @@ public struct ServerCertificateProbe: Sendable {
             do { try OpenSSLLibrary.loadSSL() } catch {
                 throw TransportError(.libraryUnavailable, url: handle.url, detail: "\(error)")
             }
-            try handle.setSSLContextFunction(pa_ssl_ctx_note_client_certificate_request, data: UnsafeMutableRawPointer(asked))
+            try handle.setSSLContextFunction(
+                pa_ssl_ctx_note_client_certificate_request, data: UnsafeMutableRawPointer(asked))
             let (code, message) = handle.perform()
             if asked.pointee != 0 { return true }  // asked, whatever the refusal of the missing certificate gave
             guard code == CURLE_OK else {
@@ -84,12 +85,15 @@ public struct ServerCertificateProbe: Sendable {
     }
 
     /// A handle that connects and shakes hands without verifying, sending no request.
-    private static func handshakeHandle(url: URL, target: RequestTarget, configuration: TransportConfiguration) throws(TransportError) -> CurlEasyHandle {
+    private static func handshakeHandle(url: URL, target: RequestTarget, configuration: TransportConfiguration)
+        throws(TransportError) -> CurlEasyHandle
+    {
         let handle = try CurlEasyHandle(url: url)
         try handle.set(CURLOPT_URL, url.absoluteString, "CURLOPT_URL")
         try handle.set(CURLOPT_PROTOCOLS_STR, "https", "CURLOPT_PROTOCOLS_STR")
         try handle.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
-        try handle.set(CURLOPT_CONNECT_ONLY, 1, "CURLOPT_CONNECT_ONLY")  // no HTTP request: nothing is sent to an untrusted server
+        // no HTTP request: nothing is sent to an untrusted server
+        try handle.set(CURLOPT_CONNECT_ONLY, 1, "CURLOPT_CONNECT_ONLY")
         try handle.set(CURLOPT_CERTINFO, 1, "CURLOPT_CERTINFO")
         try handle.set(CURLOPT_SSL_VERIFYPEER, 0, "CURLOPT_SSL_VERIFYPEER")  // only reading what the server presents
         try handle.set(CURLOPT_SSL_VERIFYHOST, 0, "CURLOPT_SSL_VERIFYHOST")

@@ -61,7 +61,9 @@ public struct TransportCredentials: Sendable, CustomStringConvertible {
     public var trustedServerCertificates: Data?
 
     /// Creates credentials; all are absent by default.
-    public init(password: Password? = nil, clientCertificate: ClientCertificate? = nil, trustedServerCertificates: Data? = nil) {
+    public init(
+        password: Password? = nil, clientCertificate: ClientCertificate? = nil, trustedServerCertificates: Data? = nil
+    ) {
         self.password = password
         self.clientCertificate = clientCertificate
         self.trustedServerCertificates = trustedServerCertificates

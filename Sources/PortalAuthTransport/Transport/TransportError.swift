@@ -58,7 +58,8 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
     fileprivate enum Code: Hashable, Sendable {
         case insecureHTTP, unsupportedURL, invalidHeader
         case cannotResolveHost, cannotConnect, timedOut
-        case tlsVerificationFailed, tlsHandshakeFailed, caBundleUnusable, clientCertificateUnusable, clientCertificateRequired
+        case tlsVerificationFailed, tlsHandshakeFailed, caBundleUnusable, clientCertificateUnusable,
+            clientCertificateRequired
         case connectionFailed, invalidResponse, responseTooLarge, responseHeadersTooLarge
         case tooManyRedirects, invalidRedirect
         case curlSetup, libraryUnavailable, transferFailed
@@ -127,12 +128,15 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
             return "The TLS handshake with \(target) failed\(cause)."
         case .caBundleUnusable:
             let file = context.map { " \($0)" } ?? ""
-            return "Could not use the CA bundle\(file) for \(target)\(cause). Check that TransportConfiguration.TLS.caBundle or "
+            return
+                "Could not use the CA bundle\(file) for \(target)\(cause). Check that TransportConfiguration.TLS.caBundle or "
                 + "PORTAL_AUTH_CA_BUNDLE (or CURL_CA_BUNDLE, SSL_CERT_FILE) names a readable PEM file."
         case .clientCertificateUnusable:
-            return "The client certificate for \(target) could not be used\(cause). Check the .p12 file and its password."
+            return
+                "The client certificate for \(target) could not be used\(cause). Check the .p12 file and its password."
         case .clientCertificateRequired:
-            return "The server at \(target) requires a TLS client certificate\(cause). Give your certificate (.p12/.pfx file) "
+            return
+                "The server at \(target) requires a TLS client certificate\(cause). Give your certificate (.p12/.pfx file) "
                 + "for it; if you gave one, the server does not accept it."
         case .connectionFailed:
             return "The connection to \(target) failed\(cause). Try again; if it keeps failing, the server is failing."
@@ -144,14 +148,16 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
                 + "Check the URL: a token endpoint answers with a small JSON document."
         case .responseHeadersTooLarge:
             let limit = context.map { " of \($0) bytes" } ?? ""
-            return "The server at \(target) answered with response headers larger than libcurl's limit\(limit)\(cause); refused. "
+            return
+                "The server at \(target) answered with response headers larger than libcurl's limit\(limit)\(cause); refused. "
                 + "The server (or a proxy in between) is misbehaving: check the URL, or ask its administrator."
         case .tooManyRedirects:
             return "The request to \(target) was redirected too many times\(cause)."
         case .invalidRedirect:
             return "Refused the redirect from \(target)\(cause)."
         case .curlSetup:
-            return "libcurl could not prepare the request to \(target)\(cause). This is an internal problem; please report it."
+            return
+                "libcurl could not prepare the request to \(target)\(cause). This is an internal problem; please report it."
         case .libraryUnavailable:
             return "Cannot send the request to \(target)\(cause)."
         case .transferFailed:
@@ -170,7 +176,8 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
         switch code {
         // TLS 1.3 alert 116, in the handshake (SSL_CONNECT_ERROR) or on the first read (RECV_ERROR).
         // (A `where` applies to one pattern only, hence one per code.)
-        case 35 where message.contains("alert certificate required"), 56 where message.contains("alert certificate required"):
+        case 35 where message.contains("alert certificate required"),
+            56 where message.contains("alert certificate required"):
             kind = .clientCertificateRequired
         case 3: kind = .unsupportedURL  // CURLE_URL_MALFORMAT
         // CURLE_UNSUPPORTED_PROTOCOL: the scheme was checked before, so this is a reply that is not HTTP/1+.
@@ -179,15 +186,19 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
         case 7: kind = .cannotConnect  // CURLE_COULDNT_CONNECT
         case 28: kind = .timedOut  // CURLE_OPERATION_TIMEDOUT
         case 60: kind = .tlsVerificationFailed  // CURLE_PEER_FAILED_VERIFICATION
-        case 35, 59, 66, 80, 83, 90, 91: kind = .tlsHandshakeFailed  // SSL_CONNECT_ERROR, cipher, engine, shutdown, issuer, pinned key, cert status
+        // SSL_CONNECT_ERROR, cipher, engine, shutdown, issuer, pinned key, cert status
+        case 35, 59, 66, 80, 83, 90, 91: kind = .tlsHandshakeFailed
         case 77:  // CURLE_SSL_CACERT_BADFILE
             kind = .caBundleUnusable
             context = caBundle
         case 58: kind = .clientCertificateUnusable  // CURLE_SSL_CERTPROBLEM
-        case 18, 52, 55, 56, 92: kind = .connectionFailed  // PARTIAL_FILE, GOT_NOTHING, SEND_ERROR, RECV_ERROR, HTTP2_STREAM
-        case 8, 16, 61, 100: kind = .invalidResponse  // WEIRD_SERVER_REPLY, HTTP2, BAD_CONTENT_ENCODING, UNRECOVERABLE_POLL
+        // PARTIAL_FILE, GOT_NOTHING, SEND_ERROR, RECV_ERROR, HTTP2_STREAM
+        case 18, 52, 55, 56, 92: kind = .connectionFailed
+        // WEIRD_SERVER_REPLY, HTTP2, BAD_CONTENT_ENCODING, UNRECOVERABLE_POLL
+        case 8, 16, 61, 100: kind = .invalidResponse
         case 63: kind = .responseTooLarge  // CURLE_FILESIZE_EXCEEDED
-        case 2, 4, 27, 43, 48: kind = .curlSetup  // FAILED_INIT, NOT_BUILT_IN, OUT_OF_MEMORY, BAD_FUNCTION_ARGUMENT, UNKNOWN_OPTION
+        // FAILED_INIT, NOT_BUILT_IN, OUT_OF_MEMORY, BAD_FUNCTION_ARGUMENT, UNKNOWN_OPTION
+        case 2, 4, 27, 43, 48: kind = .curlSetup
         default: kind = .transferFailed
         }
         return TransportError(kind, url: url, detail: message, curlCode: code, context: context)

@@ -19,10 +19,12 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
     /// Whether `name` can be a field name: an RFC 9110 §5.1 token (§5.6.2: letters, digits and ``!#$%&'*+-.^_`|~``),
     /// so neither a control character nor a separator can reach a request's head.
     package static func isFieldName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
-                || fieldNameSymbols.contains(byte)
-        }
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                    || fieldNameSymbols.contains(byte)
+            }
     }
 
     /// The characters other than letters and digits a token may hold (RFC 9110 §5.6.2).
@@ -61,7 +63,8 @@ public struct TransportHeaders: Sendable, Equatable, Sequence, ExpressibleByArra
         if let first = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
             fields[first].value = value
             if fields[(first + 1)...].contains(where: { Self.sameName($0.name, name) }) {
-                fields = fields.enumerated().filter { $0.offset == first || !Self.sameName($0.element.name, name) }.map(\.element)
+                fields = fields.enumerated().filter { $0.offset == first || !Self.sameName($0.element.name, name) }.map(
+                    \.element)
             }
         } else {
             add(name: name, value: value)

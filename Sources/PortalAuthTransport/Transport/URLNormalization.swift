@@ -32,7 +32,9 @@ package enum URLNormalization {
     /// `url` as a text that is equal for URLs naming the same place: scheme lower-cased, host normalised by
     /// `host(_:)`, the default port, trailing slashes, query and fragment dropped. Stored sign-ins are keyed by it.
     package static func comparable(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
         components.scheme = components.scheme?.lowercased()
         if let host = host(of: url) {
             if host.utf8.contains(UInt8(ascii: ":")) {
@@ -41,7 +43,9 @@ package enum URLNormalization {
                 components.host = host
             }
         }
-        if (components.scheme == "https" && components.port == 443) || (components.scheme == "http" && components.port == 80) {
+        if (components.scheme == "https" && components.port == 443)
+            || (components.scheme == "http" && components.port == 80)
+        {
             components.port = nil
         }
         while components.path.hasSuffix("/") { components.path.removeLast() }

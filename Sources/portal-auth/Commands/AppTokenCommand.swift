@@ -27,20 +27,28 @@ struct AppTokenCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The portal URL, e.g. https://www.arcgis.com or https://gis.example.com/portal.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The portal URL, e.g. https://www.arcgis.com or https://gis.example.com/portal.", valueName: "url"))
     var portal: String
 
     @Option(name: .customLong("client-id"), help: ArgumentHelp("The application's client ID.", valueName: "id"))
     var clientID: String
 
-    @Option(name: .customLong("client-secret-file"), help: ArgumentHelp(
-        "File holding the client secret (- for standard input); default $\(secretVariable).", valueName: "file"))
+    @Option(
+        name: .customLong("client-secret-file"),
+        help: ArgumentHelp(
+            "File holding the client secret (- for standard input); default $\(secretVariable).", valueName: "file"))
     var clientSecretFile: String?
 
-    @Option(help: ArgumentHelp("Token lifetime to ask for, in minutes (default: the portal's, 120).", valueName: "minutes"))
+    @Option(
+        help: ArgumentHelp("Token lifetime to ask for, in minutes (default: the portal's, 120).", valueName: "minutes"))
     var expiration: Int?
 
-    @Option(help: ArgumentHelp("Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.", valueName: "format"))
+    @Option(
+        help: ArgumentHelp(
+            "Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.",
+            valueName: "format"))
     var format: TokenFormat = .plain
 
     @OptionGroup var transport: TransportOptions
@@ -49,8 +57,12 @@ struct AppTokenCommand: AsyncParsableCommand {
         guard let url = URL(string: portal), url.host != nil else {
             throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
         }
-        guard !clientID.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--client-id is empty") }
-        if let expiration, expiration <= 0 { throw ValidationError("--expiration must be a positive number of minutes, not \(expiration)") }
+        guard !clientID.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("--client-id is empty")
+        }
+        if let expiration, expiration <= 0 {
+            throw ValidationError("--expiration must be a positive number of minutes, not \(expiration)")
+        }
     }
 
     func run() async throws {
@@ -60,11 +72,14 @@ struct AppTokenCommand: AsyncParsableCommand {
             let (clientID, expiration, client) = (clientID, expiration, transport.httpClient)
             let credential = try await Failure.cancellableOnInterrupt {
                 try await OAuthApplicationCredential.credential(
-                    for: url, clientID: clientID, clientSecret: secret, tokenExpirationMinutes: expiration, httpClient: client)
+                    for: url, clientID: clientID, clientSecret: secret, tokenExpirationMinutes: expiration,
+                    httpClient: client)
             }
             let info = try await credential.tokenInfo
             try TokenPrinter.print(
-                info, format: format, kind: .oauthApplication, url: credential.portalURL, username: nil, clientID: clientID, summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")
+                info, format: format, kind: .oauthApplication, url: credential.portalURL, username: nil,
+                clientID: clientID,
+                summary: "Application token for \(clientID) from \(credential.tokenURL.absoluteString).")
         } catch {
             throw Failure.report(error)
         }

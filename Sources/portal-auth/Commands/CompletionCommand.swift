@@ -18,8 +18,9 @@ struct CompletionCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The shell: bash, zsh or fish.", valueName: "shell"),
-              completion: .list(["bash", "zsh", "fish"]))
+    @Argument(
+        help: ArgumentHelp("The shell: bash, zsh or fish.", valueName: "shell"),
+        completion: .list(["bash", "zsh", "fish"]))
     var shell: String
 
     func validate() throws {

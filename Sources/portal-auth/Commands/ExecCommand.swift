@@ -60,9 +60,11 @@ struct ExecCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: CredentialSelection
 
-    @Option(name: .customLong("min-valid"), help: ArgumentHelp(
-        "Seconds the token must stay valid when the command starts; refresh first when it has less (tokens the provider "
-            + "issues for less: refresh once half their lifetime has passed).", valueName: "seconds"))
+    @Option(
+        name: .customLong("min-valid"),
+        help: ArgumentHelp(
+            "Seconds the token must stay valid when the command starts; refresh first when it has less (tokens the provider "
+                + "issues for less: refresh once half their lifetime has passed).", valueName: "seconds"))
     var minValid: Int = 300
 
     @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
@@ -70,11 +72,14 @@ struct ExecCommand: AsyncParsableCommand {
 
     @OptionGroup var session: StoreOptions
 
-    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+    @Argument(
+        parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
 
     func validate() throws {
-        guard !command.isEmpty else { throw ValidationError("give the command to run after --, e.g. portal-auth exec -- env") }
+        guard !command.isEmpty else {
+            throw ValidationError("give the command to run after --, e.g. portal-auth exec -- env")
+        }
         guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
         _ = try ProxyTokenChoice.resolved(proxyToken)
     }
@@ -87,7 +92,8 @@ struct ExecCommand: AsyncParsableCommand {
             guard let credential = try await SelectedCredential.find(selection.target, in: store) else {
                 throw SignInNeeded(
                     reason: TokenCommand.nothingStored(for: selection.target),
-                    command: SelectedCredential.signInCommand(for: selection.target, store: session.store, preferences: try store.preferences()))
+                    command: SelectedCredential.signInCommand(
+                        for: selection.target, store: session.store, preferences: try store.preferences()))
             }
             let (minValid, choice) = (self.minValid, try ProxyTokenChoice.override(proxyToken))
             let issued: IssuedToken
@@ -100,11 +106,15 @@ struct ExecCommand: AsyncParsableCommand {
                 throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
             }
             if let problem = TokenCharacters.problem(inToken: issued.value) {
-                throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be passed on: \(problem). Sign in again.")
+                throw InputError(
+                    category: .invalidContent,
+                    description: "the stored token for \(issued.target) cannot be passed on: \(problem). Sign in again."
+                )
             }
             environment = Self.commandEnvironment(
                 inherited: ProcessInfo.processInfo.environment, issued: issued, asked: Self.askedURL(selection.target),
-                proxyToken: proxyToken == nil && ProcessEnvironment.value(of: ProxyTokenChoice.environmentVariable) == nil ? nil : choice)
+                proxyToken: proxyToken == nil
+                    && ProcessEnvironment.value(of: ProxyTokenChoice.environmentVariable) == nil ? nil : choice)
             executable = try Self.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
         } catch let failure as ExecFailure {
             StandardError.line("portal-auth: error: \(failure.description)")
@@ -122,7 +132,8 @@ struct ExecCommand: AsyncParsableCommand {
     /// The tool's own settings that a command run by `exec` keeps (a nested `portal-auth` behaves the same).
     /// None of them holds a secret.
     static let passedThrough: Set<String> = [
-        "PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH", ProxyTokenChoice.environmentVariable,
+        "PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH",
+        ProxyTokenChoice.environmentVariable,
     ]
 
     /// The command's environment: the inherited one without any variable of the token family (`PORTAL_AUTH_*`
@@ -180,12 +191,17 @@ struct ExecCommand: AsyncParsableCommand {
     /// The path of `name`: as given when it holds a slash, else the first executable file of that name on `path`.
     static func resolve(_ name: String, path: String?) throws -> String {
         if name.contains("/") { return name }
-        for directory in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
+        for directory in (path ?? "/usr/local/bin:/usr/bin:/bin").split(
+            separator: ":", omittingEmptySubsequences: false)
+        {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
             var info = stat()
-            if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return candidate }
+            if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                return candidate
+            }
         }
-        throw ExecFailure(status: 127, description: "\(DisplayText.neutralised(name, limit: 200)): command not found on PATH")
+        throw ExecFailure(
+            status: 127, description: "\(DisplayText.neutralised(name, limit: 200)): command not found on PATH")
     }
 
     /// Replaces this process with the command; returns only when `execve` failed.

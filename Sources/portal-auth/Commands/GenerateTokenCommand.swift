@@ -29,7 +29,10 @@ struct GenerateTokenCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The portal URL (https://host/portal) or a server or service URL (https://host/server/rest/services/...).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The portal URL (https://host/portal) or a server or service URL (https://host/server/rest/services/...).",
+            valueName: "url"))
     var portal: String
 
     @Option(help: ArgumentHelp("The portal or server user name.", valueName: "name"))
@@ -38,24 +41,38 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     @Flag(name: .customLong("password-stdin"), help: "Read the password from the first line of standard input.")
     var passwordStdin = false
 
-    @Option(help: ArgumentHelp("Token lifetime to ask for, in minutes (default: the server's, 60 on a portal).", valueName: "minutes"))
+    @Option(
+        help: ArgumentHelp(
+            "Token lifetime to ask for, in minutes (default: the server's, 60 on a portal).", valueName: "minutes"))
     var expiration: Int?
 
-    @Option(help: ArgumentHelp("Referer the token is bound to; requests with the token must send it.", valueName: "referer"))
+    @Option(
+        help: ArgumentHelp("Referer the token is bound to; requests with the token must send it.", valueName: "referer")
+    )
     var referer: String = TokenCredential.defaultReferer
 
-    @Option(help: ArgumentHelp("Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.", valueName: "format"))
+    @Option(
+        help: ArgumentHelp(
+            "Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.",
+            valueName: "format"))
     var format: TokenFormat = .plain
 
     @OptionGroup var transport: TransportOptions
 
     func validate() throws {
         guard let url = URL(string: portal), url.host != nil else {
-            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
+            throw ValidationError(
+                "--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
         }
-        guard !username.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--username is empty") }
-        if let expiration, expiration <= 0 { throw ValidationError("--expiration must be a positive number of minutes, not \(expiration)") }
-        guard !referer.isEmpty else { throw ValidationError("--referer is empty; leave it out for the default \(TokenCredential.defaultReferer)") }
+        guard !username.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("--username is empty")
+        }
+        if let expiration, expiration <= 0 {
+            throw ValidationError("--expiration must be a positive number of minutes, not \(expiration)")
+        }
+        guard !referer.isEmpty else {
+            throw ValidationError("--referer is empty; leave it out for the default \(TokenCredential.defaultReferer)")
+        }
     }
 
     func run() async throws {
@@ -69,10 +86,15 @@ struct GenerateTokenCommand: AsyncParsableCommand {
                     referer: referer, httpClient: client)
             }
             let info = try await credential.tokenInfo
-            try TokenPrinter.print(info, format: format, kind: .token, url: url, username: username, clientID: nil, extra: [
-                ("referer", .string(credential.referer)),
-                ("token_service_url", .string(credential.tokenServiceURL.absoluteString)),
-            ], summary: "Token for \(username) from \(credential.tokenServiceURL.absoluteString); send it with Referer: \(credential.referer).")
+            try TokenPrinter.print(
+                info, format: format, kind: .token, url: url, username: username, clientID: nil,
+                extra: [
+                    ("referer", .string(credential.referer)),
+                    ("token_service_url", .string(credential.tokenServiceURL.absoluteString)),
+                ],
+                summary:
+                    "Token for \(username) from \(credential.tokenServiceURL.absoluteString); send it with Referer: \(credential.referer)."
+            )
         } catch {
             throw Failure.report(error)
         }
@@ -82,7 +104,8 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     private func readPassword() async throws -> String {
         if passwordStdin { return try SecretInput.firstLineOfStandardInput(naming: "password") }
         guard SecretInput.canPrompt else {
-            throw InputError.usage("no terminal to ask for the password of \(username): give it on standard input with --password-stdin")
+            throw InputError.usage(
+                "no terminal to ask for the password of \(username): give it on standard input with --password-stdin")
         }
         return try await SecretInput.password("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
     }

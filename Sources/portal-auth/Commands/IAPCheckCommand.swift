@@ -55,11 +55,15 @@ struct IAPCheckCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The IAP configuration file (JSON) to check.", valueName: "file"), completion: .file(extensions: ["json"]))
+    @Option(
+        name: .long, help: ArgumentHelp("The IAP configuration file (JSON) to check.", valueName: "file"),
+        completion: .file(extensions: ["json"]))
     var config: String
 
-    @Option(name: .customLong("url"), help: ArgumentHelp(
-        "A URL to test against hosts_behind_proxy (repeatable).", valueName: "url"))
+    @Option(
+        name: .customLong("url"),
+        help: ArgumentHelp(
+            "A URL to test against hosts_behind_proxy (repeatable).", valueName: "url"))
     var urls: [String] = []
 
     @Option(help: ArgumentHelp("The output format: text for people, json for scripts.", valueName: "format"))
@@ -68,7 +72,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
     func validate() throws {
         if config.isEmpty { throw ValidationError("--config needs the path of a JSON file") }
         for text in urls where Self.parseURL(text) == nil {
-            throw ValidationError("--url \"\(text)\" is not an absolute http or https URL; write it like https://maps.contoso.com/portal")
+            throw ValidationError(
+                "--url \"\(text)\" is not an absolute http or https URL; write it like https://maps.contoso.com/portal")
         }
     }
 
@@ -89,7 +94,7 @@ struct IAPCheckCommand: AsyncParsableCommand {
     /// `text` as an absolute http(s) URL with a host, or `nil`.
     private static func parseURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty
+            let host = url.host, !host.isEmpty
         else { return nil }
         return url
     }
@@ -106,14 +111,17 @@ struct IAPCheckCommand: AsyncParsableCommand {
         guard let configuration = report.configuration else {
             let count = report.errors.count == 1 ? "1 error" : "\(report.errors.count) errors"
             Output.diagnostic("\(DisplayText.path(config)): not a usable IAP configuration (\(count))")
-            if !checks.isEmpty { Output.diagnostic("\(DisplayText.path(config)): --url not checked because the configuration is invalid") }
+            if !checks.isEmpty {
+                Output.diagnostic("\(DisplayText.path(config)): --url not checked because the configuration is invalid")
+            }
             return
         }
-        let redirectNote = configuration.isLoopbackRedirect
+        let redirectNote =
+            configuration.isLoopbackRedirect
             ? "loopback: usable for sign-in here"
             : configuration.isCustomSchemeRedirect
-            ? Self.customSchemeNote(configuration)
-            : "neither loopback nor a custom scheme: cannot be used to sign in on this platform"
+                ? Self.customSchemeNote(configuration)
+                : "neither loopback nor a custom scheme: cannot be used to sign in on this platform"
         let prompt = configuration.authorizationPromptType
         let rows: [(String, String)] = [
             ("authorize_url", configuration.authorizeURL.absoluteString),
@@ -126,14 +134,19 @@ struct IAPCheckCommand: AsyncParsableCommand {
             ("authorization_prompt_type", prompt == .unspecified ? "\"\" (unspecified)" : prompt.rawValue),
         ]
         let warnings = report.warnings.count
-        Output.result("\(DisplayText.path(config)): valid IAP configuration" + (warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"))
+        Output.result(
+            "\(DisplayText.path(config)): valid IAP configuration"
+                + (warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"))
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows {
             // Values come from the file: shown without control characters.
-            Output.result("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + DisplayText.neutralised(value))
+            Output.result(
+                "  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + DisplayText.neutralised(value))
         }
         for check in checks {
-            let verdict = check.canBeUsed ? "can be used" : "cannot be used (its host matches no entry of hosts_behind_proxy)"
+            let verdict =
+                check.canBeUsed ? "can be used" : "cannot be used (its host matches no entry of hosts_behind_proxy)"
             Output.result("\(check.url.absoluteString): \(verdict)")
         }
     }
@@ -159,7 +172,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
             "errors": .array(report.errors.map(Self.json)),
             "warnings": .array(report.warnings.map(Self.json)),
             "configuration": report.configuration.map(Self.json) ?? .null,
-            "urls": .array(checks.map { .object(["url": .string($0.url.absoluteString), "can_be_used": .bool($0.canBeUsed)]) }),
+            "urls": .array(
+                checks.map { .object(["url": .string($0.url.absoluteString), "can_be_used": .bool($0.canBeUsed)]) }),
         ])
     }
 

@@ -41,28 +41,40 @@ struct IAPLoginCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The IAP configuration JSON file.", valueName: "file"), completion: .file(extensions: ["json"]))
+    @Option(
+        help: ArgumentHelp("The IAP configuration JSON file.", valueName: "file"),
+        completion: .file(extensions: ["json"]))
     var config: String
 
-    @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
-        "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
+    @Option(
+        name: .customLong("redirect-url"),
+        help: ArgumentHelp(
+            "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
     var redirectURL: String?
 
-    @Option(name: .customLong("device-authorization-url"), help: ArgumentHelp(
-        "The identity provider's device authorization endpoint, when its discovery document does not name one.", valueName: "url"))
+    @Option(
+        name: .customLong("device-authorization-url"),
+        help: ArgumentHelp(
+            "The identity provider's device authorization endpoint, when its discovery document does not name one.",
+            valueName: "url"))
     var deviceAuthorizationURL: String?
 
-    @Option(help: ArgumentHelp(
-        "The identity provider's issuer, when its OpenID Connect discovery document is not beside the authorize URL or in a folder above it (Amazon Cognito).",
-        valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The identity provider's issuer, when its OpenID Connect discovery document is not beside the authorize URL or in a folder above it (Amazon Cognito).",
+            valueName: "url"))
     var issuer: String?
 
-    @Option(help: ArgumentHelp("A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
     var name: String?
 
-    @Option(name: .customLong("proxy-token"), help: ArgumentHelp(
-        "The token later commands send to the hosts behind the proxy, id (as the ArcGIS Maps SDK sends) or access, stored with the sign-in (their --proxy-token or $PORTAL_AUTH_PROXY_TOKEN still overrides it; default: the choice of the sign-in this one replaces, else id).",
-        valueName: "id|access"))
+    @Option(
+        name: .customLong("proxy-token"),
+        help: ArgumentHelp(
+            "The token later commands send to the hosts behind the proxy, id (as the ArcGIS Maps SDK sends) or access, stored with the sign-in (their --proxy-token or $PORTAL_AUTH_PROXY_TOKEN still overrides it; default: the choice of the sign-in this one replaces, else id).",
+            valueName: "id|access"))
     var proxyToken: ProxyTokenChoice?
 
     @OptionGroup var session: SessionOptions
@@ -71,25 +83,38 @@ struct IAPLoginCommand: AsyncParsableCommand {
         if let name, !SignInPreferences.isValidName(name) {
             throw ValidationError("--name \"\(name)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
         }
-        if let deviceAuthorizationURL, URL(string: deviceAuthorizationURL)?.host == nil
-            || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "") {
-            throw ValidationError("--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode")
+        if let deviceAuthorizationURL,
+            URL(string: deviceAuthorizationURL)?.host == nil
+                || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "")
+        {
+            throw ValidationError(
+                "--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode"
+            )
         }
-        if let issuer, URL(string: issuer)?.host == nil || !["https", "http"].contains(URL(string: issuer)?.scheme?.lowercased() ?? "")
-            || URL(string: issuer)?.query != nil || URL(string: issuer)?.fragment != nil {
-            throw ValidationError("--issuer \"\(issuer)\" is not an issuer URL (https, no query or fragment); write it like https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf")
+        if let issuer,
+            URL(string: issuer)?.host == nil
+                || !["https", "http"].contains(URL(string: issuer)?.scheme?.lowercased() ?? "")
+                || URL(string: issuer)?.query != nil || URL(string: issuer)?.fragment != nil
+        {
+            throw ValidationError(
+                "--issuer \"\(issuer)\" is not an issuer URL (https, no query or fragment); write it like https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf"
+            )
         }
         if let redirectURL, URL(string: redirectURL)?.host == nil {
-            throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
+            throw ValidationError(
+                "--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
     }
 
     func run() async throws {
         do {
             var configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
-            if let redirectURL, let url = URL(string: redirectURL) { configuration = configuration.replacingRedirectURL(url) }
+            if let redirectURL, let url = URL(string: redirectURL) {
+                configuration = configuration.replacingRedirectURL(url)
+            }
             if let issuer { configuration.issuer = URL(string: issuer) }
-            let target = "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(DisplayText.path(config))"
+            let target =
+                "the identity provider at \(configuration.authorizeURL.host ?? "?") for \(DisplayText.path(config))"
             var settings = session.signInSettings(target: target)
             try SchemeSignIn.prepare(redirectURL: configuration.redirectURL, settings: &settings, target: target)
             let store = try session.credentialStore(settings: settings, forSignIn: true)
@@ -98,15 +123,20 @@ struct IAPLoginCommand: AsyncParsableCommand {
             let previous = store.previousIAPSignIn(for: configuration)
             let credential = try await Failure.cancellableOnInterrupt { [configuration, settings] in
                 try await IAPCredential.credential(
-                    for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings, replacing: previous)
+                    for: configuration, using: method, deviceAuthorizationURL: endpoint, settings: settings,
+                    replacing: previous)
             }
             try await store.keepSignIn(credential, name: name, proxyToken: proxyToken)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.accessTokenExpirationDate
-            StandardError.line("Signed in\(who) for \(DisplayText.path(config)). The access token is valid until \(expiry.ISO8601Format()).")
+            StandardError.line(
+                "Signed in\(who) for \(DisplayText.path(config)). The access token is valid until \(expiry.ISO8601Format())."
+            )
             StandardError.line("Stored in \(store.tokensPlace).")
             if let stored = ProxyTokenChoice.stored(credential.storedTokenSentToProxy) {
-                StandardError.line("Hosts behind the proxy get \(stored.phrase) (stored with the sign-in; --proxy-token on a later command overrides it).")
+                StandardError.line(
+                    "Hosts behind the proxy get \(stored.phrase) (stored with the sign-in; --proxy-token on a later command overrides it)."
+                )
             }
         } catch {
             throw Failure.report(session.terminalNeeded(error))

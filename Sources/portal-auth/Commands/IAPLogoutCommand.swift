@@ -41,7 +41,9 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"), completion: .file(extensions: ["json"]))
+    @Option(
+        help: ArgumentHelp("The IAP configuration JSON file used to sign in.", valueName: "file"),
+        completion: .file(extensions: ["json"]))
     var config: String
 
     @OptionGroup var session: LogoutOptions
@@ -56,19 +58,24 @@ struct IAPLogoutCommand: AsyncParsableCommand {
         }
         var credentials = store.iapCredentials(configurationFile: config)
         // A copy of the file signed in with elsewhere: the same provider and client.
-        if credentials.isEmpty, let configuration = try? await IAPConfiguration.configuration(from: URL(fileURLWithPath: config)) {
+        if credentials.isEmpty,
+            let configuration = try? await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
+        {
             credentials = store.iapCredentials(for: configuration)
         }
         if credentials.isEmpty {
-            StandardError.line("No stored IAP sign-in for \(DisplayText.path(config)); nothing to sign out of. `portal-auth status` lists the stored sign-ins.")
+            StandardError.line(
+                "No stored IAP sign-in for \(DisplayText.path(config)); nothing to sign out of. `portal-auth status` lists the stored sign-ins."
+            )
             return
         }
         // Nothing is deleted or revoked that cannot be signed out yet: without a browser that reaches the person and
         // without a terminal to paste on, the sign-in is kept and a command that works is given.
         if let reason = IAPCredential.browserLogoutUnavailable(settings: settings) {
             let again = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
-            let withBrowser = ShellWord.command(["portal-auth", "iap", "logout", "--config", config, "--browser", "--browser-command", "CMD"]
-                + (session.storage.store.map { ["--store", $0] } ?? []))
+            let withBrowser = ShellWord.command(
+                ["portal-auth", "iap", "logout", "--config", config, "--browser", "--browser-command", "CMD"]
+                    + (session.storage.store.map { ["--store", $0] } ?? []))
             StandardError.line(
                 "portal-auth: the stored IAP sign-in for \(DisplayText.path(config)) was kept: nothing was revoked or deleted. No browser "
                     + "is opened here (\(reason)) and there is no terminal to paste the address the browser ends on, so the identity "
@@ -89,11 +96,13 @@ struct IAPLogoutCommand: AsyncParsableCommand {
 
     /// Logs out, then deletes whatever the logout gave; the exit code of the problem, if any.
     private func logOutAndDelete(
-        _ credential: IAPCredential, from store: ArcGISCredentialStore, settings: SignInSettings, observer: TerminalLogoutObserver
+        _ credential: IAPCredential, from store: ArcGISCredentialStore, settings: SignInSettings,
+        observer: TerminalLogoutObserver
     ) async -> ExitCode? {
         let outcome: Result<IAPLogoutResult, any Error>
         do {
-            outcome = .success(try await Failure.cancellableOnInterrupt { try await credential.logOut(settings: settings) })
+            outcome = .success(
+                try await Failure.cancellableOnInterrupt { try await credential.logOut(settings: settings) })
         } catch {
             outcome = .failure(error)
         }
@@ -103,19 +112,26 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             try await store.remove(credential)
             store.forgetDeletedSignIns()
         } catch {
-            StandardError.line("portal-auth: error: the IAP sign-in for \(DisplayText.path(config))\(who) could not be deleted: \(error)")
+            StandardError.line(
+                "portal-auth: error: the IAP sign-in for \(DisplayText.path(config))\(who) could not be deleted: \(error)"
+            )
             return Failure.report(error)
         }
         switch outcome {
         case .success(let result):
             if result.revocation == .revoked { StandardError.line("The identity provider revoked the tokens\(who).") }
-            if let left = LogoutWords.refreshTokenLeft(result) { StandardError.line("portal-auth: warning: \(left)\(who).") }
+            if let left = LogoutWords.refreshTokenLeft(result) {
+                StandardError.line("portal-auth: warning: \(left)\(who).")
+            }
             if result.isSessionEndConfirmed {
-                StandardError.line("The identity provider confirmed the end of the browser session\(who). The stored sign-in for \(DisplayText.path(config)) was deleted.")
+                StandardError.line(
+                    "The identity provider confirmed the end of the browser session\(who). The stored sign-in for \(DisplayText.path(config)) was deleted."
+                )
             } else if let unconfirmed = LogoutWords.returnWithoutEvidence(result) {
                 StandardError.line(
                     "portal-auth: warning: \(unconfirmed)\(who). The stored sign-in for \(DisplayText.path(config)) was deleted, but "
-                        + "the session may remain: sign out on the identity provider's own page in the browser you signed in with.")
+                        + "the session may remain: sign out on the identity provider's own page in the browser you signed in with."
+                )
                 return ExitCode(75)
             } else {
                 // What was printed for opening by hand (the private page carrying the ID token, or the logout URL)
@@ -129,10 +145,16 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             if case .failed = result.revocation { return ExitCode(69) }
             return nil
         case .failure(let error) where Failure.isInterruption(error):
-            StandardError.line("portal-auth: interrupted; the stored sign-in for \(DisplayText.path(config)) was deleted, but the browser session may remain.")
+            StandardError.line(
+                "portal-auth: interrupted; the stored sign-in for \(DisplayText.path(config)) was deleted, but the browser session may remain."
+            )
             return ExitCode(130)
         case .failure(let error):
-            return Failure.report(session.terminalNeeded(error), hint: "The stored sign-in for \(DisplayText.path(config)) was deleted anyway; the browser session may remain.")
+            return Failure.report(
+                session.terminalNeeded(error),
+                hint:
+                    "The stored sign-in for \(DisplayText.path(config)) was deleted anyway; the browser session may remain."
+            )
         }
     }
 }

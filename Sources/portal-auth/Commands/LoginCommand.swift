@@ -25,26 +25,40 @@ struct LoginCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The portal URL, e.g. https://www.arcgis.com or https://gis.example.com/portal.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The portal URL, e.g. https://www.arcgis.com or https://gis.example.com/portal.", valueName: "url"))
     var portal: String
 
-    @Option(name: .customLong("client-id"), help: ArgumentHelp("The app's client ID registered in the portal.", valueName: "id"))
+    @Option(
+        name: .customLong("client-id"),
+        help: ArgumentHelp("The app's client ID registered in the portal.", valueName: "id"))
     var clientID: String
 
-    @Option(name: .customLong("redirect-url"), help: ArgumentHelp(
-        "Redirect URL registered for the app: loopback (no port or port 0 means a free port) or a custom scheme such as my-maps-app://auth.", valueName: "url"))
+    @Option(
+        name: .customLong("redirect-url"),
+        help: ArgumentHelp(
+            "Redirect URL registered for the app: loopback (no port or port 0 means a free port) or a custom scheme such as my-maps-app://auth.",
+            valueName: "url"))
     var redirectURL: String = OAuthUserConfiguration.defaultRedirectURL.absoluteString
 
-    @Option(name: .customLong("refresh-token-expiration"), help: ArgumentHelp(
-        "Lifetime of the refresh token to ask for, in minutes (at most 129600, 90 days).", valueName: "minutes"))
-    var refreshTokenExpiration: Int = Int(OAuthUserConfiguration.defaultRefreshTokenExpirationInterval.components.seconds / 60)
+    @Option(
+        name: .customLong("refresh-token-expiration"),
+        help: ArgumentHelp(
+            "Lifetime of the refresh token to ask for, in minutes (at most 129600, 90 days).", valueName: "minutes"))
+    var refreshTokenExpiration: Int = Int(
+        OAuthUserConfiguration.defaultRefreshTokenExpirationInterval.components.seconds / 60)
 
-    @Option(name: .customLong("refresh-token-exchange-interval"), help: ArgumentHelp(
-        "Age in minutes at which the refresh token is exchanged for a new one (default 1440, 24 hours, or half "
-            + "the refresh-token lifetime when that is shorter).", valueName: "minutes"))
+    @Option(
+        name: .customLong("refresh-token-exchange-interval"),
+        help: ArgumentHelp(
+            "Age in minutes at which the refresh token is exchanged for a new one (default 1440, 24 hours, or half "
+                + "the refresh-token lifetime when that is shorter).", valueName: "minutes"))
     var refreshTokenExchangeInterval: Int?
 
-    @Option(help: ArgumentHelp("A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "A name for this sign-in, to pick it later with --name (see `portal-auth name`).", valueName: "name"))
     var name: String?
 
     @OptionGroup var session: SessionOptions
@@ -59,12 +73,16 @@ struct LoginCommand: AsyncParsableCommand {
         if session.deviceCode {
             throw ValidationError(
                 "ArcGIS portals have no device code; on a terminal (over SSH: ssh -t) use --no-browser (paste the final address) "
-                    + "or --redirect-url \(OutOfBandRedirect.uri), or name a browser that works here with --browser-command COMMAND")
+                    + "or --redirect-url \(OutOfBandRedirect.uri), or name a browser that works here with --browser-command COMMAND"
+            )
         }
         guard isOutOfBand || URL(string: redirectURL)?.host != nil else {
-            throw ValidationError("--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
+            throw ValidationError(
+                "--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
         }
-        guard refreshTokenExpiration > 0 else { throw ValidationError("--refresh-token-expiration must be a positive number of minutes") }
+        guard refreshTokenExpiration > 0 else {
+            throw ValidationError("--refresh-token-expiration must be a positive number of minutes")
+        }
         do {
             try configuration.validate()
         } catch {
@@ -80,7 +98,8 @@ struct LoginCommand: AsyncParsableCommand {
             portalURL: OAuthUserConfiguration.normalizedPortalURL(URL(string: portal)!), clientID: clientID,
             redirectURL: isOutOfBand ? OAuthUserConfiguration.defaultRedirectURL : URL(string: redirectURL)!,
             refreshTokenExpirationInterval: .seconds(refreshTokenExpiration * 60),
-            refreshTokenExchangeInterval: .seconds(refreshTokenExchangeInterval.map { $0 * 60 } ?? min(24 * 3600, refreshTokenExpiration * 30))
+            refreshTokenExchangeInterval: .seconds(
+                refreshTokenExchangeInterval.map { $0 * 60 } ?? min(24 * 3600, refreshTokenExpiration * 30))
         )
     }
 
@@ -99,7 +118,9 @@ struct LoginCommand: AsyncParsableCommand {
             try await store.keepSignIn(credential, name: name)
             let who = credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? ""
             let expiry = try await credential.tokenInfo.expirationDate
-            StandardError.line("Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format()).")
+            StandardError.line(
+                "Signed in to \(configuration.portalURL.absoluteString)\(who). The access token is valid until \(expiry.ISO8601Format())."
+            )
             StandardError.line("Stored in \(store.tokensPlace).")
         } catch {
             throw Failure.report(session.terminalNeeded(error))

@@ -49,7 +49,7 @@ struct NameCommand: AsyncParsableCommand {
                 return
             }
             guard let credential = try await SelectedCredential.find(selection.target, in: store)?.credential,
-                  let key = SignInSelection.storeKey(of: credential)
+                let key = SignInSelection.storeKey(of: credential)
             else { throw SignInNeeded(reason: TokenCommand.nothingStored(for: selection.target), command: nil) }
             try store.updatePreferences { preferences in
                 if let old = selection.name, old != newName { preferences.names[old] = nil }

@@ -22,18 +22,23 @@ struct RefreshCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: CredentialSelection
 
-    @Flag(name: .customLong("print-token"), help: "Also print the new access token on standard output (as --format plain).")
+    @Flag(
+        name: .customLong("print-token"),
+        help: "Also print the new access token on standard output (as --format plain).")
     var printToken = false
 
-    @Option(help: ArgumentHelp(
-        "Print the new token on standard output: plain, header or json (the shape `token --format json` prints).", valueName: "format"))
+    @Option(
+        help: ArgumentHelp(
+            "Print the new token on standard output: plain, header or json (the shape `token --format json` prints).",
+            valueName: "format"))
     var format: TokenFormat?
 
     @OptionGroup var session: StoreOptions
 
     /// The values, for `RefreshInvocation` (which the fast path in `FastCommandLine` fills in too).
     var invocation: RefreshInvocation {
-        RefreshInvocation(selection: selection.arguments, printToken: printToken, format: format, session: session.arguments)
+        RefreshInvocation(
+            selection: selection.arguments, printToken: printToken, format: format, session: session.arguments)
     }
 
     func run() async throws {

@@ -17,7 +17,8 @@ struct RefreshInvocation {
             guard let credential = try await SelectedCredential.find(target, in: store) else {
                 throw SignInNeeded(
                     reason: TokenInvocation.nothingStored(for: target),
-                    command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: try store.preferences()))
+                    command: SelectedCredential.signInCommand(
+                        for: target, store: session.store, preferences: try store.preferences()))
             }
             let issued: IssuedToken
             do {
@@ -29,8 +30,9 @@ struct RefreshInvocation {
                 throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
             }
             let who = issued.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
-            StandardError.line("Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
-                + "\(UTCTimestamp.iso8601(issued.expirationDate)) (\(issued.secondsLeft()) s).")
+            StandardError.line(
+                "Refreshed the tokens for \(issued.target)\(who); the access token is valid until "
+                    + "\(UTCTimestamp.iso8601(issued.expirationDate)) (\(issued.secondsLeft()) s).")
             if let format = format ?? (printToken ? .plain : nil) {
                 try TokenInvocation.print(issued, format: format, headerName: nil)
             }

@@ -31,7 +31,8 @@ struct RegisterSchemeCommand: AsyncParsableCommand {
             for scheme in try await selection.schemes() {
                 let registration = try SchemeRegistration.portalAuth(scheme: scheme)
                 if try registration.status() == .registered {
-                    StandardError.line("portal-auth already handles \(scheme): links (\(registration.desktopFilePath)).")
+                    StandardError.line(
+                        "portal-auth already handles \(scheme): links (\(registration.desktopFilePath)).")
                     continue
                 }
                 try registration.register(force: force)

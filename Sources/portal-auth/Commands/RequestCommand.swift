@@ -61,63 +61,96 @@ struct RequestCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The URL to request (https, or http to a loopback host).", valueName: "url"))
     var url: String
 
-    @Option(name: [.customShort("X"), .long], help: ArgumentHelp("HTTP method (default GET, or POST with --data/--data-file).", valueName: "method"))
+    @Option(
+        name: [.customShort("X"), .long],
+        help: ArgumentHelp("HTTP method (default GET, or POST with --data/--data-file).", valueName: "method"))
     var method: String?
 
-    @Option(name: [.customShort("d"), .long], help: ArgumentHelp(
-        "Request body, sent as application/x-www-form-urlencoded unless a Content-Type header is given.", valueName: "data"))
+    @Option(
+        name: [.customShort("d"), .long],
+        help: ArgumentHelp(
+            "Request body, sent as application/x-www-form-urlencoded unless a Content-Type header is given.",
+            valueName: "data"))
     var data: String?
 
-    @Option(name: .customLong("data-file"), help: ArgumentHelp("Read the request body from a file (- for standard input).", valueName: "file"))
+    @Option(
+        name: .customLong("data-file"),
+        help: ArgumentHelp("Read the request body from a file (- for standard input).", valueName: "file"))
     var dataFile: String?
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A header field, 'Name: value' (repeatable).", valueName: "header"))
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp("A header field, 'Name: value' (repeatable).", valueName: "header"))
     var headers: [String] = []
 
-    @Option(help: ArgumentHelp("Output: body (the response body) or json (status, headers, body).", valueName: "format"))
+    @Option(
+        help: ArgumentHelp("Output: body (the response body) or json (status, headers, body).", valueName: "format"))
     var format: ResponseFormat = .body
 
-    @Option(name: .customLong("config"), help: ArgumentHelp(
-        "An IAP configuration file: its hosts are recognised as behind the proxy, and --interactive signs in with it (repeatable).",
-        valueName: "file"))
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "An IAP configuration file: its hosts are recognised as behind the proxy, and --interactive signs in with it (repeatable).",
+            valueName: "file"))
     var iapConfigurations: [String] = []
 
-    @Option(help: ArgumentHelp("With --client-id: a portal whose OAuth challenges --interactive answers with a browser sign-in.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "With --client-id: a portal whose OAuth challenges --interactive answers with a browser sign-in.",
+            valueName: "url"))
     var portal: String?
 
-    @Option(name: .customLong("client-id"), help: ArgumentHelp("With --portal: the app's client ID registered in the portal.", valueName: "id"))
+    @Option(
+        name: .customLong("client-id"),
+        help: ArgumentHelp("With --portal: the app's client ID registered in the portal.", valueName: "id"))
     var clientID: String?
 
     @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
     var proxyToken: ProxyTokenChoice?
 
-    @Flag(help: "Answer challenges: browser sign-ins and questions on the terminal. Without it, exit 77 when one would be needed.")
+    @Flag(
+        help:
+            "Answer challenges: browser sign-ins and questions on the terminal. Without it, exit 77 when one would be needed."
+    )
     var interactive = false
 
-    @Flag(help: "Exit 22 (as curl --fail) on an HTTP status of 400 or more, printing no body (401 and 403 exit 77 with or without it).")
+    @Flag(
+        help:
+            "Exit 22 (as curl --fail) on an HTTP status of 400 or more, printing no body (401 and 403 exit 77 with or without it)."
+    )
     var fail = false
 
-    @Flag(name: .customLong("prompt-untrusted"), help: "With --interactive: show an untrusted server's certificate and ask whether to trust it for this run.")
+    @Flag(
+        name: .customLong("prompt-untrusted"),
+        help: "With --interactive: show an untrusted server's certificate and ask whether to trust it for this run.")
     var promptUntrusted = false
 
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              parsed.host?.isEmpty == false
-        else { throw ValidationError("\"\(url)\" is not an absolute http or https URL; write it like https://gis.example.com/portal/sharing/rest/portals/self?f=json") }
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+            ["http", "https"].contains(scheme),
+            parsed.host?.isEmpty == false
+        else {
+            throw ValidationError(
+                "\"\(url)\" is not an absolute http or https URL; write it like https://gis.example.com/portal/sharing/rest/portals/self?f=json"
+            )
+        }
         if data != nil && dataFile != nil { throw ValidationError("give --data or --data-file, not both") }
         if let method, method.isEmpty || method.contains(where: { !$0.isLetter }) {
             throw ValidationError("--method \"\(method)\" is not an HTTP method such as GET or POST")
         }
         for header in headers where Self.headerField(header) == nil {
-            throw ValidationError("--header \"\(DisplayText.path(String(header.prefix(40))))\" is not 'Name: value' with a name of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)")
+            throw ValidationError(
+                "--header \"\(DisplayText.path(String(header.prefix(40))))\" is not 'Name: value' with a name of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)"
+            )
         }
         if (portal == nil) != (clientID == nil) {
             throw ValidationError("--portal and --client-id go together: they name the OAuth app to sign in with")
         }
         if let portal, URL(string: portal)?.host == nil {
-            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
+            throw ValidationError(
+                "--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
         }
         if promptUntrusted && !interactive { throw ValidationError("--prompt-untrusted goes with --interactive") }
         _ = try ProxyTokenChoice.resolved(proxyToken)
@@ -138,7 +171,8 @@ struct RequestCommand: AsyncParsableCommand {
         let response: TransportResponse
         do {
             for file in iapConfigurations {
-                configurations.append((file, try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file))))
+                configurations.append(
+                    (file, try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file))))
             }
             let request = try buildRequest()
             let manager = try makeManager(iapConfigurations: configurations.map(\.configuration))
@@ -152,7 +186,9 @@ struct RequestCommand: AsyncParsableCommand {
         }
         if fail, response.statusCode >= 400 {
             if format == .json { Output.json(PrintedResponse.json(response)) }
-            let message = "HTTP \(response.statusCode) from \(RedactedURL(response.url))" + (format == .json ? " (--fail)" : " (--fail: the body is not printed)")
+            let message =
+                "HTTP \(response.statusCode) from \(RedactedURL(response.url))"
+                + (format == .json ? " (--fail)" : " (--fail: the body is not printed)")
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message, category: .unavailable)
             throw ExitCode(ExitStatus.httpError)
@@ -181,12 +217,14 @@ struct RequestCommand: AsyncParsableCommand {
                 do {
                     body = try Data(contentsOf: URL(fileURLWithPath: dataFile))
                 } catch {
-                    throw InputError.unreadable("cannot read the --data-file \(dataFile): "
-                        + (FileManager.default.fileExists(atPath: dataFile) ? "permission denied" : "no such file"))
+                    throw InputError.unreadable(
+                        "cannot read the --data-file \(dataFile): "
+                            + (FileManager.default.fileExists(atPath: dataFile) ? "permission denied" : "no such file"))
                 }
             }
         }
-        request.method = method.map { TransportRequest.Method(rawValue: $0.uppercased()) } ?? (body == nil ? .get : .post)
+        request.method =
+            method.map { TransportRequest.Method(rawValue: $0.uppercased()) } ?? (body == nil ? .get : .post)
         request.body = body
         for header in headers {
             if let field = Self.headerField(header) { request.headers.add(name: field.name, value: field.value) }
@@ -210,14 +248,17 @@ struct RequestCommand: AsyncParsableCommand {
         // is signed in again with the same app registration.
         let stored = manager.arcGISCredentialStore.credentials
         authenticator.iapConfigurations = configurations + stored.compactMap { $0.kind.iap?.configuration }
-        authenticator.oAuthUserConfigurations = (oauthConfiguration.map { [$0] } ?? [])
+        authenticator.oAuthUserConfigurations =
+            (oauthConfiguration.map { [$0] } ?? [])
             + stored.compactMap { $0.kind.oAuthUser?.configuration }
         // The --config files' hosts are behind a proxy (the stored sign-ins' are known to the manager anyway).
         manager.iapConfigurations = configurations
         // --proxy-token or $PORTAL_AUTH_PROXY_TOKEN, else each sign-in's stored choice (else the ID token).
         let chosen = try ProxyTokenChoice.override(proxyToken)
         for credential in stored {
-            if let iap = credential.kind.iap { iap.tokenSentToProxy = ProxyTokenChoice.chosen(proxyToken, for: iap).token }
+            if let iap = credential.kind.iap {
+                iap.tokenSentToProxy = ProxyTokenChoice.chosen(proxyToken, for: iap).token
+            }
         }
         manager.handleChallenges(using: ProxyTokenChoosingHandler(authenticator: authenticator, token: chosen?.token))
         return manager
@@ -225,13 +266,16 @@ struct RequestCommand: AsyncParsableCommand {
 
     private var oauthConfiguration: OAuthUserConfiguration? {
         guard let portal, let clientID, let portalURL = URL(string: portal) else { return nil }
-        return OAuthUserConfiguration(portalURL: OAuthUserConfiguration.normalizedPortalURL(portalURL), clientID: clientID)
+        return OAuthUserConfiguration(
+            portalURL: OAuthUserConfiguration.normalizedPortalURL(portalURL), clientID: clientID)
     }
 
     // MARK: - What to do next
 
     /// The error with what to run next: the sign-in command for a challenge nothing answered.
-    private func advice(for error: any Error, configurations: [(file: String, configuration: IAPConfiguration)]) -> any Error {
+    private func advice(for error: any Error, configurations: [(file: String, configuration: IAPConfiguration)])
+        -> any Error
+    {
         let target = URL(string: url)!
         let storeWords = session.store.map { ["--store", $0] } ?? []
         if let challenge = error as? AuthenticationChallengeError {
@@ -240,25 +284,40 @@ struct RequestCommand: AsyncParsableCommand {
             case .tokenRequired, .invalidToken:
                 if let oauth = oauthConfiguration, oauth.canBeUsed(for: target), !interactive {
                     let command = ShellWord.command(
-                        ["portal-auth", "login", "--portal", oauth.portalURL.absoluteString, "--client-id", oauth.clientID] + storeWords)
-                    return SignInNeeded(reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: true))
+                        [
+                            "portal-auth", "login", "--portal", oauth.portalURL.absoluteString, "--client-id",
+                            oauth.clientID,
+                        ] + storeWords)
+                    return SignInNeeded(
+                        reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: true))
                 }
-                return SignInNeeded(reason: "\(challenge)", command: nil, hint: interactive
-                    ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
-                    : "Run again with --interactive (with --portal URL --client-id ID for a browser sign-in, else you are asked for a username and password).")
+                return SignInNeeded(
+                    reason: "\(challenge)", command: nil,
+                    hint: interactive
+                        ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
+                        : "Run again with --interactive (with --portal URL --client-id ID for a browser sign-in, else you are asked for a username and password)."
+                )
             case .identityAwareProxy:
                 // A stored sign-in whose file now covers the URL but names another provider or client: what differs.
-                if let changed = storedIAPChanges.first(where: { $0.change.current.canBeUsed(for: target) }), !interactive {
-                    let command = ShellWord.command(["portal-auth", "iap", "login", "--config", changed.file] + storeWords)
+                if let changed = storedIAPChanges.first(where: { $0.change.current.canBeUsed(for: target) }),
+                    !interactive
+                {
+                    let command = ShellWord.command(
+                        ["portal-auth", "iap", "login", "--config", changed.file] + storeWords)
                     return SignInNeeded(
-                        reason: "\(challenge): the IAP configuration \(DisplayText.path(changed.file)) covers it, but has changed since "
+                        reason:
+                            "\(challenge): the IAP configuration \(DisplayText.path(changed.file)) covers it, but has changed since "
                             + "the sign-in stored for it: " + changed.change.differences.joined(separator: "; "),
                         command: command, interactiveCommand: Self.again(withInteractive: true))
                 }
                 let storedFile = storedIAPFiles.first { $0.configuration.canBeUsed(for: target) }?.file
-                if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file ?? storedFile {
+                if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file
+                    ?? storedFile
+                {
                     let command = ShellWord.command(["portal-auth", "iap", "login", "--config", file] + storeWords)
-                    return SignInNeeded(reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: !interactive))
+                    return SignInNeeded(
+                        reason: "\(challenge)", command: command,
+                        interactiveCommand: Self.again(withInteractive: !interactive))
                 }
                 // Which proxy this is cannot be known here: the command, with the file to name.
                 let command = ShellWord.command(["portal-auth", "iap", "login"] + storeWords) + " --config FILE"
@@ -270,13 +329,21 @@ struct RequestCommand: AsyncParsableCommand {
                     advice: "To send \(other.phrase) instead: run again with --proxy-token \(other.rawValue) (or set "
                         + "\(ProxyTokenChoice.environmentVariable)=\(other.rawValue)); for another client ID or scope, correct "
                         + "the IAP configuration file and sign in again with portal-auth iap login --config FILE. "
-                        + "`\(ShellWord.command(["portal-auth", "status", "--claims", "--url", url]))` shows the token's audience and scopes.")
+                        + "`\(ShellWord.command(["portal-auth", "status", "--claims", "--url", url]))` shows the token's audience and scopes."
+                )
             default:
-                return interactive ? error : SignInNeeded(reason: "\(challenge)", command: nil, hint: "Run again with --interactive to answer it.")
+                return interactive
+                    ? error
+                    : SignInNeeded(
+                        reason: "\(challenge)", command: nil, hint: "Run again with --interactive to answer it.")
             }
         }
         if let transport = error as? TransportError, transport.kind == .tlsVerificationFailed, !promptUntrusted {
-            return Advised(error: transport, advice: "If you trust this server, run again with --interactive --prompt-untrusted to inspect its certificate.")
+            return Advised(
+                error: transport,
+                advice:
+                    "If you trust this server, run again with --interactive --prompt-untrusted to inspect its certificate."
+            )
         }
         return error
     }
@@ -291,26 +358,33 @@ struct RequestCommand: AsyncParsableCommand {
         switch unanswered {
         case .refused(let status): what = "HTTP \(status) from \(RedactedURL(target))"
         case .signInRedirect(let host):
-            what = "\(RedactedURL(target)) redirected to a sign-in page at \(DisplayText.neutralised(host, limit: 200)) (it names this URL to return to)"
+            what =
+                "\(RedactedURL(target)) redirected to a sign-in page at \(DisplayText.neutralised(host, limit: 200)) (it names this URL to return to)"
         }
         let store = try? session.credentialStore(forSignIn: false)
-        if let covering = store?.credentials.first(where: { $0.canBeUsed(for: target) && ($0.kind.iap != nil || $0.kind.oAuthUser != nil) }) {
-            var advice = "`\(ShellWord.command(["portal-auth", "status", "--claims", "--url", url]))` shows the token's issuer, audience and scopes."
+        if let covering = store?.credentials.first(where: {
+            $0.canBeUsed(for: target) && ($0.kind.iap != nil || $0.kind.oAuthUser != nil)
+        }) {
+            var advice =
+                "`\(ShellWord.command(["portal-auth", "status", "--claims", "--url", url]))` shows the token's issuer, audience and scopes."
             if let iap = covering.kind.iap {
                 let other: ProxyTokenChoice = ProxyTokenChoice.chosen(proxyToken, for: iap) == .access ? .id : .access
                 advice += " To send \(other.phrase) instead: --proxy-token \(other.rawValue)."
             }
             return SignInNeeded(
-                reason: "\(what), though the token of the stored sign-in for \(covering.targetDescription) was sent: the server does not accept it",
+                reason:
+                    "\(what), though the token of the stored sign-in for \(covering.targetDescription) was sent: the server does not accept it",
                 command: nil,
                 hint: advice)
         }
         let storeWords = session.store.map { ["--store", $0] } ?? []
         return SignInNeeded(
-            reason: "\(what), and nothing stored answers it; if this host is behind an Identity-Aware Proxy (FILE: the proxy's IAP configuration file)",
+            reason:
+                "\(what), and nothing stored answers it; if this host is behind an Identity-Aware Proxy (FILE: the proxy's IAP configuration file)",
             command: ShellWord.command(["portal-auth", "iap", "login"] + storeWords) + " --config FILE",
             interactiveCommand: configurations.isEmpty && !interactive
-                ? ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst()) + " --config FILE --interactive" : nil)
+                ? ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
+                    + " --config FILE --interactive" : nil)
     }
 
     /// The IAP configuration files of the stored sign-ins, with their configurations (for the sign-in command).
@@ -326,7 +400,9 @@ struct RequestCommand: AsyncParsableCommand {
     private var storedIAPChanges: [(file: String, change: IAPCredential.ConfigurationChange)] {
         guard let store = try? session.credentialStore(forSignIn: false) else { return [] }
         return store.credentials.compactMap { credential in
-            guard let iap = credential.kind.iap, let change = iap.configurationChange, let file = iap.configuration.sourceFile?.path else { return nil }
+            guard let iap = credential.kind.iap, let change = iap.configurationChange,
+                let file = iap.configuration.sourceFile?.path
+            else { return nil }
             return (file, change)
         }
     }

@@ -39,14 +39,19 @@ struct RevokeCommand: AsyncParsableCommand {
             throw Failure.report(error)
         }
         if credentials.isEmpty {
-            StandardError.line("\(TokenCommand.nothingStored(for: selection.target)); nothing to revoke. `portal-auth status` lists the stored sign-ins.")
+            StandardError.line(
+                "\(TokenCommand.nothingStored(for: selection.target)); nothing to revoke. `portal-auth status` lists the stored sign-ins."
+            )
             return
         }
         // The apps stay known (so `token --interactive` and the printed commands can name the client ID); a default
         // or name that pointed at a deleted sign-in goes with it.
         try? store.updatePreferences { preferences in
             for configuration in credentials.map(\.configuration).reversed() {
-                preferences.remember(.init(portalURL: configuration.portalURL, clientID: configuration.clientID, redirectURL: configuration.redirectURL))
+                preferences.remember(
+                    .init(
+                        portalURL: configuration.portalURL, clientID: configuration.clientID,
+                        redirectURL: configuration.redirectURL))
             }
         }
         defer { store.forgetDeletedSignIns() }
@@ -68,16 +73,24 @@ struct RevokeCommand: AsyncParsableCommand {
         case .portal(let credential)?: return [credential]
         case .iap(let credential, let file)?:
             // The command ready to paste: the file the sign-in was made with, and this command's store.
-            let command = file.map { ShellWord.command(["portal-auth", "iap", "logout", "--config", $0] + (session.store.map { ["--store", $0] } ?? [])) }
-            throw UsageProblem(description: "\(credential.targetDescription) is an IAP sign-in: end it with"
-                + (command.map { ":\n    \($0)" } ?? " `portal-auth iap logout --config FILE` (the IAP file it was signed in with)"))
+            let command = file.map {
+                ShellWord.command(
+                    ["portal-auth", "iap", "logout", "--config", $0] + (session.store.map { ["--store", $0] } ?? []))
+            }
+            throw UsageProblem(
+                description: "\(credential.targetDescription) is an IAP sign-in: end it with"
+                    + (command.map { ":\n    \($0)" }
+                        ?? " `portal-auth iap logout --config FILE` (the IAP file it was signed in with)"))
         case nil: return []
         }
     }
 
     /// Revokes, then deletes whatever the revocation gave; the exit code of the first problem, if any.
-    private func revokeAndDelete(_ credential: OAuthUserCredential, from store: ArcGISCredentialStore) async -> ExitCode? {
-        let name = "\(credential.targetDescription) (\(credential.username.map { "user \(DisplayText.neutralised($0, limit: 200)), " } ?? "")client ID \(credential.configuration.clientID))"
+    private func revokeAndDelete(_ credential: OAuthUserCredential, from store: ArcGISCredentialStore) async
+        -> ExitCode?
+    {
+        let name =
+            "\(credential.targetDescription) (\(credential.username.map { "user \(DisplayText.neutralised($0, limit: 200)), " } ?? "")client ID \(credential.configuration.clientID))"
         let refreshExpiry = credential.refreshTokenExpirationDate
         var problem: ExitCode?
         do {
@@ -96,10 +109,14 @@ struct RevokeCommand: AsyncParsableCommand {
         case nil:
             StandardError.line("Revoked the tokens of \(name) and deleted the stored sign-in.")
         case 130:
-            StandardError.line("portal-auth: interrupted; the stored sign-in to \(name) was deleted, but its tokens may still be valid on the portal.")
+            StandardError.line(
+                "portal-auth: interrupted; the stored sign-in to \(name) was deleted, but its tokens may still be valid on the portal."
+            )
         default:
             let until = refreshExpiry.map { " (the refresh token until \($0.ISO8601Format()))" } ?? ""
-            StandardError.line("The stored sign-in to \(name) was deleted anyway; its tokens stay valid on the portal until they expire\(until).")
+            StandardError.line(
+                "The stored sign-in to \(name) was deleted anyway; its tokens stay valid on the portal until they expire\(until)."
+            )
         }
         return problem
     }

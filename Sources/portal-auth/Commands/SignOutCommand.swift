@@ -32,7 +32,9 @@ struct SignOutCommand: AsyncParsableCommand {
     @Option(help: "Output format: text for people, json for scripts.")
     var format: OutputFormat = .text
 
-    @Flag(name: [.customShort("y"), .long], help: "Do not ask for confirmation (on a terminal sign-out asks first; elsewhere it never asks).")
+    @Flag(
+        name: [.customShort("y"), .long],
+        help: "Do not ask for confirmation (on a terminal sign-out asks first; elsewhere it never asks).")
     var yes = false
 
     @OptionGroup var session: LogoutOptions
@@ -62,19 +64,23 @@ struct SignOutCommand: AsyncParsableCommand {
         let entries = report.revocations + report.invalidations
         switch format {
         case .text:
-            Output.result(entries.isEmpty ? "No stored sign-ins." : "\(entries.count) stored sign-in\(entries.count == 1 ? "" : "s"):")
+            Output.result(
+                entries.isEmpty
+                    ? "No stored sign-ins." : "\(entries.count) stored sign-in\(entries.count == 1 ? "" : "s"):")
             for entry in entries { Output.result("  \(Self.describe(entry))") }
             if let error = report.clearingError {
-                Output.diagnostic("portal-auth: error: the credential store \(DisplayText.path(path)) could not be emptied: \(error)")
+                Output.diagnostic(
+                    "portal-auth: error: the credential store \(DisplayText.path(path)) could not be emptied: \(error)")
             } else {
                 Output.result("The credential store \(DisplayText.path(path)) is empty.")
             }
         case .json:
-            Output.json(.object([
-                "store": .string(path),
-                "store_cleared": .bool(report.clearingError == nil),
-                "credentials": .array(entries.map(Self.json)),
-            ]))
+            Output.json(
+                .object([
+                    "store": .string(path),
+                    "store_cleared": .bool(report.clearingError == nil),
+                    "credentials": .array(entries.map(Self.json)),
+                ]))
         }
 
         if let error = report.clearingError { throw Failure.report(error) }
@@ -85,13 +91,18 @@ struct SignOutCommand: AsyncParsableCommand {
 
     /// Asks on the terminal whether to sign out of every one of `summaries` (they are listed); only yes goes on.
     private static func confirmed(_ summaries: [CredentialSummary]) async throws -> Bool {
-        StandardError.line("This revokes the tokens of every stored sign-in, ends their identity-provider sessions, and empties the store:")
+        StandardError.line(
+            "This revokes the tokens of every stored sign-in, ends their identity-provider sessions, and empties the store:"
+        )
         for summary in summaries {
             let who = summary.username.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? ""
             let target = (summary.kind == .iap ? "IAP " : "portal ") + DisplayText.path(summary.target)
             StandardError.line("  \(target)\(who)")
         }
-        let answer = try await Failure.cancellableOnInterrupt { try await TerminalInput.line("Sign out of \(summaries.count == 1 ? "it" : "all \(summaries.count)")? [y/N] ") }
+        let answer = try await Failure.cancellableOnInterrupt {
+            try await TerminalInput.line(
+                "Sign out of \(summaries.count == 1 ? "it" : "all \(summaries.count)")? [y/N] ")
+        }
         let word = answer.trimmingCharacters(in: .whitespaces).lowercased()
         return word == "y" || word == "yes"
     }
@@ -112,8 +123,10 @@ struct SignOutCommand: AsyncParsableCommand {
             "succeeded": .bool(entry.succeeded),
             "tokens_revoked": entry.tokenRevocation.map { .bool($0 == .revoked) } ?? .null,
             "refresh_token_left_valid": entry.logoutResult.map { .bool($0.refreshTokenStaysValid) } ?? .null,
-            "refresh_token_expires": entry.logoutResult.flatMap { $0.refreshTokenStaysValid ? $0.refreshTokenExpiry : nil }
-                .map { .string($0.ISO8601Format()) } ?? .null,
+            "refresh_token_expires": entry.logoutResult.flatMap {
+                $0.refreshTokenStaysValid ? $0.refreshTokenExpiry : nil
+            }
+            .map { .string($0.ISO8601Format()) } ?? .null,
             "outcome": .string(entry.code),
             "message": .string(entry.text),
         ])
@@ -143,7 +156,9 @@ extension SignOutReport.Entry {
     /// What happened, for people: the outcome, and for IAP sign-ins what became of the tokens.
     fileprivate var text: String {
         var text = outcomeText
-        if let result = logoutResult, let unconfirmed = LogoutWords.returnWithoutEvidence(result) { text += " (\(unconfirmed))" }
+        if let result = logoutResult, let unconfirmed = LogoutWords.returnWithoutEvidence(result) {
+            text += " (\(unconfirmed))"
+        }
         switch tokenRevocation {
         case .revoked?:
             return text + "; the tokens were revoked"
@@ -178,7 +193,8 @@ extension SignOutReport.Entry {
         case .logoutFailed(let error) where Failure.isInterruption(error):
             return "interrupted; the browser session may remain"
         case .logoutFailed(let error):
-            return "sign-out failed (\(error)); the stored sign-in is deleted with the rest, but the browser session may remain: "
+            return
+                "sign-out failed (\(error)); the stored sign-in is deleted with the rest, but the browser session may remain: "
                 + "sign out on the identity provider's own page"
 
         }

@@ -42,7 +42,10 @@ struct StatusCommand: AsyncParsableCommand {
     @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
     var proxyToken: ProxyTokenChoice?
 
-    @Flag(help: "Also show the claims of the stored access token (when a JWT) and ID token: issuer, audience, scopes, expiry (never the token).")
+    @Flag(
+        help:
+            "Also show the claims of the stored access token (when a JWT) and ID token: issuer, audience, scopes, expiry (never the token)."
+    )
     var claims = false
 
     func validate() throws {
@@ -76,7 +79,8 @@ struct StatusCommand: AsyncParsableCommand {
     /// (`--proxy-token`, `$PORTAL_AUTH_PROXY_TOKEN`, else the one stored with the sign-in, else the ID token), the
     /// access token when no ID token is held.
     private func sentToProxy(_ summary: CredentialSummary) -> ProxyTokenChoice {
-        let chosen = ((try? ProxyTokenChoice.override(proxyToken)) ?? nil) ?? ProxyTokenChoice.stored(summary.proxyToken) ?? .id
+        let chosen =
+            ((try? ProxyTokenChoice.override(proxyToken)) ?? nil) ?? ProxyTokenChoice.stored(summary.proxyToken) ?? .id
         return chosen == .id && summary.idTokenExpirationDate == nil ? .access : chosen
     }
 
@@ -85,11 +89,15 @@ struct StatusCommand: AsyncParsableCommand {
         let overridden = ((try? ProxyTokenChoice.override(proxyToken)) ?? nil) != nil
         let stored = ProxyTokenChoice.stored(summary.proxyToken)
         switch sentToProxy(summary) {
-        case .access where summary.idTokenExpirationDate == nil: return "the access token (no ID token is held: add openid to the scope)"
+        case .access where summary.idTokenExpirationDate == nil:
+            return "the access token (no ID token is held: add openid to the scope)"
         case let choice where !overridden && stored == choice:
             let other: ProxyTokenChoice = choice == .id ? .access : .id
-            return "\(choice.phrase) (stored with the sign-in: iap login --proxy-token \(choice.rawValue); --proxy-token \(other.rawValue) overrides it)"
-        case .id: return "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access or PORTAL_AUTH_PROXY_TOKEN=access sends the access token)"
+            return
+                "\(choice.phrase) (stored with the sign-in: iap login --proxy-token \(choice.rawValue); --proxy-token \(other.rawValue) overrides it)"
+        case .id:
+            return
+                "the ID token, as the ArcGIS Maps SDK sends it (--proxy-token access or PORTAL_AUTH_PROXY_TOKEN=access sends the access token)"
         case .access: return "the access token (chosen; --proxy-token id sends the ID token)"
         }
     }
@@ -104,63 +112,100 @@ struct StatusCommand: AsyncParsableCommand {
     private func selected(in store: ArcGISCredentialStore, preferences: SignInPreferences) async throws -> String? {
         if case .automatic = selection.target {
             do {
-                return try await SignInSelection.select(.automatic, in: store, preferences: preferences).flatMap(SignInSelection.storeKey(of:))
+                return try await SignInSelection.select(.automatic, in: store, preferences: preferences).flatMap(
+                    SignInSelection.storeKey(of:))
             } catch {
                 return nil
             }
         }
-        return try await SignInSelection.select(selection.target, in: store, preferences: preferences).flatMap(SignInSelection.storeKey(of:))
+        return try await SignInSelection.select(selection.target, in: store, preferences: preferences).flatMap(
+            SignInSelection.storeKey(of:))
             ?? "-"  // nothing stored for what was asked: nothing counts
     }
 
     // MARK: - Showing
 
     private func show(
-        _ summaries: [CredentialSummary], store: ArcGISCredentialStore, preferences: SignInPreferences, selectedKey: String?, now: Date
+        _ summaries: [CredentialSummary], store: ArcGISCredentialStore, preferences: SignInPreferences,
+        selectedKey: String?, now: Date
     ) {
         switch format {
         case .json:
-            Output.json(.object([
-                "store": .string(store.file?.path ?? ""),
-                "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
-                "secrets_in_reason": Output.json(store.file?.backendReason.map(ErrorReport.toolWords)),
-                "default": Output.json(defaultKey(summaries, preferences: preferences)),
-                "credentials": .array(summaries.map { json($0, preferences: preferences, defaultKey: defaultKey(summaries, preferences: preferences), now: now) }),
-                "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
-            ]))
+            Output.json(
+                .object([
+                    "store": .string(store.file?.path ?? ""),
+                    "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
+                    "secrets_in_reason": Output.json(store.file?.backendReason.map(ErrorReport.toolWords)),
+                    "default": Output.json(defaultKey(summaries, preferences: preferences)),
+                    "credentials": .array(
+                        summaries.map {
+                            json(
+                                $0, preferences: preferences,
+                                defaultKey: defaultKey(summaries, preferences: preferences), now: now)
+                        }),
+                    "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
+                ]))
         case .text:
             Output.result("Credential store: \(store.file.map { DisplayText.path($0.path) } ?? "memory")")
             if let file = store.file {
-                let place = file.backend == .keyring ? "the desktop keyring (Secret Service); the store file is their index" : "the store file"
-                Output.result("Tokens kept in: \(place)\(file.backendReason.map { " (\(ErrorReport.toolWords($0)))" } ?? "")")
+                let place =
+                    file.backend == .keyring
+                    ? "the desktop keyring (Secret Service); the store file is their index" : "the store file"
+                Output.result(
+                    "Tokens kept in: \(place)\(file.backendReason.map { " (\(ErrorReport.toolWords($0)))" } ?? "")")
             }
-            if summaries.isEmpty { Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.") }
+            if summaries.isEmpty {
+                Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.")
+            }
             for summary in summaries {
                 var marks: [String] = []
                 if defaultKey(summaries, preferences: preferences) == summary.storeKey { marks.append("default") }
-                if let name = preferences.name(of: summary.storeKey) { marks.append("name: \(DisplayText.neutralised(name, limit: 200))") }
+                if let name = preferences.name(of: summary.storeKey) {
+                    marks.append("name: \(DisplayText.neutralised(name, limit: 200))")
+                }
                 let suffix = marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"
                 Output.result("")
-                Output.result((summary.kind == .iap ? "IAP \(DisplayText.path(summary.target))" : "Portal \(DisplayText.path(summary.target))") + suffix)
+                Output.result(
+                    (summary.kind == .iap
+                        ? "IAP \(DisplayText.path(summary.target))" : "Portal \(DisplayText.path(summary.target))")
+                        + suffix)
                 Output.result("  client ID:      \(summary.clientID)")
-                Output.result("  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")")
-                if let name = summary.userInfoName { Output.result("  name:           \(DisplayText.neutralised(name, limit: 200))") }
-                if let email = summary.userInfoEmail { Output.result("  e-mail:         \(DisplayText.neutralised(email, limit: 200))") }
+                Output.result(
+                    "  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")"
+                )
+                if let name = summary.userInfoName {
+                    Output.result("  name:           \(DisplayText.neutralised(name, limit: 200))")
+                }
+                if let email = summary.userInfoEmail {
+                    Output.result("  e-mail:         \(DisplayText.neutralised(email, limit: 200))")
+                }
                 Output.result("  access token:   \(Self.describe(summary.accessTokenExpirationDate, now: now))")
                 Output.result("  refresh token:  \(Self.refreshState(summary, now: now))")
-                if let idExpiry = summary.idTokenExpirationDate { Output.result("  ID token:       \(Self.describe(idExpiry, now: now))") }
-                if !summary.hostsBehindProxy.isEmpty { Output.result("  hosts:          \(summary.hostsBehindProxy.joined(separator: ", "))") }
+                if let idExpiry = summary.idTokenExpirationDate {
+                    Output.result("  ID token:       \(Self.describe(idExpiry, now: now))")
+                }
+                if !summary.hostsBehindProxy.isEmpty {
+                    Output.result("  hosts:          \(summary.hostsBehindProxy.joined(separator: ", "))")
+                }
                 if summary.kind == .iap { Output.result("  sent to hosts:  \(proxyTokenLine(summary))") }
-                if !summary.isUsable(at: now) { Output.result("  sign in again:  the stored tokens cannot give a new access token") }
+                if !summary.isUsable(at: now) {
+                    Output.result("  sign in again:  the stored tokens cannot give a new access token")
+                }
                 if claims {
-                    for line in ClaimsText.lines(summary.accessTokenClaims, of: "access token", now: now) { Output.result("  " + line) }
+                    for line in ClaimsText.lines(summary.accessTokenClaims, of: "access token", now: now) {
+                        Output.result("  " + line)
+                    }
                     if summary.kind == .iap || summary.idTokenClaims != nil {
-                        for line in ClaimsText.lines(summary.idTokenClaims, of: "ID token", now: now) { Output.result("  " + line) }
+                        for line in ClaimsText.lines(summary.idTokenClaims, of: "ID token", now: now) {
+                            Output.result("  " + line)
+                        }
                     }
                 }
             }
             for key in store.unreadableEntries {
-                Output.diagnostic("portal-auth: warning: the stored entry \(DisplayText.path(key)) cannot be read; sign in again to replace it")
+                Output.diagnostic(
+                    "portal-auth: warning: the stored entry \(DisplayText.path(key)) cannot be read; sign in again to replace it"
+                )
             }
         }
     }
@@ -169,16 +214,19 @@ struct StatusCommand: AsyncParsableCommand {
     static func refreshState(_ summary: CredentialSummary, now: Date) -> String {
         guard summary.hasRefreshToken else { return "none" }
         if let refusal = summary.refreshTokenRefusal {
-            return "refused by the identity provider at the last refresh (\(DisplayText.neutralised(refusal, limit: 200)))"
+            return
+                "refused by the identity provider at the last refresh (\(DisplayText.neutralised(refusal, limit: 200)))"
         }
-        return summary.refreshTokenExpirationDate.map { describe($0, now: now) } ?? "held, expiry not told by the server"
+        return summary.refreshTokenExpirationDate.map { describe($0, now: now) }
+            ?? "held, expiry not told by the server"
     }
 
     /// "valid until 2026-11-22T10:00:00Z (in 59 min)" or "expired … (3 min ago)"; days past 48 hours.
     static func describe(_ date: Date, now: Date) -> String {
         let seconds = Int(date.timeIntervalSince(now))
         let span = Self.span(abs(seconds))
-        return seconds > 0 ? "valid until \(date.ISO8601Format()) (in \(span))" : "expired at \(date.ISO8601Format()) (\(span) ago)"
+        return seconds > 0
+            ? "valid until \(date.ISO8601Format()) (in \(span))" : "expired at \(date.ISO8601Format()) (\(span) ago)"
     }
 
     /// "45 s", "59 min", "5 h 3 min", "13 d 4 h" (days from 48 hours on).
@@ -189,7 +237,9 @@ struct StatusCommand: AsyncParsableCommand {
         return "\(seconds) s"
     }
 
-    private func json(_ summary: CredentialSummary, preferences: SignInPreferences, defaultKey: String?, now: Date) -> JSONValue {
+    private func json(_ summary: CredentialSummary, preferences: SignInPreferences, defaultKey: String?, now: Date)
+        -> JSONValue
+    {
         func date(_ value: Date?) -> JSONValue { value.map { .string($0.ISO8601Format()) } ?? .null }
         var object: JSONObject = [
             "kind": .string(summary.kind.rawValue),

@@ -4,7 +4,7 @@ import ArgumentParser
 struct StoreCommand: AsyncParsableCommand {
     /// The commands under `portal-auth store`; add a new command here.
     static let subcommands: [any ParsableCommand.Type] = [
-        StoreMigrateCommand.self,
+        StoreMigrateCommand.self
     ]
 
     static let configuration = CommandConfiguration(

@@ -6,7 +6,8 @@ import PortalAuth
 struct StoreMigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Move the stored sign-ins' tokens into the desktop keyring or into the store file, keeping the sign-ins.",
+        abstract:
+            "Move the stored sign-ins' tokens into the desktop keyring or into the store file, keeping the sign-ins.",
         discussion: """
             --to keyring moves every token into the keyring (the store file keeps an index without secrets); \
             --to file moves them back into the store file and removes the keyring items. The choice is recorded \
@@ -27,7 +28,10 @@ struct StoreMigrateCommand: AsyncParsableCommand {
     @Option(help: "Where the tokens go: keyring or file.")
     var to: Target
 
-    @Option(help: ArgumentHelp("The store file (index) to migrate.", discussion: "Default: $XDG_STATE_HOME/portal-auth/credentials.json.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The store file (index) to migrate.", discussion: "Default: $XDG_STATE_HOME/portal-auth/credentials.json.",
+            valueName: "path"))
     var store: String?
 
     func run() async throws {
@@ -35,15 +39,22 @@ struct StoreMigrateCommand: AsyncParsableCommand {
             let environment = ProcessInfo.processInfo.environment
             // The index at a given path, else at the default place; the target decides where the secrets go.
             var path: String?
-            if case .path(let given) = CredentialStoreFile.Choice(store ?? environment[StoreLocation.environmentVariable]) { path = given }
+            if case .path(let given) = CredentialStoreFile.Choice(
+                store ?? environment[StoreLocation.environmentVariable])
+            {
+                path = given
+            }
             let file = try CredentialStoreFile.select(store: path ?? "file", environment: environment)
             let target: StoreBackend = to == .keyring ? .keyring : .file
             let left = try await file.migrate(to: target)
             let place = target == .keyring ? "the desktop keyring" : "the store file \(file.path)"
             if left.isEmpty {
-                Output.result("The stored sign-ins' tokens are now in \(place); the store file \(file.path) records the choice.")
+                Output.result(
+                    "The stored sign-ins' tokens are now in \(place); the store file \(file.path) records the choice.")
             } else {
-                Output.result("Moved to \(place), except \(left.count) entr\(left.count == 1 ? "y" : "ies") whose keyring item could not be read:")
+                Output.result(
+                    "Moved to \(place), except \(left.count) entr\(left.count == 1 ? "y" : "ies") whose keyring item could not be read:"
+                )
                 for key in left { Output.result("  \(DisplayText.neutralised(key, limit: 300))") }
                 throw ExitCode(65)
             }

@@ -53,25 +53,32 @@ struct TokenCommand: AsyncParsableCommand {
 
     @OptionGroup var selection: CredentialSelection
 
-    @Option(name: .customLong("min-valid"), help: ArgumentHelp(
-        "Seconds the printed token must stay valid; refresh first when it has less (tokens the provider issues for less: "
-            + "refresh once half their lifetime has passed).", valueName: "seconds"))
+    @Option(
+        name: .customLong("min-valid"),
+        help: ArgumentHelp(
+            "Seconds the printed token must stay valid; refresh first when it has less (tokens the provider issues for less: "
+                + "refresh once half their lifetime has passed).", valueName: "seconds"))
     var minValid: Int = 300
 
     @Option(help: ArgumentHelp("Output format: plain, header or json.", valueName: "format"))
     var format: TokenFormat = .plain
 
-    @Flag(name: .customLong("id-token"), help: """
-        IAP only: print the OpenID Connect ID token instead of the access token; it too must have --min-valid \
-        seconds left (when a refresh brings no new one, a new sign-in is needed: exit 77).
-        """)
+    @Flag(
+        name: .customLong("id-token"),
+        help: """
+            IAP only: print the OpenID Connect ID token instead of the access token; it too must have --min-valid \
+            seconds left (when a refresh brings no new one, a new sign-in is needed: exit 77).
+            """)
     var idToken = false
 
     @Option(name: .customLong("proxy-token"), help: ProxyTokenChoice.help)
     var proxyToken: ProxyTokenChoice?
 
-    @Option(name: .customLong("header-name"), help: ArgumentHelp(
-        "With --format header: the header name to print instead of the default for the sign-in's kind.", valueName: "name"))
+    @Option(
+        name: .customLong("header-name"),
+        help: ArgumentHelp(
+            "With --format header: the header name to print instead of the default for the sign-in's kind.",
+            valueName: "name"))
     var headerName: String?
 
     @Flag(help: "Sign in through the browser when nothing usable is stored (as login / iap login would).")
@@ -82,7 +89,8 @@ struct TokenCommand: AsyncParsableCommand {
     /// The values, for `TokenInvocation` (which the fast path in `FastCommandLine` fills in too).
     var invocation: TokenInvocation {
         TokenInvocation(
-            selection: selection.arguments, minValid: minValid, format: format, idToken: idToken, proxyToken: proxyToken, headerName: headerName,
+            selection: selection.arguments, minValid: minValid, format: format, idToken: idToken,
+            proxyToken: proxyToken, headerName: headerName,
             interactive: interactive, session: session.arguments)
     }
 

@@ -21,8 +21,9 @@ struct TokenInvocation {
     func validate() throws {
         guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
         if let headerName, !TransportHeaders.isFieldName(headerName) {
-            throw ValidationError("--header-name \"\(DisplayText.path(headerName))\" is not an HTTP header name: "
-                + "letters, digits and !#$%&'*+-.^_`|~ only (RFC 9110 §5.6.2)")
+            throw ValidationError(
+                "--header-name \"\(DisplayText.path(headerName))\" is not an HTTP header name: "
+                    + "letters, digits and !#$%&'*+-.^_`|~ only (RFC 9110 §5.6.2)")
         }
         if headerName != nil && format != .header { throw ValidationError("--header-name goes with --format header") }
         if idToken && proxyToken != nil { throw ValidationError("give --id-token or --proxy-token, not both") }
@@ -49,7 +50,8 @@ struct TokenInvocation {
             let needed = SignInNeeded(
                 reason: Self.nothingStored(for: target),
                 command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: preferences),
-                interactiveCommand: Self.interactiveCommand(for: target, preferences: preferences, credentialStored: false))
+                interactiveCommand: Self.interactiveCommand(
+                    for: target, preferences: preferences, credentialStored: false))
             guard interactive else { throw needed }
             return try await token(from: signIn(target, replacing: nil, store: store, preferences: preferences))
         }
@@ -59,7 +61,8 @@ struct TokenInvocation {
             guard interactive else {
                 throw SignInNeeded(
                     reason: "\(error)", command: credential.signInCommand(store: session.store),
-                    interactiveCommand: Self.interactiveCommand(for: target, preferences: preferences, credentialStored: true))
+                    interactiveCommand: Self.interactiveCommand(
+                        for: target, preferences: preferences, credentialStored: true))
             }
             StandardError.line("portal-auth: \(error); signing in again.")
             return try await token(from: signIn(target, replacing: credential, store: store, preferences: preferences))
@@ -89,7 +92,10 @@ struct TokenInvocation {
 
     private func token(from credential: SelectedCredential) async throws -> IssuedToken {
         if idToken, case .portal = credential {
-            throw UsageProblem(description: "--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins")
+            throw UsageProblem(
+                description:
+                    "--id-token: \(credential.target) is a portal sign-in, which has no ID token; it is for IAP sign-ins"
+            )
         }
         // Ctrl-C and SIGTERM cancel the work instead of killing the process: a refresh already sent is then
         // still stored (a rotated refresh token is not lost), and the port or lock is released.
@@ -108,7 +114,9 @@ struct TokenInvocation {
             }
         }
         let issued = try await Failure.cancellableOnInterrupt { [forHosts, hostsChoice] in
-            if forHosts { return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice) }
+            if forHosts {
+                return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice)
+            }
             return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         }
         await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
@@ -119,7 +127,8 @@ struct TokenInvocation {
     static func nothingStored(for target: CredentialSelection.Target) -> String {
         switch target {
         case .portal(let url, let clientID):
-            return "no stored sign-in for the portal \(url.absoluteString)" + (clientID.map { " with client ID \($0)" } ?? "")
+            return "no stored sign-in for the portal \(url.absoluteString)"
+                + (clientID.map { " with client ID \($0)" } ?? "")
         case .iap(let file): return "no stored sign-in for the IAP configuration \(DisplayText.path(file.path))"
         case .url(let url): return "no stored portal or IAP sign-in covers \(url.absoluteString)"
         case .name(let name): return "the sign-in named \(name) is no longer stored"
@@ -131,7 +140,8 @@ struct TokenInvocation {
 
     /// Signs in through the browser for `target` (or again for `previous`) and stores the credential.
     private func signIn(
-        _ target: CredentialSelection.Target, replacing previous: SelectedCredential?, store: ArcGISCredentialStore, preferences: SignInPreferences
+        _ target: CredentialSelection.Target, replacing previous: SelectedCredential?, store: ArcGISCredentialStore,
+        preferences: SignInPreferences
     ) async throws -> SelectedCredential {
         let signedIn: SelectedCredential
         switch (previous, target) {
@@ -144,12 +154,19 @@ struct TokenInvocation {
             signedIn = try await signInToIAP(configuration, replacing: old)
         case (nil, .portal(let url, let clientID)):
             // The app signed in to this portal before (kept after `revoke`) when no client ID is given.
-            guard let app = preferences.app(for: url, clientID: clientID) ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) }) else {
-                throw UsageProblem(description: "--interactive: nothing is stored for \(url.absoluteString) and no app was signed in to it "
-                    + "here before; add --client-id with the client ID of the app registered in the portal")
+            guard
+                let app = preferences.app(for: url, clientID: clientID)
+                    ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) })
+            else {
+                throw UsageProblem(
+                    description:
+                        "--interactive: nothing is stored for \(url.absoluteString) and no app was signed in to it "
+                        + "here before; add --client-id with the client ID of the app registered in the portal")
             }
-            signedIn = try await signInToPortal(OAuthUserConfiguration(
-                portalURL: OAuthUserConfiguration.normalizedPortalURL(url), clientID: app.clientID, redirectURL: app.redirectURL ?? OAuthUserConfiguration.defaultRedirectURL))
+            signedIn = try await signInToPortal(
+                OAuthUserConfiguration(
+                    portalURL: OAuthUserConfiguration.normalizedPortalURL(url), clientID: app.clientID,
+                    redirectURL: app.redirectURL ?? OAuthUserConfiguration.defaultRedirectURL))
         case (nil, .iap(let file)):
             let configuration = try await IAPConfiguration.configuration(from: file)
             signedIn = try await signInToIAP(configuration, replacing: store.previousIAPSignIn(for: configuration))
@@ -172,8 +189,11 @@ struct TokenInvocation {
         return .portal(credential)
     }
 
-    private func signInToIAP(_ configuration: IAPConfiguration, replacing previous: IAPCredential?) async throws -> SelectedCredential {
-        let settings = session.signInSettings(target: "the identity provider at \(configuration.authorizeURL.host ?? "?")")
+    private func signInToIAP(_ configuration: IAPConfiguration, replacing previous: IAPCredential?) async throws
+        -> SelectedCredential
+    {
+        let settings = session.signInSettings(
+            target: "the identity provider at \(configuration.authorizeURL.host ?? "?")")
         let credential = try await Failure.cancellableOnInterrupt {
             try await IAPCredential.credential(for: configuration, settings: settings, replacing: previous)
         }
@@ -182,7 +202,9 @@ struct TokenInvocation {
 
     private func add(_ credential: ArcGISCredential, to store: ArcGISCredentialStore) async throws {
         try await store.keepSignIn(credential)
-        StandardError.line("Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.tokensPlace).")
+        StandardError.line(
+            "Signed in\(credential.username.map { " as \(DisplayText.neutralised($0, limit: 200))" } ?? "") to \(credential.targetDescription); stored in \(store.tokensPlace)."
+        )
     }
 
     // MARK: - Printing
@@ -195,7 +217,9 @@ struct TokenInvocation {
     static func print(_ issued: IssuedToken, format: TokenFormat, headerName: String?) throws {
         // A stored token from before tokens were checked on entry: a CR LF would print a second header line.
         if let problem = TokenCharacters.problem(inToken: issued.value) {
-            throw InputError(category: .invalidContent, description: "the stored token for \(issued.target) cannot be printed: \(problem). Sign in again.")
+            throw InputError(
+                category: .invalidContent,
+                description: "the stored token for \(issued.target) cannot be printed: \(problem). Sign in again.")
         }
         switch format {
         case .plain:

@@ -28,7 +28,9 @@ struct UseCommand: AsyncParsableCommand {
     @OptionGroup var storage: StoreChoiceOptions
 
     func validate() throws {
-        if clear && !selection.words.isEmpty { throw ValidationError("--clear takes no sign-in; give one or the other") }
+        if clear && !selection.words.isEmpty {
+            throw ValidationError("--clear takes no sign-in; give one or the other")
+        }
     }
 
     func run() async throws {
@@ -40,10 +42,11 @@ struct UseCommand: AsyncParsableCommand {
                 return
             }
             guard let credential = try await SelectedCredential.find(selection.target, in: store)?.credential,
-                  let key = SignInSelection.storeKey(of: credential)
+                let key = SignInSelection.storeKey(of: credential)
             else { throw SignInNeeded(reason: TokenCommand.nothingStored(for: selection.target), command: nil) }
             try store.updatePreferences { $0.defaultKey = key }
-            StandardError.line("Default sign-in: \(SignInSelection.describe(credential, preferences: try store.preferences())).")
+            StandardError.line(
+                "Default sign-in: \(SignInSelection.describe(credential, preferences: try store.preferences())).")
         } catch {
             throw Failure.report(error)
         }

@@ -50,21 +50,35 @@ struct LogoutOptions: ParsableArguments {
 
 /// The browser options of a logout: which browser opens the identity provider's logout page, or none.
 struct LogoutBrowserOptions: ParsableArguments {
-    @Option(name: .customLong("browser-command"), help: ArgumentHelp(
-        "Command that opens the identity provider's logout page (the URL is appended, or replaces a %s word).",
-        discussion: "Default: $BROWSER, else on WSL wslview or the Windows default browser (cmd.exe, powershell.exe), else xdg-open.", valueName: "command"))
+    @Option(
+        name: .customLong("browser-command"),
+        help: ArgumentHelp(
+            "Command that opens the identity provider's logout page (the URL is appended, or replaces a %s word).",
+            discussion:
+                "Default: $BROWSER, else on WSL wslview or the Windows default browser (cmd.exe, powershell.exe), else xdg-open.",
+            valueName: "command"))
     var browserCommand: String?
 
-    @Flag(name: .customLong("no-browser"), help: "Do not open a browser: print the logout URL and, on a terminal, read the address the browser ends on (signing out on another machine).")
+    @Flag(
+        name: .customLong("no-browser"),
+        help:
+            "Do not open a browser: print the logout URL and, on a terminal, read the address the browser ends on (signing out on another machine)."
+    )
     var noBrowser = false
 
-    @Flag(name: .customLong("browser"), help: ArgumentHelp(
-        "Open the browser even where none seems to be visible (no display, an SSH session).",
-        discussion: "Without --browser or --no-browser the choice is automatic: the browser when there is a display, else the logout URL to open by hand (and, on a terminal, the address it ends on pasted back)."))
+    @Flag(
+        name: .customLong("browser"),
+        help: ArgumentHelp(
+            "Open the browser even where none seems to be visible (no display, an SSH session).",
+            discussion:
+                "Without --browser or --no-browser the choice is automatic: the browser when there is a display, else the logout URL to open by hand (and, on a terminal, the address it ends on pasted back)."
+        ))
     var forceBrowser = false
 
     func validate() throws {
-        try SessionArguments(browserCommand: browserCommand, noBrowser: noBrowser, forceBrowser: forceBrowser, deviceCode: false)
-            .validateBrowserChoice()
+        try SessionArguments(
+            browserCommand: browserCommand, noBrowser: noBrowser, forceBrowser: forceBrowser, deviceCode: false
+        )
+        .validateBrowserChoice()
     }
 }

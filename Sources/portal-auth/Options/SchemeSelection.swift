@@ -5,7 +5,9 @@ import PortalAuth
 /// Which URL scheme `register-scheme` and `unregister-scheme` work on: named, or the scheme of an IAP file's
 /// redirect_url.
 struct SchemeSelection: ParsableArguments {
-    @Option(help: ArgumentHelp("An IAP configuration file whose redirect_url has the scheme (my-maps-app://auth).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "An IAP configuration file whose redirect_url has the scheme (my-maps-app://auth).", valueName: "file"))
     var config: String?
 
     @Option(help: ArgumentHelp("The URL scheme, e.g. my-maps-app.", valueName: "name"))
@@ -16,7 +18,8 @@ struct SchemeSelection: ParsableArguments {
             throw ValidationError("give --config FILE (an IAP file with a custom-scheme redirect_url) or --scheme NAME")
         }
         if let scheme, !CustomSchemeRedirect.isValidScheme(scheme.lowercased()) {
-            throw ValidationError("--scheme \"\(scheme)\" is not a URL scheme; give the part before ://, e.g. my-maps-app")
+            throw ValidationError(
+                "--scheme \"\(scheme)\" is not a URL scheme; give the part before ://, e.g. my-maps-app")
         }
     }
 
@@ -26,9 +29,10 @@ struct SchemeSelection: ParsableArguments {
         if let config {
             let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: config))
             guard let redirect = CustomSchemeRedirect(configuration.redirectURL) else {
-                throw UsageProblem(description:
-                    "the redirect_url of \(DisplayText.path(config)) (\(configuration.redirectURL.absoluteString)) has no custom scheme; "
-                    + "only a custom-scheme redirect such as my-maps-app://auth needs a registered handler.")
+                throw UsageProblem(
+                    description:
+                        "the redirect_url of \(DisplayText.path(config)) (\(configuration.redirectURL.absoluteString)) has no custom scheme; "
+                        + "only a custom-scheme redirect such as my-maps-app://auth needs a registered handler.")
             }
             schemes.append(redirect.scheme)
         }

@@ -14,17 +14,23 @@ struct SelectionArguments: Equatable {
 
     /// Checks that the values name at most one sign-in; throws the `ValidationError` the command reports.
     func validate() throws {
-        let given = [portal.map { _ in "--portal" }, iap.map { _ in "--iap" }, url.map { _ in "--url" }, name.map { _ in "--name" }]
-            .compactMap { $0 }
+        let given = [
+            portal.map { _ in "--portal" }, iap.map { _ in "--iap" }, url.map { _ in "--url" },
+            name.map { _ in "--name" },
+        ]
+        .compactMap { $0 }
         guard given.count <= 1 else {
             throw ValidationError("give only one of \(given.joined(separator: ", ")); they each pick a sign-in")
         }
         if clientID != nil && portal == nil { throw ValidationError("--client-id goes with --portal") }
         if let portal, Self.httpURL(portal) == nil {
-            throw ValidationError("--portal \"\(portal)\" is not an absolute http or https URL; write it like https://www.arcgis.com")
+            throw ValidationError(
+                "--portal \"\(portal)\" is not an absolute http or https URL; write it like https://www.arcgis.com")
         }
         if let url, Self.httpURL(url) == nil {
-            throw ValidationError("--url \"\(url)\" is not an absolute http or https URL; write it like https://maps.contoso.com/portal/sharing/rest")
+            throw ValidationError(
+                "--url \"\(url)\" is not an absolute http or https URL; write it like https://maps.contoso.com/portal/sharing/rest"
+            )
         }
         if let iap, iap.isEmpty { throw ValidationError("--iap needs the path of the IAP configuration file") }
         if let name, !SignInPreferences.isValidName(name) {
@@ -53,7 +59,7 @@ struct SelectionArguments: Equatable {
     /// `text` as an absolute http(s) URL with a host, or nil.
     static func httpURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty
+            let host = url.host, !host.isEmpty
         else { return nil }
         return url
     }

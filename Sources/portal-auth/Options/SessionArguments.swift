@@ -21,7 +21,9 @@ struct SessionArguments: Equatable {
 
     /// Checks the browser values (`BrowserOptions`).
     func validateBrowserChoice() throws {
-        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(\.0).map(\.1)
+        let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(
+            \.0
+        ).map(\.1)
         if forced.count > 1 {
             throw ValidationError("\(forced.joined(separator: " and ")) contradict each other; give one of them")
         }
@@ -32,7 +34,9 @@ struct SessionArguments: Equatable {
 
     /// Checks the store and transport values (`StoreOptions`; `--ca-bundle` as `TransportOptions` checks it).
     func validateStoreValues() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
+        guard timeout > 0 else {
+            throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)")
+        }
         try TransportOptions.validate(caBundle: caBundle)
     }
 
@@ -97,10 +101,13 @@ struct SessionArguments: Equatable {
     ///     options (so `--ca-bundle` applies to every refresh and revocation).
     func credentialStore(settings: SignInSettings? = nil, forSignIn: Bool = false) throws -> ArcGISCredentialStore {
         let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
-        let store = try ArcGISCredentialStore.makePersistent(file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        let store = try ArcGISCredentialStore.makePersistent(
+            file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
         if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
             let count = store.unreadableEntries.count
-            StandardError.line("portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(ErrorReport.toolWords(problem), limit: 400))")
+            StandardError.line(
+                "portal-auth: warning: \(count) stored sign-in\(count == 1 ? "" : "s") cannot be read now: \(DisplayText.neutralised(ErrorReport.toolWords(problem), limit: 400))"
+            )
         }
         return store
     }

@@ -6,7 +6,10 @@ import PortalAuth
 /// the transport (`status`, `refresh`, `revoke`, `exec`, …). Commands that may open a browser add `BrowserOptions`
 /// (together: `SessionOptions`).
 struct StoreOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Seconds the command may take from its start, every request and retry included (and the browser, for a command that opens one).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the command may take from its start, every request and retry included (and the browser, for a command that opens one).",
+            valueName: "seconds"))
     var timeout: Int = 300
 
     @Option(help: Self.storeHelp, completion: .file(extensions: ["json"]))

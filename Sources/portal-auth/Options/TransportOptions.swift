@@ -4,8 +4,11 @@ import PortalAuth
 
 /// Options of every command that talks to a server.
 struct TransportOptions: ParsableArguments {
-    @Option(name: .customLong("ca-bundle"), help: ArgumentHelp(
-        "PEM file of certificate authorities to trust (for TLS interception); also $PORTAL_AUTH_CA_BUNDLE.", valueName: "file"))
+    @Option(
+        name: .customLong("ca-bundle"),
+        help: ArgumentHelp(
+            "PEM file of certificate authorities to trust (for TLS interception); also $PORTAL_AUTH_CA_BUNDLE.",
+            valueName: "file"))
     var caBundle: String?
 
     func validate() throws {

@@ -24,7 +24,8 @@ extension ArcGISCredentialStore {
         do {
             try updatePreferences { $0.forgetAllBut(kept) }
         } catch {
-            StandardError.line("portal-auth: warning: the default and names of deleted sign-ins could not be forgotten: \(error)")
+            StandardError.line(
+                "portal-auth: warning: the default and names of deleted sign-ins could not be forgotten: \(error)")
         }
     }
 }

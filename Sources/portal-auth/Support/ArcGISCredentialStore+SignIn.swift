@@ -10,22 +10,29 @@ extension ArcGISCredentialStore {
     ///
     /// An IAP sign-in keeps `proxyToken` (`iap login --proxy-token`) as its choice of the token sent to the hosts
     /// behind the proxy; without one, the choice of the sign-in it replaces.
-    func keepSignIn(_ credential: ArcGISCredential, name: String? = nil, proxyToken: ProxyTokenChoice? = nil) async throws {
+    func keepSignIn(_ credential: ArcGISCredential, name: String? = nil, proxyToken: ProxyTokenChoice? = nil)
+        async throws
+    {
         if let iap = credential as? IAPCredential {
             if let proxyToken {
                 iap.storedTokenSentToProxy = proxyToken.token
-            } else if iap.storedTokenSentToProxy == nil, let kept = previousIAPSignIn(for: iap.configuration)?.storedTokenSentToProxy {
+            } else if iap.storedTokenSentToProxy == nil,
+                let kept = previousIAPSignIn(for: iap.configuration)?.storedTokenSentToProxy
+            {
                 iap.storedTokenSentToProxy = kept
             }
         }
-        if let recovery = try await addAndPersist(credential) { StandardError.line("portal-auth: warning: \(recovery.description)") }
+        if let recovery = try await addAndPersist(credential) {
+            StandardError.line("portal-auth: warning: \(recovery.description)")
+        }
         let key = SignInSelection.storeKey(of: credential)
         let others = credentials.filter { SignInSelection.storeKey(of: $0) != key }.count
         var becameDefault = false
         do {
             try updatePreferences { preferences in
                 if let portal = credential.kind.oAuthUser?.configuration {
-                    preferences.remember(.init(portalURL: portal.portalURL, clientID: portal.clientID, redirectURL: portal.redirectURL))
+                    preferences.remember(
+                        .init(portalURL: portal.portalURL, clientID: portal.clientID, redirectURL: portal.redirectURL))
                 }
                 if let name, let key { preferences.names[name] = key }
                 if others > 0, let key, preferences.defaultKey != key {
@@ -34,11 +41,13 @@ extension ArcGISCredentialStore {
                 }
             }
             if becameDefault {
-                StandardError.line("It is now the default sign-in (\(others + 1) are stored); `portal-auth status` lists them, "
-                    + "`portal-auth use` with --portal, --iap or --name picks another.")
+                StandardError.line(
+                    "It is now the default sign-in (\(others + 1) are stored); `portal-auth status` lists them, "
+                        + "`portal-auth use` with --portal, --iap or --name picks another.")
             }
         } catch {
-            StandardError.line("portal-auth: warning: the sign-in is stored, but its name and app could not be remembered: \(error)")
+            StandardError.line(
+                "portal-auth: warning: the sign-in is stored, but its name and app could not be remembered: \(error)")
         }
     }
 }
@@ -60,7 +69,8 @@ extension ArcGISCredentialStore {
     func previousIAPSignIn(for configuration: IAPConfiguration) -> IAPCredential? {
         if let same = iapCredential(for: configuration) { return same }
         return credentials.lazy.compactMap { $0 as? IAPCredential }.first {
-            $0.configuration.authorizeURL == configuration.authorizeURL && $0.configuration.clientID == configuration.clientID
+            $0.configuration.authorizeURL == configuration.authorizeURL
+                && $0.configuration.clientID == configuration.clientID
         }
     }
 }

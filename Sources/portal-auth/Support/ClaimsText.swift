@@ -14,7 +14,8 @@ enum ClaimsText {
         }
         var rows: [(String, String)] = []
         if let issuer = claims.issuer { rows.append(("issuer", text(issuer))) }
-        rows.append(("audience", claims.audiences.isEmpty ? "none named" : claims.audiences.map(text).joined(separator: ", ")))
+        rows.append(
+            ("audience", claims.audiences.isEmpty ? "none named" : claims.audiences.map(text).joined(separator: ", ")))
         if let party = claims.authorizedParty { rows.append(("authorized party", text(party))) }
         if let client = claims.clientID { rows.append(("client ID", text(client))) }
         if let subject = claims.subject { rows.append(("subject", text(subject))) }
@@ -22,10 +23,13 @@ enum ClaimsText {
         if let issued = claims.issuedAt { rows.append(("issued", moment(issued, now: now))) }
         if let notBefore = claims.notBefore { rows.append(("not before", moment(notBefore, now: now))) }
         if let expires = claims.expirationDate { rows.append(("expires", moment(expires, now: now))) }
-        let header = [claims.algorithm.map { "alg \(text($0))" }, claims.type.map { "typ \(text($0))" }].compactMap { $0 }
+        let header = [claims.algorithm.map { "alg \(text($0))" }, claims.type.map { "typ \(text($0))" }].compactMap {
+            $0
+        }
         if !header.isEmpty { rows.append(("signed", header.joined(separator: ", ") + " (not checked here)")) }
         let width = rows.map(\.0.count).max() ?? 0
-        return ["\(token) claims:"] + rows.map { "  " + ($0.0 + ":").padding(toLength: width + 1, withPad: " ", startingAt: 0) + "  " + $0.1 }
+        return ["\(token) claims:"]
+            + rows.map { "  " + ($0.0 + ":").padding(toLength: width + 1, withPad: " ", startingAt: 0) + "  " + $0.1 }
     }
 
     /// The claims as a JSON object (`iss`, `aud` as an array, `azp`, `client_id`, `sub`, `scopes`, `iat`, `nbf`, `exp`

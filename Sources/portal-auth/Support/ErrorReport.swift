@@ -26,11 +26,16 @@ enum ErrorReport {
     /// a line (a value the message cut short); the message's own lines stay lines.
     static func escapingArguments(_ message: String, arguments: [String]) -> String {
         var text = message
-        let values = arguments + arguments.compactMap { $0.hasPrefix("--") ? $0.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init) : nil }
+        let values =
+            arguments
+            + arguments.compactMap {
+                $0.hasPrefix("--") ? $0.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init) : nil
+            }
         for value in Set(values) where DisplayText.containsControlCharacters(value) {
             text = text.replacing(value, with: DisplayText.path(value))
         }
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { DisplayText.path(String($0)) }.joined(separator: "\n")
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { DisplayText.path(String($0)) }
+            .joined(separator: "\n")
     }
 
     /// The category's name in JSON errors: `usage`, `invalid_content`, `unreadable_input`, `unavailable`, `local`,
@@ -54,13 +59,15 @@ enum ErrorReport {
     /// `alternative_command` another that would do (the same command with `--interactive`), or null.
     static func json(status: Int32, message: String, category: ErrorCategory) -> JSONValue {
         let commands = suggested.withLock { $0 }
-        return .object(["error": .object([
-            "status": .integer(Int64(status)),
-            "category": .string(name(of: category)),
-            "message": .string(message),
-            "command": SuggestedCommand.json(commands.command),
-            "alternative_command": SuggestedCommand.json(commands.alternative),
-        ])])
+        return .object([
+            "error": .object([
+                "status": .integer(Int64(status)),
+                "category": .string(name(of: category)),
+                "message": .string(message),
+                "command": SuggestedCommand.json(commands.command),
+                "alternative_command": SuggestedCommand.json(commands.alternative),
+            ])
+        ])
     }
 
     /// Whether the command line asks for JSON output (`--format json` or `--format=json`).
@@ -84,7 +91,8 @@ enum ErrorReport {
             return message(for: signIn, hasTerminal: hasTerminal)
         case let deviceCode as DeviceCodeError:
             if case .timedOut(let seconds) = deviceCode.code {
-                return "the sign-in was not approved within the time limit of \(seconds) s (--timeout); the code was still valid. "
+                return
+                    "the sign-in was not approved within the time limit of \(seconds) s (--timeout); the code was still valid. "
                     + advice(for: deviceCode, hasTerminal: hasTerminal)
             }
             return deviceCode.summary + " " + advice(for: deviceCode, hasTerminal: hasTerminal)
@@ -100,7 +108,8 @@ enum ErrorReport {
     /// "on a terminal (over SSH: ssh -t)", the way to reach paste-back from where the tool runs.
     private static let onATerminal = "on a terminal (over SSH: ssh -t)"
     /// The advice to name a browser that a person sees here.
-    private static let nameABrowser = "name a browser that works here with --browser-command COMMAND (or BROWSER=COMMAND)"
+    private static let nameABrowser =
+        "name a browser that works here with --browser-command COMMAND (or BROWSER=COMMAND)"
 
     private static func message(for error: SignInError, hasTerminal: Bool) -> String {
         switch error.code {
@@ -114,10 +123,12 @@ enum ErrorReport {
                 + "Run the command \(onATerminal), or \(nameABrowser)"
                 + (deviceCodeRuledOut ? "." : ", or use --device-code where the identity provider offers it.")
         case .noRemoteLogout(let reason):
-            return "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
+            return
+                "no browser can be used here (\(reason)) and there is no terminal to paste the address the browser ends on, "
                 + "so the browser session at the identity provider stays. Run the command \(onATerminal) to end it."
         case .portalHasNoDeviceCode:
-            return "ArcGIS portals have no device code; sign in \(onATerminal) with --no-browser (paste the final address), "
+            return
+                "ArcGIS portals have no device code; sign in \(onATerminal) with --no-browser (paste the final address), "
                 + "or with --redirect-url urn:ietf:wg:oauth:2.0:oob where the app's registration lists it, or \(nameABrowser)."
         case .unheard:
             return error.summary + " Run the command \(onATerminal), or \(nameABrowser)."
@@ -131,7 +142,8 @@ enum ErrorReport {
     private static func advice(for error: DeviceCodeError, hasTerminal: Bool) -> String {
         switch error.code {
         case .notOffered:
-            let pasteBack = hasTerminal
+            let pasteBack =
+                hasTerminal
                 ? "on another machine: --no-browser, then paste the address it ends on"
                 : "\(nameABrowser), or run the command \(onATerminal) with --no-browser"
             return "Name the endpoint (--device-authorization-url URL), or sign in through a browser (\(pasteBack))."
@@ -145,7 +157,8 @@ enum ErrorReport {
     private static func message(for error: SelectionError) -> String {
         switch error.code {
         case .ambiguous(let choices):
-            return "\(choices.count) sign-ins are stored and none is the default; say which with --portal URL, --iap FILE, "
+            return
+                "\(choices.count) sign-ins are stored and none is the default; say which with --portal URL, --iap FILE, "
                 + "--url URL or --name NAME, or make one the default with `portal-auth use`:\n"
                 + choices.map { "    \($0)" }.joined(separator: "\n")
         case .unknownName(_, let known) where known.isEmpty:
@@ -157,12 +170,18 @@ enum ErrorReport {
 
     /// The library's names of its settings, in a message the tool shows, as the tool's options.
     private static let toolTerms: [(library: String, tool: String)] = [
-        ("TransportConfiguration.TLS.caBundle, or PORTAL_AUTH_CA_BUNDLE=FILE", "--ca-bundle FILE or PORTAL_AUTH_CA_BUNDLE=FILE"),
+        (
+            "TransportConfiguration.TLS.caBundle, or PORTAL_AUTH_CA_BUNDLE=FILE",
+            "--ca-bundle FILE or PORTAL_AUTH_CA_BUNDLE=FILE"
+        ),
         ("TransportConfiguration.TLS.caBundle or PORTAL_AUTH_CA_BUNDLE", "--ca-bundle or PORTAL_AUTH_CA_BUNDLE"),
         ("give the store a path (CredentialStoreFile.select(store:environment:))", "pass --store PATH"),
         ("(CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)", "(--store file)"),
         ("(CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)", "(--store PATH or PORTAL_AUTH_STORE)"),
-        ("(IAPConfiguration.issuer, the configuration file's issuer)", "(--issuer, or the configuration file's issuer)"),
+        (
+            "(IAPConfiguration.issuer, the configuration file's issuer)",
+            "(--issuer, or the configuration file's issuer)"
+        ),
         ("(register(force: true))", "(--force)"),
         ("the time limit for keyring calls", "the command's time limit (--timeout)"),
         ("Use a newer PortalAuth", "Use a newer portal-auth"),

@@ -37,7 +37,9 @@ enum Failure {
     ///
     /// The signal watcher is installed before the task starts, so an interrupt at any moment cancels
     /// the operation instead of killing the process with the port still bound.
-    static func cancellableOnInterrupt<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    static func cancellableOnInterrupt<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
+        -> T
+    {
         let pending = PendingInterrupt()
         let watcher = InterruptWatcher { pending.interrupt() }
         defer { withExtendedLifetime(watcher) {} }
@@ -86,7 +88,9 @@ struct InputError: CategorizedError, CustomStringConvertible {
     /// Nothing to read, or no way to ask (exit 64).
     static func usage(_ message: String) -> InputError { InputError(category: .usage, description: message) }
     /// A file that cannot be read (exit 66).
-    static func unreadable(_ message: String) -> InputError { InputError(category: .unreadableInput, description: message) }
+    static func unreadable(_ message: String) -> InputError {
+        InputError(category: .unreadableInput, description: message)
+    }
     /// The person cancelled the prompt (exit 130).
     static let cancelled = InputError(category: .cancelled, description: "cancelled")
 }

@@ -64,8 +64,11 @@ enum FastCommandLine {
         guard let command = arguments.first else { return nil }
         switch command {
         case "token":
-            guard let found = options(arguments.dropFirst(), values: sharedValues + ["min-valid", "format", "header-name", "proxy-token"], flags: ["id-token"]),
-                  let selection = selection(found), let session = session(found)
+            guard
+                let found = options(
+                    arguments.dropFirst(),
+                    values: sharedValues + ["min-valid", "format", "header-name", "proxy-token"], flags: ["id-token"]),
+                let selection = selection(found), let session = session(found)
             else { return nil }
             var invocation = TokenInvocation(selection: selection, session: session)
             if let text = found["min-valid"] {
@@ -86,9 +89,10 @@ enum FastCommandLine {
             return .token(invocation)
         case "refresh":
             guard let found = options(arguments.dropFirst(), values: sharedValues + ["format"], flags: ["print-token"]),
-                  let selection = selection(found), let session = session(found)
+                let selection = selection(found), let session = session(found)
             else { return nil }
-            var invocation = RefreshInvocation(selection: selection, printToken: found["print-token"] != nil, session: session)
+            var invocation = RefreshInvocation(
+                selection: selection, printToken: found["print-token"] != nil, session: session)
             if let text = found["format"] {
                 guard let format = TokenFormat(rawValue: text) else { return nil }
                 invocation.format = format
@@ -147,7 +151,8 @@ enum FastCommandLine {
     /// The selection values, if valid.
     private static func selection(_ found: Found) -> SelectionArguments? {
         let selection = SelectionArguments(
-            portal: found["portal"], clientID: found["client-id"], iap: found["iap"], url: found["url"], name: found["name"])
+            portal: found["portal"], clientID: found["client-id"], iap: found["iap"], url: found["url"],
+            name: found["name"])
         guard (try? selection.validate()) != nil else { return nil }
         return selection
     }

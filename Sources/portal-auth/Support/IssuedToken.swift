@@ -32,7 +32,11 @@ struct IssuedToken {
                 ("configuration_file", Output.json(configurationFile)),
                 ("id_token", Output.json(idToken)),
                 ("id_token_expires_at", Output.json(idTokenExpirationDate.map(UTCTimestamp.iso8601))),
-                ("id_token_expires_in", idTokenExpirationDate.map { .integer(Int64(max(0, Int($0.timeIntervalSince(now).rounded(.down))))) } ?? .null),
+                (
+                    "id_token_expires_in",
+                    idTokenExpirationDate.map { .integer(Int64(max(0, Int($0.timeIntervalSince(now).rounded(.down))))) }
+                        ?? .null
+                ),
             ]
         }
         return TokenJSON.object(

@@ -14,9 +14,10 @@ enum PrintedResponse {
         var object: JSONObject = [
             "status": .integer(Int64(response.statusCode)),
             "url": .string(RedactedURL(response.url).description),
-            "headers": .array(response.headers.fields
-                .filter { !withheldHeaders.contains($0.name.lowercased()) }
-                .map { .array([.string($0.name), .string($0.value)]) }),
+            "headers": .array(
+                response.headers.fields
+                    .filter { !withheldHeaders.contains($0.name.lowercased()) }
+                    .map { .array([.string($0.name), .string($0.value)]) }),
         ]
         if let parsed = try? JSONValue.parse(response.body) {
             object["body"] = parsed

@@ -83,7 +83,7 @@ enum RootHelp {
     static func reordered(_ help: String) -> String? {
         let lines = help.components(separatedBy: "\n")
         guard let start = lines.firstIndex(where: { $0.hasPrefix(referenceStart) }),
-              let usage = lines.firstIndex(where: { $0.hasPrefix("USAGE: portal-auth <subcommand>") }), start < usage
+            let usage = lines.firstIndex(where: { $0.hasPrefix("USAGE: portal-auth <subcommand>") }), start < usage
         else { return nil }
         var body = Array(lines[usage...])
         while body.last?.isEmpty == true { body.removeLast() }

@@ -18,11 +18,11 @@ enum SchemeSignIn {
         guard CustomSchemeRedirect.hasDesktopSession(environment: environment) else {
             StandardError.line(
                 "No desktop session (DISPLAY and WAYLAND_DISPLAY are unset), so no browser here can hand the "
-                + "\(redirect.scheme): address back to portal-auth.")
+                    + "\(redirect.scheme): address back to portal-auth.")
             if isatty(0) == 1 {
                 StandardError.line(
                     "Open the URL below in a browser on any machine, sign in, and paste here the address the browser "
-                    + "ends on or fails to open (it starts with \(redirect.url.absoluteString)).")
+                        + "ends on or fails to open (it starts with \(redirect.url.absoluteString)).")
                 settings.acceptsPastedRedirect = true
                 settings.observer = TerminalSignInObserver(target: target, pasteHint: true)
             }
@@ -36,14 +36,14 @@ enum SchemeSignIn {
         case .handledBy(let other):
             StandardError.line(
                 "portal-auth: warning: \(redirect.scheme): links open \(other), not portal-auth; unless that application forwards "
-                + "them to portal-auth, the sign-in cannot finish. To take the scheme over: \(command) --force")
+                    + "them to portal-auth, the sign-in cannot finish. To take the scheme over: \(command) --force")
         case .notRegistered:
             guard interactive else {
                 throw SchemeRedirectSetupNeeded(scheme: redirect.scheme, command: command)
             }
             StandardError.write(
                 "portal-auth is not registered as this desktop's handler of \(redirect.scheme): links, so the browser "
-                + "cannot hand the sign-in back. Register it now (writes \(registration.desktopFilePath))? [y/N] ")
+                    + "cannot hand the sign-in back. Register it now (writes \(registration.desktopFilePath))? [y/N] ")
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             guard answer == "y" || answer == "yes" else {
                 throw SchemeRedirectSetupNeeded(scheme: redirect.scheme, command: command)

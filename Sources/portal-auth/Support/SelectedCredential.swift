@@ -12,7 +12,9 @@ enum SelectedCredential: Sendable {
     /// An IAP configuration file that now names another provider or client than its stored sign-in is a sign-in
     /// needed (`SignInNeeded`, exit 77): what differs, and the command that signs in with the file (with
     /// `--store storeOption` when one was given).
-    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore, storeOption: String? = nil) async throws -> SelectedCredential? {
+    static func find(_ target: CredentialSelection.Target, in store: ArcGISCredentialStore, storeOption: String? = nil)
+        async throws -> SelectedCredential?
+    {
         let found: ArcGISCredential?
         do {
             found = try await SignInSelection.select(target, in: store, preferences: store.preferences())
@@ -20,7 +22,8 @@ enum SelectedCredential: Sendable {
             guard let change = error.configurationChange else { throw error }
             let storeWords = storeOption.map { ["--store", $0] } ?? []
             throw SignInNeeded(
-                reason: "the IAP configuration \(DisplayText.path(change.file)) has changed since the sign-in stored for it: "
+                reason:
+                    "the IAP configuration \(DisplayText.path(change.file)) has changed since the sign-in stored for it: "
                     + change.differences.joined(separator: "; ") + "; the stored tokens belong to the old registration",
                 command: ShellWord.command(["portal-auth", "iap", "login", "--config", change.file] + storeWords))
         }
@@ -69,11 +72,15 @@ enum SelectedCredential: Sendable {
 
     /// The sign-in command for a selection with nothing stored; nil when it cannot be told (`--url`, `--name` or
     /// no selection matching nothing; a portal whose app's client ID was never seen here).
-    static func signInCommand(for target: CredentialSelection.Target, store: String?, preferences: SignInPreferences) -> String? {
+    static func signInCommand(for target: CredentialSelection.Target, store: String?, preferences: SignInPreferences)
+        -> String?
+    {
         let storeWords = store.map { ["--store", $0] } ?? []
         switch target {
         case .portal(let url, let clientID):
-            guard let app = preferences.app(for: url, clientID: clientID) ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) })
+            guard
+                let app = preferences.app(for: url, clientID: clientID)
+                    ?? clientID.map({ .init(portalURL: url, clientID: $0, redirectURL: nil) })
             else { return nil }
             var words = ["portal-auth", "login", "--portal", url.absoluteString, "--client-id", app.clientID]
             if let redirect = app.redirectURL, redirect != OAuthUserConfiguration.defaultRedirectURL {
@@ -92,7 +99,10 @@ enum SelectedCredential: Sendable {
         switch credential {
         case .portal(let credential):
             let configuration = credential.configuration
-            var words = ["portal-auth", "login", "--portal", configuration.portalURL.absoluteString, "--client-id", configuration.clientID]
+            var words = [
+                "portal-auth", "login", "--portal", configuration.portalURL.absoluteString, "--client-id",
+                configuration.clientID,
+            ]
             if configuration.redirectURL != OAuthUserConfiguration.defaultRedirectURL {
                 words += ["--redirect-url", configuration.redirectURL.absoluteString]
             }
@@ -108,8 +118,10 @@ enum SelectedCredential: Sendable {
     /// Says that refreshed tokens went to the store file because the keyring could not take them.
     private static func warnAboutKeyringFallback(_ reason: String?) {
         guard let reason else { return }
-        StandardError.line("portal-auth: warning: the desktop keyring could not take the refreshed tokens (\(DisplayText.neutralised(reason, limit: 400))); "
-            + "they are kept in the store file (0600) and move into the keyring the next time it is used while it answers")
+        StandardError.line(
+            "portal-auth: warning: the desktop keyring could not take the refreshed tokens (\(DisplayText.neutralised(reason, limit: 400))); "
+                + "they are kept in the store file (0600) and move into the keyring the next time it is used while it answers"
+        )
     }
 
     /// A token valid for at least `minimumValidity`, as the library hands it out (it decides whether to refresh;
@@ -123,7 +135,8 @@ enum SelectedCredential: Sendable {
             let info = try await credential.tokenInfo(minimumValidity: minimumValidity, forceRefresh: force)
             Self.warnAboutKeyringFallback(credential.keyringFallback)
             return IssuedToken(
-                kind: kind, target: target, url: credential.configuration.portalURL, clientID: credential.configuration.clientID,
+                kind: kind, target: target, url: credential.configuration.portalURL,
+                clientID: credential.configuration.clientID,
                 configurationFile: nil, username: credential.username, value: info.accessToken, type: "Bearer",
                 expirationDate: info.expirationDate, idToken: nil, idTokenExpirationDate: nil, isIDToken: false)
         case .iap(let credential, let file):
@@ -133,20 +146,23 @@ enum SelectedCredential: Sendable {
             Self.warnAboutKeyringFallback(credential.keyringFallback)
             if let refusal = credential.idTokenRefusal {
                 // The refresh kept the access and refresh tokens; only the new ID token was refused.
-                StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
-                    + "the ID token is still the one accepted before.")
+                StandardError.line(
+                    "portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
+                        + "the ID token is still the one accepted before.")
             }
             if idToken {
                 guard let value = info.idToken, let expiry = info.idTokenExpirationDate else {
                     throw NoIDToken(target: target)
                 }
                 return IssuedToken(
-                    kind: kind, target: target, url: credential.configuration.authorizeURL, clientID: credential.configuration.clientID,
+                    kind: kind, target: target, url: credential.configuration.authorizeURL,
+                    clientID: credential.configuration.clientID,
                     configurationFile: file, username: credential.username, value: value, type: "ID",
                     expirationDate: expiry, idToken: value, idTokenExpirationDate: expiry, isIDToken: true)
             }
             return IssuedToken(
-                kind: kind, target: target, url: credential.configuration.authorizeURL, clientID: credential.configuration.clientID,
+                kind: kind, target: target, url: credential.configuration.authorizeURL,
+                clientID: credential.configuration.clientID,
                 configurationFile: file, username: credential.username, value: info.accessToken, type: type,
                 expirationDate: info.accessTokenExpirationDate, idToken: info.idToken,
                 idTokenExpirationDate: info.idTokenExpirationDate, isIDToken: false)
@@ -168,13 +184,16 @@ extension SelectedCredential {
         // The same rule as the call above, which it has just met: no second refresh.
         let info = try await credential.tokenInfo(minimumValidity: minimumValidity, keeping: sent.kind)
         if let refusal = credential.idTokenRefusal {
-            StandardError.line("portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
-                + "the ID token is still the one accepted before.")
+            StandardError.line(
+                "portal-auth: warning: \(refusal); the new access and refresh tokens were kept, "
+                    + "the ID token is still the one accepted before.")
         }
         return IssuedToken(
-            kind: kind, target: target, url: credential.configuration.authorizeURL, clientID: credential.configuration.clientID,
+            kind: kind, target: target, url: credential.configuration.authorizeURL,
+            clientID: credential.configuration.clientID,
             configurationFile: file, username: credential.username, value: sent.value, type: "Bearer",
-            expirationDate: sent.expirationDate, idToken: info.idToken, idTokenExpirationDate: info.idTokenExpirationDate,
+            expirationDate: sent.expirationDate, idToken: info.idToken,
+            idTokenExpirationDate: info.idTokenExpirationDate,
             isIDToken: sent.kind == .idToken)
     }
 }
@@ -193,13 +212,17 @@ extension SelectedCredential {
                 for: issued.isIDToken ? .idToken : .accessToken, minimumValidity: .seconds(minValid))
         }
         guard let lifetime else { return }
-        StandardError.line(Self.shortLifetimeWarning(
-            issuer: kind == .oauthUser ? "the portal" : "the identity provider", token: issued.isIDToken ? "ID tokens" : "access tokens",
-            target: issued.target, lifetime: lifetime, minValid: minValid))
+        StandardError.line(
+            Self.shortLifetimeWarning(
+                issuer: kind == .oauthUser ? "the portal" : "the identity provider",
+                token: issued.isIDToken ? "ID tokens" : "access tokens",
+                target: issued.target, lifetime: lifetime, minValid: minValid))
     }
 
     /// The warning of `warnOnceAboutShortLifetime`.
-    static func shortLifetimeWarning(issuer: String, token: String, target: String, lifetime: Int, minValid: Int) -> String {
+    static func shortLifetimeWarning(issuer: String, token: String, target: String, lifetime: Int, minValid: Int)
+        -> String
+    {
         "portal-auth: warning: \(issuer) issues \(token) valid for \(lifetime) s for \(target), less than --min-valid \(minValid); "
             + "each is handed out until half its lifetime has passed, then refreshed. To have every token last what you ask, "
             + "pass --min-valid \(max(0, lifetime / 2)) or less, or have the provider issue tokens valid for at least \(minValid) s. "

@@ -5,7 +5,9 @@ enum ShellWord {
     /// `word` as is when it holds only safe characters, else in single quotes.
     static func quote(_ word: String) -> String {
         let safe = word.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_./:=@%+,".unicodeScalars.contains(scalar))
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "-_./:=@%+,".unicodeScalars.contains(scalar))
         }
         if safe && !word.isEmpty { return word }
         if DisplayText.containsControlCharacters(word) { return ansiQuoted(word) }
@@ -27,7 +29,9 @@ enum ShellWord {
             default:
                 if DisplayText.containsControlCharacters(String(scalar)) {
                     // UTF-8 bytes, so that C1 controls and invisible marks come back as they were.
-                    for byte in String(scalar).utf8 { quoted += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16) }
+                    for byte in String(scalar).utf8 {
+                        quoted += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+                    }
                 } else {
                     quoted.unicodeScalars.append(scalar)
                 }

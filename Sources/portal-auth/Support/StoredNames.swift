@@ -7,13 +7,14 @@ enum StoredNames {
     /// The portal URLs of the stored portal sign-ins.
     static func portals() -> [String] {
         guard let store = try? ArcGISCredentialStore.makePersistent() else { return [] }
-        return Array(Set(store.credentials.compactMap { $0.kind.oAuthUser?.configuration.portalURL.absoluteString })).sorted()
+        return Array(Set(store.credentials.compactMap { $0.kind.oAuthUser?.configuration.portalURL.absoluteString }))
+            .sorted()
     }
 
     /// The names given to stored sign-ins.
     static func names() -> [String] {
         guard let location = try? StoreLocation.resolve(environment: ProcessInfo.processInfo.environment),
-              let preferences = try? SignInPreferences.load(forStore: location.path)
+            let preferences = try? SignInPreferences.load(forStore: location.path)
         else { return [] }
         return preferences.names.keys.sorted()
     }

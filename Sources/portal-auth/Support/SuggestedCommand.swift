@@ -71,7 +71,8 @@ enum SuggestedCommand {
                         case UInt8(ascii: "t"): current.append(0x09)
                         case UInt8(ascii: "r"): current.append(0x0D)
                         case UInt8(ascii: "x"):
-                            guard index + 1 < bytes.count, let high = hex(bytes[index]), let low = hex(bytes[index + 1]) else { return nil }
+                            guard index + 1 < bytes.count, let high = hex(bytes[index]), let low = hex(bytes[index + 1])
+                            else { return nil }
                             current.append(high << 4 | low)
                             index += 2
                         default: current.append(escaped)

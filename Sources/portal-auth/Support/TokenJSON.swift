@@ -14,17 +14,18 @@ enum TokenJSON {
         kind: CredentialKind, url: URL, username: String?, clientID: String?, token: String, tokenType: String,
         expirationDate: Date, sslRequired: Bool, extra: [(String, JSONValue)] = [], now: Date = Date()
     ) -> JSONValue {
-        let members: [(key: String, value: JSONValue)] = [
-            ("kind", .string(kind.rawValue)),
-            ("url", .string(url.absoluteString)),
-            ("username", Output.json(username)),
-            ("client_id", Output.json(clientID)),
-            ("token", .string(token)),
-            ("token_type", .string(tokenType)),
-            ("expires_at", .string(UTCTimestamp.iso8601(expirationDate))),
-            ("expires_in", .integer(Int64(max(0, Int(expirationDate.timeIntervalSince(now).rounded(.down)))))),
-            ("ssl_required", .bool(sslRequired)),
-        ] + extra.map { (key: $0.0, value: $0.1) }
+        let members: [(key: String, value: JSONValue)] =
+            [
+                ("kind", .string(kind.rawValue)),
+                ("url", .string(url.absoluteString)),
+                ("username", Output.json(username)),
+                ("client_id", Output.json(clientID)),
+                ("token", .string(token)),
+                ("token_type", .string(tokenType)),
+                ("expires_at", .string(UTCTimestamp.iso8601(expirationDate))),
+                ("expires_in", .integer(Int64(max(0, Int(expirationDate.timeIntervalSince(now).rounded(.down)))))),
+                ("ssl_required", .bool(sslRequired)),
+            ] + extra.map { (key: $0.0, value: $0.1) }
         return .object(JSONObject(members))
     }
 }

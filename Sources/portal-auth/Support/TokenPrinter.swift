@@ -15,11 +15,15 @@ enum TokenPrinter {
         switch format {
         case .plain, .header:
             Output.result(format == .header ? "X-Esri-Authorization: Bearer \(info.accessToken)" : info.accessToken)
-            StandardError.line("\(summary) Valid until \(UTCTimestamp.iso8601(info.expirationDate))\(info.isSSLRequired ? "; send it over https only" : "").")
+            StandardError.line(
+                "\(summary) Valid until \(UTCTimestamp.iso8601(info.expirationDate))\(info.isSSLRequired ? "; send it over https only" : "")."
+            )
         case .json:
-            Output.json(TokenJSON.object(
-                kind: kind, url: url, username: username, clientID: clientID, token: info.accessToken, tokenType: "Bearer",
-                expirationDate: info.expirationDate, sslRequired: info.isSSLRequired, extra: extra))
+            Output.json(
+                TokenJSON.object(
+                    kind: kind, url: url, username: username, clientID: clientID, token: info.accessToken,
+                    tokenType: "Bearer",
+                    expirationDate: info.expirationDate, sslRequired: info.isSSLRequired, extra: extra))
         }
     }
 }

@@ -15,9 +15,12 @@ enum SecretInput {
     static func firstLineOfStandardInput(naming what: String) throws -> String {
         let (bytes, _) = readLineFromStandardInput(keeping: limit + 1)
         guard !bytes.isEmpty else {
-            throw InputError.usage("no \(what) on standard input: pipe it in, e.g. `printf '%s\\n' \"$PASSWORD\" | portal-auth …`")
+            throw InputError.usage(
+                "no \(what) on standard input: pipe it in, e.g. `printf '%s\\n' \"$PASSWORD\" | portal-auth …`")
         }
-        guard bytes.count <= limit else { throw InputError.usage("the \(what) on standard input is longer than \(limit) bytes") }
+        guard bytes.count <= limit else {
+            throw InputError.usage("the \(what) on standard input is longer than \(limit) bytes")
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -52,16 +55,22 @@ enum SecretInput {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
+            let reason =
+                FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
             throw InputError.unreadable("cannot read the \(what) file \(DisplayText.path(path)): \(reason)")
         }
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
-            StandardError.line("portal-auth: warning: \(DisplayText.path(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
+            StandardError.line(
+                "portal-auth: warning: \(DisplayText.path(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+            )
         }
-        let text = String(decoding: data.prefix(limit + 1), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data.prefix(limit + 1), as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw InputError.unreadable("the \(what) file \(DisplayText.path(path)) is empty") }
-        guard data.count <= limit else { throw InputError.unreadable("the \(what) file \(DisplayText.path(path)) is larger than \(limit) bytes") }
+        guard data.count <= limit else {
+            throw InputError.unreadable("the \(what) file \(DisplayText.path(path)) is larger than \(limit) bytes")
+        }
         return text
     }
 
@@ -101,7 +110,8 @@ enum SecretInput {
                 while true {
                     if cancelled.withLock({ $0 }) { throw InputError.cancelled }
                     let ready = poll(&descriptor, 1, 200)
-                    if ready > 0 || (ready < 0 && errno != EINTR) { break }  // a line, end of input, or an error read reports
+                    // a line, end of input, or an error read reports
+                    if ready > 0 || (ready < 0 && errno != EINTR) { break }
                 }
                 let (bytes, ended) = readLineFromStandardInput(keeping: limit + 1)
                 guard ended || !bytes.isEmpty else { throw InputError.cancelled }
@@ -124,7 +134,9 @@ enum SecretInput {
         }
         // Echo off before the prompt shows: anything typed ahead is discarded (TCSAFLUSH) and nothing typed after
         // the prompt appears is ever echoed.
-        guard tcsetattr(0, TCSAFLUSH, &quiet) == 0 else { throw InputError.usage("cannot switch the terminal's echo off") }
+        guard tcsetattr(0, TCSAFLUSH, &quiet) == 0 else {
+            throw InputError.usage("cannot switch the terminal's echo off")
+        }
         StandardError.write(text)
         defer {
             tcsetattr(0, TCSAFLUSH, &saved)

@@ -11,7 +11,9 @@ enum StandardError {
     /// wrapping) when standard error is not a terminal, so logs and scripts get each message on one line.
     static let width: Int? = {
         guard isTerminal else { return nil }
-        if let text = getenv("COLUMNS").map({ String(cString: $0) }), let columns = Int(text), columns >= 20 { return columns }
+        if let text = getenv("COLUMNS").map({ String(cString: $0) }), let columns = Int(text), columns >= 20 {
+            return columns
+        }
         var size = winsize()
         guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 20 else { return nil }
         return Int(size.ws_col)

@@ -15,7 +15,8 @@ final class StatusLine: Sendable {
     func show(remaining: Duration) {
         guard StandardError.isTerminal else { return }
         let seconds = Int(remaining.components.seconds)
-        let text = String(format: "Waiting for %@… %d:%02d left (Ctrl-C to cancel)", waitingFor, seconds / 60, seconds % 60)
+        let text = String(
+            format: "Waiting for %@… %d:%02d left (Ctrl-C to cancel)", waitingFor, seconds / 60, seconds % 60)
         shown.withLock { $0 = true }
         StandardError.write("\r\u{1B}[2K" + text)
     }

@@ -9,15 +9,20 @@ final class TerminalLogoutObserver: SignInObserver {
 
     func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
         clearStatus()
-        StandardError.line(url.isFileURL ? "Signing out at the identity provider." : "Signing out at the identity provider \(url.host ?? "?").")
+        StandardError.line(
+            url.isFileURL
+                ? "Signing out at the identity provider." : "Signing out at the identity provider \(url.host ?? "?").")
         if url.isFileURL {
             // A private page of this user's (0600) that carries the ID token to the logout endpoint; removed when the
             // sign-out ends.
-            StandardError.line("If no browser opens by itself, open this page in the browser you signed in with, on this computer "
-                + "(a private page that gives the identity provider the ID token, which is never shown; it is removed when the sign-out ends):")
+            StandardError.line(
+                "If no browser opens by itself, open this page in the browser you signed in with, on this computer "
+                    + "(a private page that gives the identity provider the ID token, which is never shown; it is removed when the sign-out ends):"
+            )
         } else {
-            StandardError.line("If no browser opens by itself, open this URL in the browser you signed in with (it lacks the ID token, "
-                + "which is never shown; some identity providers do not sign out without it):")
+            StandardError.line(
+                "If no browser opens by itself, open this URL in the browser you signed in with (it lacks the ID token, "
+                    + "which is never shown; some identity providers do not sign out without it):")
         }
         StandardError.line("")
         StandardError.line("    \(url.absoluteString)")
@@ -32,18 +37,23 @@ final class TerminalLogoutObserver: SignInObserver {
 
     func pastedAddressRequested(authorizationURL: URL, expectedRedirect: URL) {
         StandardError.line("Signing out at the identity provider \(authorizationURL.host ?? "?").")
-        StandardError.line("Open this URL in the browser you signed in with, on any machine (it lacks the ID token, which is never "
-            + "shown; some identity providers do not sign out without it):")
+        StandardError.line(
+            "Open this URL in the browser you signed in with, on any machine (it lacks the ID token, which is never "
+                + "shown; some identity providers do not sign out without it):")
         StandardError.line("")
         StandardError.line("    \(authorizationURL.absoluteString)")
         StandardError.line("")
-        StandardError.line("The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load).")
-        StandardError.line("Paste that address here and press Enter, or press Ctrl-D to leave the browser session as it is:")
+        StandardError.line(
+            "The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load)."
+        )
+        StandardError.line(
+            "Paste that address here and press Enter, or press Ctrl-D to leave the browser session as it is:")
     }
 
     func pastedRedirectRejected(_ message: String) {
         StandardError.line(message)
-        StandardError.line("Paste that address here and press Enter, or press Ctrl-D to leave the browser session as it is:")
+        StandardError.line(
+            "Paste that address here and press Enter, or press Ctrl-D to leave the browser session as it is:")
     }
 
     func browserLaunchFailed(_ message: String) {
@@ -74,14 +84,19 @@ enum LogoutWords {
         case .revoked: return nil
         }
         let place = result.tokenEndpoint.map { " at \(DisplayText.neutralised($0.absoluteString, limit: 300))" } ?? ""
-        let until = result.refreshTokenExpiry.map { "until \($0.ISO8601Format()) (its expiry)" } ?? "until the identity provider expires it"
-        return "the tokens were NOT revoked (\(why)): the refresh token stays valid\(place) \(until); whoever holds a copy of it "
+        let until =
+            result.refreshTokenExpiry.map { "until \($0.ISO8601Format()) (its expiry)" }
+            ?? "until the identity provider expires it"
+        return
+            "the tokens were NOT revoked (\(why)): the refresh token stays valid\(place) \(until); whoever holds a copy of it "
             + "can still get tokens with it"
     }
 
     /// "the identity provider returned after its logout page but did not confirm the end of a session: …", or nil
     /// when it confirmed or did not return.
     static func returnWithoutEvidence(_ result: IAPLogoutResult) -> String? {
-        result.returnWithoutEvidence.map { "the identity provider returned after its logout page but did not confirm the end of a session: \($0)" }
+        result.returnWithoutEvidence.map {
+            "the identity provider returned after its logout page but did not confirm the end of a session: \($0)"
+        }
     }
 }

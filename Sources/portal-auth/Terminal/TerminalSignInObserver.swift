@@ -31,9 +31,13 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("")
         StandardError.line("Waiting for the redirect on \(redirectURL.absoluteString)")
         // Said once, beside the URL: the provider's error page in the browser is not something waiting can fix.
-        StandardError.line("If the browser shows an error page from the identity provider, the client ID or this redirect URL is not registered with it.")
+        StandardError.line(
+            "If the browser shows an error page from the identity provider, the client ID or this redirect URL is not registered with it."
+        )
         if pasteHint {
-            StandardError.line("If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter.")
+            StandardError.line(
+                "If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter."
+            )
         }
     }
 
@@ -50,7 +54,9 @@ final class TerminalSignInObserver: SignInObserver {
     func browserFailedPasteRequested(_ message: String, expectedRedirect: URL) {
         clearStatus()
         StandardError.line("portal-auth: warning: \(message).")
-        StandardError.line("Open the URL above in a browser on any machine and sign in. The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load).")
+        StandardError.line(
+            "Open the URL above in a browser on any machine and sign in. The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load)."
+        )
         prompt()
     }
 
@@ -60,7 +66,9 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line("")
         StandardError.line("    \(authorizationURL.absoluteString)")
         StandardError.line("")
-        StandardError.line("The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load).")
+        StandardError.line(
+            "The browser then ends on an address starting with \(expectedRedirect.absoluteString) (the page may not load)."
+        )
         prompt()
     }
 
@@ -105,20 +113,25 @@ final class TerminalSignInObserver: SignInObserver {
         if let waitLimit, waitLimit < authorization.expiresIn {
             let limit = waitLimit.components.seconds
             let shown = limit < 120 ? "\(limit) s" : "\(limit / 60) min"
-            StandardError.line("Waiting for the sign-in to be approved (for at most \(shown), --timeout; the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+            StandardError.line(
+                "Waiting for the sign-in to be approved (for at most \(shown), --timeout; the code is valid for \(minutes) min; Ctrl-C to cancel)…"
+            )
         } else {
-            StandardError.line("Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
+            StandardError.line(
+                "Waiting for the sign-in to be approved (the code is valid for \(minutes) min; Ctrl-C to cancel)…")
         }
     }
 
     func deviceCodePollingSlowedDown(interval: Duration) {
-        StandardError.line("The identity provider asked to check less often; checking every \(interval.components.seconds) s.")
+        StandardError.line(
+            "The identity provider asked to check less often; checking every \(interval.components.seconds) s.")
     }
 
     func signInRequestProblem(_ message: String) {
         clearStatus()
-        StandardError.line("portal-auth: warning: the identity provider seems to reject this sign-in request: \(message). If the browser "
-            + "shows an error page too, press Ctrl-C and check the client ID and the registered redirect URL.")
+        StandardError.line(
+            "portal-auth: warning: the identity provider seems to reject this sign-in request: \(message). If the browser "
+                + "shows an error page too, press Ctrl-C and check the client ID and the registered redirect URL.")
     }
 
     func waitingForBrowser(remaining: Duration) {
@@ -137,6 +150,8 @@ final class TerminalSignInObserver: SignInObserver {
 
     /// The paste-back prompt, on a line of its own: for the code of an out-of-band page, or for the final address.
     private func prompt() {
-        StandardError.line(asksForCode.withLock { $0 } ? "Paste the code here and press Enter:" : "Paste that address here and press Enter:")
+        StandardError.line(
+            asksForCode.withLock { $0 }
+                ? "Paste the code here and press Enter:" : "Paste that address here and press Enter:")
     }
 }

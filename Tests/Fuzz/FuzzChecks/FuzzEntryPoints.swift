@@ -31,7 +31,9 @@ package enum FuzzEntryPoints {
         }
         if let error = report.error {
             if error.description.isEmpty { broken.append("an error with an empty description") }
-            if error.kind == .invalidConfiguration, error.issues.isEmpty { broken.append("an invalid file without issues") }
+            if error.kind == .invalidConfiguration, error.issues.isEmpty {
+                broken.append("an invalid file without issues")
+            }
         }
         for issue in report.errors + report.warnings where issue.description.isEmpty {
             broken.append("an issue with an empty description")
@@ -84,7 +86,9 @@ package enum FuzzEntryPoints {
                 if host != exact { broken.append("an exact pattern matched another host") }
             case .domain(let domain):
                 // Never `evilcontoso.com` for `*.contoso.com`.
-                if host != domain && !host.hasSuffix("." + domain) { broken.append("a domain pattern matched outside it") }
+                if host != domain && !host.hasSuffix("." + domain) {
+                    broken.append("a domain pattern matched outside it")
+                }
             }
             if let port = pattern.port, URLNormalization.effectivePort(of: url) != port {
                 broken.append("a pattern with a port matched another port")
@@ -123,7 +127,10 @@ package enum FuzzEntryPoints {
             pieced = HTTPRequestHead.endOfHead(in: buffer, from: scanned - 2)
             scanned = buffer.count
         }
-        if whole != pieced { broken.append("the incremental scan finds the end at \(String(describing: pieced)), not \(String(describing: whole))") }
+        if whole != pieced {
+            broken.append(
+                "the incremental scan finds the end at \(String(describing: pieced)), not \(String(describing: whole))")
+        }
 
         let evaluator = CallbackEvaluator(path: "/callback", states: [pendingState], issuer: "https://issuer.example")
         let page: CallbackPage
@@ -170,7 +177,9 @@ package enum FuzzEntryPoints {
         var broken: [String] = []
         if callback.state != pendingState { broken.append("accepted with another state") }
         if (callback.code ?? "").isEmpty { broken.append("accepted without a code") }
-        if let issuer = callback.issuer, issuer != "https://issuer.example" { broken.append("accepted with another issuer") }
+        if let issuer = callback.issuer, issuer != "https://issuer.example" {
+            broken.append("accepted with another issuer")
+        }
         return broken
     }
 
@@ -211,7 +220,8 @@ package enum FuzzEntryPoints {
         } catch {
             let message = error.description
             if message.isEmpty { broken.append("an error with an empty description") }
-            if message.contains("secret") && !data.isEmpty && !String(decoding: data, as: UTF8.self).contains("secret") {
+            if message.contains("secret") && !data.isEmpty && !String(decoding: data, as: UTF8.self).contains("secret")
+            {
                 broken.append("the error shows the redirect's query")
             }
         }
@@ -220,7 +230,8 @@ package enum FuzzEntryPoints {
 
     private static let tokenStatuses = [200, 200, 200, 201, 302, 400, 401, 403, 404, 429, 500, 502, 503, 204]
     private static let tokenContentTypes: [String?] = [
-        "application/json", "application/json; charset=utf-8", nil, "text/plain", "text/html", "application/problem+json",
+        "application/json", "application/json; charset=utf-8", nil, "text/plain", "text/html",
+        "application/problem+json",
         "",
     ]
 
@@ -238,7 +249,9 @@ package enum FuzzEntryPoints {
             // The refresh decisions do arithmetic on the stored times and lifetimes.
             _ = TokenKeeper.needsRefresh(record, margin: .seconds(300), now: Date())
             _ = TokenKeeper.needsExchange(record, now: Date())
-            _ = TokenInfo(accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt, isSSLRequired: true)?
+            _ =
+                TokenInfo(
+                    accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt, isSSLRequired: true)?
                 .description
             // Writing the entry and reading it back gives the same record (timestamps are whole seconds).
             let written = StoreDocument.encode([key: record.json.objectValue ?? [:]])

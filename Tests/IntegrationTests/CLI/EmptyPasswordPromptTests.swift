@@ -13,14 +13,15 @@ struct EmptyPasswordPromptTests {
         defer { terminal.stop() }
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    #expect(terminal.waitFor("Password for alice at 127.0.0.1: "))
-                    try terminal.press("\r")
-                    #expect(terminal.waitFor("The password is empty; type it"))
-                    #expect(terminal.waitFor("Password for alice at 127.0.0.1: "), "asked again")
-                    try terminal.press("\u{03}")
-                    return terminal.finish()
-                })
+                continuation.resume(
+                    with: Result {
+                        #expect(terminal.waitFor("Password for alice at 127.0.0.1: "))
+                        try terminal.press("\r")
+                        #expect(terminal.waitFor("The password is empty; type it"))
+                        #expect(terminal.waitFor("Password for alice at 127.0.0.1: "), "asked again")
+                        try terminal.press("\u{03}")
+                        return terminal.finish()
+                    })
             }
         }
         #expect(status == 130, "\(terminal.shown)")

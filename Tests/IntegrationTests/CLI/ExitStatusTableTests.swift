@@ -32,7 +32,8 @@ struct ExitStatusTableTests {
                 Issue.record("a row of the exit-status table that is not `| command | case | exit |`: \(line)")
                 continue
             }
-            rows.append(Row(command: cells[0].replacingOccurrences(of: "`", with: ""), situation: cells[1], status: status))
+            rows.append(
+                Row(command: cells[0].replacingOccurrences(of: "`", with: ""), situation: cells[1], status: status))
         }
         return rows
     }
@@ -51,7 +52,9 @@ struct ExitStatusTableTests {
             empty = try PreparedStore()
             try await empty.write([])
             signedIn = try PreparedStore()
-            try await signedIn.write([PreparedStore.portal("https://gis.example.test/portal", token: "t", accessIn: 3600)])
+            try await signedIn.write([
+                PreparedStore.portal("https://gis.example.test/portal", token: "t", accessIn: 3600)
+            ])
             server = try await BlockingWork.run { try ReplyServer() }
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-exit-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -72,21 +75,38 @@ struct ExitStatusTableTests {
     }
 
     static let cases: [String: Case] = [
-        "status | a usable sign-in is stored": { try await ToolRunner.run(["status", "--quiet"], environment: $0.signedIn.environment) },
-        "status | nothing is stored": { try await ToolRunner.run(["status", "--quiet"], environment: $0.empty.environment) },
-        "status | an unknown option": { try await ToolRunner.run(["status", "--no-such-option"], environment: $0.empty.environment) },
-        "token | nothing is stored": { try await ToolRunner.run(["token"], environment: $0.empty.environment) },
-        "exec | nothing is stored": { try await ToolRunner.run(["exec", "--", "true"], environment: $0.empty.environment) },
-        "exec | the command is not found": {
-            try await ToolRunner.run(["exec", "--", "portal-auth-no-such-command"], environment: $0.signedIn.environment)
+        "status | a usable sign-in is stored": {
+            try await ToolRunner.run(["status", "--quiet"], environment: $0.signedIn.environment)
         },
-        "iap check --url U | U is covered": { try await ToolRunner.run(["iap", "check", "--config", $0.entra, "--url", "https://maps.contoso.com/portal"]) },
-        "iap check --url U | U is not covered": { try await ToolRunner.run(["iap", "check", "--config", $0.entra, "--url", "https://example.org/"]) },
+        "status | nothing is stored": {
+            try await ToolRunner.run(["status", "--quiet"], environment: $0.empty.environment)
+        },
+        "status | an unknown option": {
+            try await ToolRunner.run(["status", "--no-such-option"], environment: $0.empty.environment)
+        },
+        "token | nothing is stored": { try await ToolRunner.run(["token"], environment: $0.empty.environment) },
+        "exec | nothing is stored": {
+            try await ToolRunner.run(["exec", "--", "true"], environment: $0.empty.environment)
+        },
+        "exec | the command is not found": {
+            try await ToolRunner.run(
+                ["exec", "--", "portal-auth-no-such-command"], environment: $0.signedIn.environment)
+        },
+        "iap check --url U | U is covered": {
+            try await ToolRunner.run(["iap", "check", "--config", $0.entra, "--url", "https://maps.contoso.com/portal"])
+        },
+        "iap check --url U | U is not covered": {
+            try await ToolRunner.run(["iap", "check", "--config", $0.entra, "--url", "https://example.org/"])
+        },
         "iap check | the file is invalid": {
-            try await ToolRunner.run(["iap", "check", "--config", $0.directory.appendingPathComponent("invalid.json").path])
+            try await ToolRunner.run([
+                "iap", "check", "--config", $0.directory.appendingPathComponent("invalid.json").path,
+            ])
         },
         "iap check | the file is missing": {
-            try await ToolRunner.run(["iap", "check", "--config", $0.directory.appendingPathComponent("missing.json").path])
+            try await ToolRunner.run([
+                "iap", "check", "--config", $0.directory.appendingPathComponent("missing.json").path,
+            ])
         },
         "request | HTTP 200": { try await $0.request("/json") },
         "request | HTTP 404": { try await $0.request("/status/404") },
@@ -97,9 +117,12 @@ struct ExitStatusTableTests {
         "request | a redirect to a sign-in page that names the URL to return to": { fixture in
             let back = Data(fixture.server.url("/redirect").utf8).base64EncodedString()
             let portal = fixture.server.url("/portal/?url=\(back)")
-            return try await fixture.request("/redirect?to=\(portal.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
+            return try await fixture.request(
+                "/redirect?to=\(portal.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
         },
-        "request | the server is unreachable": { try await ToolRunner.run(["request", "http://127.0.0.1:1/"], environment: $0.empty.environment) },
+        "request | the server is unreachable": {
+            try await ToolRunner.run(["request", "http://127.0.0.1:1/"], environment: $0.empty.environment)
+        },
     ]
 
     @Test("every row of the table has its case here, and every case its row")
@@ -107,7 +130,8 @@ struct ExitStatusTableTests {
         let documented = Set(try Self.documentedRows().map(\.key))
         #expect(!documented.isEmpty, "the table was not found in CommandLineTool.md")
         #expect(documented.subtracting(Self.cases.keys).sorted() == [], "rows without a case in ExitStatusTableTests")
-        #expect(Set(Self.cases.keys).subtracting(documented).sorted() == [], "cases without a row in CommandLineTool.md")
+        #expect(
+            Set(Self.cases.keys).subtracting(documented).sorted() == [], "cases without a row in CommandLineTool.md")
     }
 
     @Test("each row: the built tool exits with the documented status")
@@ -121,7 +145,9 @@ struct ExitStatusTableTests {
         }
     }
 
-    @Test("request: a 401 nothing answers prints no body and names the IAP sign-in; under --format json the command is its own field")
+    @Test(
+        "request: a 401 nothing answers prints no body and names the IAP sign-in; under --format json the command is its own field"
+    )
     func unanswered401() async throws {
         let fixture = try await Fixture()
         let text = try await fixture.request("/status/401")
@@ -134,10 +160,14 @@ struct ExitStatusTableTests {
         let json = try await fixture.request("/status/401", ["--format", "json"])
         #expect(json.status == 77)
         let error = try #require(try JSONValue.parse(Data(json.stdout.utf8))["error"]?.objectValue, "\(json)")
-        #expect(error["command"]?["argv"] == .array(["portal-auth", "iap", "login", "--config", "FILE"].map(JSONValue.string)))
+        #expect(
+            error["command"]?["argv"]
+                == .array(["portal-auth", "iap", "login", "--config", "FILE"].map(JSONValue.string)))
         #expect(error["command"]?["shell"]?.stringValue == "portal-auth iap login --config FILE")
         let alternative = (error["alternative_command"]?["argv"]?.arrayValue ?? []).compactMap { $0.stringValue }
-        #expect(alternative.suffix(2) == ["FILE", "--interactive"] && alternative.first == "portal-auth" && alternative.contains("request"))
+        #expect(
+            alternative.suffix(2) == ["FILE", "--interactive"] && alternative.first == "portal-auth"
+                && alternative.contains("request"))
     }
 
     @Test("request --fail: no body on stdout with --format body; the response object with --format json; exit 22 both")
@@ -160,7 +190,8 @@ struct ExitStatusTableTests {
         let fixture = try await Fixture()
         let awkward = fixture.directory.appendingPathComponent("it's a store.json").path
         let result = try await ToolRunner.run(
-            ["token", "--iap", fixture.entra, "--store", awkward, "--format", "json"], environment: fixture.empty.environment)
+            ["token", "--iap", fixture.entra, "--store", awkward, "--format", "json"],
+            environment: fixture.empty.environment)
         #expect(result.status == 77, "\(result)")
         let error = try #require(try JSONValue.parse(Data(result.stdout.utf8))["error"]?.objectValue, "\(result)")
         let argv = (error["command"]?["argv"]?.arrayValue ?? []).compactMap { $0.stringValue }

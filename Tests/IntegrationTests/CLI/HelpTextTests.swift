@@ -7,8 +7,10 @@ import PortalAuth
 struct HelpTextTests {
     /// Every command, as `portal-auth help` takes it.
     static let commands: [[String]] = [
-        [], ["login"], ["iap"], ["iap", "check"], ["iap", "login"], ["iap", "logout"], ["status"], ["use"], ["name"], ["token"],
-        ["exec"], ["refresh"], ["revoke"], ["sign-out"], ["generate-token"], ["app-token"], ["request"], ["register-scheme"],
+        [], ["login"], ["iap"], ["iap", "check"], ["iap", "login"], ["iap", "logout"], ["status"], ["use"], ["name"],
+        ["token"],
+        ["exec"], ["refresh"], ["revoke"], ["sign-out"], ["generate-token"], ["app-token"], ["request"],
+        ["register-scheme"],
         ["unregister-scheme"], ["handle-redirect"], ["completion"],
     ]
 
@@ -20,8 +22,11 @@ struct HelpTextTests {
         for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             #expect(line.count <= 80, "longer than 80 columns: \(line)")
             // An indented example line followed by an unindented one: the help printer wrapped the example.
-            let previousIsExample = previous.hasPrefix("  ") && !previous.hasPrefix("   ") && !previous.trimmingCharacters(in: .whitespaces).hasPrefix("-")
-            #expect(!(previousIsExample && !line.isEmpty && !line.hasPrefix(" ")), "wrapped example: \(previous) / \(line)")
+            let previousIsExample =
+                previous.hasPrefix("  ") && !previous.hasPrefix("   ")
+                && !previous.trimmingCharacters(in: .whitespaces).hasPrefix("-")
+            #expect(
+                !(previousIsExample && !line.isEmpty && !line.hasPrefix(" ")), "wrapped example: \(previous) / \(line)")
             for match in line.matches(of: /https?:\/\/\S*\?\S*/) {
                 let before = line[..<match.range.lowerBound].last
                 #expect(before == "'" || before == "\"", "a URL with ? must be quoted to paste into a shell: \(line)")
@@ -30,21 +35,27 @@ struct HelpTextTests {
         }
     }
 
-    @Test("options a command never uses are not offered", arguments: [
-        ("status", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
-        ("refresh", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
-        ("revoke", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
-        ("exec", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
-    ])
+    @Test(
+        "options a command never uses are not offered",
+        arguments: [
+            ("status", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+            ("refresh", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+            ("revoke", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+            ("exec", ["--browser", "--no-browser", "--device-code", "--browser-command"]),
+        ])
     func unusedOptions(command: String, absent: [String]) async throws {
         let result = try await ToolRunner.run(["help", command])
         for option in absent {
-            #expect(!result.stdout.contains(option + " ") && !result.stdout.contains(option + "\n"), "\(command) offers \(option)")
+            #expect(
+                !result.stdout.contains(option + " ") && !result.stdout.contains(option + "\n"),
+                "\(command) offers \(option)")
         }
         #expect(result.stdout.contains("--store"))
     }
 
-    @Test("sign-out and iap logout offer the browser for the logout page, not sign-in options", arguments: [["sign-out"], ["iap", "logout"]])
+    @Test(
+        "sign-out and iap logout offer the browser for the logout page, not sign-in options",
+        arguments: [["sign-out"], ["iap", "logout"]])
     func logoutOptions(command: [String]) async throws {
         let result = try await ToolRunner.run(["help"] + command)
         #expect(result.status == 0, "\(result)")
@@ -69,24 +80,33 @@ struct HelpTextTests {
         #expect(again.stdout == result.stdout, "`help` and `--help` agree")
     }
 
-    @Test("every error begins the same way: the parser's own messages in small letters too", arguments: [
-        ["token", "--format", "xml"], ["refresh", "--min-valid", "3"], ["login"], ["request"], ["iap", "check"],
-        ["token", "--portal", "https://gis.example.com/portal", "--url", "https://gis.example.com/x"],
-    ])
+    @Test(
+        "every error begins the same way: the parser's own messages in small letters too",
+        arguments: [
+            ["token", "--format", "xml"], ["refresh", "--min-valid", "3"], ["login"], ["request"], ["iap", "check"],
+            ["token", "--portal", "https://gis.example.com/portal", "--url", "https://gis.example.com/x"],
+        ])
     func errorCase(arguments: [String]) async throws {
         let result = try await ToolRunner.run(arguments, environment: ["PORTAL_AUTH_STORE": "/nonexistent/store.json"])
         #expect(result.status != 0)
         let first = try #require(result.stderrLines.first)
         #expect(first.hasPrefix("portal-auth: error: "), "\(first)")
         let word = first.dropFirst("portal-auth: error: ".count)
-        #expect(word.first.map { !$0.isUppercase || word.dropFirst().first?.isUppercase == true } == true, "capitalised: \(first)")
+        #expect(
+            word.first.map { !$0.isUppercase || word.dropFirst().first?.isUppercase == true } == true,
+            "capitalised: \(first)")
     }
 
     @Test("the top-level help lists the environment variables")
     func environment() async throws {
         let result = try await ToolRunner.run(["--help"])
-        for variable in ["PORTAL_AUTH_STORE", "XDG_STATE_HOME", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_PROXY_TOKEN", "PORTAL_AUTH_CLIENT_SECRET", "PORTAL_AUTH_LAUNCH_DIR", "BROWSER", "https_proxy"] {
-            #expect(result.stdout.contains("\n  \(variable) ") || result.stdout.contains("\n  \(variable),"), "\(variable) missing")
+        for variable in [
+            "PORTAL_AUTH_STORE", "XDG_STATE_HOME", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_PROXY_TOKEN",
+            "PORTAL_AUTH_CLIENT_SECRET", "PORTAL_AUTH_LAUNCH_DIR", "BROWSER", "https_proxy",
+        ] {
+            #expect(
+                result.stdout.contains("\n  \(variable) ") || result.stdout.contains("\n  \(variable),"),
+                "\(variable) missing")
         }
     }
 
@@ -94,9 +114,12 @@ struct HelpTextTests {
     func completionScripts() async throws {
         for shell in ["bash", "zsh", "fish"] {
             let result = try await ToolRunner.run(["completion", shell])
-            #expect(result.status == 0 && result.stdout.contains("portal-auth") && result.stdout.contains("---completion"), "\(shell): \(result.stderr)")
+            #expect(
+                result.status == 0 && result.stdout.contains("portal-auth") && result.stdout.contains("---completion"),
+                "\(shell): \(result.stderr)")
             if shell == "bash" {
-                let file = FileManager.default.temporaryDirectory.appendingPathComponent("pa-completion-\(UUID().uuidString).bash")
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "pa-completion-\(UUID().uuidString).bash")
                 defer { try? FileManager.default.removeItem(at: file) }
                 try Data(result.stdout.utf8).write(to: file)
                 let process = ChildProcess()
@@ -113,17 +136,21 @@ struct HelpTextTests {
     /// The manual page installed beside the tool (`scripts/install`: DIR/bin/portal-auth, DIR/share/man/man1/portal-auth.1).
     static var installedManualPage: URL? {
         let page = URL(fileURLWithPath: BinaryLocator.toolPath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/man/man1/portal-auth.1")
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "share/man/man1/portal-auth.1")
         return FileManager.default.fileExists(atPath: page.path) ? page : nil
     }
 
-    @Test("the installed manual page: EXIT STATUS with the real table, ENVIRONMENT and FILES sections, --version once",
-          .enabled(if: installedManualPage != nil))
+    @Test(
+        "the installed manual page: EXIT STATUS with the real table, ENVIRONMENT and FILES sections, --version once",
+        .enabled(if: installedManualPage != nil))
     func manualPage() throws {
         let page = try String(contentsOf: try #require(Self.installedManualPage), encoding: .utf8)
         let lines = page.components(separatedBy: "\n")
         func section(_ title: String) -> [String] {
-            guard let start = lines.firstIndex(where: { $0 == ".Sh \(title)" || $0 == ".Sh \"\(title)\"" }) else { return [] }
+            guard let start = lines.firstIndex(where: { $0 == ".Sh \(title)" || $0 == ".Sh \"\(title)\"" }) else {
+                return []
+            }
             return Array(lines[(start + 1)...].prefix { !$0.hasPrefix(".Sh ") })
         }
         let exit = section("EXIT STATUS")

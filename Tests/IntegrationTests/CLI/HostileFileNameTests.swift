@@ -21,15 +21,16 @@ struct HostileFileNameTests {
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-names-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent("state"), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("state"), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             config = directory.appendingPathComponent(HostileFileNameTests.hostile + ".json").path
             store = directory.appendingPathComponent("state/" + HostileFileNameTests.hostile + "credentials.json").path
             try #"""
-                {"authorize_url": "http://127.0.0.1:9/authorize", "token_url": "http://127.0.0.1:9/token",
-                 "logout_url": "http://127.0.0.1:9/logout", "client_id": "client-1", "redirect_url": "http://127.0.0.1/callback",
-                 "scope": ["openid", "offline_access"], "hosts_behind_proxy": ["maps.example.test"]}
-                """#.write(toFile: config, atomically: true, encoding: .utf8)
+            {"authorize_url": "http://127.0.0.1:9/authorize", "token_url": "http://127.0.0.1:9/token",
+             "logout_url": "http://127.0.0.1:9/logout", "client_id": "client-1", "redirect_url": "http://127.0.0.1/callback",
+             "scope": ["openid", "offline_access"], "hosts_behind_proxy": ["maps.example.test"]}
+            """#.write(toFile: config, atomically: true, encoding: .utf8)
         }
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
@@ -42,8 +43,11 @@ struct HostileFileNameTests {
 
         var environment: [String: String] {
             // No session bus here (nor in XDG_RUNTIME_DIR): the keyring is never asked.
-            ["PORTAL_AUTH_STORE": store, "DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "HOME": directory.path,
-             "XDG_RUNTIME_DIR": directory.path]
+            [
+                "PORTAL_AUTH_STORE": store, "DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "",
+                "HOME": directory.path,
+                "XDG_RUNTIME_DIR": directory.path,
+            ]
         }
     }
 
@@ -60,20 +64,26 @@ struct HostileFileNameTests {
         return found
     }
 
-    @Test("iap check, status (stdout); iap login, token, refresh, iap logout (stderr): the file names shown escaped, no forged line",
-          arguments: [
-              (["iap", "check", "--config"], false, false), (["status", "--timeout", "10", "--iap"], true, false),
-              (["iap", "login", "--no-browser", "--timeout", "3", "--config"], false, false), (["token", "--timeout", "10", "--iap"], false, false),
-              (["refresh", "--timeout", "10", "--iap"], true, true), (["refresh", "--timeout", "10", "--iap"], false, false),
-              (["iap", "logout", "--no-browser", "--timeout", "3", "--config"], false, false),
-          ])
+    @Test(
+        "iap check, status (stdout); iap login, token, refresh, iap logout (stderr): the file names shown escaped, no forged line",
+        arguments: [
+            (["iap", "check", "--config"], false, false), (["status", "--timeout", "10", "--iap"], true, false),
+            (["iap", "login", "--no-browser", "--timeout", "3", "--config"], false, false),
+            (["token", "--timeout", "10", "--iap"], false, false),
+            (["refresh", "--timeout", "10", "--iap"], true, true),
+            (["refresh", "--timeout", "10", "--iap"], false, false),
+            (["iap", "logout", "--no-browser", "--timeout", "3", "--config"], false, false),
+        ])
     func hostileNames(command: [String], signedIn: Bool, expired: Bool) async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         if signedIn { try await scratch.storeSignIn(expired: expired) }
-        let result = try await ToolRunner.run(command + [scratch.config], environment: scratch.environment, timeout: .seconds(60))
+        let result = try await ToolRunner.run(
+            command + [scratch.config], environment: scratch.environment, timeout: .seconds(60))
         #expect(!result.timedOut)
-        #expect(Self.problems(result).isEmpty, "\(Self.problems(result)): \(result.stdout.debugDescription) \(result.stderr.debugDescription)")
+        #expect(
+            Self.problems(result).isEmpty,
+            "\(Self.problems(result)): \(result.stdout.debugDescription) \(result.stderr.debugDescription)")
         // The name is there, made visible or quoted for pasting (so the check above saw it).
         let output = result.stdout + result.stderr
         #expect(output.contains(Self.shown) || output.contains(Self.quoted), "\(result)")
@@ -87,7 +97,11 @@ struct HostileFileNameTests {
         let result = try await ToolRunner.run(["status"], environment: scratch.environment)
         #expect(result.status == 0, "\(result)")
         #expect(Self.problems(result).isEmpty, "\(Self.problems(result)): \(result.stdout.debugDescription)")
-        #expect(result.stdout.contains("Credential store: ") && result.stdout.contains("state/" + Self.shown + "credentials.json"), "\(result)")
-        #expect(result.stdout.contains("IAP the IAP configuration") || result.stdout.contains(Self.shown + ".json"), "\(result)")
+        #expect(
+            result.stdout.contains("Credential store: ")
+                && result.stdout.contains("state/" + Self.shown + "credentials.json"), "\(result)")
+        #expect(
+            result.stdout.contains("IAP the IAP configuration") || result.stdout.contains(Self.shown + ".json"),
+            "\(result)")
     }
 }

@@ -26,9 +26,11 @@ final class PreparedStore: Sendable {
     ) -> (key: String, entry: JSONObject) {
         var entry: JSONObject = [
             "kind": .string("oauth-user"), "client_id": .string(clientID), "portal_url": .string(portal),
-            "redirect_url": .string("http://127.0.0.1/callback"), "token_url": .string("\(portal)/sharing/rest/oauth2/token"),
+            "redirect_url": .string("http://127.0.0.1/callback"),
+            "token_url": .string("\(portal)/sharing/rest/oauth2/token"),
             "username": .string(username), "access_token": .string(token), "access_token_expires_at": at(accessIn),
-            "scopes": .array([]), "token_type": .string("Bearer"), "ssl": .bool(false), "created_at": at(0), "updated_at": at(0),
+            "scopes": .array([]), "token_type": .string("Bearer"), "ssl": .bool(false), "created_at": at(0),
+            "updated_at": at(0),
         ]
         if let refreshIn {
             entry["refresh_token"] = .string("refresh-\(token)")
@@ -40,17 +42,21 @@ final class PreparedStore: Sendable {
 
     /// An IAP sign-in entry made with the configuration file at `file` (whose endpoints and client ID it copies);
     /// `key` overrides the store key (an older store's path-based key).
-    static func iap(file: String, username: String = "bob", token: String, accessIn: Int = 3600, key: String? = nil) throws -> (key: String, entry: JSONObject) {
+    static func iap(file: String, username: String = "bob", token: String, accessIn: Int = 3600, key: String? = nil)
+        throws -> (key: String, entry: JSONObject)
+    {
         let configuration = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: file)))
         let authorize = try string(configuration, "authorize_url"), clientID = try string(configuration, "client_id")
         let entry: JSONObject = [
-            "kind": .string("iap"), "client_id": .string(clientID), "redirect_url": .string(try string(configuration, "redirect_url")),
+            "kind": .string("iap"), "client_id": .string(clientID),
+            "redirect_url": .string(try string(configuration, "redirect_url")),
             "configuration_file": .string(URL(fileURLWithPath: file).resolvingSymlinksInPath().path),
             "authorize_url": .string(authorize), "token_url": .string(try string(configuration, "token_url")),
             "logout_url": .string(try string(configuration, "logout_url")),
             "hosts_behind_proxy": configuration["hosts_behind_proxy"] ?? .array([]),
             "username": .string(username), "access_token": .string(token), "access_token_expires_at": at(accessIn),
-            "refresh_token": .string("refresh-\(token)"), "id_token": .null, "scopes": .array([]), "token_type": .string("Bearer"),
+            "refresh_token": .string("refresh-\(token)"), "id_token": .null, "scopes": .array([]),
+            "token_type": .string("Bearer"),
             "ssl": .bool(false), "created_at": at(0), "updated_at": at(0),
         ]
         return (key ?? "iap|\(authorize)|\(clientID)|\(username)", entry)
@@ -74,7 +80,9 @@ final class PreparedStore: Sendable {
 
     // MARK: - Helpers
 
-    private static func at(_ seconds: Int) -> JSONValue { .integer(Int64(Date().timeIntervalSince1970) + Int64(seconds)) }
+    private static func at(_ seconds: Int) -> JSONValue {
+        .integer(Int64(Date().timeIntervalSince1970) + Int64(seconds))
+    }
 
     private static func string(_ object: JSONValue, _ key: String) throws -> String {
         guard let value = object[key]?.stringValue else { throw CocoaError(.coderValueNotFound) }

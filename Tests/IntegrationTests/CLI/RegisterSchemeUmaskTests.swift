@@ -7,19 +7,27 @@ import Testing
 /// file and run code as this user when a link opens).
 @Suite("register-scheme under umask 000", .serialized)
 struct RegisterSchemeUmaskTests {
-    @Test("the applications folder, the .desktop file, mimeapps.list and mimeinfo.cache are not writable by others",
-          .enabled(if: DesktopTool.find("xdg-mime", environment: ProcessInfo.processInfo.environment) != nil
-              && DesktopTool.find("update-desktop-database", environment: ProcessInfo.processInfo.environment) != nil))
+    @Test(
+        "the applications folder, the .desktop file, mimeapps.list and mimeinfo.cache are not writable by others",
+        .enabled(
+            if: DesktopTool.find("xdg-mime", environment: ProcessInfo.processInfo.environment) != nil
+                && DesktopTool.find("update-desktop-database", environment: ProcessInfo.processInfo.environment) != nil)
+    )
     func umaskZero() throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("pa-umask-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: home) }
         let data = home.appendingPathComponent("share").path, config = home.appendingPathComponent("config").path
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", #"umask 000 && exec "$0" "$@""#, BinaryLocator.toolPath, "register-scheme", "--scheme", "pa-umask-test"]
+        process.arguments = [
+            "-c", #"umask 000 && exec "$0" "$@""#, BinaryLocator.toolPath, "register-scheme", "--scheme",
+            "pa-umask-test",
+        ]
         process.environment = [
-            "HOME": home.path, "XDG_DATA_HOME": data, "XDG_CONFIG_HOME": config, "XDG_DATA_DIRS": home.appendingPathComponent("system").path,
+            "HOME": home.path, "XDG_DATA_HOME": data, "XDG_CONFIG_HOME": config,
+            "XDG_DATA_DIRS": home.appendingPathComponent("system").path,
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
         ]
         let output = Pipe()
@@ -42,6 +50,8 @@ struct RegisterSchemeUmaskTests {
         }
         #expect(checked[desktop] == 0o644, "\(checked)")
         #expect(checked[applications] == 0o755, "\(checked)")
-        #expect(checked[config + "/mimeapps.list"] != nil && checked[applications + "/mimeinfo.cache"] != nil, "the desktop tools ran: \(checked)")
+        #expect(
+            checked[config + "/mimeapps.list"] != nil && checked[applications + "/mimeinfo.cache"] != nil,
+            "the desktop tools ran: \(checked)")
     }
 }

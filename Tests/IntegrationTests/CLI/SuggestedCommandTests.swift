@@ -21,16 +21,21 @@ struct SuggestedCommandTests {
 
         let token = try await ToolRunner.run(["token", "--portal", server.portal], environment: environment)
         #expect(token.status == 77, "\(token)")
-        let printed = token.stderrLines.filter { $0.hasPrefix("    portal-auth ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        let printed = token.stderrLines.filter { $0.hasPrefix("    portal-auth ") }.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         #expect(printed.count == 2, "a login command and the --interactive one: \(token)")
         let interactive = try #require(printed.first { $0.hasSuffix("--interactive") })
         #expect(interactive.contains("--client-id \(server.clientID)"), "\(interactive)")
 
         // Run as printed; the browser is the test's (as $BROWSER), on a display the tool believes it has.
         let words = CommandBrowserOpener.splitWords(interactive)
-        let browser = ["BROWSER": server.browser, "DISPLAY": ":99", "SSH_CONNECTION": "", "SSH_CLIENT": "", "SSH_TTY": "",
-                       "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
-        let again = try await ToolRunner.run(Array(words.dropFirst()), environment: environment.merging(browser) { $1 }, timeout: .seconds(120))
+        let browser = [
+            "BROWSER": server.browser, "DISPLAY": ":99", "SSH_CONNECTION": "", "SSH_CLIENT": "", "SSH_TTY": "",
+            "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
+        ]
+        let again = try await ToolRunner.run(
+            Array(words.dropFirst()), environment: environment.merging(browser) { $1 }, timeout: .seconds(120))
         #expect(again.status == 0, "\(again)")
         let newToken = try #require(again.stdoutLines.first)
         #expect(try await server.portalSelf(token: newToken)["user"]?["username"]?.stringValue == "alice")
@@ -38,7 +43,8 @@ struct SuggestedCommandTests {
         let login = try #require(printed.first { $0.contains(" login ") })
         _ = try await ToolRunner.run(["revoke"], environment: environment)
         let loggedIn = try await ToolRunner.run(
-            Array(CommandBrowserOpener.splitWords(login).dropFirst()), environment: environment.merging(browser) { $1 }, timeout: .seconds(120))
+            Array(CommandBrowserOpener.splitWords(login).dropFirst()), environment: environment.merging(browser) { $1 },
+            timeout: .seconds(120))
         #expect(loggedIn.status == 0, "\(loggedIn)")
     }
 
@@ -47,10 +53,13 @@ struct SuggestedCommandTests {
         let store = try ScratchStore()
         try await store.signIn(.portal, server: server, extra: ["--name", "main"])
         let environment = ["PORTAL_AUTH_STORE": store.path]
-        let refreshed = try await ToolRunner.run(["refresh", "--name", "main", "--format", "json"], environment: environment)
+        let refreshed = try await ToolRunner.run(
+            ["refresh", "--name", "main", "--format", "json"], environment: environment)
         #expect(refreshed.status == 0, "\(refreshed)")
         let json = try JSONValue.parse(Data(refreshed.stdout.utf8))
-        #expect(TokenJSONShape.problems(in: json, kind: "oauth-user").isEmpty, "\(TokenJSONShape.problems(in: json, kind: "oauth-user"))")
+        #expect(
+            TokenJSONShape.problems(in: json, kind: "oauth-user").isEmpty,
+            "\(TokenJSONShape.problems(in: json, kind: "oauth-user"))")
         #expect(json["token"]?.stringValue == (try store.field("access_token", of: .portal)))
         let header = try await ToolRunner.run(["refresh", "--format", "header"], environment: environment)
         #expect(header.stdout.hasPrefix("X-Esri-Authorization: Bearer "), "\(header)")

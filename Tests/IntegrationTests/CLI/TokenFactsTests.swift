@@ -13,12 +13,17 @@ struct TokenFactsTests {
 
     /// A compact JWS with `payload` (a JSON text) and a signature that must never be printed.
     static func jwt(_ payload: String, signature: String = "U0lHTkFUVVJFLW5ldmVyLXByaW50ZWQ") -> String {
-        Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT","kid":"k1"}"#.utf8)) + "." + Base64URL.encode(Array(payload.utf8)) + "." + signature
+        Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT","kid":"k1"}"#.utf8)) + "."
+            + Base64URL.encode(Array(payload.utf8)) + "." + signature
     }
 
     static let now = Int(Date().timeIntervalSince1970)
-    static let idToken = jwt(#"{"iss":"https://login.example/tenant/v2.0","aud":"6731de76","azp":"6731de76","sub":"alice\u001b[31m","iat":\#(now - 60),"exp":\#(now + 3600),"nonce":"n"}"#)
-    static let accessToken = jwt(#"{"iss":"https://sts.example/","aud":"api://maps","scp":"user_impersonation Maps.Read","iat":\#(now - 60),"exp":\#(now + 3600)}"#)
+    static let idToken = jwt(
+        #"{"iss":"https://login.example/tenant/v2.0","aud":"6731de76","azp":"6731de76","sub":"alice\u001b[31m","iat":\#(now - 60),"exp":\#(now + 3600),"nonce":"n"}"#
+    )
+    static let accessToken = jwt(
+        #"{"iss":"https://sts.example/","aud":"api://maps","scp":"user_impersonation Maps.Read","iat":\#(now - 60),"exp":\#(now + 3600)}"#
+    )
 
     /// An IAP entry for the Entra fixture holding the two JWTs, with `proxyToken` stored when given.
     static func entry(proxyToken: String? = nil) throws -> (key: String, entry: JSONObject) {
@@ -30,11 +35,15 @@ struct TokenFactsTests {
         return (key, entry)
     }
 
-    static func run(_ arguments: [String], _ store: PreparedStore, environment: [String: String] = [:]) async throws -> ToolRunner.Result {
+    static func run(_ arguments: [String], _ store: PreparedStore, environment: [String: String] = [:]) async throws
+        -> ToolRunner.Result
+    {
         try await ToolRunner.run(arguments, environment: store.environment.merging(environment) { $1 })
     }
 
-    @Test("status --claims: issuer, audience, authorized party, subject, scopes, times; escaped; never a token or signature")
+    @Test(
+        "status --claims: issuer, audience, authorized party, subject, scopes, times; escaped; never a token or signature"
+    )
     func claimsText() async throws {
         let store = try PreparedStore()
         try await store.write([try Self.entry()])
@@ -42,10 +51,14 @@ struct TokenFactsTests {
         #expect(result.status == 0, "\(result)")
         let out = result.stdout
         // The lines with their padding folded: "issuer: https://…".
-        let lines = result.stdoutLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        let lines = result.stdoutLines.map {
+            $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        }
         for line in [
-            "access token claims:", "issuer: https://sts.example/", "audience: api://maps", "scopes: user_impersonation Maps.Read",
-            "ID token claims:", "issuer: https://login.example/tenant/v2.0", "authorized party: 6731de76", "audience: 6731de76",
+            "access token claims:", "issuer: https://sts.example/", "audience: api://maps",
+            "scopes: user_impersonation Maps.Read",
+            "ID token claims:", "issuer: https://login.example/tenant/v2.0", "authorized party: 6731de76",
+            "audience: 6731de76",
             "signed: alg RS256, typ JWT (not checked here)",
         ] {
             #expect(lines.contains(line), "missing \(line): \(out)")
@@ -81,7 +94,9 @@ struct TokenFactsTests {
         #expect(text.stdout.contains("access token claims: none (not a JWT"), "\(text)")
     }
 
-    @Test("a stored access-token choice: token --url and exec send it; --proxy-token and the variable override; status shows it")
+    @Test(
+        "a stored access-token choice: token --url and exec send it; --proxy-token and the variable override; status shows it"
+    )
     func storedChoice() async throws {
         let store = try PreparedStore()
         try await store.write([try Self.entry(proxyToken: "access")])
@@ -90,17 +105,25 @@ struct TokenFactsTests {
         #expect(stored.stdout == Self.accessToken + "\n", "the stored choice: the access token")
         let flag = try await Self.run(["token", "--url", Self.hostURL, "--proxy-token", "id"], store)
         #expect(flag.stdout == Self.idToken + "\n", "--proxy-token overrides the stored choice: \(flag)")
-        let variable = try await Self.run(["token", "--url", Self.hostURL], store, environment: ["PORTAL_AUTH_PROXY_TOKEN": "id"])
+        let variable = try await Self.run(
+            ["token", "--url", Self.hostURL], store, environment: ["PORTAL_AUTH_PROXY_TOKEN": "id"])
         #expect(variable.stdout == Self.idToken + "\n", "the variable overrides the stored choice: \(variable)")
-        let exec = try await Self.run(["exec", "--url", Self.hostURL, "--", "/bin/sh", "-c", #"test "$PORTAL_AUTH_TOKEN" = "$0""#, Self.accessToken], store)
+        let exec = try await Self.run(
+            [
+                "exec", "--url", Self.hostURL, "--", "/bin/sh", "-c", #"test "$PORTAL_AUTH_TOKEN" = "$0""#,
+                Self.accessToken,
+            ], store)
         #expect(exec.status == 0, "exec sends the stored choice: \(exec)")
 
         let text = try await Self.run(["status"], store)
-        #expect(text.stdout.contains("sent to hosts:  the access token (stored with the sign-in: iap login --proxy-token access"), "\(text)")
+        #expect(
+            text.stdout.contains(
+                "sent to hosts:  the access token (stored with the sign-in: iap login --proxy-token access"), "\(text)")
         let json = try JSONValue.parse(Data(try await Self.run(["status", "--format", "json"], store).stdout.utf8))
         #expect(json["credentials"]?.arrayValue?.first?["proxy_token"] == .string("access"))
         #expect(json["credentials"]?.arrayValue?.first?["proxy_token_stored"] == .string("access"))
-        let overridden = try JSONValue.parse(Data(try await Self.run(["status", "--format", "json", "--proxy-token", "id"], store).stdout.utf8))
+        let overridden = try JSONValue.parse(
+            Data(try await Self.run(["status", "--format", "json", "--proxy-token", "id"], store).stdout.utf8))
         #expect(overridden["credentials"]?.arrayValue?.first?["proxy_token"] == .string("id"))
     }
 

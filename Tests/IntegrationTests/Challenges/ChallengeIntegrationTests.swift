@@ -10,7 +10,8 @@ struct ChallengeIntegrationTests {
     /// Sign-in settings that open the test browser (named, so forced, as `--browser-command` does: the test machine
     /// has no display).
     static func settings(_ server: TestServer) -> SignInSettings {
-        SignInSettings(browser: CommandBrowserOpener(command: server.browser), timeout: .seconds(90), signInMethod: .browser)
+        SignInSettings(
+            browser: CommandBrowserOpener(command: server.browser), timeout: .seconds(90), signInMethod: .browser)
     }
 
     static func portalSelf(_ server: TestServer) -> URL {
@@ -27,7 +28,9 @@ struct ChallengeIntegrationTests {
         let control = try await TestControl.prepared()
         let manager = AuthenticationManager()
         let authenticator = Authenticator(signInSettings: Self.settings(server))
-        authenticator.oAuthUserConfigurations = [OAuthUserConfiguration(portalURL: URL(string: server.portal)!, clientID: server.clientID)]
+        authenticator.oAuthUserConfigurations = [
+            OAuthUserConfiguration(portalURL: URL(string: server.portal)!, clientID: server.clientID)
+        ]
         manager.handleChallenges(using: authenticator)
 
         let first = try await manager.data(for: .get(Self.portalSelf(server)))
@@ -47,12 +50,16 @@ struct ChallengeIntegrationTests {
         #expect(try await credential.tokenInfo.accessToken != before)
     }
 
-    @Test("an IAP-protected host is answered by the IAP sign-in, whether it answers 401 or redirects", arguments: [true, false])
+    @Test(
+        "an IAP-protected host is answered by the IAP sign-in, whether it answers 401 or redirects",
+        arguments: [true, false])
     func iap(acceptsJSON: Bool) async throws {
         let server = try TestServer.current()
         let manager = AuthenticationManager()
         let authenticator = Authenticator(signInSettings: Self.settings(server))
-        authenticator.iapConfigurations = [try await IAPConfiguration.configuration(from: URL(fileURLWithPath: server.iapConfig))]
+        authenticator.iapConfigurations = [
+            try await IAPConfiguration.configuration(from: URL(fileURLWithPath: server.iapConfig))
+        ]
         manager.handleChallenges(using: authenticator)
         var request = TransportRequest(url: URL(string: server.iapURL)!)
         if acceptsJSON { request.headers.add(name: "Accept", value: "application/json") }
@@ -62,11 +69,16 @@ struct ChallengeIntegrationTests {
         #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
     }
 
-    @Test("a token challenge answered through the prompt: a wrong password is asked again, the right one generates a token")
+    @Test(
+        "a token challenge answered through the prompt: a wrong password is asked again, the right one generates a token"
+    )
     func generateTokenThroughPrompt() async throws {
         let server = try TestServer.current()
         let manager = AuthenticationManager()
-        let prompt = PromptedLogins([LoginAnswer(username: "alice", password: "not-alices-password"), LoginAnswer(username: "alice", password: try server.password)])
+        let prompt = PromptedLogins([
+            LoginAnswer(username: "alice", password: "not-alices-password"),
+            LoginAnswer(username: "alice", password: try server.password),
+        ])
         manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil))
         let response = try await manager.data(for: .get(Self.portalSelf(server)))
         #expect(try Self.username(in: response) == "alice")
@@ -79,9 +91,12 @@ struct ChallengeIntegrationTests {
     func generateTokenRefused() async throws {
         let server = try TestServer.current()
         let manager = AuthenticationManager()
-        let prompt = PromptedLogins(Array(repeating: LoginAnswer(username: "alice", password: "not-alices-password"), count: 3))
+        let prompt = PromptedLogins(
+            Array(repeating: LoginAnswer(username: "alice", password: "not-alices-password"), count: 3))
         manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil))
-        let error = try await #require(throws: TokenServiceError.self) { try await manager.data(for: .get(Self.portalSelf(server))) }
+        let error = try await #require(throws: TokenServiceError.self) {
+            try await manager.data(for: .get(Self.portalSelf(server)))
+        }
         #expect(error.kind == .credentialsRefused)
         #expect(!error.description.contains("not-alices-password"))
     }
@@ -93,7 +108,8 @@ struct ChallengeIntegrationTests {
         let secret = try server.appSecret
         let appClientID = server.appClientID
         manager.arcGISAuthenticationChallengeHandler = ApplicationHandler {
-            try await OAuthApplicationCredential.credential(for: URL(string: server.portal)!, clientID: appClientID, clientSecret: secret)
+            try await OAuthApplicationCredential.credential(
+                for: URL(string: server.portal)!, clientID: appClientID, clientSecret: secret)
         }
         let response = try await manager.data(for: .get(Self.portalSelf(server)))
         #expect(try JSONValue.parse(response.body)["appInfo"]?["appId"]?.stringValue == appClientID)
@@ -112,13 +128,17 @@ final class PromptedLogins: AuthenticatorPrompt {
         return answers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
     func shouldTrust(_ certificate: CertificateInfo, for space: ProtectionSpace) async throws -> Bool { false }
-    func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws -> ClientCertificateAnswer? { nil }
+    func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws
+        -> ClientCertificateAnswer?
+    { nil }
 }
 
 /// A handler that answers every ArcGIS challenge with the credential `make` gives.
 struct ApplicationHandler: ArcGISAuthenticationChallengeHandler {
     let make: @Sendable () async throws -> ArcGISCredential
-    func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
+    func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws
+        -> ArcGISAuthenticationChallenge.Disposition
+    {
         .continueWithCredential(try await make())
     }
 }

@@ -9,7 +9,9 @@ struct RequestCommandTests {
         ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
     }
 
-    @Test("portal: exit 77 with the login command when nothing is stored; --interactive signs in; then the stored sign-in serves scripts")
+    @Test(
+        "portal: exit 77 with the login command when nothing is stored; --interactive signs in; then the stored sign-in serves scripts"
+    )
     func portal() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
@@ -32,7 +34,8 @@ struct RequestCommandTests {
         let refresh = try store.field("refresh_token", of: .portal)
 
         // No options, no browser: the stored sign-in covers the URL.
-        let stored = try await ToolRunner.run(["request", url, "--format", "json"], environment: Self.environment(store))
+        let stored = try await ToolRunner.run(
+            ["request", url, "--format", "json"], environment: Self.environment(store))
         #expect(stored.status == 0, "\(stored)")
         let json = try JSONValue.parse(Data(stored.stdout.utf8))
         #expect(json["status"]?.integerValue == 200)
@@ -46,14 +49,18 @@ struct RequestCommandTests {
     func iap() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        let refused = try await ToolRunner.run(["request", server.iapURL, "--config", server.iapConfig], environment: Self.environment(store))
+        let refused = try await ToolRunner.run(
+            ["request", server.iapURL, "--config", server.iapConfig], environment: Self.environment(store))
         #expect(refused.status == 77, "\(refused)")
         #expect(refused.stderr.contains("Identity-Aware Proxy"))
         #expect(refused.stderr.contains("portal-auth iap login --config \(server.iapConfig)"))
 
         let signedIn = try await ToolRunner.run(
-            ["request", server.iapURL, "--config", server.iapConfig, "--interactive", "--browser-command", server.browser, "--timeout", "90",
-             "-H", "Accept: application/json"],
+            [
+                "request", server.iapURL, "--config", server.iapConfig, "--interactive", "--browser-command",
+                server.browser, "--timeout", "90",
+                "-H", "Accept: application/json",
+            ],
             environment: Self.environment(store), timeout: .seconds(120))
         #expect(signedIn.status == 0, "\(signedIn)")
         #expect(try JSONValue.parse(Data(signedIn.stdout.utf8))["user"]?.stringValue == "alice")
@@ -62,10 +69,13 @@ struct RequestCommandTests {
         let stored = try await ToolRunner.run(["request", server.iapURL], environment: Self.environment(store))
         #expect(stored.status == 0, "\(stored)")
         #expect(stored.stdout.contains("alice"))
-        #expect(stored.leaksNone(of: [try store.field("access_token", of: .iap), try store.field("id_token", of: .iap)]))
+        #expect(
+            stored.leaksNone(of: [try store.field("access_token", of: .iap), try store.field("id_token", of: .iap)]))
     }
 
-    @Test("IAP: the ID token goes to the proxied app; token --url and exec give the same one; --proxy-token access switches all three")
+    @Test(
+        "IAP: the ID token goes to the proxied app; token --url and exec give the same one; --proxy-token access switches all three"
+    )
     func proxyToken() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
@@ -83,22 +93,26 @@ struct RequestCommandTests {
         let idToken = try #require(try store.field("id_token", of: .iap))
         let accessToken = try #require(try store.field("access_token", of: .iap))
 
-        let sent = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
+        let sent = try await ToolRunner.run(
+            ["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
         #expect(sent.status == 0, "\(sent)")
         #expect(try JSONValue.parse(Data(sent.stdout.utf8))["token_kind"]?.stringValue == "id")
         let printed = try await ToolRunner.run(["token", "--url", server.iapURL], environment: Self.environment(store))
         #expect(printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == idToken)
-        let exec = try await ToolRunner.run(["exec", "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_TOKEN""#], environment: Self.environment(store))
+        let exec = try await ToolRunner.run(
+            ["exec", "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_TOKEN""#], environment: Self.environment(store))
         #expect(exec.stdout == idToken)
 
         let access = try await ToolRunner.run(
-            ["request", server.iapURL, "-H", "Accept: application/json", "--proxy-token", "access"], environment: Self.environment(store))
+            ["request", server.iapURL, "-H", "Accept: application/json", "--proxy-token", "access"],
+            environment: Self.environment(store))
         #expect(try JSONValue.parse(Data(access.stdout.utf8))["token_kind"]?.stringValue == "access")
         var environment = Self.environment(store)
         environment["PORTAL_AUTH_PROXY_TOKEN"] = "access"
         let printedAccess = try await ToolRunner.run(["token", "--url", server.iapURL], environment: environment)
         #expect(printedAccess.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == accessToken)
-        let execAccess = try await ToolRunner.run(["exec", "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_TOKEN""#], environment: environment)
+        let execAccess = try await ToolRunner.run(
+            ["exec", "--", "sh", "-c", #"printf '%s' "$PORTAL_AUTH_TOKEN""#], environment: environment)
         #expect(execAccess.stdout == accessToken)
         let status = try await ToolRunner.run(["status"], environment: environment)
         #expect(status.stdout.contains("the access token"), "\(status.stdout)")
@@ -112,27 +126,35 @@ struct RequestCommandTests {
             entry["updated_at"] = .integer(now)
         }
         let refusedRefresh = try store.field("refresh_token", of: .iap)
-        let refused = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
+        let refused = try await ToolRunner.run(
+            ["request", server.iapURL, "-H", "Accept: application/json"], environment: Self.environment(store))
         #expect(refused.status == 65, "\(refused)")
         #expect(refused.stdout.isEmpty)
         #expect(refused.stderr.contains("refused a fresh ID token"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("client ID or scope") && refused.stderr.contains("--proxy-token access"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("portal-auth status --claims --url"), "the refusal points to the token's claims: \(refused.stderr)")
+        #expect(
+            refused.stderr.contains("client ID or scope") && refused.stderr.contains("--proxy-token access"),
+            "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("portal-auth status --claims --url"),
+            "the refusal points to the token's claims: \(refused.stderr)")
         #expect(try store.field("refresh_token", of: .iap) == refusedRefresh, "no refresh token spent")
         #expect(refused.leaksNone(of: [accessToken, refusedRefresh, "not.a-token-the.proxy-accepts"]))
     }
 
-    @Test("without any way to sign in, exit 77 says to run with --interactive; usage errors exit 64", arguments: [
-        (["--data", "a", "--data-file", "f"], Int32(64), "give --data or --data-file, not both"),
-        (["--portal", "https://x.example"], 64, "--portal and --client-id go together"),
-        (["-H", "NoColon"], 64, "is not 'Name: value'"),
-        (["--prompt-untrusted"], 64, "--prompt-untrusted goes with --interactive"),
-        ([], 77, "Run again with --interactive"),
-    ])
+    @Test(
+        "without any way to sign in, exit 77 says to run with --interactive; usage errors exit 64",
+        arguments: [
+            (["--data", "a", "--data-file", "f"], Int32(64), "give --data or --data-file, not both"),
+            (["--portal", "https://x.example"], 64, "--portal and --client-id go together"),
+            (["-H", "NoColon"], 64, "is not 'Name: value'"),
+            (["--prompt-untrusted"], 64, "--prompt-untrusted goes with --interactive"),
+            ([], 77, "Run again with --interactive"),
+        ])
     func failures(extra: [String], status: Int32, message: String) async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        let result = try await ToolRunner.run(["request", "\(server.portal)/rest/services?f=json"] + extra, environment: Self.environment(store))
+        let result = try await ToolRunner.run(
+            ["request", "\(server.portal)/rest/services?f=json"] + extra, environment: Self.environment(store))
         #expect(result.status == status, "\(result)")
         #expect(result.stderr.contains(message), "\(result)")
         #expect(result.stdout.isEmpty)
@@ -144,7 +166,8 @@ struct RequestCommandTests {
         let store = try ScratchStore()
         try await store.signIn(.portal, server: server)
         let result = try await ToolRunner.run(
-            ["request", "\(server.portal)/sharing/rest/portals/self", "--data", "f=json"], environment: Self.environment(store))
+            ["request", "\(server.portal)/sharing/rest/portals/self", "--data", "f=json"],
+            environment: Self.environment(store))
         #expect(result.status == 0, "\(result)")
         #expect(try JSONValue.parse(Data(result.stdout.utf8))["user"]?["username"]?.stringValue == "alice")
     }

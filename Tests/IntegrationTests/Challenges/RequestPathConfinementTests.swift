@@ -67,15 +67,20 @@ struct RequestPathConfinementTests {
         }
     }
 
-    @Test("encoded dot segments, encoded slashes, backslashes and path parameters never carry the portal's token out of its path", arguments: [
-        "/arcgis/%2e%2e/other/collect", "/arcgis/%2E%2E/other/collect", "/arcgis/.%2e/other/collect", "/arcgis/%2e%2e%2fother/collect",
-        "/arcgis/..%2fother/collect", "/arcgis/..%5cother/collect", "/arcgis/..;/other/collect", "/arcgis/%252e%252e/other/collect",
-        "/arcgis/sharing/../../other/collect",
-    ])
+    @Test(
+        "encoded dot segments, encoded slashes, backslashes and path parameters never carry the portal's token out of its path",
+        arguments: [
+            "/arcgis/%2e%2e/other/collect", "/arcgis/%2E%2E/other/collect", "/arcgis/.%2e/other/collect",
+            "/arcgis/%2e%2e%2fother/collect",
+            "/arcgis/..%2fother/collect", "/arcgis/..%5cother/collect", "/arcgis/..;/other/collect",
+            "/arcgis/%252e%252e/other/collect",
+            "/arcgis/sharing/../../other/collect",
+        ])
     func outsideThePortal(path: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-path-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("state"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("state"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
         let token = "AT-\(UUID().uuidString)"
         let server = try RecordingServer(token: token, directory: directory)
@@ -84,13 +89,16 @@ struct RequestPathConfinementTests {
         try Self.writePortalEntry(portal: portal, token: token, to: store)
 
         // Inside the portal the token goes (so the server does see it when it is sent).
-        let inside = try await ToolRunner.run(["request", portal + "/sharing/rest/portals/self?f=json", "--store", store])
+        let inside = try await ToolRunner.run([
+            "request", portal + "/sharing/rest/portals/self?f=json", "--store", store,
+        ])
         #expect(inside.status == 0, "\(inside)")
         let attack = try await ToolRunner.run(["request", "http://127.0.0.1:\(server.port)\(path)", "--store", store])
         #expect(!attack.stdout.contains(token) && !attack.stderr.contains(token))
         let lines = server.lines()
         #expect(lines.first?.hasSuffix(" LEAK") == true, "the token was not sent inside the portal: \(lines)")
-        #expect(lines.count <= 2 && lines.dropFirst().allSatisfy { $0.hasSuffix(" CLEAN") }, "\(path): \(lines) \(attack)")
+        #expect(
+            lines.count <= 2 && lines.dropFirst().allSatisfy { $0.hasSuffix(" CLEAN") }, "\(path): \(lines) \(attack)")
     }
 
     /// Writes a store holding one portal sign-in with `token`.
@@ -104,8 +112,12 @@ struct RequestPathConfinementTests {
         ])
         let document: JSONValue = .object([
             "format": .string("portal-auth-credentials"), "version": .integer(1),
-            "entries": .object(JSONObject([(key: OAuthUserCredential.storeKey(portalURL: URL(string: portal)!, clientID: "c"), value: entry)])),
+            "entries": .object(
+                JSONObject([
+                    (key: OAuthUserCredential.storeKey(portalURL: URL(string: portal)!, clientID: "c"), value: entry)
+                ])),
         ])
-        _ = FileManager.default.createFile(atPath: store, contents: Data(document.serialized(indent: 2).utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: store, contents: Data(document.serialized(indent: 2).utf8), attributes: [.posixPermissions: 0o600])
     }
 }

@@ -27,7 +27,9 @@ struct TerminalPromptTests {
         private let display = Screen()
 
         init(_ arguments: [String], environment: [String: String]) throws {
-            let command = ([BinaryLocator.toolPath] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+            let command = ([BinaryLocator.toolPath] + arguments).map {
+                "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            }.joined(separator: " ")
             let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             process.arguments = ["-qefc", command, "/dev/null"]
@@ -49,7 +51,8 @@ struct TerminalPromptTests {
         /// `portal-auth request --interactive` for `path` on the test portal, with a store of its own.
         static func request(_ path: String, store: ScratchStore) throws -> Terminal {
             let server = try TestServer.current()
-            return try Terminal(["request", "\(server.portal)\(path)", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
+            return try Terminal(
+                ["request", "\(server.portal)\(path)", "--interactive"], environment: ["PORTAL_AUTH_STORE": store.path])
         }
 
         /// Everything the terminal showed so far.
@@ -61,7 +64,9 @@ struct TerminalPromptTests {
             while ContinuousClock.now < deadline {
                 let found = display.state.withLock { state -> Bool in
                     let from = state.cursor ?? state.shown.startIndex
-                    guard let range = state.shown.range(of: text, range: from..<state.shown.endIndex) else { return false }
+                    guard let range = state.shown.range(of: text, range: from..<state.shown.endIndex) else {
+                        return false
+                    }
                     state.cursor = range.upperBound
                     return true
                 }
@@ -88,8 +93,11 @@ struct TerminalPromptTests {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
             let drained = ContinuousClock.now + .seconds(5)  // the reader takes the last output
-            while !display.state.withLock(\.closed) && ContinuousClock.now < drained { Thread.sleep(forTimeInterval: 0.05) }
-            return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+            while !display.state.withLock(\.closed) && ContinuousClock.now < drained {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return process.terminationReason == .uncaughtSignal
+                ? 128 + process.terminationStatus : process.terminationStatus
         }
 
         /// Ends the tool if it still runs.
@@ -98,7 +106,8 @@ struct TerminalPromptTests {
         }
     }
 
-    @Test("a token challenge asks for username and password; a wrong password is reported and asked again; never echoed")
+    @Test(
+        "a token challenge asks for username and password; a wrong password is reported and asked again; never echoed")
     func generateToken() async throws {
         let store = try ScratchStore()
         let password = try TestServer.current().password

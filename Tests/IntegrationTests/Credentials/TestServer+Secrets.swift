@@ -9,7 +9,9 @@ extension TestServer {
     }
 
     /// The confidential client `portal-auth-app`.
-    var appClientID: String { ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_APP_CLIENT_ID"] ?? "portal-auth-app" }
+    var appClientID: String {
+        ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_APP_CLIENT_ID"] ?? "portal-auth-app"
+    }
 
     /// The file holding its secret.
     var appSecretFile: String { ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_APP_SECRET_FILE"] ?? "" }
@@ -20,13 +22,16 @@ extension TestServer {
     }
 
     private static func secret(_ variable: String) throws -> String {
-        let path = try #require(ProcessInfo.processInfo.environment[variable], "\(variable) is not set: source .run/authserver.env")
+        let path = try #require(
+            ProcessInfo.processInfo.environment[variable], "\(variable) is not set: source .run/authserver.env")
         return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// `portals/self` with `token` as `X-Esri-Authorization: Bearer`, parsed.
     func portalSelf(token: String) async throws -> JSONValue {
-        try await JSONValue.parse(get("\(portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")]).body)
+        try await JSONValue.parse(
+            get("\(portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
+                .body)
     }
 
     /// Every access token on the server expires now.

@@ -11,7 +11,9 @@ struct MatrixCase: Sendable, CustomTestStringConvertible {
     /// Every machine with both providers, but the device code only with the provider that has a device endpoint
     /// (django-oauth-toolkit; the Glewlwyd test client has the device grant off).
     static let all: [MatrixCase] = MachineEnvironment.allCases.flatMap { environment in
-        ["authserver", "glewlwyd"].filter { environment != .deviceCode || $0 == "authserver" }.map { MatrixCase(environment: environment, provider: $0) }
+        ["authserver", "glewlwyd"].filter { environment != .deviceCode || $0 == "authserver" }.map {
+            MatrixCase(environment: environment, provider: $0)
+        }
     }
 
     var testDescription: String { "\(environment.testDescription), \(provider)" }
@@ -31,7 +33,9 @@ struct MatrixCase: Sendable, CustomTestStringConvertible {
 /// machine's environment; the library client runs in this process with its environment set to the machine's for the
 /// case (``PreparedMachine/withProcessEnvironment(_:)``), so the browsers it starts get it too. Serialized: each
 /// case drives a browser and changes this process's environment.
-@Suite("Every machine: the tool and the library through the real proxy", .serialized, .enabled(if: IAPProxyServer.isConfigured))
+@Suite(
+    "Every machine: the tool and the library through the real proxy", .serialized,
+    .enabled(if: IAPProxyServer.isConfigured))
 struct EnvironmentMatrixTests {
     // MARK: - The tool
 
@@ -40,21 +44,25 @@ struct EnvironmentMatrixTests {
         try await matrixCase.run { machine in
             let provider = machine.provider
             func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ToolRunner.Result {
-                try await ToolRunner.run(arguments, environment: machine.variables, removing: machine.removed, timeout: timeout)
+                try await ToolRunner.run(
+                    arguments, environment: machine.variables, removing: machine.removed, timeout: timeout)
             }
             // Only the machine without a session bus names its browser: that case is about the store.
             let browserOption = matrixCase.environment == .noSessionBus ? ["--browser-command", machine.browser] : []
 
             // Sign-in.
             if matrixCase.environment == .deviceCode {
-                let tool = try HeadlessTool(["iap", "login", "--config", provider.config, "--timeout", "120"], environment: machine.variables)
+                let tool = try HeadlessTool(
+                    ["iap", "login", "--config", provider.config, "--timeout", "120"], environment: machine.variables)
                 defer { tool.stop() }
                 let page = try tool.deviceCodePage(server: try TestServer.current())
                 #expect(try TestBrowserRun.run(page) == 0, "the browser approved the code")
                 let status = try await BlockingWork.run { tool.finish() }
                 #expect(status == 0, "\(tool.stderr)")
             } else {
-                let login = try await run(["iap", "login", "--config", provider.config, "--timeout", "90"] + browserOption, timeout: .seconds(120))
+                let login = try await run(
+                    ["iap", "login", "--config", provider.config, "--timeout", "90"] + browserOption,
+                    timeout: .seconds(120))
                 try #require(login.status == 0, "\(login)")
                 #expect(machine.launches >= 1, "the sign-in went through \(machine.browser)")
             }
@@ -77,12 +85,17 @@ struct EnvironmentMatrixTests {
             // Where the tokens are: without a session bus the automatic store is the private file, and says why.
             if matrixCase.environment == .noSessionBus {
                 let status = try await run(["status"])
-                #expect(status.stdout.contains("Tokens kept in: the store file (the desktop keyring cannot be used: no D-Bus session bus"), "\(status)")
+                #expect(
+                    status.stdout.contains(
+                        "Tokens kept in: the store file (the desktop keyring cannot be used: no D-Bus session bus"),
+                    "\(status)")
                 #expect(status.stdout.contains(machine.storePath), "\(status)")
             }
 
             // Logout.
-            let logout = try await run(["iap", "logout", "--config", provider.config, "--timeout", "60"] + browserOption, timeout: .seconds(90))
+            let logout = try await run(
+                ["iap", "logout", "--config", provider.config, "--timeout", "60"] + browserOption, timeout: .seconds(90)
+            )
             let kept = try !machine.entries().isEmpty
             if matrixCase.environment.opensBrowser {
                 if provider.name == "glewlwyd" {
@@ -90,11 +103,15 @@ struct EnvironmentMatrixTests {
                     // its UserInfo endpoint: nothing shows the session ended, so it is not claimed (issue 35, item 8;
                     // exit 75), and its refusal of a public client's revocation (401) is said.
                     #expect(logout.status == 75, "\(logout)")
-                    #expect(logout.stderr.contains("returned after its logout page but did not confirm the end of a session"), "\(logout)")
+                    #expect(
+                        logout.stderr.contains(
+                            "returned after its logout page but did not confirm the end of a session"), "\(logout)")
                     #expect(logout.stderr.contains("the tokens were NOT revoked"), "\(logout)")
                 } else {
                     #expect(logout.status == 0, "\(logout)")
-                    #expect(logout.stderr.contains("The identity provider confirmed the end of the browser session"), "\(logout)")
+                    #expect(
+                        logout.stderr.contains("The identity provider confirmed the end of the browser session"),
+                        "\(logout)")
                 }
                 #expect(!kept, "the sign-in is deleted")
                 // The proxy's redirect to the provider is a sign-in request again.
@@ -113,7 +130,9 @@ struct EnvironmentMatrixTests {
 
     // MARK: - The library
 
-    @Test("the library client: setupPersistentCredentialStorage, the Authenticator's sign-in on a request, refresh, the next session, signOut", arguments: MatrixCase.all)
+    @Test(
+        "the library client: setupPersistentCredentialStorage, the Authenticator's sign-in on a request, refresh, the next session, signOut",
+        arguments: MatrixCase.all)
     func library(_ matrixCase: MatrixCase) async throws {
         try await matrixCase.run { machine in
             let provider = machine.provider
@@ -121,7 +140,8 @@ struct EnvironmentMatrixTests {
             try await machine.withProcessEnvironment {
                 // The persistent stores, as the SDK's samples set them up.
                 let manager = AuthenticationManager()
-                try await manager.setupPersistentCredentialStorage(access: .whenUnlockedThisDeviceOnly, synchronizesWithiCloud: false)
+                try await manager.setupPersistentCredentialStorage(
+                    access: .whenUnlockedThisDeviceOnly, synchronizesWithiCloud: false)
                 let location = manager.arcGISCredentialStore.storageLocation
                 #expect(location.kind == .file, "\(location)")
                 #expect(location.path == machine.storePath, "\(location)")
@@ -133,7 +153,8 @@ struct EnvironmentMatrixTests {
                 // The Authenticator with the app's sign-in settings, answering the proxy's sign-in request.
                 let settings = Self.settings(matrixCase.environment, machine: machine, approver: approver)
                 manager.settings = settings
-                let configuration = try await IAPConfiguration.configuration(from: URL(fileURLWithPath: provider.config))
+                let configuration = try await IAPConfiguration.configuration(
+                    from: URL(fileURLWithPath: provider.config))
                 let authenticator = Authenticator(signInSettings: settings)
                 authenticator.iapConfigurations = [configuration]
                 manager.handleChallenges(using: authenticator)
@@ -186,14 +207,17 @@ struct EnvironmentMatrixTests {
 
     /// The sign-in settings the app gives for the machine: the defaults where a browser can be seen, an observer that
     /// shows the device code (to the test's browser) where none can, the browser named where the case is the store.
-    static func settings(_ environment: MachineEnvironment, machine: PreparedMachine, approver: DeviceCodeApprover) -> SignInSettings {
+    static func settings(_ environment: MachineEnvironment, machine: PreparedMachine, approver: DeviceCodeApprover)
+        -> SignInSettings
+    {
         switch environment {
         case .display, .browserVariable, .wsl:
             SignInSettings(timeout: .seconds(90))
         case .deviceCode:
             SignInSettings(timeout: .seconds(120), observer: approver)
         case .noSessionBus:
-            SignInSettings(browser: CommandBrowserOpener(command: machine.browser), timeout: .seconds(90), signInMethod: .browser)
+            SignInSettings(
+                browser: CommandBrowserOpener(command: machine.browser), timeout: .seconds(90), signInMethod: .browser)
         }
     }
 

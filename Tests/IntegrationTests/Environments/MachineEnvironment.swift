@@ -34,7 +34,8 @@ enum MachineEnvironment: String, CaseIterable, Sendable, CustomTestStringConvert
 
     /// The variables every process of the case is without.
     static let removed = [
-        "DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "WSL_DISTRO_NAME", "WSL_INTEROP", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
+        "DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "WSL_DISTRO_NAME", "WSL_INTEROP", "SSH_CONNECTION", "SSH_CLIENT",
+        "SSH_TTY",
         "PORTAL_AUTH_STORE",
     ]
 }
@@ -63,7 +64,8 @@ final class PreparedMachine: @unchecked Sendable {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         let name = environment == .wsl ? "wslview" : "test-browser"
         browser = bin.appendingPathComponent(name).path
-        let script = "#!/bin/sh\necho launched >> '\(store.directory.appendingPathComponent("launches").path)'\nexec '\(driver)' \"$@\"\n"
+        let script =
+            "#!/bin/sh\necho launched >> '\(store.directory.appendingPathComponent("launches").path)'\nexec '\(driver)' \"$@\"\n"
         try Data(script.utf8).write(to: URL(fileURLWithPath: browser))
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: browser)
 
@@ -85,7 +87,8 @@ final class PreparedMachine: @unchecked Sendable {
             desktop = nil
             variables["PORTAL_AUTH_STORE"] = nil
             let runtime = store.directory.appendingPathComponent("runtime")
-            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             variables["XDG_RUNTIME_DIR"] = runtime.path
         case .wsl:
             desktop = nil
@@ -102,19 +105,25 @@ final class PreparedMachine: @unchecked Sendable {
 
     /// The store file: the scratch path, or where the automatic choice puts it.
     var storePath: String {
-        variables["PORTAL_AUTH_STORE"] ?? store.directory.appendingPathComponent("state-home/portal-auth/credentials.json").path
+        variables["PORTAL_AUTH_STORE"]
+            ?? store.directory.appendingPathComponent("state-home/portal-auth/credentials.json").path
     }
 
     /// How many times the recording browser command was started.
     var launches: Int {
-        let text = (try? String(contentsOfFile: store.directory.appendingPathComponent("launches").path, encoding: .utf8)) ?? ""
+        let text =
+            (try? String(contentsOfFile: store.directory.appendingPathComponent("launches").path, encoding: .utf8))
+            ?? ""
         return text.split(separator: "\n").count
     }
 
     /// The stored entries (none when the file is not there).
     func entries() throws -> [String: JSONValue] {
         guard FileManager.default.fileExists(atPath: storePath) else { return [:] }
-        guard case .object(let entries)? = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: storePath)))["entries"] else { return [:] }
+        guard
+            case .object(let entries)? = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: storePath)))[
+                "entries"]
+        else { return [:] }
         return Dictionary(uniqueKeysWithValues: entries.members.map { ($0.key, $0.value) })
     }
 

@@ -39,7 +39,8 @@ struct FastPathDifferentialTests {
 
         var testDescription: String {
             let prepared = prepare.map { "\($0.joined(separator: " ")); " }.joined()
-            return "\(store) (\(storeChoice)): \(prepared)\(arguments.joined(separator: " "))\(fast ? "" : " (full parser)")"
+            return
+                "\(store) (\(storeChoice)): \(prepared)\(arguments.joined(separator: " "))\(fast ? "" : " (full parser)")"
         }
     }
 
@@ -59,11 +60,19 @@ struct FastPathDifferentialTests {
         // Every way of naming the store (issue 14, 16): the same store chosen, the same refusal of a keyring
         // that cannot be used.
         for choice in [StoreChoice.file, .auto, .unnamed, .keyring, .environment] {
-            cases.append(Case(store: .valid, arguments: ["token", "--format", "json"], fast: true, storeChoice: choice))
-            cases.append(Case(store: .expired, arguments: ["token", "--portal", portal, "--format", "json"], fast: true, storeChoice: choice))
-            cases.append(Case(store: .missing, arguments: ["token", "--portal", portal], fast: true, storeChoice: choice))
-            cases.append(Case(store: .several, arguments: ["refresh", "--name", "work", "--format", "header"], fast: true, storeChoice: choice,
-                              prepare: [["name", "work", "--portal", portal, "--client-id", "app2"]]))
+            cases.append(
+                Case(store: .valid, arguments: ["token", "--format", "json"], fast: true, storeChoice: choice))
+            cases.append(
+                Case(
+                    store: .expired, arguments: ["token", "--portal", portal, "--format", "json"], fast: true,
+                    storeChoice: choice))
+            cases.append(
+                Case(store: .missing, arguments: ["token", "--portal", portal], fast: true, storeChoice: choice))
+            cases.append(
+                Case(
+                    store: .several, arguments: ["refresh", "--name", "work", "--format", "header"], fast: true,
+                    storeChoice: choice,
+                    prepare: [["name", "work", "--portal", portal, "--client-id", "app2"]]))
         }
         // The default sign-in and names (issue 16).
         let name = ["name", "work", "--portal", portal, "--client-id", "app2"]
@@ -139,7 +148,10 @@ struct FastPathDifferentialTests {
             (["status"], false),
         ]
         cases += several.map { Case(store: .several, arguments: $0.arguments, fast: $0.fast) }
-        cases.append(Case(store: .valid, arguments: ["token", "--portal", portal, "--format", "header"], fast: true, storeChoice: .environment))
+        cases.append(
+            Case(
+                store: .valid, arguments: ["token", "--portal", portal, "--format", "header"], fast: true,
+                storeChoice: .environment))
         return cases
     }()
 
@@ -154,7 +166,9 @@ struct FastPathDifferentialTests {
             #expect(!fast.stderr.contains("PORTAL_AUTH_FAST_PATH=only"), "the fast path refused it:\n\(fast.stderr)")
             #expect(fast == full, "fast path:\n\(fast)\nfull parser:\n\(full)")
         } else {
-            #expect(fast.status == 70 && fast.stderr.contains("PORTAL_AUTH_FAST_PATH=only"), "the fast path took it:\n\(fast)")
+            #expect(
+                fast.status == 70 && fast.stderr.contains("PORTAL_AUTH_FAST_PATH=only"),
+                "the fast path took it:\n\(fast)")
         }
         #expect(automatic == full, "automatic:\n\(automatic)\nfull parser:\n\(full)")
         #expect(!full.stderr.contains("RT-"), "a refresh token reached stderr")
@@ -171,13 +185,16 @@ struct FastPathDifferentialTests {
     }
 
     private func run(_ testCase: Case, mode: String?, now: Int64) async throws -> Outcome {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-fast-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "portal-auth-fast-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
         let state = directory.appendingPathComponent("state")
         // No session bus (and none at $XDG_RUNTIME_DIR/bus): auto falls back to the file, keyring is refused.
         var environment = [
-            "XDG_STATE_HOME": state.path, "XDG_RUNTIME_DIR": directory.path, "DBUS_SESSION_BUS_ADDRESS": "", "PORTAL_AUTH_STORE": "",
+            "XDG_STATE_HOME": state.path, "XDG_RUNTIME_DIR": directory.path, "DBUS_SESSION_BUS_ADDRESS": "",
+            "PORTAL_AUTH_STORE": "",
         ]
         var store = directory.appendingPathComponent("credentials.json")
         var storeWords: [String] = []
@@ -186,7 +203,8 @@ struct FastPathDifferentialTests {
         case .environment: environment["PORTAL_AUTH_STORE"] = store.path
         case .file, .auto, .unnamed, .keyring:
             let folder = state.appendingPathComponent("portal-auth")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             store = folder.appendingPathComponent("credentials.json")
             if testCase.storeChoice != .unnamed { storeWords = ["--store", testCase.storeChoice.rawValue] }
         }
@@ -195,7 +213,8 @@ struct FastPathDifferentialTests {
         let prepareWords = testCase.storeChoice == .keyring ? ["--store", store.path] : storeWords
         for command in testCase.prepare {
             let prepared = try await ToolRunner.run(
-                command + prepareWords, environment: environment.merging(["PORTAL_AUTH_FAST_PATH": "off"]) { $1 }, timeout: .seconds(60))
+                command + prepareWords, environment: environment.merging(["PORTAL_AUTH_FAST_PATH": "off"]) { $1 },
+                timeout: .seconds(60))
             try #require(prepared.status == 0, "preparing with \(command): \(prepared)")
         }
         environment["PORTAL_AUTH_FAST_PATH"] = mode ?? ""

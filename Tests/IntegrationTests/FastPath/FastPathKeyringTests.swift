@@ -4,7 +4,9 @@ import Testing
 
 /// `token` and `refresh` on a sign-in kept in a real desktop keyring (issue 14), by the fast path and by the full
 /// parser (issue 17): the same output and exit status, and neither path ever writes a token to a file.
-@Suite("token and refresh on a keyring sign-in: the fast path and the full parser agree", .serialized, .enabled(if: TestServer.isConfigured))
+@Suite(
+    "token and refresh on a keyring sign-in: the fast path and the full parser agree", .serialized,
+    .enabled(if: TestServer.isConfigured))
 struct FastPathKeyringTests {
     let server: TestServer
 
@@ -40,7 +42,8 @@ struct FastPathKeyringTests {
         #expect(token.stdout == (try home.itemEntry(.portal)["access_token"]?.stringValue ?? "") + "\n")
     }
 
-    @Test("refresh --format json on both paths: the same JSON members, the new tokens in the keyring item and in no file")
+    @Test(
+        "refresh --format json on both paths: the same JSON members, the new tokens in the keyring item and in no file")
     func refreshKeepsTokensInKeyring() async throws {
         let home = try KeyringScratch(keyring: try KeyringSession.shared())
         try await home.signIn(.portal, server: server)

@@ -45,7 +45,10 @@ enum FastPathStore: String, CaseIterable, Sendable {
             ])
         case .missing: return
         }
-        guard FileManager.default.createFile(atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
         }
     }
@@ -58,7 +61,9 @@ enum FastPathStore: String, CaseIterable, Sendable {
     }
 
     private static func portalEntry(client: String, expiresAt: Int64, now: Int64) -> (String, String) {
-        ("oauth-user|\(portal)|\(client)", """
+        (
+            "oauth-user|\(portal)|\(client)",
+            """
             {"access_token": "AT-\(client)", "access_token_expires_at": \(expiresAt), "client_id": "\(client)", \
             "created_at": \(now), "hosts_behind_proxy": [], "kind": "oauth-user", "portal_url": "\(portal)", \
             "redirect_url": "http://127.0.0.1/callback", "refresh_token": "RT-\(client)", \
@@ -66,11 +71,14 @@ enum FastPathStore: String, CaseIterable, Sendable {
             "refresh_token_expires_at": \(now + 14 * 86400), "revoke_url": "http://127.0.0.1:9/revokeToken", \
             "scopes": [], "ssl": true, "token_type": "Bearer", "token_url": "\(tokenURL)", "updated_at": \(now), \
             "username": "jdoe"}
-            """)
+            """
+        )
     }
 
     private static func iapEntry(expiresAt: Int64, now: Int64) -> (String, String) {
-        ("iap|\(iapFile)|c", """
+        (
+            "iap|\(iapFile)|c",
+            """
             {"access_token": "AT-iap", "access_token_expires_at": \(expiresAt), \
             "authorize_url": "https://login.example/authorize", "client_id": "c", "configuration_file": "\(iapFile)", \
             "created_at": \(now), "hosts_behind_proxy": ["*.contoso.com"], "id_token": "h.p.s", \
@@ -78,6 +86,7 @@ enum FastPathStore: String, CaseIterable, Sendable {
             "redirect_url": "http://localhost/callback", "refresh_token": "RT-iap", \
             "scopes": ["openid", "offline_access"], "ssl": false, "token_type": "Bearer", "token_url": "\(tokenURL)", \
             "updated_at": \(now), "username": "a@contoso.com"}
-            """)
+            """
+        )
     }
 }

@@ -9,8 +9,10 @@ struct LazyLibraryLoadingTests {
 
     @Test("token with a valid stored token loads none of them; refresh opens libcurl")
     func loadedOnFirstUse() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-lazy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "portal-auth-lazy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("credentials.json")
         try FastPathStore.valid.write(to: store, now: Int64(Date().timeIntervalSince1970))
@@ -30,9 +32,12 @@ struct LazyLibraryLoadingTests {
             #expect(linked == Self.heavyLibraries, "partly linked: \(linked)")
         }
 
-        let refresh = try await ToolRunner.run(["refresh"] + selection + ["--timeout", "20"], environment: ["LD_DEBUG": "files"])
+        let refresh = try await ToolRunner.run(
+            ["refresh"] + selection + ["--timeout", "20"], environment: ["LD_DEBUG": "files"])
         #expect(refresh.status == 69, "\(refresh)")
-        #expect(refresh.stderr.contains("file=libcurl.so.4 [0];  \(linked.isEmpty ? "dynamically loaded by" : "needed by")"))
+        #expect(
+            refresh.stderr.contains("file=libcurl.so.4 [0];  \(linked.isEmpty ? "dynamically loaded by" : "needed by")")
+        )
     }
 
     @Test("--version names the libcurl and OpenSSL the process opens (through the same loading)")

@@ -11,7 +11,11 @@ final class FaultProxy: Sendable {
 
     /// Starts the proxy in front of `upstream`, waiting for it off the cooperative pool.
     static func start(upstream: String) async throws -> FaultProxy {
-        try await BlockingWork.run { FaultProxy(server: try FakeServerProcess(script: "fault_proxy.py", arguments: ["--upstream", upstream, "--lifetime", "600"])) }
+        try await BlockingWork.run {
+            FaultProxy(
+                server: try FakeServerProcess(
+                    script: "fault_proxy.py", arguments: ["--upstream", upstream, "--lifetime", "600"]))
+        }
     }
 
     private init(server: FakeServerProcess) {
@@ -44,7 +48,8 @@ final class FaultProxy: Sendable {
         try #require(response.statusCode == 200, "fault proxy control: HTTP \(response.statusCode)")
         let json = try JSONValue.parse(response.body)
         return State(
-            tokenRequests: Int(json["token_requests"]?.integerValue ?? -1), faulted: Int(json["faulted"]?.integerValue ?? -1))
+            tokenRequests: Int(json["token_requests"]?.integerValue ?? -1),
+            faulted: Int(json["faulted"]?.integerValue ?? -1))
     }
 
     func stop() {

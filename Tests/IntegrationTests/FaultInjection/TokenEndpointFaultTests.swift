@@ -35,7 +35,9 @@ struct TokenEndpointFaultTests {
 
     /// A real portal sign-in, stored in a scratch store, made through a fault proxy in front of the test server
     /// (so that later token requests can be faulted). The caller stops the proxy.
-    static func portalSignInThroughProxy() async throws -> (server: TestServer, proxy: FaultProxy, proxied: TestServer, store: ScratchStore) {
+    static func portalSignInThroughProxy() async throws -> (
+        server: TestServer, proxy: FaultProxy, proxied: TestServer, store: ScratchStore
+    ) {
         let server = try TestServer.current()
         let proxy = try await FaultProxy.start(upstream: server.base)
         do {
@@ -51,7 +53,9 @@ struct TokenEndpointFaultTests {
         }
     }
 
-    @Test("500s, resets, empty replies, 30 s stalls, cut transfers, garbage, truncated JSON, HTML: typed errors, one request, store kept")
+    @Test(
+        "500s, resets, empty replies, 30 s stalls, cut transfers, garbage, truncated JSON, HTML: typed errors, one request, store kept"
+    )
     func everyFault() async throws {
         let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
@@ -79,10 +83,13 @@ struct TokenEndpointFaultTests {
                     #expect(typed?.category == .unavailable, "\(mode): \(type(of: error)) \(message)")
                     #expect(message.contains("may have reached"), "\(mode): \(message)")
                 case .invalidResponse:
-                    #expect((error as? TokenEndpointError)?.kind == .invalidResponse, "\(mode): \(type(of: error)) \(message)")
+                    #expect(
+                        (error as? TokenEndpointError)?.kind == .invalidResponse,
+                        "\(mode): \(type(of: error)) \(message)")
                 }
                 #expect(message.contains(says), "\(mode): \(message)")
-                #expect(message.contains("/sharing/rest/oauth2/token"), "\(mode): the endpoint is not named: \(message)")
+                #expect(
+                    message.contains("/sharing/rest/oauth2/token"), "\(mode): the endpoint is not named: \(message)")
                 #expect(!message.contains(refreshToken), "\(mode): the message shows the refresh token")
             }
             let after = try await proxy.clear()
@@ -98,7 +105,9 @@ struct TokenEndpointFaultTests {
         }
     }
 
-    @Test("`portal-auth token` against a token endpoint that stalls for 30 s: the one request waited for, not resent; exit 69, sign-in kept")
+    @Test(
+        "`portal-auth token` against a token endpoint that stalls for 30 s: the one request waited for, not resent; exit 69, sign-in kept"
+    )
     func stalledEndpointThroughTheTool() async throws {
         let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }
@@ -126,8 +135,9 @@ struct TokenEndpointFaultTests {
         #expect(again.status == 0, "\(again)")
     }
 
-    @Test("`portal-auth token` when the token endpoint answers truncated JSON or an HTML page: exit 69 (provider failing), sign-in kept",
-          arguments: ["truncate", "html-200"])
+    @Test(
+        "`portal-auth token` when the token endpoint answers truncated JSON or an HTML page: exit 69 (provider failing), sign-in kept",
+        arguments: ["truncate", "html-200"])
     func unusableAnswerThroughTheTool(mode: String) async throws {
         let (server, proxy, proxied, store) = try await Self.portalSignInThroughProxy()
         defer { proxy.stop() }

@@ -4,11 +4,14 @@ import Testing
 
 /// The IAP commands against Glewlwyd, an independent OpenID provider (issue 11), through headless Chromium on its
 /// own login page. Serialized: each test drives a browser, and Glewlwyd's one client has one fixed redirect port.
-@Suite("Glewlwyd conformance: sign-in, prompts, rotation, logout", .serialized, .enabled(if: GlewlwydServer.isConfigured))
+@Suite(
+    "Glewlwyd conformance: sign-in, prompts, rotation, logout", .serialized, .enabled(if: GlewlwydServer.isConfigured))
 struct GlewlwydConformanceTests {
     // MARK: - Sign-in
 
-    @Test("IAP sign-in: PKCE S256, an RS256 ID token for this client from the discovered issuer, the granted scope stored")
+    @Test(
+        "IAP sign-in: PKCE S256, an RS256 ID token for this client from the discovered issuer, the granted scope stored"
+    )
     func signIn() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -25,8 +28,9 @@ struct GlewlwydConformanceTests {
         #expect(!result.stderr.contains(token) && !result.stdout.contains(token))
     }
 
-    @Test("each prompt type signs in; prompt=none sends the stored ID token as id_token_hint, which Glewlwyd requires",
-          arguments: ["login", "consent", "select_account", "none"])
+    @Test(
+        "each prompt type signs in; prompt=none sends the stored ID token as id_token_hint, which Glewlwyd requires",
+        arguments: ["login", "consent", "select_account", "none"])
     func prompt(_ prompt: String) async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -41,7 +45,9 @@ struct GlewlwydConformanceTests {
         #expect(!again.stderr.contains("id_token_hint"), "the ID token is never printed")
     }
 
-    @Test("a token response without id_token (a proxy drops it) is refused although openid was asked for: exit 65, nothing stored")
+    @Test(
+        "a token response without id_token (a proxy drops it) is refused although openid was asked for: exit 65, nothing stored"
+    )
     func missingIDToken() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -60,7 +66,9 @@ struct GlewlwydConformanceTests {
     func narrowedGrant() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
-        let config = try server.configuration(in: store) { $0["scope"] = .array([.string("openid"), .string("g_admin")]) }
+        let config = try server.configuration(in: store) {
+            $0["scope"] = .array([.string("openid"), .string("g_admin")])
+        }
         let result = try await server.login(config, store)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("scope=openid%20g_admin"))
@@ -74,7 +82,9 @@ struct GlewlwydConformanceTests {
 
     // MARK: - Refresh
 
-    @Test("rotation: each refresh gets a new refresh token; the old one is refused with HTTP 400 and an empty body, which is a sign-in needed (77), not a failing provider")
+    @Test(
+        "rotation: each refresh gets a new refresh token; the old one is refused with HTTP 400 and an empty body, which is a sign-in needed (77), not a failing provider"
+    )
     func rotation() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -86,7 +96,9 @@ struct GlewlwydConformanceTests {
         let after = try #require(try store.entries().values.first?["refresh_token"]?.stringValue)
         #expect(after != before, "Glewlwyd rotates refresh tokens")
 
-        let replay = try await server.token([("grant_type", "refresh_token"), ("client_id", server.clientID), ("refresh_token", before)])
+        let replay = try await server.token([
+            ("grant_type", "refresh_token"), ("client_id", server.clientID), ("refresh_token", before),
+        ])
         #expect(replay.statusCode == 400, "the old refresh token is dead")
 
         // A store that missed the rotation (restored from a backup): the dead token is a refusal.
@@ -96,14 +108,20 @@ struct GlewlwydConformanceTests {
             $0["refresh_token"] = .string(before)
             $0["access_token_issued_at"] = .integer(dayAgo)
         }
-        let token = try await ToolRunner.run(["token", "--iap", config, "--min-valid", "999999"], environment: server.environment(store))
+        let token = try await ToolRunner.run(
+            ["token", "--iap", config, "--min-valid", "999999"], environment: server.environment(store))
         #expect(token.status == 77, "\(token)")
-        #expect(token.stderr.contains("no longer accepted") && token.stderr.contains("portal-auth iap login --config"), "\(token)")
+        #expect(
+            token.stderr.contains("no longer accepted") && token.stderr.contains("portal-auth iap login --config"),
+            "\(token)")
         #expect(!token.stderr.contains("check the portal or token URL"))
         #expect(!token.stderr.contains(before) && !token.stderr.contains(after))
 
         let interactive = try await ToolRunner.run(
-            ["token", "--iap", config, "--min-valid", "999999", "--interactive", "--browser-command", server.browser, "--timeout", "90"],
+            [
+                "token", "--iap", config, "--min-valid", "999999", "--interactive", "--browser-command", server.browser,
+                "--timeout", "90",
+            ],
             environment: server.environment(store), timeout: .seconds(120))
         #expect(interactive.status == 0, "--interactive signs in again: \(interactive)")
         #expect(interactive.stdoutLines.count == 1)
@@ -118,7 +136,11 @@ struct GlewlwydConformanceTests {
         let environment = server.environment(store)
         let results = try await withThrowingTaskGroup(of: ToolRunner.Result.self) { group in
             for _ in 0..<6 {
-                group.addTask { try await ToolRunner.run(["token", "--iap", config, "--min-valid", "999999"], environment: environment, timeout: .seconds(60)) }
+                group.addTask {
+                    try await ToolRunner.run(
+                        ["token", "--iap", config, "--min-valid", "999999"], environment: environment,
+                        timeout: .seconds(60))
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -135,7 +157,9 @@ struct GlewlwydConformanceTests {
         let store = try ScratchStore()
         let (socket, port) = try SignInTests.occupyLoopbackPort()
         close(socket)
-        let config = try server.configuration(in: store) { $0["redirect_url"] = .string("http://127.0.0.1:\(port)/callback") }
+        let config = try server.configuration(in: store) {
+            $0["redirect_url"] = .string("http://127.0.0.1:\(port)/callback")
+        }
         let result = try await ToolRunner.run(
             ["iap", "login", "--config", config, "--browser-command", "true", "--timeout", "3"],
             environment: server.environment(store), timeout: .seconds(60))
@@ -150,14 +174,17 @@ struct GlewlwydConformanceTests {
         let store = try ScratchStore()
         let port = try #require(URL(string: server.base)?.port)
         let result = try await ToolRunner.run(
-            ["request", "http://idp.localhost:\(port)/api/oidc/.well-known/openid-configuration"], environment: ["PORTAL_AUTH_STORE": store.path])
+            ["request", "http://idp.localhost:\(port)/api/oidc/.well-known/openid-configuration"],
+            environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("\"issuer\":\"\(server.issuer)\""), "\(result)")
     }
 
     // MARK: - Logout
 
-    @Test("iap logout: Glewlwyd confirms the end of the session but refuses the public client's revocation (401): both are said, exit 69")
+    @Test(
+        "iap logout: Glewlwyd confirms the end of the session but refuses the public client's revocation (401): both are said, exit 69"
+    )
     func logout() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -169,13 +196,16 @@ struct GlewlwydConformanceTests {
             environment: server.environment(store), timeout: .seconds(90))
         #expect(result.status == 69, "\(result)")
         #expect(result.stderr.contains("The identity provider confirmed the end of the browser session"), "\(result)")
-        #expect(result.stderr.contains("the tokens were NOT revoked") && result.stderr.contains("HTTP 401"), "\(result)")
+        #expect(
+            result.stderr.contains("the tokens were NOT revoked") && result.stderr.contains("HTTP 401"), "\(result)")
         #expect(!result.stderr.contains("confirmed the sign-out"))
         #expect(try store.entries().isEmpty)
         #expect(!result.stderr.contains(refresh))
 
         // The session is gone: a silent sign-in now needs interaction.
-        let silent = try server.configuration(in: store, name: "silent.json") { $0["authorization_prompt_type"] = .string("none") }
+        let silent = try server.configuration(in: store, name: "silent.json") {
+            $0["authorization_prompt_type"] = .string("none")
+        }
         let after = try await server.login(silent, store)
         #expect(after.status == 77, "\(after)")
         #expect(after.stderr.contains("interaction_required") || after.stderr.contains("login_required"), "\(after)")
@@ -204,7 +234,9 @@ struct GlewlwydConformanceTests {
             .flatMap(URL.init(string:))
     }
 
-    @Test("iap logout opened by hand: the printed private page carries id_token_hint, and Glewlwyd ends the session through it (issue 23)")
+    @Test(
+        "iap logout opened by hand: the printed private page carries id_token_hint, and Glewlwyd ends the session through it (issue 23)"
+    )
     func logoutByHand() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -215,7 +247,8 @@ struct GlewlwydConformanceTests {
         let refresh = try #require(entry["refresh_token"]?.stringValue)
         // No browser opens by itself: the person opens what the tool prints.
         let tool = try BackgroundTool.start(
-            ["iap", "logout", "--config", config, "--browser-command", "true", "--timeout", "90"], environment: server.environment(store))
+            ["iap", "logout", "--config", config, "--browser-command", "true", "--timeout", "90"],
+            environment: server.environment(store))
         // A test that stops early must not leave the tool listening on Glewlwyd's one fixed redirect port.
         defer { if tool.process.isRunning { tool.process.terminate() } }
         let said = tool.stderr(until: "Waiting for the identity provider", timeout: .seconds(60))
@@ -227,23 +260,31 @@ struct GlewlwydConformanceTests {
 
         // The browser the person signed in with (its profile keeps Glewlwyd's session) opens the page.
         let environment = server.environment(store)
-        let browserStatus = try await BlockingWork.run { try TestBrowserRun.run(page.absoluteString, environment: environment) }
+        let browserStatus = try await BlockingWork.run {
+            try TestBrowserRun.run(page.absoluteString, environment: environment)
+        }
         #expect(browserStatus == 0, "the browser reached the redirect back")
 
         let rest = readOutput(of: tool.errors, until: "\u{0}", timeout: .seconds(90))
         let process = tool.process
         try await BlockingWork.run { process.waitUntilExit() }
         #expect(rest.contains("The identity provider confirmed the end of the browser session"), "\(said)\(rest)")
-        #expect(tool.process.terminationStatus == 69, "confirmed; Glewlwyd refuses the public client's revocation: \(said)\(rest)")
+        #expect(
+            tool.process.terminationStatus == 69,
+            "confirmed; Glewlwyd refuses the public client's revocation: \(said)\(rest)")
         #expect(!FileManager.default.fileExists(atPath: page.path), "the page is removed when the logout ends")
 
         // The session is gone: a silent sign-in now needs interaction.
-        let silent = try server.configuration(in: store, name: "silent.json") { $0["authorization_prompt_type"] = .string("none") }
+        let silent = try server.configuration(in: store, name: "silent.json") {
+            $0["authorization_prompt_type"] = .string("none")
+        }
         let after = try await server.login(silent, store)
         #expect(after.status == 77, "\(after)")
     }
 
-    @Test("sign-out with two IAP sign-ins of one Glewlwyd session on the same fixed redirect port: one browser logout, both confirmed")
+    @Test(
+        "sign-out with two IAP sign-ins of one Glewlwyd session on the same fixed redirect port: one browser logout, both confirmed"
+    )
     func signOutSharedPort() async throws {
         let server = try GlewlwydServer.current()
         let store = try ScratchStore()
@@ -265,7 +306,9 @@ struct GlewlwydConformanceTests {
         let result = try await ToolRunner.run(
             ["sign-out", "--browser-command", server.browser, "--timeout", "20"],
             environment: server.environment(store), timeout: .seconds(150))
-        #expect(!result.stderr.contains("another program is using port") && !result.stdout.contains("another program is using port"), "\(result)")
+        #expect(
+            !result.stderr.contains("another program is using port")
+                && !result.stdout.contains("another program is using port"), "\(result)")
         // Both sign-ins are of Glewlwyd's one browser session (their ID tokens carry its `sid`): one browser logout
         // ends it, and both are confirmed — the second does not wait out the time for a redirect that never comes
         // (issue 23).

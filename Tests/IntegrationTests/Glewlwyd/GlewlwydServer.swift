@@ -28,7 +28,9 @@ struct GlewlwydServer: Sendable {
         let environment = ProcessInfo.processInfo.environment
         func value(_ name: String) throws -> String {
             guard let value = environment[name], !value.isEmpty else {
-                Issue.record("\(name) is not set: start Glewlwyd with scripts/glewlwyd start and source .run/glewlwyd.env, or run scripts/test")
+                Issue.record(
+                    "\(name) is not set: start Glewlwyd with scripts/glewlwyd start and source .run/glewlwyd.env, or run scripts/test"
+                )
                 throw CancellationError()
             }
             return value
@@ -40,7 +42,8 @@ struct GlewlwydServer: Sendable {
             clientID: try value("PORTAL_AUTH_GLEWLWYD_CLIENT_ID"), redirect: try value("PORTAL_AUTH_GLEWLWYD_REDIRECT"),
             iapConfig: try value("PORTAL_AUTH_GLEWLWYD_IAP_CONFIG"), user: try value("PORTAL_AUTH_GLEWLWYD_USER"),
             passwordFile: try value("PORTAL_AUTH_GLEWLWYD_PASSWORD_FILE"),
-            browser: environment["PORTAL_AUTH_TEST_BROWSER"] ?? root.appendingPathComponent("Tests/BrowserDriver/portal-auth-test-browser").path)
+            browser: environment["PORTAL_AUTH_TEST_BROWSER"]
+                ?? root.appendingPathComponent("Tests/BrowserDriver/portal-auth-test-browser").path)
     }
 
     /// The environment of a tool run: the store, and the browser driver's Glewlwyd credentials, log and profile.
@@ -51,12 +54,16 @@ struct GlewlwydServer: Sendable {
             "PORTAL_AUTH_TEST_BROWSER_LOG": store.directory.appendingPathComponent("browser.log").path,
             "PORTAL_AUTH_GLEWLWYD_BASE": base,
         ]
-        if profile { environment["PORTAL_AUTH_TEST_BROWSER_PROFILE"] = store.directory.appendingPathComponent("profile").path }
+        if profile {
+            environment["PORTAL_AUTH_TEST_BROWSER_PROFILE"] = store.directory.appendingPathComponent("profile").path
+        }
         return environment
     }
 
     /// A copy of the provisioned IAP configuration in `store`'s folder, with `change` applied.
-    func configuration(in store: ScratchStore, name: String = "glewlwyd-iap.json", _ change: (inout JSONObject) -> Void = { _ in }) throws -> String {
+    func configuration(
+        in store: ScratchStore, name: String = "glewlwyd-iap.json", _ change: (inout JSONObject) -> Void = { _ in }
+    ) throws -> String {
         var object = try #require(try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: iapConfig))).objectValue)
         change(&object)
         let path = store.directory.appendingPathComponent(name).path
@@ -65,7 +72,9 @@ struct GlewlwydServer: Sendable {
     }
 
     /// `iap login` through headless Chromium on Glewlwyd's login page.
-    func login(_ config: String, _ store: ScratchStore, extra: [String] = [], environment: [String: String] = [:]) async throws -> ToolRunner.Result {
+    func login(_ config: String, _ store: ScratchStore, extra: [String] = [], environment: [String: String] = [:])
+        async throws -> ToolRunner.Result
+    {
         try await ToolRunner.run(
             ["iap", "login", "--config", config, "--browser-command", browser, "--timeout", "90"] + extra,
             environment: self.environment(store).merging(environment) { $1 }, timeout: .seconds(120))

@@ -11,7 +11,9 @@ struct IAPProxyCommandTests {
 
     // MARK: - The token sent
 
-    @Test("signed in, request and token --url send the ID token, as the SDK does: the proxy admits it, one request per call", arguments: providers)
+    @Test(
+        "signed in, request and token --url send the ID token, as the SDK does: the proxy admits it, one request per call",
+        arguments: providers)
     func idTokenSent(_ name: String) async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider(name)
@@ -31,7 +33,9 @@ struct IAPProxyCommandTests {
             #expect(answer["path"]?.stringValue == path)
             #expect(answer["bearer"]?.boolValue == true)
             #expect(answer["user"]?.stringValue == claims.subject, "\(result)")
-            #expect(answer["claims"]?["aud"]?.stringValue == claims.audiences.first, "the ID token's audience reached the app: \(result)")
+            #expect(
+                answer["claims"]?["aud"]?.stringValue == claims.audiences.first,
+                "the ID token's audience reached the app: \(result)")
             #expect(result.leaksNone(of: [idToken, access, refresh]))
         }
         // One request per call: nothing refused, nothing refreshed, nothing sent twice.
@@ -42,23 +46,29 @@ struct IAPProxyCommandTests {
 
         let token = try await proxy.run(["token", "--url", provider.app + "/api/data"], provider, store)
         #expect(token.status == 0, "\(token)")
-        #expect(token.stdoutLines == [idToken], "token --url prints the token sent to hosts behind the proxy: the ID token")
+        #expect(
+            token.stdoutLines == [idToken], "token --url prints the token sent to hosts behind the proxy: the ID token")
 
         // A script run by exec gets the same token, and the proxy admits it.
         let script = #"curl -sS -f -H "Authorization: Bearer $PORTAL_AUTH_TOKEN" "$0""#
-        let exec = try await proxy.run(["exec", "--url", provider.app + "/api/data", "--", "sh", "-c", script, provider.app + "/api/data"], provider, store)
+        let exec = try await proxy.run(
+            ["exec", "--url", provider.app + "/api/data", "--", "sh", "-c", script, provider.app + "/api/data"],
+            provider, store)
         #expect(exec.status == 0, "\(exec)")
         #expect(try IAPProxyServer.backendAnswer(exec)["claims"]?["aud"]?.stringValue == claims.audiences.first)
     }
 
-    @Test("iap login --proxy-token access keeps the choice: request, token --url and exec send the access token without the option; --proxy-token id overrides it; status shows it")
+    @Test(
+        "iap login --proxy-token access keeps the choice: request, token --url and exec send the access token without the option; --proxy-token id overrides it; status shows it"
+    )
     func storedProxyToken() async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider("authserver")
         let store = try ScratchStore()
         let login = try await proxy.login(provider, store, extra: ["--proxy-token", "access"])
         #expect(login.status == 0, "\(login)")
-        #expect(login.stderr.contains("Hosts behind the proxy get the access token (stored with the sign-in"), "\(login)")
+        #expect(
+            login.stderr.contains("Hosts behind the proxy get the access token (stored with the sign-in"), "\(login)")
         let access = try IAPProxyServer.stored("access_token", in: store)
 
         let accepted = try await proxy.run(["request", provider.access + "/data"], provider, store)
@@ -67,20 +77,27 @@ struct IAPProxyCommandTests {
         let token = try await proxy.run(["token", "--url", provider.access + "/data"], provider, store)
         #expect(token.stdoutLines == [access], "\(token)")
         let script = #"curl -sS -f -H "Authorization: Bearer $PORTAL_AUTH_TOKEN" "$0""#
-        let exec = try await proxy.run(["exec", "--url", provider.access + "/data", "--", "sh", "-c", script, provider.access + "/data"], provider, store)
+        let exec = try await proxy.run(
+            ["exec", "--url", provider.access + "/data", "--", "sh", "-c", script, provider.access + "/data"], provider,
+            store)
         #expect(exec.status == 0, "\(exec)")
-        let overridden = try await proxy.run(["token", "--url", provider.access + "/data", "--proxy-token", "id"], provider, store)
+        let overridden = try await proxy.run(
+            ["token", "--url", provider.access + "/data", "--proxy-token", "id"], provider, store)
         #expect(overridden.stdoutLines == [try IAPProxyServer.stored("id_token", in: store)], "\(overridden)")
 
         let status = try await proxy.run(["status", "--format", "json"], provider, store)
         let credential = try JSONValue.parse(Data(status.stdout.utf8))["credentials"]?.arrayValue?.first
-        #expect(credential?["proxy_token"] == .string("access") && credential?["proxy_token_stored"] == .string("access"), "\(status)")
+        #expect(
+            credential?["proxy_token"] == .string("access") && credential?["proxy_token_stored"] == .string("access"),
+            "\(status)")
         let claims = try await proxy.run(["status", "--claims", "--url", provider.access + "/data"], provider, store)
         #expect(claims.status == 0 && claims.stdout.contains("ID token claims:"), "\(claims)")
         #expect(claims.leaksNone(of: [access, try IAPProxyServer.stored("id_token", in: store)]))
     }
 
-    @Test("--proxy-token access sends the access token, which the proxy's access-token host admits; the ID token there is refused without a refresh (exit 65, the other kind named)", arguments: providers)
+    @Test(
+        "--proxy-token access sends the access token, which the proxy's access-token host admits; the ID token there is refused without a refresh (exit 65, the other kind named)",
+        arguments: providers)
     func accessTokenSent(_ name: String) async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider(name)
@@ -90,10 +107,12 @@ struct IAPProxyCommandTests {
         let refresh = try IAPProxyServer.stored("refresh_token", in: store)
 
         let mark = try proxy.mark()
-        let accepted = try await proxy.run(["request", provider.access + "/data", "--proxy-token", "access"], provider, store)
+        let accepted = try await proxy.run(
+            ["request", provider.access + "/data", "--proxy-token", "access"], provider, store)
         #expect(accepted.status == 0, "\(accepted)")
         #expect(try IAPProxyServer.backendAnswer(accepted)["bearer"]?.boolValue == true)
-        let token = try await proxy.run(["token", "--url", provider.access + "/data", "--proxy-token", "access"], provider, store)
+        let token = try await proxy.run(
+            ["token", "--url", provider.access + "/data", "--proxy-token", "access"], provider, store)
         #expect(token.status == 0, "\(token)")
         #expect(token.stdoutLines == [access])
 
@@ -101,16 +120,23 @@ struct IAPProxyCommandTests {
         #expect(refused.status == 65, "a fresh token refused: signing in again cannot help: \(refused)")
         #expect(refused.stdout.isEmpty, "the proxy's answer is not printed as the result")
         #expect(refused.stderr.contains("--proxy-token access"), "\(refused)")
-        #expect(refused.stderr.contains("portal-auth status --claims --url \(provider.access)/data"), "the refusal points to the token's claims: \(refused)")
+        #expect(
+            refused.stderr.contains("portal-auth status --claims --url \(provider.access)/data"),
+            "the refusal points to the token's claims: \(refused)")
         #expect(refused.leaksNone(of: [access, try IAPProxyServer.stored("id_token", in: store), refresh]))
         let requests = try await proxy.requests(since: mark, hostPrefix: "access.\(name).")
-        #expect(requests.map(\.status) == [200, 401], "the refused ID token was sent once, not refreshed and sent again: \(requests)")
-        #expect(try IAPProxyServer.stored("refresh_token", in: store) == refresh, "no refresh token spent on a fresh token")
+        #expect(
+            requests.map(\.status) == [200, 401],
+            "the refused ID token was sent once, not refreshed and sent again: \(requests)")
+        #expect(
+            try IAPProxyServer.stored("refresh_token", in: store) == refresh, "no refresh token spent on a fresh token")
     }
 
     // MARK: - Sign-in requests
 
-    @Test("nothing stored: every kind of sign-in request the proxy makes exits 77 with the sign-in command, never printed as the result", arguments: providers)
+    @Test(
+        "nothing stored: every kind of sign-in request the proxy makes exits 77 with the sign-in command, never printed as the result",
+        arguments: providers)
     func signInRequests(_ name: String) async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider(name)
@@ -133,9 +159,14 @@ struct IAPProxyCommandTests {
             #expect(answer.headers["WWW-Authenticate"] == nil)
             if item.proxyStatus == 302 {
                 let location = try #require(answer.headers["Location"])
-                #expect(item.url.contains("/portal/") ? location.hasSuffix("/signin.html") : location.contains("client_id=portal-auth-iap-proxy"), "\(location)")
+                #expect(
+                    item.url.contains("/portal/")
+                        ? location.hasSuffix("/signin.html") : location.contains("client_id=portal-auth-iap-proxy"),
+                    "\(location)")
             }
-            if item.proxyStatus == 200 { #expect(String(decoding: answer.body, as: UTF8.self).contains("<form method=\"post\"")) }
+            if item.proxyStatus == 200 {
+                #expect(String(decoding: answer.body, as: UTF8.self).contains("<form method=\"post\""))
+            }
 
             let arguments = ["request", item.url] + item.headers + (item.config ? ["--config", provider.config] : [])
             let result = try await proxy.run(arguments, provider, store)
@@ -150,7 +181,9 @@ struct IAPProxyCommandTests {
 
     // MARK: - Refused and expiring tokens
 
-    @Test("a token of a client the proxy does not accept: exit 65 naming the causes, one request per call and no refresh token spent", arguments: providers)
+    @Test(
+        "a token of a client the proxy does not accept: exit 65 naming the causes, one request per call and no refresh token spent",
+        arguments: providers)
     func refusedClient(_ name: String) async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider(name)
@@ -172,7 +205,9 @@ struct IAPProxyCommandTests {
         }
     }
 
-    @Test("a refused token older than a minute is refreshed once and sent again; then the fresh one serves without a refresh")
+    @Test(
+        "a refused token older than a minute is refreshed once and sent again; then the fresh one serves without a refresh"
+    )
     func oldRefusedTokenRefreshedOnce() async throws {
         // django-oauth-toolkit: its refresh responses carry a new ID token (Glewlwyd's carry none).
         let proxy = try IAPProxyServer.current()
@@ -188,7 +223,8 @@ struct IAPProxyCommandTests {
         // signature, so that the refreshed ID token is still the same sign-in's (iss, sub, aud: OIDC Core 12.2) —
         // and the sign-in is an hour old.
         let ownIDToken = try IAPProxyServer.stored("id_token", in: store)
-        let refusedIDToken = ownIDToken.split(separator: ".").prefix(2).joined(separator: ".") + "."
+        let refusedIDToken =
+            ownIDToken.split(separator: ".").prefix(2).joined(separator: ".") + "."
             + (otherIDToken.split(separator: ".").last.map(String.init) ?? "")
         #expect(refusedIDToken != ownIDToken)
         let hourAgo = Int64(Date().timeIntervalSince1970) - 3600
@@ -260,7 +296,9 @@ struct IAPProxyCommandTests {
 
     // MARK: - Logout
 
-    @Test("iap logout: the stored sign-in is gone, and the proxy's host wants a sign-in again (77)", arguments: [("authserver", Int32(0)), ("glewlwyd", Int32(69))])
+    @Test(
+        "iap logout: the stored sign-in is gone, and the proxy's host wants a sign-in again (77)",
+        arguments: [("authserver", Int32(0)), ("glewlwyd", Int32(69))])
     func logout(_ name: String, _ expectedStatus: Int32) async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider(name)
@@ -269,14 +307,16 @@ struct IAPProxyCommandTests {
         #expect(try await proxy.run(["request", provider.app + "/api/data"], provider, store).status == 0)
         let browser = name == "glewlwyd" ? try GlewlwydServer.current().browser : try TestServer.current().browser
         let result = try await proxy.run(
-            ["iap", "logout", "--config", provider.config, "--browser-command", browser, "--timeout", "60"], provider, store,
+            ["iap", "logout", "--config", provider.config, "--browser-command", browser, "--timeout", "60"], provider,
+            store,
             timeout: .seconds(90))
         // Glewlwyd ends the browser session but refuses a public client's revocation (69).
         #expect(result.status == expectedStatus, "\(result)")
         #expect(result.stderr.contains("confirmed the end of the browser session"), "\(result)")
         #expect(try store.entries().isEmpty)
         let mark = try proxy.mark()
-        let after = try await proxy.run(["request", provider.app + "/api/data", "--config", provider.config], provider, store)
+        let after = try await proxy.run(
+            ["request", provider.app + "/api/data", "--config", provider.config], provider, store)
         #expect(after.status == 77, "\(after)")
         let logged5 = try await proxy.requests(since: mark, hostPrefix: "app.\(name).")
         #expect(logged5.map(\.bearer) == [false], "no token left to send")

@@ -10,13 +10,16 @@ import Testing
 struct IAPProxyLibraryTests {
     static func settings() throws -> SignInSettings {
         // The browser explicitly: the default (`.automatic`) takes the device code where there is no display (CI).
-        SignInSettings(browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90), signInMethod: .browser)
+        SignInSettings(
+            browser: CommandBrowserOpener(command: try TestServer.current().browser), timeout: .seconds(90),
+            signInMethod: .browser)
     }
 
     /// The proxy's django-oauth-toolkit app and its IAP configuration, an SDK-style handler for it, and a manager
     /// that asks that handler.
     static func portedSetup() async throws -> (
-        proxy: IAPProxyServer, provider: IAPProxyServer.Provider, configuration: IAPConfiguration, handler: PortedIAPHandler,
+        proxy: IAPProxyServer, provider: IAPProxyServer.Provider, configuration: IAPConfiguration,
+        handler: PortedIAPHandler,
         manager: AuthenticationManager
     ) {
         let proxy = try IAPProxyServer.current()
@@ -37,7 +40,9 @@ struct IAPProxyLibraryTests {
         return (response, try? JSONValue.parse(response.body))
     }
 
-    @Test("an SDK-style handler (no configurations declared) is asked when the proxy redirects to the provider; the ID token is sent, and the stored credential then serves the 401 host")
+    @Test(
+        "an SDK-style handler (no configurations declared) is asked when the proxy redirects to the provider; the ID token is sent, and the stored credential then serves the 401 host"
+    )
     func sdkStyleHandler() async throws {
         let (proxy, provider, configuration, handler, manager) = try await Self.portedSetup()
 
@@ -45,7 +50,9 @@ struct IAPProxyLibraryTests {
         #expect(first.statusCode == 200, "the proxy's 302 is a sign-in request, not the result")
         #expect(answer?["app"]?.stringValue == "iap-backend")
         #expect(answer?["bearer"]?.boolValue == true)
-        #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID, "the ID token was sent: \(String(describing: answer))")
+        #expect(
+            answer?["claims"]?["aud"]?.stringValue == configuration.clientID,
+            "the ID token was sent: \(String(describing: answer))")
         #expect(handler.kinds == [.iap])
         #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
 
@@ -59,7 +66,9 @@ struct IAPProxyLibraryTests {
         #expect(handler.kinds == [.iap], "not asked again")
     }
 
-    @Test("ported code registers its configuration with the manager: a JSON request's bare 401 from that host asks the SDK-style handler")
+    @Test(
+        "ported code registers its configuration with the manager: a JSON request's bare 401 from that host asks the SDK-style handler"
+    )
     func registeredConfiguration() async throws {
         let (_, provider, configuration, handler, manager) = try await Self.portedSetup()
         manager.iapConfigurations = [configuration]
@@ -70,7 +79,9 @@ struct IAPProxyLibraryTests {
         #expect(handler.kinds == [.iap])
     }
 
-    @Test("tokenSentToProxy = .accessToken: the access token goes, which the access-token host admits; the ID token there is refused as iapTokenRefused without a refresh")
+    @Test(
+        "tokenSentToProxy = .accessToken: the access token goes, which the access-token host admits; the ID token there is refused as iapTokenRefused without a refresh"
+    )
     func accessTokenSent() async throws {
         let (_, provider, _, handler, manager) = try await Self.portedSetup()
         let (signedIn, _) = try await Self.get(manager, provider.app + "/auth/data")
@@ -89,11 +100,15 @@ struct IAPProxyLibraryTests {
         credential.tokenSentToProxy = .accessToken
         let response = try await manager.data(for: .get(URL(string: provider.access + "/data")!))
         #expect(response.statusCode == 200)
-        #expect(try JSONValue.parse(response.body)["user"]?.stringValue == "alice", "django-oauth-toolkit's introspection names the user")
+        #expect(
+            try JSONValue.parse(response.body)["user"]?.stringValue == "alice",
+            "django-oauth-toolkit's introspection names the user")
         #expect(handler.kinds == [.iap], "no sign-in asked for")
     }
 
-    @Test("the Authenticator answers the auto-post page, the proxy's own sign-in page and a bare 401 of a configured proxy")
+    @Test(
+        "the Authenticator answers the auto-post page, the proxy's own sign-in page and a bare 401 of a configured proxy"
+    )
     func authenticator() async throws {
         let proxy = try IAPProxyServer.current()
         let provider = try proxy.provider("authserver")
@@ -101,7 +116,9 @@ struct IAPProxyLibraryTests {
 
         // The auto-post page (Apache logs it as 401 though the client gets a 200), the proxy's own sign-in page
         // (302 to /signin.html), and OIDCUnAuthAction 401.
-        for (url, logged) in [(provider.post + "/data", 401), (provider.app + "/portal/data", 302), (provider.app + "/api/data", 401)] {
+        for (url, logged) in [
+            (provider.post + "/data", 401), (provider.app + "/portal/data", 302), (provider.app + "/api/data", 401),
+        ] {
             let manager = AuthenticationManager()
             let authenticator = Authenticator(signInSettings: try Self.settings())
             authenticator.iapConfigurations = [configuration]
@@ -112,7 +129,9 @@ struct IAPProxyLibraryTests {
             #expect(answer?["app"]?.stringValue == "iap-backend", "\(url): the backend answered, not the proxy's page")
             #expect(answer?["claims"]?["aud"]?.stringValue == configuration.clientID)
             let requests = try await proxy.requests(since: mark, hostPrefix: URL(string: url)!.host!)
-            #expect(requests.map(\.status) == [logged, 200], "the sign-in request, then the request with the token: \(requests)")
+            #expect(
+                requests.map(\.status) == [logged, 200],
+                "the sign-in request, then the request with the token: \(requests)")
             #expect(requests.map(\.bearer) == [false, true])
             #expect(manager.arcGISCredentialStore.credentials.first is IAPCredential)
         }
@@ -134,7 +153,9 @@ final class PortedIAPHandler: ArcGISAuthenticationChallengeHandler {
     /// The kinds of the challenges the handler was asked, in order.
     var kinds: [ArcGISAuthenticationChallenge.Kind] { asked.withLock { $0 } }
 
-    func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
+    func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws
+        -> ArcGISAuthenticationChallenge.Disposition
+    {
         asked.withLock { $0.append(challenge.kind) }
         guard challenge.kind == .iap else { return .continueWithoutCredential }
         return .continueWithCredential(try await IAPCredential.credential(for: configuration, settings: settings))

@@ -39,7 +39,9 @@ struct IAPProxyServer: Sendable {
         let environment = ProcessInfo.processInfo.environment
         func value(_ name: String) throws -> String {
             guard let value = environment[name], !value.isEmpty else {
-                Issue.record("\(name) is not set: start the proxy with scripts/iap-proxy start (after scripts/authserver and scripts/glewlwyd) and source .run/iap-proxy.env, or run scripts/test")
+                Issue.record(
+                    "\(name) is not set: start the proxy with scripts/iap-proxy start (after scripts/authserver and scripts/glewlwyd) and source .run/iap-proxy.env, or run scripts/test"
+                )
                 throw CancellationError()
             }
             return value
@@ -48,14 +50,17 @@ struct IAPProxyServer: Sendable {
         for name in try value("PORTAL_AUTH_IAP_PROXY_PROVIDERS").split(separator: " ").map(String.init) {
             let prefix = "PORTAL_AUTH_IAP_PROXY_\(name.uppercased())_"
             providers[name] = Provider(
-                name: name, app: try value(prefix + "APP"), post: try value(prefix + "POST"), access: try value(prefix + "ACCESS"),
-                config: try value(prefix + "CONFIG"), issuer: try value(prefix + "ISSUER"), otherConfig: environment[prefix + "OTHER_CONFIG"])
+                name: name, app: try value(prefix + "APP"), post: try value(prefix + "POST"),
+                access: try value(prefix + "ACCESS"),
+                config: try value(prefix + "CONFIG"), issuer: try value(prefix + "ISSUER"),
+                otherConfig: environment[prefix + "OTHER_CONFIG"])
         }
         guard let port = Int(try value("PORTAL_AUTH_IAP_PROXY_PORT")) else {
             Issue.record("PORTAL_AUTH_IAP_PROXY_PORT is not a port number")
             throw CancellationError()
         }
-        return IAPProxyServer(port: port, accessLog: try value("PORTAL_AUTH_IAP_PROXY_ACCESS_LOG"), providers: providers)
+        return IAPProxyServer(
+            port: port, accessLog: try value("PORTAL_AUTH_IAP_PROXY_ACCESS_LOG"), providers: providers)
     }
 
     /// The provider `name`, or a recorded failure when the proxy was started without it.
@@ -90,7 +95,8 @@ struct IAPProxyServer: Sendable {
         var lines = try logLines().dropFirst(mark)
         for _ in 0..<2 {
             let marker = "/iap-test-mark-\(UUID().uuidString)"
-            _ = try await CurlHTTPClient().send(TransportRequest(url: URL(string: "http://127.0.0.1:\(port)\(marker)")!))
+            _ = try await CurlHTTPClient().send(
+                TransportRequest(url: URL(string: "http://127.0.0.1:\(port)\(marker)")!))
             lines = try logLines().dropFirst(mark)
             for _ in 0..<200 where !lines.contains(where: { $0.contains(" \(marker) ") }) {
                 try await Task.sleep(for: .milliseconds(50))
@@ -104,7 +110,8 @@ struct IAPProxyServer: Sendable {
         return lines.compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
             guard fields.count == 5, fields[0].hasPrefix(hostPrefix), !fields[2].hasPrefix("/iap-test-mark-"),
-                  let status = Int(fields[3]) else { return nil }
+                let status = Int(fields[3])
+            else { return nil }
             return LoggedRequest(host: fields[0], path: fields[2], status: status, bearer: fields[4] == "bearer=yes")
         }
     }
@@ -118,19 +125,28 @@ struct IAPProxyServer: Sendable {
     /// The environment of a tool run with `store` for `provider` (Glewlwyd's browser credentials and profile).
     func environment(_ provider: Provider, _ store: ScratchStore) throws -> [String: String] {
         if provider.name == "glewlwyd" { return try GlewlwydServer.current().environment(store) }
-        return ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_LOG": store.directory.appendingPathComponent("browser.log").path]
+        return [
+            "PORTAL_AUTH_STORE": store.path,
+            "PORTAL_AUTH_TEST_BROWSER_LOG": store.directory.appendingPathComponent("browser.log").path,
+        ]
     }
 
     /// `iap login --config config` through headless Chromium on the provider's login page.
-    func login(_ provider: Provider, _ store: ScratchStore, config: String? = nil, extra: [String] = []) async throws -> ToolRunner.Result {
-        let browser = provider.name == "glewlwyd" ? try GlewlwydServer.current().browser : try TestServer.current().browser
+    func login(_ provider: Provider, _ store: ScratchStore, config: String? = nil, extra: [String] = []) async throws
+        -> ToolRunner.Result
+    {
+        let browser =
+            provider.name == "glewlwyd" ? try GlewlwydServer.current().browser : try TestServer.current().browser
         return try await ToolRunner.run(
-            ["iap", "login", "--config", config ?? provider.config, "--browser-command", browser, "--timeout", "90"] + extra,
+            ["iap", "login", "--config", config ?? provider.config, "--browser-command", browser, "--timeout", "90"]
+                + extra,
             environment: try environment(provider, store), timeout: .seconds(120))
     }
 
     /// `portal-auth ARGUMENTS` with `store` for `provider`.
-    func run(_ arguments: [String], _ provider: Provider, _ store: ScratchStore, timeout: Duration = .seconds(60)) async throws -> ToolRunner.Result {
+    func run(_ arguments: [String], _ provider: Provider, _ store: ScratchStore, timeout: Duration = .seconds(60))
+        async throws -> ToolRunner.Result
+    {
         try await ToolRunner.run(arguments, environment: try environment(provider, store), timeout: timeout)
     }
 

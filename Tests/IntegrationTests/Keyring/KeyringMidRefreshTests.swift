@@ -23,8 +23,9 @@ struct KeyringMidRefreshTests {
         case crash
     }
 
-    @Test("the keyring locked or its daemon killed during a rotating refresh: the new tokens are kept, and the sign-in works once the keyring is back",
-          arguments: Disruption.allCases, [false, true])
+    @Test(
+        "the keyring locked or its daemon killed during a rotating refresh: the new tokens are kept, and the sign-in works once the keyring is back",
+        arguments: Disruption.allCases, [false, true])
     func disruptedRefresh(disruption: Disruption, forcedKeyring: Bool) async throws {
         let keyring = try KeyringSession()
         let home = try KeyringScratch(keyring: keyring)
@@ -66,9 +67,11 @@ struct KeyringMidRefreshTests {
         try keyring.unlock()
         let token = try await home.run(["token"] + selector, extra: store)
         #expect(token.status == 0, "\(token)")
-        #expect(token.stdout.trimmingCharacters(in: .newlines) == refreshed, "the refreshed token, not the spent sign-in's")
+        #expect(
+            token.stdout.trimmingCharacters(in: .newlines) == refreshed, "the refreshed token, not the spent sign-in's")
         let moved = try home.indexEntry(.iap).value
-        #expect(moved["keyring"] != nil && moved["keyring_deferred"] == nil && moved["refresh_token"] == nil, "\(moved)")
+        #expect(
+            moved["keyring"] != nil && moved["keyring_deferred"] == nil && moved["refresh_token"] == nil, "\(moved)")
         #expect(try home.filesHolding([refreshed]).isEmpty, "the token left the store file")
         #expect(try home.itemEntry(.iap)["access_token"]?.stringValue == refreshed)
 
@@ -77,7 +80,9 @@ struct KeyringMidRefreshTests {
         #expect(again.status == 0, "the sign-in was lost: \(again)")
     }
 
-    @Test("a keyring locked before the refresh: nothing is sent, exit 70 with what to do, and the sign-in works after unlocking")
+    @Test(
+        "a keyring locked before the refresh: nothing is sent, exit 70 with what to do, and the sign-in works after unlocking"
+    )
     func lockedBeforeRefresh() async throws {
         let keyring = try KeyringSession()
         let home = try KeyringScratch(keyring: keyring)
@@ -88,7 +93,8 @@ struct KeyringMidRefreshTests {
         let refresh = try await home.run(["refresh"] + selector, extra: ["PORTAL_AUTH_STORE": "keyring"])
         #expect(refresh.status == 70, "\(refresh)")
         #expect(refresh.stderr.contains("unlock the keyring"), "\(refresh)")
-        #expect(try await control.stats().refreshes == 0, "a refresh token was spent with nowhere to keep its successor")
+        #expect(
+            try await control.stats().refreshes == 0, "a refresh token was spent with nowhere to keep its successor")
         try keyring.unlock()
         let after = try await home.run(["refresh"] + selector, extra: ["PORTAL_AUTH_STORE": "keyring"])
         #expect(after.status == 0, "\(after)")
@@ -116,15 +122,20 @@ struct HungKeyringDeadlineTests {
 
         let status = try await home.run(["status", "--timeout", "2"])
         #expect(status.status == 77, "the only sign-in cannot be read: \(status)")
-        #expect(status.stdout.contains("Tokens kept in: the store file") && status.stdout.contains("time limit (--timeout)"), "\(status)")
+        #expect(
+            status.stdout.contains("Tokens kept in: the store file")
+                && status.stdout.contains("time limit (--timeout)"), "\(status)")
 
         let token = try await home.run(["token", "--store", "keyring", "--timeout", "2"] + selector)
         #expect(token.status == 70, "\(token)")
         #expect(token.stderr.contains("time limit (--timeout)") && token.stderr.contains("--store file"), "\(token)")
 
-        let login = try await home.run(["iap", "login", "--config", server.iapConfig, "--browser-command", "true", "--timeout", "2"])
+        let login = try await home.run([
+            "iap", "login", "--config", server.iapConfig, "--browser-command", "true", "--timeout", "2",
+        ])
         #expect(login.status == 75, "\(login)")
-        #expect(login.stderr.contains("cannot be read now") && login.stderr.contains("time limit (--timeout)"), "\(login)")
+        #expect(
+            login.stderr.contains("cannot be read now") && login.stderr.contains("time limit (--timeout)"), "\(login)")
         #expect(try home.indexEntry(.iap).value["keyring"] != nil, "the sign-in stays in the keyring")
     }
 }

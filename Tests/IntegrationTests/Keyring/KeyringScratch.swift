@@ -19,18 +19,21 @@ struct KeyringScratch {
 
     /// The tool's environment: this home, the keyring's bus, no store forced.
     var environment: [String: String] {
-        ["HOME": home, "XDG_STATE_HOME": "\(home)/.local/state", "XDG_CACHE_HOME": "\(home)/.cache",
-         "DBUS_SESSION_BUS_ADDRESS": keyring.busAddress, "PORTAL_AUTH_STORE": ""]
+        [
+            "HOME": home, "XDG_STATE_HOME": "\(home)/.local/state", "XDG_CACHE_HOME": "\(home)/.cache",
+            "DBUS_SESSION_BUS_ADDRESS": keyring.busAddress, "PORTAL_AUTH_STORE": "",
+        ]
     }
 
     /// Signs in through the real browser with the tool.
     @discardableResult
     func signIn(_ kind: SignInKind, server: TestServer) async throws -> ToolRunner.Result {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let arguments: [String] = switch kind {
-        case .portal: ["login", "--portal", server.portal, "--client-id", server.clientID]
-        case .iap: ["iap", "login", "--config", server.iapConfig]
-        }
+        let arguments: [String] =
+            switch kind {
+            case .portal: ["login", "--portal", server.portal, "--client-id", server.clientID]
+            case .iap: ["iap", "login", "--config", server.iapConfig]
+            }
         let result = try await ToolRunner.run(
             arguments + ["--browser-command", server.browser, "--timeout", "90"],
             environment: environment.merging(["PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]) { $1 }, timeout: .seconds(120))

@@ -13,7 +13,9 @@ final class KeyringSession: Sendable {
 
     /// The keyring `scripts/test` started (`PORTAL_AUTH_TEST_KEYRING_ENV` names its environment file), else a new one.
     static func shared() throws -> KeyringSession {
-        guard let file = ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_KEYRING_ENV"], !file.isEmpty else { return try KeyringSession() }
+        guard let file = ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_KEYRING_ENV"], !file.isEmpty else {
+            return try KeyringSession()
+        }
         return try KeyringSession(environmentFile: URL(fileURLWithPath: file))
     }
 
@@ -25,8 +27,10 @@ final class KeyringSession: Sendable {
 
     private static func busAddress(in file: URL) throws -> String {
         let environment = try String(contentsOf: file, encoding: .utf8)
-        let line = try #require(environment.split(separator: "\n").first { $0.hasPrefix("export DBUS_SESSION_BUS_ADDRESS=") })
-        return String(line.dropFirst("export DBUS_SESSION_BUS_ADDRESS=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        let line = try #require(
+            environment.split(separator: "\n").first { $0.hasPrefix("export DBUS_SESSION_BUS_ADDRESS=") })
+        return String(line.dropFirst("export DBUS_SESSION_BUS_ADDRESS=".count)).trimmingCharacters(
+            in: CharacterSet(charactersIn: "'"))
     }
 
     /// The project's `scripts/keyring`.
@@ -74,18 +78,21 @@ final class KeyringSession: Sendable {
     /// answers while its name stays on the bus.
     func pauseDaemon(_ stopped: Bool) throws {
         let text = try String(contentsOf: directory.appendingPathComponent("daemon.pid"), encoding: .utf8)
-        let pid = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), "no daemon pid in \(directory.path)")
+        let pid = try #require(
+            Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), "no daemon pid in \(directory.path)")
         try #require(kill(pid, stopped ? SIGSTOP : SIGCONT) == 0, "cannot signal the keyring daemon \(pid)")
     }
 
     /// The attributes of the portal-auth items of the store at `storePath` (`secret-tool search`).
     func items(storePath: String) throws -> [[String: String]] {
-        let result = try Self.command(["secret-tool", "search", "--all", "--unlock", "store", storePath], bus: busAddress)
+        let result = try Self.command(
+            ["secret-tool", "search", "--all", "--unlock", "store", storePath], bus: busAddress)
         var items: [[String: String]] = []
         for line in result.output.split(separator: "\n") {
             if line.hasPrefix("[/") { items.append([:]) }
             if line.hasPrefix("attribute."), let equals = line.range(of: " = ") {
-                items[items.count - 1][String(line[line.index(line.startIndex, offsetBy: 10)..<equals.lowerBound])] = String(line[equals.upperBound...])
+                items[items.count - 1][String(line[line.index(line.startIndex, offsetBy: 10)..<equals.lowerBound])] =
+                    String(line[equals.upperBound...])
             }
         }
         return items
@@ -93,7 +100,8 @@ final class KeyringSession: Sendable {
 
     /// The entry a store's keyring item holds (for checks the tool itself never prints).
     func itemEntry(storePath: String, key: String, generation: String) throws -> JSONValue {
-        let result = try Self.command(["secret-tool", "lookup", "store", storePath, "entry", key, "generation", generation], bus: busAddress)
+        let result = try Self.command(
+            ["secret-tool", "lookup", "store", storePath, "entry", key, "generation", generation], bus: busAddress)
         try #require(result.status == 0, "no item: \(result.output)")
         return try JSONValue.parse(result.output)
     }
@@ -109,7 +117,9 @@ final class KeyringSession: Sendable {
         try command(["bash", script] + arguments, environment: ["PORTAL_AUTH_KEYRING_DIR": directory.path])
     }
 
-    private static func command(_ arguments: [String], bus: String? = nil, environment: [String: String] = [:]) throws -> Output {
+    private static func command(_ arguments: [String], bus: String? = nil, environment: [String: String] = [:]) throws
+        -> Output
+    {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments

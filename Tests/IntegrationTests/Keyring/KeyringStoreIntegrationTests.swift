@@ -14,7 +14,8 @@ struct KeyringStoreIntegrationTests {
         control = try await TestControl.prepared()
     }
 
-    @Test("a sign-in keeps its tokens in the keyring: no token in any file of the home and state folders; status says so")
+    @Test(
+        "a sign-in keeps its tokens in the keyring: no token in any file of the home and state folders; status says so")
     func noTokenOnDisk() async throws {
         let home = try KeyringScratch(keyring: try KeyringSession.shared())
         let signedIn = try await home.signIn(.iap, server: server)
@@ -35,7 +36,9 @@ struct KeyringStoreIntegrationTests {
         #expect(try home.filesHolding(tokens).isEmpty)
     }
 
-    @Test("16 concurrent `token` processes on an expired token with rotating refresh tokens: one refresh, one token, one item")
+    @Test(
+        "16 concurrent `token` processes on an expired token with rotating refresh tokens: one refresh, one token, one item"
+    )
     func concurrentProcesses() async throws {
         let home = try KeyringScratch(keyring: try KeyringSession.shared())
         // A 1-second access token, waited out (by `status`): the next `token` refreshes it, whatever the rule for
@@ -46,7 +49,8 @@ struct KeyringStoreIntegrationTests {
         let giveUp = Date().addingTimeInterval(60)
         while true {
             let status = try await home.run(["status", "--format", "json"])
-            let valid = try JSONValue.parse(Data(status.stdout.utf8))["credentials"]?.arrayValue?.first?["access_token_valid"]?.boolValue
+            let valid = try JSONValue.parse(Data(status.stdout.utf8))["credentials"]?.arrayValue?.first?[
+                "access_token_valid"]?.boolValue
             if valid == false { break }
             try #require(Date() < giveUp, "the 1-second access token did not expire within a minute: \(status)")
             try await Task.sleep(for: .milliseconds(200))
@@ -54,7 +58,8 @@ struct KeyringStoreIntegrationTests {
         try await control.configure(["token_delay_ms": .integer(400)])
         try await control.resetStats()
 
-        let runs = try await ParallelRuns.run(16, arguments: ["token", "--iap", server.iapConfig], environment: home.environment)
+        let runs = try await ParallelRuns.run(
+            16, arguments: ["token", "--iap", server.iapConfig], environment: home.environment)
         try await control.resetConfiguration()
         let stats = try await control.stats()
         #expect(runs.allSatisfy { $0.status == 0 }, "\(runs.filter { $0.status != 0 })")
@@ -106,7 +111,9 @@ struct KeyringStoreIntegrationTests {
         #expect(try home.indexEntry(.portal).value["access_token"]?.stringValue != nil)
         #expect(try home.keyring.items(storePath: home.indexPath).isEmpty)
         let statusFile = try await home.run(["status", "--format", "json"])
-        #expect(try JSONValue.parse(Data(statusFile.stdout.utf8))["secrets_in"]?.stringValue == "file", "the recorded choice is followed")
+        #expect(
+            try JSONValue.parse(Data(statusFile.stdout.utf8))["secrets_in"]?.stringValue == "file",
+            "the recorded choice is followed")
         #expect(try await home.run(["token"] + selector).status == 0)
 
         let toKeyring = try await home.run(["store", "migrate", "--to", "keyring"])
@@ -122,13 +129,17 @@ struct KeyringStoreIntegrationTests {
         #expect(try home.keyring.items(storePath: home.indexPath).isEmpty, "revoke deletes the item")
     }
 
-    @Test("no session bus, or a bus without a Secret Service: auto uses the file and says why; --store keyring fails at once (exit 70)",
-          arguments: [false, true])
+    @Test(
+        "no session bus, or a bus without a Secret Service: auto uses the file and says why; --store keyring fails at once (exit 70)",
+        arguments: [false, true])
     func noSecretService(withBus: Bool) async throws {
         let bus = withBus ? try KeyringSession(busOnly: true) : nil
         let scratch = try ScratchStore()
-        let environment = ["HOME": scratch.directory.path, "XDG_STATE_HOME": scratch.directory.appendingPathComponent("state").path,
-                           "DBUS_SESSION_BUS_ADDRESS": bus?.busAddress ?? "", "XDG_RUNTIME_DIR": scratch.directory.path, "PORTAL_AUTH_STORE": ""]
+        let environment = [
+            "HOME": scratch.directory.path, "XDG_STATE_HOME": scratch.directory.appendingPathComponent("state").path,
+            "DBUS_SESSION_BUS_ADDRESS": bus?.busAddress ?? "", "XDG_RUNTIME_DIR": scratch.directory.path,
+            "PORTAL_AUTH_STORE": "",
+        ]
         let reason = withBus ? "no Secret Service is running" : "no D-Bus session bus"
 
         let status = try await ToolRunner.run(["status", "--format", "json"], environment: environment)
@@ -137,15 +148,19 @@ struct KeyringStoreIntegrationTests {
         #expect(json["secrets_in"]?.stringValue == "file")
         #expect(json["secrets_in_reason"]?.stringValue?.contains(reason) == true, "\(status)")
 
-        let forced = try await ToolRunner.run(["status", "--store", "keyring"], environment: environment, timeout: .seconds(60))
+        let forced = try await ToolRunner.run(
+            ["status", "--store", "keyring"], environment: environment, timeout: .seconds(60))
         #expect(!forced.timedOut)
         #expect(forced.status == 70, "\(forced)")
         #expect(forced.stderr.contains(reason) && forced.stderr.contains("--store file"), "\(forced)")
-        let viaEnvironment = try await ToolRunner.run(["status"], environment: environment.merging(["PORTAL_AUTH_STORE": "keyring"]) { $1 })
+        let viaEnvironment = try await ToolRunner.run(
+            ["status"], environment: environment.merging(["PORTAL_AUTH_STORE": "keyring"]) { $1 })
         #expect(viaEnvironment.status == 70, "\(viaEnvironment)")
     }
 
-    @Test("a locked keyring: auto uses the file and says so, a sign-in there is reported unreadable with why; --store keyring fails at once (exit 70)")
+    @Test(
+        "a locked keyring: auto uses the file and says so, a sign-in there is reported unreadable with why; --store keyring fails at once (exit 70)"
+    )
     func lockedCollection() async throws {
         let keyring = try KeyringSession()
         let home = try KeyringScratch(keyring: keyring)
@@ -153,8 +168,11 @@ struct KeyringStoreIntegrationTests {
         try keyring.lock()
         let status = try await home.run(["status"])
         #expect(status.status == 77, "the only sign-in cannot be read now, so nothing usable is stored: \(status)")
-        #expect(status.stdout.contains("Tokens kept in: the store file") && status.stdout.contains("locked"), "\(status)")
-        #expect(status.stderr.contains("1 stored sign-in cannot be read now") && status.stderr.contains("locked"), "\(status)")
+        #expect(
+            status.stdout.contains("Tokens kept in: the store file") && status.stdout.contains("locked"), "\(status)")
+        #expect(
+            status.stderr.contains("1 stored sign-in cannot be read now") && status.stderr.contains("locked"),
+            "\(status)")
         let token = try await home.run(["token", "--portal", server.portal, "--client-id", server.clientID])
         #expect(token.status == 77, "\(token)")
         #expect(token.stderr.contains("unlock the keyring"), "\(token)")

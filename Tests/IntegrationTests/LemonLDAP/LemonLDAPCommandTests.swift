@@ -11,7 +11,9 @@ import Testing
 struct LemonLDAPCommandTests {
     // MARK: - Signing in, and the two vhosts
 
-    @Test("iap login through the portal's form; the bearer vhost admits the access token (--proxy-token access), the host behind the proxy gets the ID token")
+    @Test(
+        "iap login through the portal's form; the bearer vhost admits the access token (--proxy-token access), the host behind the proxy gets the ID token"
+    )
     func signInAndRequest() async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
@@ -23,7 +25,9 @@ struct LemonLDAPCommandTests {
         let claims = try IDToken(compact: idToken)
         #expect(claims.issuer == server.issuer)
         #expect(claims.subject == server.user)
-        #expect(try LemonLDAPServer.payload(of: access)["exp"]?.integerValue != nil, "LemonLDAP::NG's access tokens are JWTs here")
+        #expect(
+            try LemonLDAPServer.payload(of: access)["exp"]?.integerValue != nil,
+            "LemonLDAP::NG's access tokens are JWTs here")
         #expect(login.leaksNone(of: [idToken, access, refresh]))
 
         let mark = try server.mark()
@@ -35,16 +39,22 @@ struct LemonLDAPCommandTests {
         #expect(answer["user"]?.stringValue == server.user, "the handler passed the access token's user on: \(bearer)")
         let behind = try await server.run(["request", server.id + "/data"], store)
         #expect(behind.status == 0, "\(behind)")
-        #expect(try JSONValue.parse(Data(behind.stdout.utf8))["bearer"]?.boolValue == true, "a token went to the host behind the proxy: \(behind)")
+        #expect(
+            try JSONValue.parse(Data(behind.stdout.utf8))["bearer"]?.boolValue == true,
+            "a token went to the host behind the proxy: \(behind)")
         for result in [bearer, behind] { #expect(result.leaksNone(of: [idToken, access, refresh])) }
-        let logged = try await server.requests(since: mark).filter { $0.host.hasPrefix("api.") || $0.host.hasPrefix("id.") }
+        let logged = try await server.requests(since: mark).filter {
+            $0.host.hasPrefix("api.") || $0.host.hasPrefix("id.")
+        }
         #expect(logged.map(\.status) == [200, 200], "\(logged)")
         #expect(logged.allSatisfy { $0.bearer })
     }
 
     // MARK: - Short tokens
 
-    @Test("after the ID token's and the access token's lifetimes, request and token --url still succeed (exit 0) through a refresh; the new tokens are sent")
+    @Test(
+        "after the ID token's and the access token's lifetimes, request and token --url still succeed (exit 0) through a refresh; the new tokens are sent"
+    )
     func shortTokensRefreshed() async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
@@ -67,20 +77,27 @@ struct LemonLDAPCommandTests {
 
         let bearer = try await server.run(["request", server.api + "/data", "--proxy-token", "access"], store)
         #expect(bearer.status == 0, "\(bearer)")
-        #expect(try JSONValue.parse(Data(bearer.stdout.utf8))["user"]?.stringValue == server.user, "the handler admits the refreshed access token: \(bearer)")
-        let accessToken = try await server.run(["token", "--url", server.api + "/data", "--proxy-token", "access"], store)
+        #expect(
+            try JSONValue.parse(Data(bearer.stdout.utf8))["user"]?.stringValue == server.user,
+            "the handler admits the refreshed access token: \(bearer)")
+        let accessToken = try await server.run(
+            ["token", "--url", server.api + "/data", "--proxy-token", "access"], store)
         #expect(accessToken.status == 0, "\(accessToken)")
         #expect(accessToken.stdoutLines.last != firstAccess, "a refreshed access token")
 
         let logged = try await server.requests(since: mark)
         #expect(!LemonLDAPServer.tokenRequests(logged).isEmpty, "the tokens were refreshed: \(logged)")
-        #expect(logged.filter { $0.host.hasPrefix("api.") || $0.host.hasPrefix("id.") }.map(\.status) == [200, 200], "\(logged)")
+        #expect(
+            logged.filter { $0.host.hasPrefix("api.") || $0.host.hasPrefix("id.") }.map(\.status) == [200, 200],
+            "\(logged)")
         for result in [behind, token, bearer, accessToken] {
             #expect(!result.stderr.contains("sent no new one"), "LemonLDAP::NG does send a new ID token: \(result)")
         }
     }
 
-    @Test("N parallel token --url processes on an aged ID token: one refresh request, every process exits 0 with the same token", arguments: [6])
+    @Test(
+        "N parallel token --url processes on an aged ID token: one refresh request, every process exits 0 with the same token",
+        arguments: [6])
     func parallelRefreshOnce(processes: Int) async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
@@ -91,7 +108,9 @@ struct LemonLDAPCommandTests {
         let mark = try server.mark()
         let results = try await withThrowingTaskGroup(of: ToolRunner.Result.self) { group in
             for _ in 0..<processes {
-                group.addTask { try await ToolRunner.run(["token", "--url", url], environment: environment, timeout: .seconds(90)) }
+                group.addTask {
+                    try await ToolRunner.run(["token", "--url", url], environment: environment, timeout: .seconds(90))
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -103,7 +122,9 @@ struct LemonLDAPCommandTests {
 
     // MARK: - The cookie vhost's JSON 401
 
-    @Test("the cookie vhost's answers: 302 to the portal for a browser, a JSON 401 to Accept: application/json; the sign-in does not call that a refusal, request exits 77 with iap login")
+    @Test(
+        "the cookie vhost's answers: 302 to the portal for a browser, a JSON 401 to Accept: application/json; the sign-in does not call that a refusal, request exits 77 with iap login"
+    )
     func jsonUnauthorized() async throws {
         let server = try LemonLDAPServer.current()
         var browserProbe = TransportRequest(url: URL(string: server.app + "/data")!)
@@ -118,7 +139,8 @@ struct LemonLDAPCommandTests {
         #expect(try JSONValue.parse(unauthorized.body)["error"] != nil, "a JSON answer")
 
         let store = try ScratchStore()
-        let result = try await server.run(["request", server.app + "/data", "-H", "Accept: application/json", "--config", server.config], store)
+        let result = try await server.run(
+            ["request", server.app + "/data", "-H", "Accept: application/json", "--config", server.config], store)
         #expect(result.status == 77, "\(result)")
         #expect(result.stdout.isEmpty, "the 401's body is not the result: \(result)")
         #expect(result.stderr.contains("portal-auth iap login --config \(server.config)"), "\(result)")
@@ -127,33 +149,44 @@ struct LemonLDAPCommandTests {
         // session yet): an answer, not a refusal.
         let login = try await server.login(store)
         #expect(login.status == 0, "\(login)")
-        #expect(!login.stderr.contains("seems to reject"), "the portal's JSON 401 is not a rejected sign-in request: \(login)")
+        #expect(
+            !login.stderr.contains("seems to reject"),
+            "the portal's JSON 401 is not a rejected sign-in request: \(login)")
     }
 
     // MARK: - Logout (the client with hour-long tokens: what shows an ended session is asked with its access token)
 
-    @Test("iap logout in the browser that holds the portal's cookie: LemonLDAP::NG ends the session and returns, but its access token still works at UserInfo, so nothing is claimed")
+    @Test(
+        "iap logout in the browser that holds the portal's cookie: LemonLDAP::NG ends the session and returns, but its access token still works at UserInfo, so nothing is claimed"
+    )
     func logoutReturnsWithoutEvidence() async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
         #expect(try await server.login(store, config: server.longConfig).status == 0)
         let mark = try server.mark()
         let result = try await server.run(
-            ["iap", "logout", "--config", server.longConfig, "--browser-command", server.browser, "--timeout", "60"], store,
+            ["iap", "logout", "--config", server.longConfig, "--browser-command", server.browser, "--timeout", "60"],
+            store,
             timeout: .seconds(90))
         let logged = try await server.requests(since: mark)
-        #expect(logged.contains { $0.path == "/oauth2/logout" && $0.status == 302 }, "LemonLDAP::NG sent the browser back: \(logged)")
+        #expect(
+            logged.contains { $0.path == "/oauth2/logout" && $0.status == 302 },
+            "LemonLDAP::NG sent the browser back: \(logged)")
         // LemonLDAP::NG 2.16 keeps an access token valid at its UserInfo endpoint until it expires, whether or not the
         // SSO session it came from ended: its return is no evidence, and the tool claims nothing (issue 35, item 8).
         #expect(!result.stderr.contains("confirmed the end of the browser session"), "\(result)")
-        #expect(result.stderr.contains("returned after its logout page but did not confirm the end of a session"), "\(result)")
+        #expect(
+            result.stderr.contains("returned after its logout page but did not confirm the end of a session"),
+            "\(result)")
         #expect(result.status == 75, "\(result)")
         // No revocation endpoint: the refresh token left valid is named, with where.
         #expect(result.stderr.contains("the identity provider offers no revocation endpoint"), "\(result)")
         #expect(try store.entries().isEmpty, "the stored sign-in is deleted; the warning says the session may remain")
     }
 
-    @Test("iap logout in a browser without the portal's cookie: LemonLDAP::NG returns to the loopback having ended nothing, which is not reported as confirmed")
+    @Test(
+        "iap logout in a browser without the portal's cookie: LemonLDAP::NG returns to the loopback having ended nothing, which is not reported as confirmed"
+    )
     func logoutWithoutCookieNotConfirmed() async throws {
         let server = try LemonLDAPServer.current()
         let store = try ScratchStore()
@@ -161,10 +194,13 @@ struct LemonLDAPCommandTests {
         let mark = try server.mark()
         // A fresh browser profile: the portal's session cookie stays in the one the sign-in used.
         let result = try await server.run(
-            ["iap", "logout", "--config", server.longConfig, "--browser-command", server.browser, "--timeout", "60"], store, profile: nil,
+            ["iap", "logout", "--config", server.longConfig, "--browser-command", server.browser, "--timeout", "60"],
+            store, profile: nil,
             timeout: .seconds(90))
         let logged = try await server.requests(since: mark)
-        #expect(logged.contains { $0.path == "/oauth2/logout" && $0.status == 302 }, "LemonLDAP::NG sent the browser back: \(logged)")
+        #expect(
+            logged.contains { $0.path == "/oauth2/logout" && $0.status == 302 },
+            "LemonLDAP::NG sent the browser back: \(logged)")
         // The evidence of an ended session is the UserInfo endpoint refusing the sign-in's access token; LemonLDAP::NG
         // publishes its discovery document at its issuer (OIDC Discovery §4), above `/oauth2/authorize`, where the
         // sign-out looks for it as the sign-in does. Here the token still works: not confirmed.

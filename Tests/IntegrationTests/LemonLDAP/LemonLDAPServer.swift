@@ -41,7 +41,9 @@ struct LemonLDAPServer: Sendable {
         let environment = ProcessInfo.processInfo.environment
         func value(_ name: String) throws -> String {
             guard let value = environment[name], !value.isEmpty else {
-                Issue.record("\(name) is not set: start LemonLDAP::NG with scripts/lemonldap start and source .run/lemonldap.env, or run scripts/test")
+                Issue.record(
+                    "\(name) is not set: start LemonLDAP::NG with scripts/lemonldap start and source .run/lemonldap.env, or run scripts/test"
+                )
                 throw CancellationError()
             }
             return value
@@ -59,11 +61,14 @@ struct LemonLDAPServer: Sendable {
             port: try number("PORTAL_AUTH_LEMONLDAP_PORT"), portal: try value("PORTAL_AUTH_LEMONLDAP_PORTAL"),
             issuer: try value("PORTAL_AUTH_LEMONLDAP_ISSUER"), app: try value("PORTAL_AUTH_LEMONLDAP_APP"),
             api: try value("PORTAL_AUTH_LEMONLDAP_API"), id: try value("PORTAL_AUTH_LEMONLDAP_ID"),
-            config: try value("PORTAL_AUTH_LEMONLDAP_CONFIG"), longConfig: try value("PORTAL_AUTH_LEMONLDAP_LONG_CONFIG"), user: try value("PORTAL_AUTH_LEMONLDAP_USER"),
-            passwordFile: try value("PORTAL_AUTH_LEMONLDAP_PASSWORD_FILE"), accessLog: try value("PORTAL_AUTH_LEMONLDAP_ACCESS_LOG"),
+            config: try value("PORTAL_AUTH_LEMONLDAP_CONFIG"),
+            longConfig: try value("PORTAL_AUTH_LEMONLDAP_LONG_CONFIG"), user: try value("PORTAL_AUTH_LEMONLDAP_USER"),
+            passwordFile: try value("PORTAL_AUTH_LEMONLDAP_PASSWORD_FILE"),
+            accessLog: try value("PORTAL_AUTH_LEMONLDAP_ACCESS_LOG"),
             accessTokenLifetime: try number("PORTAL_AUTH_LEMONLDAP_ACCESS_TOKEN_LIFETIME"),
             idTokenLifetime: try number("PORTAL_AUTH_LEMONLDAP_ID_TOKEN_LIFETIME"),
-            browser: environment["PORTAL_AUTH_TEST_BROWSER"] ?? root.appendingPathComponent("Tests/BrowserDriver/portal-auth-test-browser").path)
+            browser: environment["PORTAL_AUTH_TEST_BROWSER"]
+                ?? root.appendingPathComponent("Tests/BrowserDriver/portal-auth-test-browser").path)
     }
 
     // MARK: - Running the tool
@@ -78,7 +83,9 @@ struct LemonLDAPServer: Sendable {
             "PORTAL_AUTH_TEST_BROWSER_LOG": store.directory.appendingPathComponent("browser.log").path,
             "PORTAL_AUTH_LEMONLDAP_PORTAL": portal,
         ]
-        if let profile { environment["PORTAL_AUTH_TEST_BROWSER_PROFILE"] = store.directory.appendingPathComponent(profile).path }
+        if let profile {
+            environment["PORTAL_AUTH_TEST_BROWSER_PROFILE"] = store.directory.appendingPathComponent(profile).path
+        }
         return environment
     }
 
@@ -91,7 +98,9 @@ struct LemonLDAPServer: Sendable {
     }
 
     /// `portal-auth ARGUMENTS` with `store`.
-    func run(_ arguments: [String], _ store: ScratchStore, profile: String? = "profile", timeout: Duration = .seconds(60)) async throws -> ToolRunner.Result {
+    func run(
+        _ arguments: [String], _ store: ScratchStore, profile: String? = "profile", timeout: Duration = .seconds(60)
+    ) async throws -> ToolRunner.Result {
         try await ToolRunner.run(arguments, environment: environment(store, profile: profile), timeout: timeout)
     }
 
@@ -147,12 +156,17 @@ struct LemonLDAPServer: Sendable {
                 if lines.contains(where: { $0.contains(" \(marker) ") }) { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            try #require(lines.contains { $0.contains(" \(marker) ") }, "the access log \(accessLog) has the marker request's line")
+            try #require(
+                lines.contains { $0.contains(" \(marker) ") },
+                "the access log \(accessLog) has the marker request's line")
         }
         return lines.compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 5, !fields[2].hasPrefix("/lemonldap-test-mark-"), let status = Int(fields[3]) else { return nil }
-            return LoggedRequest(host: fields[0], method: fields[1], path: fields[2], status: status, bearer: fields[4] == "bearer=yes")
+            guard fields.count == 5, !fields[2].hasPrefix("/lemonldap-test-mark-"), let status = Int(fields[3]) else {
+                return nil
+            }
+            return LoggedRequest(
+                host: fields[0], method: fields[1], path: fields[2], status: status, bearer: fields[4] == "bearer=yes")
         }
     }
 

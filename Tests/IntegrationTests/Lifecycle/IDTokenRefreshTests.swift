@@ -4,9 +4,12 @@ import Testing
 
 /// `token --id-token --min-valid N` when the identity provider answers the refresh without a new ID token (OIDC
 /// Core 12.2 allows it): the old ID token, expired or too short-lived, is never printed; a new sign-in is needed.
-@Suite("ID token after a refresh without one", .serialized, .enabled(if: TestServer.isConfigured), .timeLimit(.minutes(4)))
+@Suite(
+    "ID token after a refresh without one", .serialized, .enabled(if: TestServer.isConfigured), .timeLimit(.minutes(4)))
 struct IDTokenRefreshTests {
-    @Test("an expired ID token is not printed: exit 77 with the sign-in command; --interactive signs in and prints a new one")
+    @Test(
+        "an expired ID token is not printed: exit 77 with the sign-in command; --interactive signs in and prints a new one"
+    )
     func expiredIDTokenNeedsSignIn() async throws {
         let server = try TestServer.current()
         let proxy = try await FaultProxy.start(upstream: server.base)

@@ -62,18 +62,22 @@ struct TestControl {
         let response = try await CurlHTTPClient().send(.get(url("stats")))
         let json = try JSONValue.parse(response.body)
         func counts(_ key: String) -> [String: Int] {
-            Dictionary(uniqueKeysWithValues: (json[key]?.objectValue?.members ?? []).compactMap { member in
-                member.value.integerValue.map { (member.key, Int($0)) }
-            })
+            Dictionary(
+                uniqueKeysWithValues: (json[key]?.objectValue?.members ?? []).compactMap { member in
+                    member.value.integerValue.map { (member.key, Int($0)) }
+                })
         }
-        return Stats(byGrant: counts("token_requests"), total: Int(json["token_requests_total"]?.integerValue ?? -1), errors: counts("token_errors"))
+        return Stats(
+            byGrant: counts("token_requests"), total: Int(json["token_requests_total"]?.integerValue ?? -1),
+            errors: counts("token_errors"))
     }
 
     private func url(_ path: String) -> URL { URL(string: "\(server.testControl)/\(path)")! }
 
     private func post(_ path: String, json: JSONValue = .object([:])) async throws {
         let request = TransportRequest(
-            method: .post, url: url(path), headers: [("Content-Type", "application/json")], body: Data(json.serialized().utf8))
+            method: .post, url: url(path), headers: [("Content-Type", "application/json")],
+            body: Data(json.serialized().utf8))
         let response = try await CurlHTTPClient().send(request)
         #expect(response.statusCode == 200, "POST /testctl/\(path): HTTP \(response.statusCode)")
     }
@@ -84,10 +88,11 @@ struct TestControl {
 extension ScratchStore {
     /// Signs in through the real browser with the tool, into this store.
     func signIn(_ kind: SignInKind, server: TestServer, extra: [String] = []) async throws {
-        let arguments: [String] = switch kind {
-        case .portal: ["login", "--portal", server.portal, "--client-id", server.clientID]
-        case .iap: ["iap", "login", "--config", server.iapConfig]
-        }
+        let arguments: [String] =
+            switch kind {
+            case .portal: ["login", "--portal", server.portal, "--client-id", server.clientID]
+            case .iap: ["iap", "login", "--config", server.iapConfig]
+            }
         let result = try await ToolRunner.run(
             arguments + extra + ["--browser-command", server.browser, "--timeout", "90"],
             environment: ["PORTAL_AUTH_STORE": path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"], timeout: .seconds(120))

@@ -18,7 +18,9 @@ struct RefreshLifecycleTests {
 
     // MARK: - Expiry and rotation
 
-    @Test("a token issued short expires; `token` refreshes once, the new token works, the next call sends nothing", arguments: SignInKind.allCases)
+    @Test(
+        "a token issued short expires; `token` refreshes once, the new token works, the next call sends nothing",
+        arguments: SignInKind.allCases)
     func shortExpiryRefreshes(kind: SignInKind) async throws {
         let store = try ScratchStore()
         try await control.configure(["access_token_seconds": .integer(2)])
@@ -29,7 +31,8 @@ struct RefreshLifecycleTests {
         try await Task.sleep(for: .seconds(2.5))
         try await control.resetStats()
 
-        let first = try await ToolRunner.run(["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let first = try await ToolRunner.run(
+            ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(first.status == 0, "\(first)")
         let token = first.stdout.trimmingCharacters(in: .newlines)
         #expect(first.stdout == token + "\n")
@@ -38,10 +41,12 @@ struct RefreshLifecycleTests {
         #expect(try await accepted(token, kind: kind))
         #expect(try await !accepted(old ?? "", kind: kind), "the short-lived token really expired")
 
-        let second = try await ToolRunner.run(["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let second = try await ToolRunner.run(
+            ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(second.stdout == first.stdout)
         #expect(try await control.stats().total == 1, "a valid stored token is handed out without a request")
-        #expect(first.leaksNone(of: [old, oldRefresh, try store.field("refresh_token", of: kind)], allowedOnStdout: token))
+        #expect(
+            first.leaksNone(of: [old, oldRefresh, try store.field("refresh_token", of: kind)], allowedOnStdout: token))
         #expect(first.stderr.isEmpty, "a refresh is silent: \(first.stderr)")
     }
 
@@ -52,44 +57,55 @@ struct RefreshLifecycleTests {
         let oldRefresh = try #require(try store.field("refresh_token", of: .iap))
         try await store.expireAccessToken(.iap, control: control)
 
-        let result = try await ToolRunner.run(["token", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            ["token", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 0, "\(result)")
         let newRefresh = try #require(try store.field("refresh_token", of: .iap))
         #expect(newRefresh != oldRefresh, "DOT rotates refresh tokens; the new one must be kept")
 
         // Send the rotated-out refresh token ourselves: DOT answers 400 invalid_grant, no description.
-        let reuse = TransportRequest.form(URL(string: "\(server.issuer)/token/")!, fields: [
-            ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
-        ])
+        let reuse = TransportRequest.form(
+            URL(string: "\(server.issuer)/token/")!,
+            fields: [
+                ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
+            ])
         let response = try await CurlHTTPClient().send(reuse)
         #expect(response.statusCode == 400)
         #expect(try JSONValue.parse(response.body)["error"]?.stringValue == "invalid_grant")
-        let error = try #require(throws: TokenEndpointError.self) { try TokenResponse.parse(response, endpoint: reuse.url) }
+        let error = try #require(throws: TokenEndpointError.self) {
+            try TokenResponse.parse(response, endpoint: reuse.url)
+        }
         #expect(error.isInvalidGrant && error.requiresSignIn)
 
         // The kept (newest) refresh token still works.
-        let forced = try await ToolRunner.run(["refresh", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
+        let forced = try await ToolRunner.run(
+            ["refresh", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(forced.status == 0, "\(forced)")
         #expect(try store.field("refresh_token", of: .iap) != newRefresh)
         #expect(result.leaksNone(of: [oldRefresh, newRefresh], allowedOnStdout: nil))
     }
 
-    @Test("portal face with rotation switched on: the rotated token is kept and the old one is refused in the ArcGIS envelope")
+    @Test(
+        "portal face with rotation switched on: the rotated token is kept and the old one is refused in the ArcGIS envelope"
+    )
     func portalRotation() async throws {
         let store = try ScratchStore()
         try await store.signIn(.portal, server: server)
         try await control.configure(["portal_rotate_refresh_tokens": .bool(true)])
         let oldRefresh = try #require(try store.field("refresh_token", of: .portal))
-        let result = try await ToolRunner.run(["refresh"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            ["refresh"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         try await control.resetConfiguration()
         #expect(result.status == 0, "\(result)")
         let newRefresh = try #require(try store.field("refresh_token", of: .portal))
         #expect(newRefresh != oldRefresh)
         #expect(try store.entry(.portal).value["refresh_token_expires_at"]?.integerValue != nil)
 
-        let reuse = TransportRequest.form(URL(string: "\(server.portal)/sharing/rest/oauth2/token")!, fields: [
-            ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
-        ])
+        let reuse = TransportRequest.form(
+            URL(string: "\(server.portal)/sharing/rest/oauth2/token")!,
+            fields: [
+                ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
+            ])
         let response = try await CurlHTTPClient().send(reuse)
         let envelope = try #require(ArcGISErrorEnvelope(body: response.body))
         #expect(response.statusCode == 200 && envelope.code == 400 && envelope.oauthError == "invalid_grant")
@@ -97,11 +113,15 @@ struct RefreshLifecycleTests {
 
     // MARK: - ArcGIS exchange
 
-    @Test("a portal refresh token older than the exchange interval is exchanged: exchange_refresh_token, new refresh token, old one dead")
+    @Test(
+        "a portal refresh token older than the exchange interval is exchanged: exchange_refresh_token, new refresh token, old one dead"
+    )
     func exchange() async throws {
         let store = try ScratchStore()
         // A 2-hour refresh token, exchanged once it is an hour old.
-        try await store.signIn(.portal, server: server, extra: ["--refresh-token-expiration", "120", "--refresh-token-exchange-interval", "60"])
+        try await store.signIn(
+            .portal, server: server,
+            extra: ["--refresh-token-expiration", "120", "--refresh-token-exchange-interval", "60"])
         let oldRefresh = try #require(try store.field("refresh_token", of: .portal))
         let oldAccess = try store.field("access_token", of: .portal)
         #expect(try store.entry(.portal).value["refresh_token_exchange_seconds"]?.integerValue == 3600)
@@ -110,7 +130,8 @@ struct RefreshLifecycleTests {
         try await store.rewrite(.portal) { $0["refresh_token_issued_at"] = .integer(issued - 61 * 60) }
         try await control.resetStats()
 
-        let result = try await ToolRunner.run(["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            ["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 0, "\(result)")
         let stats = try await control.stats()
         #expect(stats.exchanges == 1 && stats.refreshes == 0, "\(stats.byGrant)")
@@ -122,19 +143,24 @@ struct RefreshLifecycleTests {
         #expect(result.stdout != (oldAccess ?? "") + "\n")
 
         // The old refresh token is dead now; a second call does not exchange again.
-        let reuse = TransportRequest.form(URL(string: "\(server.portal)/sharing/rest/oauth2/token")!, fields: [
-            ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
-        ])
+        let reuse = TransportRequest.form(
+            URL(string: "\(server.portal)/sharing/rest/oauth2/token")!,
+            fields: [
+                ("grant_type", "refresh_token"), ("refresh_token", oldRefresh), ("client_id", server.clientID),
+            ])
         #expect(ArcGISErrorEnvelope(body: try await CurlHTTPClient().send(reuse).body)?.oauthError == "invalid_grant")
         try await control.resetStats()
-        let again = try await ToolRunner.run(["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let again = try await ToolRunner.run(
+            ["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(again.stdout == result.stdout)
         #expect(try await control.stats().total == 0)
     }
 
     // MARK: - Dead refresh token
 
-    @Test("a dead refresh token: exit 77 at once (one request), the server's reason, and the command that signs in", arguments: SignInKind.allCases)
+    @Test(
+        "a dead refresh token: exit 77 at once (one request), the server's reason, and the command that signs in",
+        arguments: SignInKind.allCases)
     func deadRefreshToken(kind: SignInKind) async throws {
         let store = try ScratchStore()
         try await store.signIn(kind, server: server)
@@ -143,14 +169,16 @@ struct RefreshLifecycleTests {
         try await control.resetStats()
         let refresh = try store.field("refresh_token", of: kind)
 
-        let result = try await ToolRunner.run(["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 77, "\(result)")
         #expect(try await control.stats().total == 1, "no retry of a refusal")
         #expect(result.stdout.isEmpty)
         switch kind {
         case .portal:
             #expect(result.stderr.contains("refresh_token expired"))
-            #expect(result.stderr.contains("portal-auth login --portal \(server.portal) --client-id \(server.clientID)"))
+            #expect(
+                result.stderr.contains("portal-auth login --portal \(server.portal) --client-id \(server.clientID)"))
         case .iap:
             #expect(result.stderr.contains("invalid_grant"))
             #expect(result.stderr.contains("portal-auth iap login --config \(server.iapConfig)"))
@@ -161,7 +189,9 @@ struct RefreshLifecycleTests {
 
     // MARK: - Many processes
 
-    @Test("20 concurrent `token` processes on an expired token: one refresh request, one identical token", arguments: SignInKind.allCases)
+    @Test(
+        "20 concurrent `token` processes on an expired token: one refresh request, one identical token",
+        arguments: SignInKind.allCases)
     func concurrentProcesses(kind: SignInKind) async throws {
         let store = try ScratchStore()
         try await store.signIn(kind, server: server)
@@ -173,7 +203,8 @@ struct RefreshLifecycleTests {
         let count = 20
         let clock = ContinuousClock()
         let start = clock.now
-        let runs = try await ParallelRuns.run(count, arguments: ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let runs = try await ParallelRuns.run(
+            count, arguments: ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         let wall = start.duration(to: clock.now)
         try await control.resetConfiguration()
 
@@ -190,7 +221,9 @@ struct RefreshLifecycleTests {
 
     // MARK: - Killed mid-refresh
 
-    @Test("a process SIGKILLed while holding the lock mid-refresh: store readable, lock free, entry kept, next token works")
+    @Test(
+        "a process SIGKILLed while holding the lock mid-refresh: store readable, lock free, entry kept, next token works"
+    )
     func killedHoldingLock() async throws {
         // The portal face does not rotate refresh tokens, so the refresh the killed process started is harmless.
         let store = try ScratchStore()
@@ -211,7 +244,10 @@ struct RefreshLifecycleTests {
         // The holder writes its process ID into the lock file once it has the lock.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
-        while clock.now < deadline, (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) != "\(pid)" {
+        while clock.now < deadline,
+            (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                != "\(pid)"
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(try String(contentsOfFile: lockPath, encoding: .utf8).contains("\(pid)"), "the tool took the lock")
@@ -233,18 +269,23 @@ struct RefreshLifecycleTests {
         #expect(try store.field("refresh_token", of: .portal) == before.values.first?["refresh_token"]?.stringValue)
 
         try await control.resetStats()
-        let next = try await ToolRunner.run(["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let next = try await ToolRunner.run(
+            ["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(next.status == 0, "\(next)")
         #expect(try await control.stats().refreshes == 1)
         #expect(try await accepted(next.stdout.trimmingCharacters(in: .newlines), kind: .portal))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: (store.path as NSString).deletingLastPathComponent)
-            .filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: (store.path as NSString).deletingLastPathComponent
+        )
+        .filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty)
     }
 
     // MARK: - Identity provider down
 
-    @Test("the identity provider failing (503) during a refresh: bounded retries, exit 69, the stored sign-in kept", arguments: SignInKind.allCases)
+    @Test(
+        "the identity provider failing (503) during a refresh: bounded retries, exit 69, the stored sign-in kept",
+        arguments: SignInKind.allCases)
     func providerFailing(kind: SignInKind) async throws {
         let store = try ScratchStore()
         try await store.signIn(kind, server: server)
@@ -253,7 +294,8 @@ struct RefreshLifecycleTests {
         try await control.configure(["fail_next_token_requests": .integer(50), "fail_status": .integer(503)])
         try await control.resetStats()
 
-        let result = try await ToolRunner.run(["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         let stats = try await control.stats()
         try await control.resetConfiguration()
         #expect(result.status == 69, "\(result)")
@@ -261,10 +303,14 @@ struct RefreshLifecycleTests {
         #expect(result.stderr.contains("after 3 attempts") && result.stderr.contains("kept"))
         #expect(result.stdout.isEmpty)
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before, "the store is untouched")
-        #expect(result.leaksNone(of: [try store.field("refresh_token", of: kind), try store.field("access_token", of: kind)]))
+        #expect(
+            result.leaksNone(of: [
+                try store.field("refresh_token", of: kind), try store.field("access_token", of: kind),
+            ]))
 
         // Once the provider is back, the kept refresh token works.
-        let next = try await ToolRunner.run(["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let next = try await ToolRunner.run(
+            ["token"] + kind.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(next.status == 0, "\(next)")
     }
 
@@ -274,9 +320,12 @@ struct RefreshLifecycleTests {
         try await store.signIn(.portal, server: server)
         try await store.expireAccessToken(.portal, control: control)
         // Port 9 on loopback (discard) is closed here: the connection is refused.
-        try await store.rewrite(.portal) { $0["token_url"] = .string("http://127.0.0.1:9/arcgis/sharing/rest/oauth2/token") }
+        try await store.rewrite(.portal) {
+            $0["token_url"] = .string("http://127.0.0.1:9/arcgis/sharing/rest/oauth2/token")
+        }
         let before = try Data(contentsOf: URL(fileURLWithPath: store.path))
-        let result = try await ToolRunner.run(["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            ["token"] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 69, "\(result)")
         #expect(result.stderr.contains("Could not connect") || result.stderr.contains("connect"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before)
@@ -288,10 +337,13 @@ struct RefreshLifecycleTests {
     private func accepted(_ token: String, kind: SignInKind) async throws -> Bool {
         switch kind {
         case .portal:
-            let response = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
+            let response = try await server.get(
+                "\(server.portal)/sharing/rest/portals/self?f=json",
+                headers: [("X-Esri-Authorization", "Bearer \(token)")])
             return try JSONValue.parse(response.body)["user"]?["username"]?.stringValue == "alice"
         case .iap:
-            let response = try await server.get(server.iapURL, headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
+            let response = try await server.get(
+                server.iapURL, headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
             return response.statusCode == 200
         }
     }
@@ -313,7 +365,8 @@ enum ParallelRuns {
         defer { try? FileManager.default.removeItem(at: directory) }
         var processes: [(ChildProcess, URL, URL)] = []
         for index in 0..<count {
-            let out = directory.appendingPathComponent("\(index).out"), err = directory.appendingPathComponent("\(index).err")
+            let out = directory.appendingPathComponent("\(index).out"),
+                err = directory.appendingPathComponent("\(index).err")
             _ = FileManager.default.createFile(atPath: out.path, contents: nil)
             _ = FileManager.default.createFile(atPath: err.path, contents: nil)
             let process = ChildProcess()

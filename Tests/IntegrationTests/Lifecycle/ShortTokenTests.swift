@@ -10,7 +10,9 @@ import Testing
 /// Nothing here races the wall clock: the tests wait for a token to age by polling `status`, and a check that "no
 /// second refresh" happened is made only when the stored issue time shows that everything ran within the token's
 /// first half (else the round is tried again; the bounds only guard against hangs).
-@Suite("Short-lived tokens against the project's server", .serialized, .enabled(if: TestServer.isConfigured), .timeLimit(.minutes(6)))
+@Suite(
+    "Short-lived tokens against the project's server", .serialized, .enabled(if: TestServer.isConfigured),
+    .timeLimit(.minutes(6)))
 struct ShortTokenTests {
     static let accessSeconds = 20
     static let idSeconds = 30
@@ -40,7 +42,9 @@ struct ShortTokenTests {
             let results = try await round()
             let finished = Date()
             #expect(results.allSatisfy { $0.status == 0 }, "\(results)")
-            if let issued = try store.issuedAt("access_token"), finished.timeIntervalSince(issued) < Double(accessSeconds) / 2 - 1 {
+            if let issued = try store.issuedAt("access_token"),
+                finished.timeIntervalSince(issued) < Double(accessSeconds) / 2 - 1
+            {
                 return results
             }
         }
@@ -53,14 +57,18 @@ struct ShortTokenTests {
         defer { server.stop() }
         let first = try await ToolRunner.run(["token"], environment: server.environment(store))
         #expect(first.status == 0, "\(first)")
-        #expect(first.stderr.contains("--min-valid \(Self.accessSeconds / 2) or less"), "the warning gives the fix: \(first)")
+        #expect(
+            first.stderr.contains("--min-valid \(Self.accessSeconds / 2) or less"),
+            "the warning gives the fix: \(first)")
         let second = try await ToolRunner.run(["token"], environment: server.environment(store))
         #expect(second.status == 0, "\(second)")
         #expect(!second.stderr.contains("warning"), "said once for this sign-in: \(second)")
 
         let round = try await Self.roundWithinFirstHalf(server, store) {
-            [try await ToolRunner.run(["token"], environment: server.environment(store)),
-             try await ToolRunner.run(["token"], environment: server.environment(store))]
+            [
+                try await ToolRunner.run(["token"], environment: server.environment(store)),
+                try await ToolRunner.run(["token"], environment: server.environment(store)),
+            ]
         }
         let results = try #require(round, "no round ran within the token's first half (a hang)")
         #expect(try await server.control.stats().refreshes == 1)
@@ -84,7 +92,9 @@ struct ShortTokenTests {
         #expect(Set(results.map(\.stdout)).count == 1, "every process printed the same token")
     }
 
-    @Test("request and token --url to the host behind the proxy after the 30-second ID token was refreshed", arguments: ["request", "token"])
+    @Test(
+        "request and token --url to the host behind the proxy after the 30-second ID token was refreshed",
+        arguments: ["request", "token"])
     func proxiedHostAfterRefresh(command: String) async throws {
         let (server, store) = try await Self.signedIn()
         defer { server.stop() }
@@ -100,7 +110,9 @@ struct ShortTokenTests {
         let renewed = newIDToken != signedInIDToken
         #expect(renewed, "the refresh brought a new ID token")
         if command == "request" {
-            #expect(result.stdout.contains(#""token_kind": "id""#) || result.stdout.contains(#""token_kind":"id""#), "\(result)")
+            #expect(
+                result.stdout.contains(#""token_kind": "id""#) || result.stdout.contains(#""token_kind":"id""#),
+                "\(result)")
         } else {
             let printsNewIDToken = result.stdout.trimmingCharacters(in: .newlines) == newIDToken
             #expect(printsNewIDToken, "token --url prints the new ID token (not shown)")
@@ -125,9 +137,12 @@ struct ShortTokenServer: Sendable {
     static func start(accessSeconds: Int, idSeconds: Int) async throws -> ShortTokenServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-short-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let status = try await run(["start"], runDirectory: directory, extra: [
-            "PORTAL_AUTH_TEST_ACCESS_TOKEN_SECONDS": "\(accessSeconds)", "PORTAL_AUTH_TEST_ID_TOKEN_SECONDS": "\(idSeconds)",
-        ])
+        let status = try await run(
+            ["start"], runDirectory: directory,
+            extra: [
+                "PORTAL_AUTH_TEST_ACCESS_TOKEN_SECONDS": "\(accessSeconds)",
+                "PORTAL_AUTH_TEST_ID_TOKEN_SECONDS": "\(idSeconds)",
+            ])
         guard status == 0 else {
             _ = try? await run(["stop"], runDirectory: directory)
             throw TestFailure("scripts/authserver start (run directory \(directory.path)) exited \(status)")
@@ -138,10 +153,14 @@ struct ShortTokenServer: Sendable {
             let assignment = line.dropFirst("export ".count)
             guard let equals = assignment.firstIndex(of: "=") else { continue }
             var value = String(assignment[assignment.index(after: equals)...])
-            if value.count >= 2, let quote = value.first, quote == "'" || quote == "\"", value.last == quote { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, let quote = value.first, quote == "'" || quote == "\"", value.last == quote {
+                value = String(value.dropFirst().dropLast())
+            }
             variables[String(assignment[..<equals])] = value
         }
-        func value(_ name: String) throws -> String { try #require(variables[name], "\(name) missing from \(directory.path)/authserver.env") }
+        func value(_ name: String) throws -> String {
+            try #require(variables[name], "\(name) missing from \(directory.path)/authserver.env")
+        }
         let server = TestServer(
             base: try value("PORTAL_AUTH_TEST_SERVER"), portal: try value("PORTAL_AUTH_TEST_PORTAL"),
             clientID: try value("PORTAL_AUTH_TEST_CLIENT_ID"), iapConfig: try value("PORTAL_AUTH_TEST_IAP_CONFIG"),
@@ -171,7 +190,9 @@ struct ShortTokenServer: Sendable {
         return environment
     }
 
-    private static func run(_ arguments: [String], runDirectory: URL, extra: [String: String] = [:]) async throws -> Int32 {
+    private static func run(_ arguments: [String], runDirectory: URL, extra: [String: String] = [:]) async throws
+        -> Int32
+    {
         try await BlockingWork.run {
             let process = ChildProcess()
             process.executableURL = script
@@ -192,7 +213,10 @@ struct ShortTokenServer: Sendable {
     /// The tool's environment for `store` against this instance: the browser signs in with this instance's user.
     func environment(_ store: ScratchStore) -> [String: String] {
         var environment = ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
-        for name in ["PORTAL_AUTH_TEST_USERNAME", "PORTAL_AUTH_TEST_PASSWORD_FILE", "PORTAL_AUTH_TEST_SERVER", "PORTAL_AUTH_TEST_RUN_DIR"] {
+        for name in [
+            "PORTAL_AUTH_TEST_USERNAME", "PORTAL_AUTH_TEST_PASSWORD_FILE", "PORTAL_AUTH_TEST_SERVER",
+            "PORTAL_AUTH_TEST_RUN_DIR",
+        ] {
             environment[name] = variables[name]
         }
         environment["PORTAL_AUTH_TEST_BROWSER_LOG"] = runDirectory.appendingPathComponent("browser.log").path
@@ -215,8 +239,10 @@ struct ShortTokenServer: Sendable {
             let status = try await ToolRunner.run(["status", "--format", "json"], environment: environment(store))
             let json = try JSONValue.parse(Data(status.stdout.utf8))
             let credential = json["credentials"]?.arrayValue?.first
-            if let text = credential?["\(token)_expires_at"]?.stringValue, let expiry = ISO8601DateFormatter().date(from: text),
-               expiry.timeIntervalSinceNow < Double(lifetime) / 2 - 1 {
+            if let text = credential?["\(token)_expires_at"]?.stringValue,
+                let expiry = ISO8601DateFormatter().date(from: text),
+                expiry.timeIntervalSinceNow < Double(lifetime) / 2 - 1
+            {
                 return
             }
             try await Task.sleep(for: .milliseconds(500))

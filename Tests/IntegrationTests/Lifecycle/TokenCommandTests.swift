@@ -29,12 +29,15 @@ struct TokenCommandTests {
         #expect(header.stdout == "X-Esri-Authorization: Bearer \(token)\n")
         let line = header.stdout.trimmingCharacters(in: .newlines)
         let colon = try #require(line.firstIndex(of: ":"))
-        let response = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [
-            (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)),
-        ])
+        let response = try await server.get(
+            "\(server.portal)/sharing/rest/portals/self?f=json",
+            headers: [
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            ])
         #expect(try JSONValue.parse(response.body)["user"]?["username"]?.stringValue == "alice")
 
-        let renamed = try await ToolRunner.run(["token"] + selector + ["--format", "header", "--header-name", "Authorization"], environment: environment)
+        let renamed = try await ToolRunner.run(
+            ["token"] + selector + ["--format", "header", "--header-name", "Authorization"], environment: environment)
         #expect(renamed.stdout == "Authorization: Bearer \(token)\n")
 
         let json = try await ToolRunner.run(["token"] + selector + ["--format", "json"], environment: environment)
@@ -96,14 +99,18 @@ struct TokenCommandTests {
         #expect(portalToken != iapToken)
         let environment = ["PORTAL_AUTH_STORE": store.path]
 
-        let portal = try await ToolRunner.run(["token", "--url", "\(server.portal)/sharing/rest/portals/self"], environment: environment)
+        let portal = try await ToolRunner.run(
+            ["token", "--url", "\(server.portal)/sharing/rest/portals/self"], environment: environment)
         #expect(portal.stdout == (portalToken ?? "") + "\n", "\(portal)")
         // A host behind the proxy gets the IAP sign-in's ID token, as `request` sends it (the SDK's choice).
-        let iap = try await ToolRunner.run(["token", "--url", server.iapURL + "reports/today"], environment: environment)
+        let iap = try await ToolRunner.run(
+            ["token", "--url", server.iapURL + "reports/today"], environment: environment)
         #expect(iap.stdout == (try store.field("id_token", of: .iap) ?? "") + "\n", "\(iap)")
-        let iapAccess = try await ToolRunner.run(["token", "--url", server.iapURL, "--proxy-token", "access"], environment: environment)
+        let iapAccess = try await ToolRunner.run(
+            ["token", "--url", server.iapURL, "--proxy-token", "access"], environment: environment)
         #expect(iapAccess.stdout == (iapToken ?? "") + "\n", "\(iapAccess)")
-        let none = try await ToolRunner.run(["token", "--url", "https://unrelated.example/arcgis/rest"], environment: environment)
+        let none = try await ToolRunner.run(
+            ["token", "--url", "https://unrelated.example/arcgis/rest"], environment: environment)
         #expect(none.status == 77)
         #expect(none.stderr.contains("no stored portal or IAP sign-in covers https://unrelated.example/arcgis/rest"))
         #expect(none.stderr.contains("portal-auth login") && none.stderr.contains("portal-auth iap login"))
@@ -114,19 +121,29 @@ struct TokenCommandTests {
     func nothingStored() async throws {
         let store = try ScratchStore()
         let portal = try await ToolRunner.run(
-            ["token", "--portal", server.portal, "--client-id", server.clientID, "--store", store.path, "--browser-command", "false"])
+            [
+                "token", "--portal", server.portal, "--client-id", server.clientID, "--store", store.path,
+                "--browser-command", "false",
+            ])
         #expect(portal.status == 77, "\(portal)")
-        #expect(portal.stderr.contains("no stored sign-in for the portal \(server.portal) with client ID \(server.clientID)"))
-        #expect(portal.stderr.contains("    portal-auth login --portal \(server.portal) --client-id \(server.clientID) --store \(store.path)\n"))
+        #expect(
+            portal.stderr.contains(
+                "no stored sign-in for the portal \(server.portal) with client ID \(server.clientID)"))
+        #expect(
+            portal.stderr.contains(
+                "    portal-auth login --portal \(server.portal) --client-id \(server.clientID) --store \(store.path)\n"
+            ))
         #expect(portal.stderr.contains("--interactive"))
         #expect(!portal.stderr.contains("Open this URL"), "never a sign-in without --interactive")
         #expect(portal.stdout.isEmpty)
 
-        let iap = try await ToolRunner.run(["token", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
+        let iap = try await ToolRunner.run(
+            ["token", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(iap.status == 77)
         #expect(iap.stderr.contains("    portal-auth iap login --config \(server.iapConfig)\n"))
 
-        let refresh = try await ToolRunner.run(["refresh", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
+        let refresh = try await ToolRunner.run(
+            ["refresh", "--iap", server.iapConfig], environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(refresh.status == 77)
         #expect(!FileManager.default.fileExists(atPath: store.path), "nothing was written")
     }
@@ -136,20 +153,25 @@ struct TokenCommandTests {
         let store = try ScratchStore()
         let environment = ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"]
         let first = try await ToolRunner.run(
-            ["token"] + SignInKind.portal.selector(server) + ["--interactive", "--browser-command", server.browser, "--timeout", "90"],
+            ["token"] + SignInKind.portal.selector(server) + [
+                "--interactive", "--browser-command", server.browser, "--timeout", "90",
+            ],
             environment: environment, timeout: .seconds(120))
         #expect(first.status == 0, "\(first)")
         let token = try #require(try store.field("access_token", of: .portal))
         #expect(first.stdout == token + "\n", "only the token on stdout; the sign-in talks on stderr")
         #expect(first.stderr.contains("Signed in as alice"))
-        let second = try await ToolRunner.run(["token"] + SignInKind.portal.selector(server) + ["--browser-command", "false"], environment: environment)
+        let second = try await ToolRunner.run(
+            ["token"] + SignInKind.portal.selector(server) + ["--browser-command", "false"], environment: environment)
         #expect(second.stdout == first.stdout)
 
         // A dead refresh token with --interactive: a new sign-in instead of exit 77.
         try await control.expireRefreshTokens()
         try await store.expireAccessToken(.portal, control: control)
         let third = try await ToolRunner.run(
-            ["token"] + SignInKind.portal.selector(server) + ["--interactive", "--browser-command", server.browser, "--timeout", "90"],
+            ["token"] + SignInKind.portal.selector(server) + [
+                "--interactive", "--browser-command", server.browser, "--timeout", "90",
+            ],
             environment: environment, timeout: .seconds(120))
         #expect(third.status == 0, "\(third)")
         #expect(third.stderr.contains("no longer accepted") && third.stderr.contains("signing in again"))
@@ -157,16 +179,18 @@ struct TokenCommandTests {
         #expect(third.stdout != first.stdout)
     }
 
-    @Test("command-line mistakes are usage errors (64)", arguments: [
-        ["token", "--name", "not a name"],
-        ["token", "--portal", "https://a.example", "--iap", "x.json"],
-        ["token", "--client-id", "abc", "--iap", "x.json"],
-        ["token", "--portal", "not a url"],
-        ["token", "--portal", "https://a.example", "--min-valid", "-1"],
-        ["token", "--portal", "https://a.example", "--format", "yaml"],
-        ["token", "--portal", "https://a.example", "--header-name", "X-Token"],
-        ["refresh", "--url", "not a url"],
-    ])
+    @Test(
+        "command-line mistakes are usage errors (64)",
+        arguments: [
+            ["token", "--name", "not a name"],
+            ["token", "--portal", "https://a.example", "--iap", "x.json"],
+            ["token", "--client-id", "abc", "--iap", "x.json"],
+            ["token", "--portal", "not a url"],
+            ["token", "--portal", "https://a.example", "--min-valid", "-1"],
+            ["token", "--portal", "https://a.example", "--format", "yaml"],
+            ["token", "--portal", "https://a.example", "--header-name", "X-Token"],
+            ["refresh", "--url", "not a url"],
+        ])
     func usageErrors(arguments: [String]) async throws {
         let result = try await ToolRunner.run(arguments)
         #expect(result.status == 64, "\(arguments): \(result)")
@@ -175,22 +199,30 @@ struct TokenCommandTests {
 
     // MARK: - A corrupted store
 
-    @Test("a corrupted store: exit 65 naming the file with advice, the file left untouched", arguments: ["token", "refresh"])
+    @Test(
+        "a corrupted store: exit 65 naming the file with advice, the file left untouched",
+        arguments: ["token", "refresh"])
     func corruptedStore(command: String) async throws {
         let store = try ScratchStore()
         let directory = (store.path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let garbage = Data(#"{"format": "portal-auth-credentials", "version": 1, "entries": {"oauth-user|x": {"access_token": "half-writ"#.utf8)
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let garbage = Data(
+            #"{"format": "portal-auth-credentials", "version": 1, "entries": {"oauth-user|x": {"access_token": "half-writ"#
+                .utf8)
         try garbage.write(to: URL(fileURLWithPath: store.path))
         chmod(store.path, 0o600)
 
-        let result = try await ToolRunner.run([command] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
+        let result = try await ToolRunner.run(
+            [command] + SignInKind.portal.selector(server), environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(result.status == 65, "\(result)")
         #expect(result.stderr.contains(store.path))
         #expect(result.stderr.contains("corrupted") && result.stderr.contains("mv "))
         #expect(!result.stderr.contains("half-writ"), "no file content in the message")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == garbage)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["credentials.json"], "not moved aside, nothing added")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory) == ["credentials.json"],
+            "not moved aside, nothing added")
     }
 
     // MARK: - refresh
@@ -211,7 +243,8 @@ struct TokenCommandTests {
         #expect(afterQuiet != old)
         #expect(quiet.leaksNone(of: [old, afterQuiet, try store.field("refresh_token", of: .portal)]))
 
-        let loud = try await ToolRunner.run(["refresh", "--print-token"] + SignInKind.portal.selector(server), environment: environment)
+        let loud = try await ToolRunner.run(
+            ["refresh", "--print-token"] + SignInKind.portal.selector(server), environment: environment)
         let newest = try store.field("access_token", of: .portal)
         #expect(loud.stdout == (newest ?? "") + "\n")
         #expect(newest != afterQuiet)

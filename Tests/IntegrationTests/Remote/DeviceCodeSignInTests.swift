@@ -21,8 +21,9 @@ struct DeviceCodeSignInTests {
     /// filled in (``HeadlessTool/deviceCodePage(server:)``).
     private func start(store: ScratchStore, timeout: Int = 120) throws -> (HeadlessTool, String) {
         let server = try TestServer.current()
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "\(timeout)"],
-                                    environment: ["PORTAL_AUTH_STORE": store.path])
+        let tool = try HeadlessTool(
+            ["iap", "login", "--config", server.iapConfig, "--timeout", "\(timeout)"],
+            environment: ["PORTAL_AUTH_STORE": store.path])
         return (tool, try tool.deviceCodePage(server: server))
     }
 
@@ -31,7 +32,9 @@ struct DeviceCodeSignInTests {
         FileManager.default.fileExists(atPath: store.path) ? try store.entries().count : 0
     }
 
-    @Test("no option: the code is shown, polls get authorization_pending until it is approved in the browser, then the sign-in is stored and refreshable")
+    @Test(
+        "no option: the code is shown, polls get authorization_pending until it is approved in the browser, then the sign-in is stored and refreshable"
+    )
     func approved() async throws {
         let (control, polls) = try await prepared()
         let store = try ScratchStore()
@@ -48,19 +51,24 @@ struct DeviceCodeSignInTests {
         #expect(text.contains("No browser is opened here: there is no display"))
         #expect(text.contains("and enter the code"))
         #expect(text.contains("Signed in as alice"))
-        #expect(!text.contains("not found") && !text.contains("xdg-open") && !text.contains("Open this URL in a browser if one"))
+        #expect(
+            !text.contains("not found") && !text.contains("xdg-open")
+                && !text.contains("Open this URL in a browser if one"))
         let entry = try #require(try store.entries().first?.value)
         #expect(entry["id_token"]?.stringValue?.isEmpty == false, "the ID token is stored")
 
         // Refreshed like any other sign-in.
         try await control.expireAccessTokens()
-        let token = try await ToolRunner.run(["token", "--iap", try TestServer.current().iapConfig, "--format", "json"],
-                                             environment: ["PORTAL_AUTH_STORE": store.path])
+        let token = try await ToolRunner.run(
+            ["token", "--iap", try TestServer.current().iapConfig, "--format", "json"],
+            environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(token.status == 0, "\(token)")
         #expect(!token.stdout.isEmpty, "\(token)")
     }
 
-    @Test("slow_down from the server: the tool polls 5 s less often from then on (the server, which checks the gaps, sends no second one) and the sign-in completes")
+    @Test(
+        "slow_down from the server: the tool polls 5 s less often from then on (the server, which checks the gaps, sends no second one) and the sign-in completes"
+    )
     func slowDown() async throws {
         let (_, polls) = try await prepared(["device_slow_down_polls": .integer(1)])
         let store = try ScratchStore()
@@ -73,7 +81,9 @@ struct DeviceCodeSignInTests {
         #expect(status == 0, "\(tool.stderr)")
         let answers = try await polls.answers()
         #expect(answers.first == "slow_down" && answers.last == "token", "\(answers)")
-        #expect(answers.filter { $0 == "slow_down" }.count == 1, "a poll sooner than interval + 5 s would get another: \(answers)")
+        #expect(
+            answers.filter { $0 == "slow_down" }.count == 1,
+            "a poll sooner than interval + 5 s would get another: \(answers)")
         let text = tool.stderr
         let slowed = try #require(text.range(of: "checking every 6 s"))
         let signedIn = try #require(text.range(of: "Signed in as alice"))
@@ -96,7 +106,9 @@ struct DeviceCodeSignInTests {
         #expect(try storedCount(store) == 0)
     }
 
-    @Test("a short-lived code that nobody approves: exit 75 with what to do; the server then refuses the code on its page")
+    @Test(
+        "a short-lived code that nobody approves: exit 75 with what to do; the server then refuses the code on its page"
+    )
     func expired() async throws {
         let (_, polls) = try await prepared(["device_code_seconds": .integer(3)])
         let store = try ScratchStore()
@@ -104,17 +116,22 @@ struct DeviceCodeSignInTests {
         defer { tool.stop() }
         let status = try await BlockingWork.run { tool.finish() }
         #expect(status == 75, "\(tool.stderr)")
-        #expect(tool.stderr.contains("the code expired before the sign-in was approved (expired_token)"), "\(tool.stderr)")
+        #expect(
+            tool.stderr.contains("the code expired before the sign-in was approved (expired_token)"), "\(tool.stderr)")
         let answers = try await polls.answers()
         #expect(answers.allSatisfy { ["authorization_pending", "expired_token"].contains($0) }, "\(answers)")
         #expect(try storedCount(store) == 0)
 
         let log = store.directory.appendingPathComponent("browser.log").path
         #expect(try TestBrowserRun.run(page, environment: ["PORTAL_AUTH_TEST_BROWSER_LOG": log]) == 2)
-        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("device code refused at \(try TestServer.current().base)/o/device/: Expired user code"))
+        #expect(
+            try String(contentsOfFile: log, encoding: .utf8).contains(
+                "device code refused at \(try TestServer.current().base)/o/device/: Expired user code"))
     }
 
-    @Test("Ctrl-C while waiting for the next poll ends the tool with 130 at once (the interval is 10 min), nothing stored")
+    @Test(
+        "Ctrl-C while waiting for the next poll ends the tool with 130 at once (the interval is 10 min), nothing stored"
+    )
     func interrupted() async throws {
         let (_, polls) = try await prepared(["device_interval_seconds": .integer(600)])
         let store = try ScratchStore()
@@ -139,8 +156,13 @@ struct DeviceCodeSignInTests {
         let text = tool.stderr
         #expect(status == 75, "\(text)")
         #expect(text.contains("for at most 4 s, --timeout; the code is valid for 30 min"), "\(text)")
-        #expect(text.contains("the sign-in was not approved within the time limit of 4 s (--timeout); the code was still valid"), "\(text)")
-        #expect(!text.contains("timed out: the time limit of the whole operation passed"), "no failed request after the limit")
+        #expect(
+            text.contains(
+                "the sign-in was not approved within the time limit of 4 s (--timeout); the code was still valid"),
+            "\(text)")
+        #expect(
+            !text.contains("timed out: the time limit of the whole operation passed"),
+            "no failed request after the limit")
         #expect(try await polls.answers().allSatisfy { $0 == "authorization_pending" })
         #expect(try storedCount(store) == 0)
     }

@@ -7,7 +7,8 @@ extension HeadlessTool {
     func deviceCodePage(server: TestServer) throws -> String {
         #expect(waitFor("Waiting for the sign-in to be approved"), "\(stderr)")
         let lines = stderr.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        return try #require(lines.first { $0.hasPrefix("\(server.base)/o/device/?user_code=") },
-                            "no line with the verification_uri_complete alone in: \(stderr)")
+        return try #require(
+            lines.first { $0.hasPrefix("\(server.base)/o/device/?user_code=") },
+            "no line with the verification_uri_complete alone in: \(stderr)")
     }
 }

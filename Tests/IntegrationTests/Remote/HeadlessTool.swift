@@ -63,8 +63,11 @@ final class HeadlessTool: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         let drained = ContinuousClock.now + .seconds(5)
-        while !collected.state.withLock({ $0.closed }) && ContinuousClock.now < drained { Thread.sleep(forTimeInterval: 0.05) }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        while !collected.state.withLock({ $0.closed }) && ContinuousClock.now < drained {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
     }
 
     /// Ends the tool if it still runs.

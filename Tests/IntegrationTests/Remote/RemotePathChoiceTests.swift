@@ -39,9 +39,13 @@ struct RemotePathChoiceTests {
     }
 
     static let deviceCodeSettings = [
-        Setting(name: "an SSH session whose DISPLAY is local (:0)", options: [], environment: ssh.merging(["DISPLAY": ":0"]) { $1 },
-                reason: "No browser is opened here: this is an SSH session without a forwarded display"),
-        Setting(name: "--device-code where a display is", options: ["--device-code"], environment: ["DISPLAY": ":0"], reason: nil),
+        Setting(
+            name: "an SSH session whose DISPLAY is local (:0)", options: [],
+            environment: ssh.merging(["DISPLAY": ":0"]) { $1 },
+            reason: "No browser is opened here: this is an SSH session without a forwarded display"),
+        Setting(
+            name: "--device-code where a display is", options: ["--device-code"], environment: ["DISPLAY": ":0"],
+            reason: nil),
     ]
 
     @Test("the device code, approved in the browser; the browser command never runs", arguments: deviceCodeSettings)
@@ -49,8 +53,9 @@ struct RemotePathChoiceTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let browser = try recordingBrowser(in: store)
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
-                                    environment: setting.environment.merging(["PORTAL_AUTH_STORE": store.path, "PATH": browser.path]) { $1 })
+        let tool = try HeadlessTool(
+            ["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
+            environment: setting.environment.merging(["PORTAL_AUTH_STORE": store.path, "PATH": browser.path]) { $1 })
         defer { tool.stop() }
         let status = try await approve(tool, server: server)
         #expect(status == 0, "\(tool.stderr)")
@@ -64,8 +69,9 @@ struct RemotePathChoiceTests {
     }
 
     static let browserSettings = [
-        Setting(name: "an SSH session with a forwarded display (localhost:10.0)", options: [],
-                environment: ssh.merging(["DISPLAY": "localhost:10.0"]) { $1 }, reason: nil),
+        Setting(
+            name: "an SSH session with a forwarded display (localhost:10.0)", options: [],
+            environment: ssh.merging(["DISPLAY": "localhost:10.0"]) { $1 }, reason: nil),
         Setting(name: "--browser without a display", options: ["--browser"], environment: [:], reason: nil),
     ]
 
@@ -73,10 +79,11 @@ struct RemotePathChoiceTests {
     func browserChosen(setting: Setting) async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
-                                    environment: setting.environment.merging([
-                                        "PORTAL_AUTH_STORE": store.path, "BROWSER": server.browser, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
-                                    ]) { $1 })
+        let tool = try HeadlessTool(
+            ["iap", "login", "--config", server.iapConfig, "--timeout", "120"] + setting.options,
+            environment: setting.environment.merging([
+                "PORTAL_AUTH_STORE": store.path, "BROWSER": server.browser, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60",
+            ]) { $1 })
         defer { tool.stop() }
         let status = try await BlockingWork.run { tool.finish(timeout: .seconds(120)) }
         let text = tool.stderr
@@ -91,14 +98,19 @@ struct RemotePathChoiceTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         // --timeout far above the hang guards: waiting for the browser until the timeout would fail the test.
-        let tool = try HeadlessTool(["iap", "login", "--config", server.iapConfig, "--timeout", "600"], environment: [
-            "PORTAL_AUTH_STORE": store.path, "DISPLAY": ":0", "BROWSER": "/bin/false",
-        ])
+        let tool = try HeadlessTool(
+            ["iap", "login", "--config", server.iapConfig, "--timeout", "600"],
+            environment: [
+                "PORTAL_AUTH_STORE": store.path, "DISPLAY": ":0", "BROWSER": "/bin/false",
+            ])
         defer { tool.stop() }
         let status = try await approve(tool, server: server)
         let text = tool.stderr
         #expect(status == 0, "\(text)")
-        #expect(text.contains("No browser is opened here: the browser could not be started (the browser command exited with status 1)."))
+        #expect(
+            text.contains(
+                "No browser is opened here: the browser could not be started (the browser command exited with status 1)."
+            ))
         #expect(!text.contains("open the URL above by hand"), "\(text)")
         let failed = try #require(text.range(of: "No browser is opened here"))
         let code = try #require(text.range(of: "and enter the code"))

@@ -42,8 +42,11 @@ final class TerminalTool: @unchecked Sendable {
     /// The terminal's output up to `prompt`, and the portal authorization URL printed in it.
     func authorizationURL(until prompt: String, portal: String) throws -> (text: String, url: String) {
         let text = read(until: prompt)
-        let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(portal)/sharing/rest/oauth2/authorize?") },
-                               "no authorization URL in: \(text)")
+        let url = try #require(
+            text.split(whereSeparator: \.isWhitespace).first {
+                $0.hasPrefix("\(portal)/sharing/rest/oauth2/authorize?")
+            },
+            "no authorization URL in: \(text)")
         return (text, String(url))
     }
 
@@ -58,7 +61,10 @@ final class TerminalTool: @unchecked Sendable {
         let (process, output) = (self.process, self.output)
         let ended = try await BlockingWork.run {
             process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            return (
+                process.terminationStatus,
+                String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            )
         }
         defer { unread = "" }
         return (ended.0, unread + ended.1)

@@ -10,7 +10,8 @@ enum TestBrowserRun {
         process.executableURL = URL(fileURLWithPath: server.browser)
         process.arguments = [url]
         process.environment = ProcessInfo.processInfo.environment.merging(
-            ["PORTAL_AUTH_TEST_BROWSER_FOREGROUND": "1", "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"].merging(extra) { $1 }) { $1 }
+            ["PORTAL_AUTH_TEST_BROWSER_FOREGROUND": "1", "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "60"].merging(extra) { $1 }
+        ) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

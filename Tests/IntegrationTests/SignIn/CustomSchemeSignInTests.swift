@@ -8,14 +8,17 @@ import Testing
 /// browser driver does in the browser's place), xdg-utils' generic path reading the desktop database in a private
 /// `XDG_DATA_HOME`, `portal-auth handle-redirect` started from the `.desktop` file's `Exec`, and the private socket
 /// in `XDG_RUNTIME_DIR` to the waiting `portal-auth`.
-@Suite("Custom-scheme redirect through the desktop's scheme handler", .serialized, .enabled(if: TestServer.isConfigured))
+@Suite(
+    "Custom-scheme redirect through the desktop's scheme handler", .serialized, .enabled(if: TestServer.isConfigured))
 struct CustomSchemeSignInTests {
     private static let scheme = "my-maps-app"
     private static let redirect = "my-maps-app://auth"
 
     private func schemeConfig() throws -> String {
         let path = ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_IAP_SCHEME_CONFIG"] ?? ""
-        try #require(!path.isEmpty, "PORTAL_AUTH_TEST_IAP_SCHEME_CONFIG is not set: restart the server with scripts/authserver start")
+        try #require(
+            !path.isEmpty,
+            "PORTAL_AUTH_TEST_IAP_SCHEME_CONFIG is not set: restart the server with scripts/authserver start")
         return path
     }
 
@@ -26,7 +29,9 @@ struct CustomSchemeSignInTests {
         let file = desktop.path("data/applications/portal-auth-\(Self.scheme).desktop")
         let validate = try await run("/usr/bin/desktop-file-validate", [file], environment: desktop.environment)
         #expect(validate.status == 0, "desktop-file-validate: \(validate.output)")
-        let query = try await run("/usr/bin/xdg-mime", ["query", "default", "x-scheme-handler/\(Self.scheme)"], environment: desktop.environment)
+        let query = try await run(
+            "/usr/bin/xdg-mime", ["query", "default", "x-scheme-handler/\(Self.scheme)"],
+            environment: desktop.environment)
         #expect(query.output == "portal-auth-\(Self.scheme).desktop", "xdg-mime's generic path finds the handler")
     }
 
@@ -42,7 +47,8 @@ struct CustomSchemeSignInTests {
 
         let log = desktop.path("browser.log")
         let environment = desktop.environment.merging([
-            "PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_LOG": log, "PORTAL_AUTH_TEST_BROWSER_HEADED": "1",
+            "PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_LOG": log,
+            "PORTAL_AUTH_TEST_BROWSER_HEADED": "1",
         ]) { $1 }
         let result = try await ToolRunner.run(
             ["iap", "login", "--config", config, "--browser-command", server.browser, "--timeout", "90"],
@@ -61,13 +67,16 @@ struct CustomSchemeSignInTests {
         let idToken = try IDToken(compact: try #require(entry["id_token"]?.stringValue))
         #expect(idToken.issuer == server.issuer)
         let token = try #require(entry["access_token"]?.stringValue)
-        let protected = try await server.get(server.iapURL, headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
+        let protected = try await server.get(
+            server.iapURL, headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
         #expect(protected.statusCode == 200)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: desktop.channelFolder)) ?? []
         #expect(left.isEmpty, "the sign-in's socket is removed: \(left)")
     }
 
-    @Test("portal login (OAuthUserCredential.credential(for:)) with --redirect-url my-maps-app://auth completes through the handler")
+    @Test(
+        "portal login (OAuthUserCredential.credential(for:)) with --redirect-url my-maps-app://auth completes through the handler"
+    )
     func portalLogin() async throws {
         let server = try TestServer.current()
         let desktop = try VirtualDesktop()
@@ -75,18 +84,25 @@ struct CustomSchemeSignInTests {
         try await register(desktop, ["--scheme", Self.scheme])
         let log = desktop.path("browser.log")
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--redirect-url", Self.redirect,
-             "--browser-command", server.browser, "--timeout", "90"],
-            environment: desktop.environment.merging(["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_LOG": log]) { $1 },
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--redirect-url", Self.redirect,
+                "--browser-command", server.browser, "--timeout", "90",
+            ],
+            environment: desktop.environment.merging([
+                "PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_LOG": log,
+            ]) { $1 },
             timeout: .seconds(120))
         #expect(result.status == 0, "\(result)\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         #expect(result.stderr.contains("Signed in to \(server.portal) as alice"))
         let entry = try #require(store.entries()["oauth-user|\(server.portal)|\(server.clientID)"])
         #expect(entry["redirect_url"]?.stringValue == Self.redirect)
         let token = try #require(entry["access_token"]?.stringValue)
-        let accepted = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
+        let accepted = try await server.get(
+            "\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
         #expect(try JSONValue.parse(accepted.body)["user"]?["username"]?.stringValue == "alice")
-        #expect(try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0").contains("xdg-open my-maps-app: exit 0"))
+        #expect(
+            try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0").contains(
+                "xdg-open my-maps-app: exit 0"))
     }
 
     /// The browser driver's log once it holds `line`: the sign-in can complete (the handler forwarded the address)
@@ -103,7 +119,9 @@ struct CustomSchemeSignInTests {
         return text
     }
 
-    @Test("the library: OAuthUserCredential.credential(for:) with redirectURL my-maps-app://auth completes through the handler")
+    @Test(
+        "the library: OAuthUserCredential.credential(for:) with redirectURL my-maps-app://auth completes through the handler"
+    )
     func libraryCredential() async throws {
         let server = try TestServer.current()
         let desktop = try VirtualDesktop()
@@ -123,9 +141,12 @@ struct CustomSchemeSignInTests {
         }
         #expect(credential.username == "alice")
         let token = try await credential.tokenInfo.accessToken
-        let accepted = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
+        let accepted = try await server.get(
+            "\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
         #expect(try JSONValue.parse(accepted.body)["user"]?["username"]?.stringValue == "alice")
-        #expect(try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0").contains("xdg-open my-maps-app: exit 0"))
+        #expect(
+            try await Self.browserLog(log, once: "xdg-open my-maps-app: exit 0").contains(
+                "xdg-open my-maps-app: exit 0"))
     }
 
     @Test("on a terminal an unregistered scheme is offered once; yes registers it and the sign-in completes")
@@ -133,13 +154,18 @@ struct CustomSchemeSignInTests {
         let server = try TestServer.current()
         let desktop = try VirtualDesktop()
         let store = try ScratchStore()
-        let command = [BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
-                       "--timeout", "90"].map { "'\($0)'" }.joined(separator: " ")
+        let command = [
+            BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
+            "--timeout", "90",
+        ].map { "'\($0)'" }.joined(separator: " ")
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
         process.environment = ProcessInfo.processInfo.environment.merging(desktop.environment) { $1 }
-            .merging(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb", "PORTAL_AUTH_TEST_BROWSER_LOG": desktop.path("browser.log")]) { $1 }
+            .merging([
+                "PORTAL_AUTH_STORE": store.path, "TERM": "dumb",
+                "PORTAL_AUTH_TEST_BROWSER_LOG": desktop.path("browser.log"),
+            ]) { $1 }
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -153,7 +179,8 @@ struct CustomSchemeSignInTests {
         #expect(process.terminationStatus == 0, "\(text)")
         #expect(text.contains("portal-auth now handles my-maps-app: links"))
         #expect(text.components(separatedBy: "[y/N]").count == 2, "asked once")
-        #expect(FileManager.default.fileExists(atPath: desktop.path("data/applications/portal-auth-my-maps-app.desktop")))
+        #expect(
+            FileManager.default.fileExists(atPath: desktop.path("data/applications/portal-auth-my-maps-app.desktop")))
         #expect(try store.entries().values.first?["redirect_url"]?.stringValue == Self.redirect)
     }
 
@@ -166,19 +193,26 @@ struct CustomSchemeSignInTests {
         let store = try ScratchStore()
         try await register(desktop, ["--scheme", Self.scheme])
 
-        let nobody = try await ToolRunner.run(["handle-redirect", "my-maps-app://auth?code=secret-code&state=abc"], environment: desktop.environment)
+        let nobody = try await ToolRunner.run(
+            ["handle-redirect", "my-maps-app://auth?code=secret-code&state=abc"], environment: desktop.environment)
         #expect(nobody.status == 65, "\(nobody)")
         #expect(nobody.stderr.contains("no sign-in is waiting"))
 
         let waiting = try BackgroundTool.start(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--redirect-url", Self.redirect,
-             "--browser-command", "true", "--timeout", "20"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--redirect-url", Self.redirect,
+                "--browser-command", "true", "--timeout", "20",
+            ],
             environment: desktop.environment.merging(["PORTAL_AUTH_STORE": store.path]) { $1 })
         _ = waiting.stderr(until: "Waiting for the redirect on my-maps-app://auth")
-        let wrong = try await ToolRunner.run(["handle-redirect", "my-maps-app://auth?code=secret-code&state=someone-elses"], environment: desktop.environment)
+        let wrong = try await ToolRunner.run(
+            ["handle-redirect", "my-maps-app://auth?code=secret-code&state=someone-elses"],
+            environment: desktop.environment)
         #expect(wrong.status == 65, "\(wrong)")
         #expect(wrong.stderr.contains("matches no waiting sign-in"))
-        #expect(!wrong.stderr.contains("secret-code") && !wrong.stderr.contains("someone-elses"), "the address is never printed")
+        #expect(
+            !wrong.stderr.contains("secret-code") && !wrong.stderr.contains("someone-elses"),
+            "the address is never printed")
         #expect(waiting.process.isRunning, "the sign-in keeps waiting for its own address")
         waiting.process.waitUntilExit()
         #expect(waiting.process.terminationStatus == 75, "then times out as usual")
@@ -200,16 +234,22 @@ struct CustomSchemeSignInTests {
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
         try "[Desktop Entry]\nType=Application\nName=Maps\nExec=/bin/true %u\nMimeType=x-scheme-handler/my-maps-app;\n"
             .write(toFile: "\(applications)/maps.desktop", atomically: true, encoding: .utf8)
-        _ = try await run("/usr/bin/xdg-mime", ["default", "maps.desktop", "x-scheme-handler/my-maps-app"], environment: desktop.environment)
-        let refused = try await ToolRunner.run(["register-scheme", "--scheme", Self.scheme], environment: desktop.environment)
+        _ = try await run(
+            "/usr/bin/xdg-mime", ["default", "maps.desktop", "x-scheme-handler/my-maps-app"],
+            environment: desktop.environment)
+        let refused = try await ToolRunner.run(
+            ["register-scheme", "--scheme", Self.scheme], environment: desktop.environment)
         #expect(refused.status == 64, "\(refused)")
         #expect(refused.stderr.contains("handled by maps.desktop") && refused.stderr.contains("--force"))
         try await register(desktop, ["--scheme", Self.scheme, "--force"])
 
-        let removed = try await ToolRunner.run(["unregister-scheme", "--scheme", Self.scheme], environment: desktop.environment)
+        let removed = try await ToolRunner.run(
+            ["unregister-scheme", "--scheme", Self.scheme], environment: desktop.environment)
         #expect(removed.status == 0, "\(removed)")
         #expect(!FileManager.default.fileExists(atPath: "\(applications)/portal-auth-my-maps-app.desktop"))
-        #expect(FileManager.default.fileExists(atPath: "\(applications)/maps.desktop"), "the other app's file is left alone")
+        #expect(
+            FileManager.default.fileExists(atPath: "\(applications)/maps.desktop"), "the other app's file is left alone"
+        )
     }
 
     // MARK: - Without a desktop
@@ -231,8 +271,10 @@ struct CustomSchemeSignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let copied = store.directory.appendingPathComponent("address").path
-        let command = [BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
-                       "--timeout", "90"].map { "'\($0)'" }.joined(separator: " ")
+        let command = [
+            BinaryLocator.toolPath, "iap", "login", "--config", try schemeConfig(), "--browser-command", server.browser,
+            "--timeout", "90",
+        ].map { "'\($0)'" }.joined(separator: " ")
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
@@ -251,7 +293,8 @@ struct CustomSchemeSignInTests {
 
         var address: String?
         for _ in 0..<600 where address == nil {
-            address = (try? String(contentsOfFile: copied, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            address = (try? String(contentsOfFile: copied, encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines)
             if address == nil { try await Task.sleep(for: .milliseconds(200)) }
         }
         let pasted = try #require(address, "the browser never reached the my-maps-app: redirect")
@@ -265,7 +308,9 @@ struct CustomSchemeSignInTests {
 
     // MARK: - Helpers
 
-    private func run(_ program: String, _ arguments: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
+    private func run(_ program: String, _ arguments: [String], environment: [String: String]) async throws -> (
+        status: Int32, output: String
+    ) {
         try await BlockingWork.run {
             let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: program)
@@ -277,7 +322,10 @@ struct CustomSchemeSignInTests {
             try process.run()
             let data = pipe.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            return (
+                process.terminationStatus,
+                String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            )
         }
     }
 }

@@ -6,7 +6,9 @@ import Testing
 /// browser to the honest B (the bundled server), which signs alice in and redirects back with B's code and B's
 /// `iss`. The configuration names A's endpoints. Whether A's discovery document claims B's issuer or A has none,
 /// B's code and the PKCE verifier must never reach A's token endpoint.
-@Suite("Mix-up attack through two loopback providers", .serialized, .enabled(if: TestServer.isConfigured), .timeLimit(.minutes(5)))
+@Suite(
+    "Mix-up attack through two loopback providers", .serialized, .enabled(if: TestServer.isConfigured),
+    .timeLimit(.minutes(5)))
 struct MixUpIntegrationTests {
     /// The hostile provider A, stopped with `stop()` and when this process ends.
     final class HostileProvider: Sendable {
@@ -19,7 +21,8 @@ struct MixUpIntegrationTests {
 
         private init(honest issuer: String, document: String) throws {
             server = try FakeServerProcess(
-                script: "mixup_provider.py", arguments: ["--honest", issuer, "--document", document, "--lifetime", "300"])
+                script: "mixup_provider.py",
+                arguments: ["--honest", issuer, "--document", document, "--lifetime", "300"])
         }
 
         /// How many token requests, codes and PKCE verifiers reached A.
@@ -46,11 +49,15 @@ struct MixUpIntegrationTests {
 
         let result = try await ToolRunner.run(
             ["iap", "login", "--config", config, "--browser-command", server.browser, "--timeout", "60"],
-            environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "50"], timeout: .seconds(90))
+            environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_TIMEOUT": "50"],
+            timeout: .seconds(90))
         let log = try await hostile.log()
-        #expect(log["codes"]?.integerValue == 0 && log["verifiers"]?.integerValue == 0, "\(document): A got B's code: \(log)")
+        #expect(
+            log["codes"]?.integerValue == 0 && log["verifiers"]?.integerValue == 0,
+            "\(document): A got B's code: \(log)")
         #expect(result.status != 0, "\(document): \(result)")
-        #expect(result.stderr.contains(server.issuer), "\(document): the error does not name B's issuer: \(result.stderr)")
+        #expect(
+            result.stderr.contains(server.issuer), "\(document): the error does not name B's issuer: \(result.stderr)")
         #expect(((try? store.entries()) ?? [:]).isEmpty, "\(document): a sign-in was stored")
     }
 }

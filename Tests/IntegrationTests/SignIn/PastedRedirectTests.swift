@@ -9,15 +9,21 @@ import Testing
 struct PastedRedirectTests {
     /// Runs `portal-auth login --no-browser` on a pseudo-terminal, pastes what `paste` makes of the
     /// printed authorization URL, and returns the exit status and everything the terminal showed.
-    private func run(paste: @escaping @Sendable (_ redirectBase: String, _ state: String) -> [String]) async throws -> (Int32, String) {
+    private func run(paste: @escaping @Sendable (_ redirectBase: String, _ state: String) -> [String]) async throws -> (
+        Int32, String
+    ) {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        let command = [BinaryLocator.toolPath, "login", "--portal", server.portal, "--client-id", server.clientID,
-                       "--no-browser", "--timeout", "30"].map { "'\($0)'" }.joined(separator: " ")
+        let command = [
+            BinaryLocator.toolPath, "login", "--portal", server.portal, "--client-id", server.clientID,
+            "--no-browser", "--timeout", "30",
+        ].map { "'\($0)'" }.joined(separator: " ")
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qfec", command, "/dev/null"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PORTAL_AUTH_STORE": store.path, "TERM": "dumb"]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging([
+            "PORTAL_AUTH_STORE": store.path, "TERM": "dumb",
+        ]) { $1 }
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -26,8 +32,11 @@ struct PastedRedirectTests {
         try process.run()
 
         var text = readOutput(of: output, until: "Paste that address here and press Enter:")
-        let url = try #require(text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?") },
-                               "no authorization URL in: \(text)")
+        let url = try #require(
+            text.split(whereSeparator: \.isWhitespace).first {
+                $0.hasPrefix("\(server.portal)/sharing/rest/oauth2/authorize?")
+            },
+            "no authorization URL in: \(text)")
         let items = URLComponents(string: String(url))?.queryItems ?? []
         let redirect = try #require(items.first { $0.name == "redirect_uri" }?.value)
         let state = try #require(items.first { $0.name == "state" }?.value)
@@ -40,10 +49,14 @@ struct PastedRedirectTests {
         return (process.terminationStatus, text)
     }
 
-    @Test("a pasted error redirect ends the sign-in with the identity provider's error; a wrong paste is explained first")
+    @Test(
+        "a pasted error redirect ends the sign-in with the identity provider's error; a wrong paste is explained first")
     func pastedError() async throws {
         let (status, text) = try await run { redirect, state in
-            ["not a url", "\(redirect)?code=x&state=someone-elses", "\(redirect)?error=access_denied&error_description=Denied+on+the+other+machine&state=\(state)"]
+            [
+                "not a url", "\(redirect)?code=x&state=someone-elses",
+                "\(redirect)?error=access_denied&error_description=Denied+on+the+other+machine&state=\(state)",
+            ]
         }
         #expect(status == 77, "\(text)")
         #expect(text.contains("paste the address the browser shows") || text.contains("paste the whole address"))

@@ -14,11 +14,16 @@ struct SignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser, "--timeout", "90"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser,
+                "--timeout", "90",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("Signed in to \(server.portal) as alice"))
-        #expect(result.stderr.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"), "the ephemeral port goes into redirect_uri")
+        #expect(
+            result.stderr.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"),
+            "the ephemeral port goes into redirect_uri")
 
         let entries = try store.entries()
         let entry = try #require(entries["oauth-user|\(server.portal)|\(server.clientID)"])
@@ -28,13 +33,17 @@ struct SignInTests {
         #expect(stat(store.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(stat(store.directory.appendingPathComponent("state").path, &info) == 0 && info.st_mode & 0o777 == 0o700)
 
-        let accepted = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
+        let accepted = try await server.get(
+            "\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer \(token)")])
         #expect(try JSONValue.parse(accepted.body)["user"]?["username"]?.stringValue == "alice")
-        let refused = try await server.get("\(server.portal)/sharing/rest/portals/self?f=json", headers: [("X-Esri-Authorization", "Bearer wrong\(token)")])
+        let refused = try await server.get(
+            "\(server.portal)/sharing/rest/portals/self?f=json",
+            headers: [("X-Esri-Authorization", "Bearer wrong\(token)")])
         #expect(try JSONValue.parse(refused.body)["error"]?["code"]?.integerValue == 498)
 
         for format in ["text", "json"] {
-            let status = try await ToolRunner.run(["status", "--format", format], environment: ["PORTAL_AUTH_STORE": store.path])
+            let status = try await ToolRunner.run(
+                ["status", "--format", format], environment: ["PORTAL_AUTH_STORE": store.path])
             #expect(status.status == 0)
             #expect(status.stdout.contains("alice") && status.stdout.contains(server.portal))
             #expect(!status.stdout.contains(token) && !status.stderr.contains(token), "status must never print a token")
@@ -61,7 +70,8 @@ struct SignInTests {
         #expect(idToken.audiences.contains(server.clientID))
         let token = try #require(entry["access_token"]?.stringValue)
 
-        let protected = try await server.get(server.iapURL, headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
+        let protected = try await server.get(
+            server.iapURL, headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
         #expect(protected.statusCode == 200)
         let anonymous = try await server.get(server.iapURL, headers: [("Accept", "application/json")])
         #expect(anonymous.statusCode == 401)
@@ -74,13 +84,20 @@ struct SignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser, "--timeout", "90"],
-            environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_ACTION": "deny"], timeout: .seconds(120))
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser,
+                "--timeout", "90",
+            ],
+            environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_BROWSER_ACTION": "deny"],
+            timeout: .seconds(120))
         #expect(result.status == 77, "\(result)")
         #expect(result.stderr.contains("access_denied"))
         // What to do next, with the command ready to paste (issue 28, point 8).
         #expect(result.stderr.contains("It was cancelled or refused in the browser; nothing was stored."), "\(result)")
-        #expect(result.stderr.contains("To try again:\n    portal-auth login --portal \(server.portal) --client-id \(server.clientID)"), "\(result)")
+        #expect(
+            result.stderr.contains(
+                "To try again:\n    portal-auth login --portal \(server.portal) --client-id \(server.clientID)"),
+            "\(result)")
         #expect(try !FileManager.default.fileExists(atPath: store.path) || store.entries().isEmpty)
     }
 
@@ -89,9 +106,14 @@ struct SignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let log = store.directory.appendingPathComponent("stray.log").path
-        let wrapper = URL(fileURLWithPath: server.browser).deletingLastPathComponent().appendingPathComponent("stray-requests-then-browse").path
+        let wrapper = URL(fileURLWithPath: server.browser).deletingLastPathComponent().appendingPathComponent(
+            "stray-requests-then-browse"
+        ).path
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", wrapper, "--timeout", "90"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", wrapper,
+                "--timeout", "90",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_TEST_STRAY_LOG": log], timeout: .seconds(120))
         #expect(result.status == 0, "\(result)")
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -104,22 +126,31 @@ struct SignInTests {
     func corruptedStore() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
-        try FileManager.default.createDirectory(atPath: (store.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: (store.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let garbage = Data("{\"format\": \"portal-auth-credentials\", \"version\": 1, \"entries\": {\"x\": ".utf8)
-        _ = FileManager.default.createFile(atPath: store.path, contents: garbage, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: store.path, contents: garbage, attributes: [.posixPermissions: 0o600])
 
         let status = try await ToolRunner.run(["status"], environment: ["PORTAL_AUTH_STORE": store.path])
         #expect(status.status == 65, "\(status)")
         #expect(status.stderr.contains(store.path))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == garbage, "a read-only command never changes the file")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: store.path)) == garbage,
+            "a read-only command never changes the file")
 
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser, "--timeout", "90"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", server.browser,
+                "--timeout", "90",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
         #expect(result.status == 0, "\(result)")
         let folder = (store.path as NSString).deletingLastPathComponent
-        let kept = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("credentials.json.corrupt-") }
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+            $0.hasPrefix("credentials.json.corrupt-")
+        }
         #expect(kept.count == 1)
         #expect(try kept.first.map { try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\($0)")) } == garbage)
         #expect(kept.first.map { result.stderr.contains($0) } == true, "the warning names the kept copy")
@@ -134,8 +165,11 @@ struct SignInTests {
         defer { close(socket) }
         // With --timeout 60 and the runner's 30 s limit, only failing at once gives exit 64.
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--redirect-url", "http://127.0.0.1:\(port)/callback",
-             "--browser-command", "true", "--timeout", "60"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--redirect-url",
+                "http://127.0.0.1:\(port)/callback",
+                "--browser-command", "true", "--timeout", "60",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(30))
         #expect(result.status == 64, "\(result)")
         #expect(result.stderr.contains("\(port)"))
@@ -146,7 +180,10 @@ struct SignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "true", "--timeout", "2"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "true",
+                "--timeout", "2",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(30))
         #expect(result.status == 75, "\(result)")
         #expect(result.stderr.contains("within 2 s"))
@@ -158,7 +195,10 @@ struct SignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let result = try await ToolRunner.run(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "/nonexistent/browser", "--timeout", "2"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command",
+                "/nonexistent/browser", "--timeout", "2",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(30))
         #expect(result.status == 75, "\(result)")
         #expect(result.stderr.contains("/nonexistent/browser"))
@@ -170,7 +210,10 @@ struct SignInTests {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let tool = try BackgroundTool.start(
-            ["login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "true", "--timeout", "60"],
+            [
+                "login", "--portal", server.portal, "--client-id", server.clientID, "--browser-command", "true",
+                "--timeout", "60",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path])
         let process = tool.process
         let text = tool.stderr(until: "Waiting for the redirect on")
@@ -193,13 +236,17 @@ struct SignInTests {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         guard bound == 0, listen(fd, 1) == 0 else {
             close(fd)
             struct BindFailed: Error {}
             throw BindFailed()
         }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 

@@ -7,9 +7,13 @@ import Testing
 /// tests run one at a time (a logout at the server deletes every token of its one user).
 extension SignOutTests {
     /// No display, no `$BROWSER`, no SSH, standard input a pipe: a browser logout cannot be confirmed here.
-    static let headless = ["DISPLAY": "", "WAYLAND_DISPLAY": "", "BROWSER": "", "SSH_CONNECTION": "", "SSH_CLIENT": "", "SSH_TTY": ""]
+    static let headless = [
+        "DISPLAY": "", "WAYLAND_DISPLAY": "", "BROWSER": "", "SSH_CONNECTION": "", "SSH_CLIENT": "", "SSH_TTY": "",
+    ]
 
-    @Test("iap logout without a terminal or a visible browser: the sign-in is kept, nothing revoked, commands that work, exit 64")
+    @Test(
+        "iap logout without a terminal or a visible browser: the sign-in is kept, nothing revoked, commands that work, exit 64"
+    )
     func iapLogoutHeadless() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
@@ -28,7 +32,10 @@ extension SignOutTests {
 
         // The suggested command works once there is a terminal or a browser: here the test's browser, forced.
         let done = try await ToolRunner.run(
-            ["iap", "logout", "--config", server.iapConfig, "--browser", "--browser-command", server.browser, "--timeout", "60"],
+            [
+                "iap", "logout", "--config", server.iapConfig, "--browser", "--browser-command", server.browser,
+                "--timeout", "60",
+            ],
             environment: Self.headless.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }, timeout: .seconds(90))
         #expect(done.status == 0, "\(done)")
         #expect(done.stderr.contains("The identity provider confirmed the end of the browser session"), "\(done)")
@@ -36,7 +43,9 @@ extension SignOutTests {
         #expect(try await Self.iapStatus(server, token: tokens.access) == 401)
     }
 
-    @Test("a host added to the IAP configuration file after the sign-in gets the token: request answers with the stored sign-in")
+    @Test(
+        "a host added to the IAP configuration file after the sign-in gets the token: request answers with the stored sign-in"
+    )
     func configurationFileIsTheTruth() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
@@ -53,14 +62,18 @@ extension SignOutTests {
         let tokens = try Self.tokens(store, kind: "iap")
         let environment = ["PORTAL_AUTH_STORE": store.path]
 
-        let uncovered = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: environment)
+        let uncovered = try await ToolRunner.run(
+            ["request", server.iapURL, "-H", "Accept: application/json"], environment: environment)
         #expect(!uncovered.stdout.contains("\"user\""), "no token for a host the file does not name: \(uncovered)")
 
         object["hosts_behind_proxy"] = .array([.string("elsewhere.example"), .string("localhost")])
         try Data(JSONValue.object(object).serialized(indent: 2).utf8).write(to: file)
-        let covered = try await ToolRunner.run(["request", server.iapURL, "-H", "Accept: application/json"], environment: environment)
+        let covered = try await ToolRunner.run(
+            ["request", server.iapURL, "-H", "Accept: application/json"], environment: environment)
         #expect(covered.status == 0, "\(covered)")
-        #expect(covered.stdout.contains("\"user\""), "the stored sign-in's token went to the host added to the file: \(covered)")
+        #expect(
+            covered.stdout.contains("\"user\""),
+            "the stored sign-in's token went to the host added to the file: \(covered)")
         #expect(!covered.stderr.contains("iap login"), "\(covered)")
 
         // Another client ID in the file: the sign-in stored for it is not the file's; what differs and the fix are said.
@@ -74,20 +87,28 @@ extension SignOutTests {
         try await Self.revokeEverything(server, store)
     }
 
-    @Test("login with the portal URL as pasted (…/sharing/rest/): stored as the portal URL, said, and found by every form")
+    @Test(
+        "login with the portal URL as pasted (…/sharing/rest/): stored as the portal URL, said, and found by every form"
+    )
     func portalURLForms() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let pasted = server.portal + "/sharing/rest/"
         let login = try await ToolRunner.run(
-            ["login", "--portal", pasted, "--client-id", server.clientID, "--browser-command", server.browser, "--timeout", "90"],
+            [
+                "login", "--portal", pasted, "--client-id", server.clientID, "--browser-command", server.browser,
+                "--timeout", "90",
+            ],
             environment: ["PORTAL_AUTH_STORE": store.path], timeout: .seconds(120))
         try #require(login.status == 0, "\(login)")
         #expect(login.stderr.contains("Using the portal URL \(server.portal) (from \(pasted))"), "\(login)")
         let entry = try #require(store.entries().values.first)
         #expect(entry["portal_url"]?.stringValue == server.portal, "\(entry)")
-        for form in [server.portal, server.portal + "/", server.portal + "/sharing/rest", server.portal + "/home/index.html"] {
-            let token = try await ToolRunner.run(["token", "--portal", form], environment: ["PORTAL_AUTH_STORE": store.path])
+        for form in [
+            server.portal, server.portal + "/", server.portal + "/sharing/rest", server.portal + "/home/index.html",
+        ] {
+            let token = try await ToolRunner.run(
+                ["token", "--portal", form], environment: ["PORTAL_AUTH_STORE": store.path])
             #expect(token.status == 0, "\(form): \(token)")
         }
         try await Self.revokeEverything(server, store)

@@ -26,7 +26,9 @@ struct TestServer: Sendable {
         let environment = ProcessInfo.processInfo.environment
         func value(_ name: String) throws -> String {
             guard let value = environment[name], !value.isEmpty else {
-                Issue.record("\(name) is not set: start the server with scripts/authserver start and source .run/authserver.env, or run scripts/test")
+                Issue.record(
+                    "\(name) is not set: start the server with scripts/authserver start and source .run/authserver.env, or run scripts/test"
+                )
                 throw CancellationError()
             }
             return value

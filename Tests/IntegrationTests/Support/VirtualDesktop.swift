@@ -16,8 +16,9 @@ final class VirtualDesktop: @unchecked Sendable {
         guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
         folder = URL(fileURLWithPath: String(cString: made))
         for name in ["data", "config", "runtime"] {
-            try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: folder.appendingPathComponent(name), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         }
         xvfb = ChildProcess()
         xvfb.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
@@ -27,7 +28,8 @@ final class VirtualDesktop: @unchecked Sendable {
         xvfb.standardError = FileHandle.nullDevice
         xvfb.standardInput = FileHandle.nullDevice
         try xvfb.run()
-        let display = readOutput(of: output, until: "\n", timeout: .seconds(30)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let display = readOutput(of: output, until: "\n", timeout: .seconds(30)).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         guard !display.isEmpty, display.allSatisfy(\.isNumber) else {
             xvfb.terminate()
             throw POSIXError(.ENODEV)

@@ -37,7 +37,10 @@ struct BrowserArgumentsTests {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("argument").path
-        let url = URL(string: "https://idp.example/authorize?client_id=c&state=STATE-SECRET&code_challenge=CHALLENGE-SECRET&nonce=NONCE-SECRET")!
+        let url = URL(
+            string:
+                "https://idp.example/authorize?client_id=c&state=STATE-SECRET&code_challenge=CHALLENGE-SECRET&nonce=NONCE-SECRET"
+        )!
         try CommandBrowserOpener(command: Self.recordingCommand(output)).open(url) { _ in }
         let argument = try await Self.recorded(output)
         for secret in ["STATE-SECRET", "CHALLENGE-SECRET", "NONCE-SECRET", "idp.example"] {
@@ -60,7 +63,8 @@ struct BrowserArgumentsTests {
         let output = directory.appendingPathComponent("argument").path
         let logout = RPInitiatedLogout(
             logoutURL: URL(string: "https://idp.example/logout")!, clientID: "c",
-            redirectURL: URL(string: "http://127.0.0.1/logged-out")!, idTokenHint: "ID-TOKEN-SECRET", successMessage: "Signed out")
+            redirectURL: URL(string: "http://127.0.0.1/logged-out")!, idTokenHint: "ID-TOKEN-SECRET",
+            successMessage: "Signed out")
         let settings = SignInSettings(
             browser: CommandBrowserOpener(command: Self.recordingCommand(output)), timeout: .seconds(20),
             environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))

@@ -22,9 +22,13 @@ struct BrowserLaunchPageTests {
         #expect(lstat(folder.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
         #expect(lstat(page.fileURL.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
         // One name for sign-in and sign-out pages alike (a sign-out page named signin-… misled people).
-        #expect(page.fileURL.lastPathComponent.hasPrefix("launch-") && page.fileURL.pathExtension == "html", "\(page.fileURL.lastPathComponent)")
+        #expect(
+            page.fileURL.lastPathComponent.hasPrefix("launch-") && page.fileURL.pathExtension == "html",
+            "\(page.fileURL.lastPathComponent)")
         let html = try String(contentsOf: page.fileURL, encoding: .utf8)
-        #expect(html.contains(#"content="0;url=https://idp.example/authorize?a=1&amp;b=%22%3Cscript%3E&amp;c=&#39;x&#39;""#))
+        #expect(
+            html.contains(#"content="0;url=https://idp.example/authorize?a=1&amp;b=%22%3Cscript%3E&amp;c=&#39;x&#39;""#)
+        )
         #expect(!html.contains("src="), "nothing is loaded from elsewhere")
         #expect(html.contains(#"<meta name="referrer" content="no-referrer">"#))
         page.remove()
@@ -40,11 +44,15 @@ struct BrowserLaunchPageTests {
         try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
         let link = directory.appendingPathComponent("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
-        #expect(throws: BrowserError.self) { try BrowserLaunchPage(forwardingTo: URL(string: "https://idp.example/")!, in: link) }
+        #expect(throws: BrowserError.self) {
+            try BrowserLaunchPage(forwardingTo: URL(string: "https://idp.example/")!, in: link)
+        }
         chmod(real.path, 0o755)
         let page = try BrowserLaunchPage(forwardingTo: URL(string: "https://idp.example/")!, in: real)
         var info = stat()
-        #expect(lstat(real.path, &info) == 0 && info.st_mode & 0o777 == 0o700, "closed to others before the page is written")
+        #expect(
+            lstat(real.path, &info) == 0 && info.st_mode & 0o777 == 0o700, "closed to others before the page is written"
+        )
         page.remove()
     }
 
@@ -53,14 +61,24 @@ struct BrowserLaunchPageTests {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let runtime = directory.appendingPathComponent("run")
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        #expect(BrowserLaunchPage.directory(environment: ["PORTAL_AUTH_LAUNCH_DIR": "/x/y", "XDG_RUNTIME_DIR": runtime.path]).path == "/x/y")
-        #expect(BrowserLaunchPage.directory(environment: ["XDG_RUNTIME_DIR": runtime.path]).path == runtime.path + "/portal-auth")
-        #expect(BrowserLaunchPage.directory(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]).path == "/c/portal-auth/launch")
+        try FileManager.default.createDirectory(
+            at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(
+            BrowserLaunchPage.directory(environment: [
+                "PORTAL_AUTH_LAUNCH_DIR": "/x/y", "XDG_RUNTIME_DIR": runtime.path,
+            ]).path == "/x/y")
+        #expect(
+            BrowserLaunchPage.directory(environment: ["XDG_RUNTIME_DIR": runtime.path]).path == runtime.path
+                + "/portal-auth")
+        #expect(
+            BrowserLaunchPage.directory(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]).path
+                == "/c/portal-auth/launch")
         #expect(BrowserLaunchPage.directory(environment: ["HOME": "/h"]).path == "/h/.cache/portal-auth/launch")
         chmod(runtime.path, 0o755)
-        #expect(BrowserLaunchPage.directory(environment: ["XDG_RUNTIME_DIR": runtime.path, "HOME": "/h"]).path == "/h/.cache/portal-auth/launch",
-                "a runtime folder open to others is not used")
+        #expect(
+            BrowserLaunchPage.directory(environment: ["XDG_RUNTIME_DIR": runtime.path, "HOME": "/h"]).path
+                == "/h/.cache/portal-auth/launch",
+            "a runtime folder open to others is not used")
     }
 
     @Test("a browser started from /snap/bin gets its snap's own runtime folder")

@@ -4,20 +4,25 @@ import Testing
 
 @Suite("Browser command")
 struct CommandBrowserOpenerTests {
-    @Test("splits words like a shell", arguments: [
-        ("xdg-open", ["xdg-open"]),
-        ("firefox --new-window", ["firefox", "--new-window"]),
-        ("'/opt/My Browser/run' -a \"x y\"", ["/opt/My Browser/run", "-a", "x y"]),
-        ("open\\ me %s --flag", ["open me", "%s", "--flag"]),
-        ("  ", []),
-    ])
+    @Test(
+        "splits words like a shell",
+        arguments: [
+            ("xdg-open", ["xdg-open"]),
+            ("firefox --new-window", ["firefox", "--new-window"]),
+            ("'/opt/My Browser/run' -a \"x y\"", ["/opt/My Browser/run", "-a", "x y"]),
+            ("open\\ me %s --flag", ["open me", "%s", "--flag"]),
+            ("  ", []),
+        ])
     func splitting(line: String, expected: [String]) {
         #expect(CommandBrowserOpener.splitWords(line) == expected)
     }
 
     @Test("precedence: override, then $BROWSER (a list), then xdg-open")
     func precedence() {
-        #expect(CommandBrowserOpener.systemDefault(override: "mybrowser", environment: ["BROWSER": "other"]).commands == ["mybrowser"])
+        #expect(
+            CommandBrowserOpener.systemDefault(override: "mybrowser", environment: ["BROWSER": "other"]).commands == [
+                "mybrowser"
+            ])
         #expect(CommandBrowserOpener.systemDefault(environment: ["BROWSER": "a:b"]).commands == ["a", "b"])
         #expect(CommandBrowserOpener.systemDefault(environment: [:]).commands == ["xdg-open"])
     }
@@ -88,7 +93,8 @@ struct BrowserInheritanceTests {
         #expect(descriptors == [0, 1, 2], "the browser command saw \(descriptors)")
     }
 
-    @Test("the browser's standard output and error go to /dev/null, never the terminal or the tool's output (issue 28.4)")
+    @Test(
+        "the browser's standard output and error go to /dev/null, never the terminal or the tool's output (issue 28.4)")
     func outputGoesNowhere() async throws {
         let inherited = dup(STDERR_FILENO)
         defer { close(inherited) }

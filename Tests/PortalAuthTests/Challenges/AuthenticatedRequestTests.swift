@@ -40,23 +40,31 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.count == 3)
     }
 
-    @Test("continueWithoutCredential fails with the challenge's error; cancel with ArcGISChallengeCancellationError; no handler as without credential")
+    @Test(
+        "continueWithoutCredential fails with the challenge's error; cancel with ArcGISChallengeCancellationError; no handler as without credential"
+    )
     func dispositions() async throws {
         let http = Fakes.portal(accepting: [])
         let manager = Self.manager(http)
-        let without = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let without = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(without.kind == .tokenRequired && !without.credentialWasRefused)
         #expect(without.category == .refused)
 
         let declining = Fakes.ArcGISHandler { _, _ in .continueWithoutCredential }
         manager.arcGISAuthenticationChallengeHandler = declining
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(error == declining.challenges.first?.error)
         #expect(error.description.contains("requires an ArcGIS token"))
         #expect(error.description.contains("Token Required"))
 
         manager.arcGISAuthenticationChallengeHandler = Fakes.ArcGISHandler { _, _ in .cancel }
-        await #expect(throws: ArcGISChallengeCancellationError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        await #expect(throws: ArcGISChallengeCancellationError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
 
         struct Broken: Error {}
         manager.arcGISAuthenticationChallengeHandler = Fakes.ArcGISHandler { _, _ in throw Broken() }
@@ -64,13 +72,17 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.count == 4, "one request each, no retry")
     }
 
-    @Test("a credential the server refuses after the handler's answer fails the request: the handler is asked once, no loop")
+    @Test(
+        "a credential the server refuses after the handler's answer fails the request: the handler is asked once, no loop"
+    )
     func retryOnce() async throws {
         let http = Fakes.portal(accepting: [])
         let manager = Self.manager(http)
         let handler = Fakes.ArcGISHandler { _, index in .continueWithCredential(Fakes.pregenerated("WRONG-\(index)")) }
         manager.arcGISAuthenticationChallengeHandler = handler
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(error.kind == .invalidToken)
         #expect(error.credentialWasRefused)
         #expect(!error.description.contains("WRONG"))
@@ -85,13 +97,17 @@ struct AuthenticatedRequestTests {
         // Token service and portal in one: generateToken hands out T1, T2, …; the portal accepts only T2.
         let http = ScriptedHTTPClient(respond: { request, _ in
             if request.url.path.hasSuffix("/generateToken") {
-                let n = tokens.withLock { $0 += 1; return $0 }
+                let n = tokens.withLock {
+                    $0 += 1; return $0
+                }
                 return .json(TokenCredentialTests.tokenAnswer("T\(n)", clock: clock), for: request)
             }
-            return Fakes.answer(Fakes.token(in: request) == "T2" ? #"{"ok":true}"# : Fakes.tokenEnvelope498, to: request)
+            return Fakes.answer(
+                Fakes.token(in: request) == "T2" ? #"{"ok":true}"# : Fakes.tokenEnvelope498, to: request)
         })
         let credential = try await TokenCredential.credential(
-            for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: TokenCredential.defaultReferer,
+            for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil,
+            referer: TokenCredential.defaultReferer,
             httpClient: http, now: { clock.now })
         let manager = Self.manager(http)
         try await manager.arcGISCredentialStore.addAndPersist(credential)
@@ -114,15 +130,19 @@ struct AuthenticatedRequestTests {
                 : Fakes.answer(Fakes.tokenEnvelope498, to: request)
         })
         let credential = try await TokenCredential.credential(
-            for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: "r", httpClient: http, now: { clock.now })
+            for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: "r",
+            httpClient: http, now: { clock.now })
         let manager = Self.manager(http)
         try await manager.arcGISCredentialStore.addAndPersist(credential)
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(Fakes.pregenerated("OTHER")) }
         manager.arcGISAuthenticationChallengeHandler = handler
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(error.kind == .invalidToken)
         #expect(handler.challenges.count == 1)
-        #expect(http.requests.map(\.url.lastPathComponent) == ["generateToken", "self", "generateToken", "self", "self"])
+        #expect(
+            http.requests.map(\.url.lastPathComponent) == ["generateToken", "self", "generateToken", "self", "self"])
     }
 
     @Test("a pregenerated token that cannot be renewed goes to the handler on 498")
@@ -138,12 +158,16 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.compactMap(Fakes.token(in:)) == ["OLD", "NEW"])
     }
 
-    @Test("a stored credential that needs a new sign-in is left out, and the challenge goes to the handler, not back to it")
+    @Test(
+        "a stored credential that needs a new sign-in is left out, and the challenge goes to the handler, not back to it"
+    )
     func deadCredentialAsksHandler() async throws {
         let http = Fakes.portal(accepting: ["NEW"])
         let manager = Self.manager(http)
         let expired = PregeneratedTokenCredential(
-            url: Fakes.portal, tokenInfo: TokenInfo(accessToken: "EXPIRED", expirationDate: Date().addingTimeInterval(-60), isSSLRequired: false)!)
+            url: Fakes.portal,
+            tokenInfo: TokenInfo(
+                accessToken: "EXPIRED", expirationDate: Date().addingTimeInterval(-60), isSSLRequired: false)!)
         try await manager.arcGISCredentialStore.addAndPersist(expired)
         let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(Fakes.pregenerated("NEW")) }
         manager.arcGISAuthenticationChallengeHandler = handler
@@ -161,14 +185,16 @@ struct AuthenticatedRequestTests {
         let http = Fakes.portal(accepting: ["S"])
         let manager = Self.manager(http)
         let url = URL(string: "http://127.0.0.1:8080/portal/sharing/rest/portals/self")!
-        try await manager.arcGISCredentialStore.addAndPersist(Fakes.pregenerated("S", ssl: true, url: URL(string: "http://127.0.0.1:8080/portal")!))
+        try await manager.arcGISCredentialStore.addAndPersist(
+            Fakes.pregenerated("S", ssl: true, url: URL(string: "http://127.0.0.1:8080/portal")!))
         let error = try await #require(throws: CredentialError.self) { try await manager.data(for: .get(url)) }
         #expect(error.description.contains("only be sent over HTTPS"))
         #expect(!error.description.contains("\"S\""))
         #expect(http.requests.isEmpty)
     }
 
-    @Test("tokens go as token= in a GET query or a form body when placement is .parameter; a caller's own token is kept")
+    @Test(
+        "tokens go as token= in a GET query or a form body when placement is .parameter; a caller's own token is kept")
     func placement() async throws {
         let http = Fakes.portal(accepting: ["P"])
         let manager = Self.manager(http)
@@ -191,7 +217,9 @@ struct AuthenticatedRequestTests {
     func oneChallengeAtATime() async throws {
         let http = Fakes.portal(accepting: ["GOOD"])
         let manager = Self.manager(http)
-        let handler = Fakes.ArcGISHandler(delay: .milliseconds(100)) { _, _ in .continueWithCredential(Fakes.pregenerated("GOOD")) }
+        let handler = Fakes.ArcGISHandler(delay: .milliseconds(100)) { _, _ in
+            .continueWithCredential(Fakes.pregenerated("GOOD"))
+        }
         manager.arcGISAuthenticationChallengeHandler = handler
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<4 { group.addTask { try await manager.data(for: .get(Fakes.portalSelf)).statusCode } }
@@ -202,13 +230,18 @@ struct AuthenticatedRequestTests {
 
     // MARK: - IAP
 
-    @Test("IAP: the stored access token (when chosen) goes as Authorization: Bearer; a 401 refreshes it once and retries")
+    @Test(
+        "IAP: the stored access token (when chosen) goes as Authorization: Bearer; a 401 refreshes it once and retries")
     func iapRefresh() async throws {
         let url = URL(string: "https://maps.example.com/portal/home")!
         let http = ScriptedHTTPClient(respond: { request, _ in
-            if request.url.host == "idp.example.com" { return try ScriptedHTTPClient.tokens("FRESH", refresh: "R2").get() }
+            if request.url.host == "idp.example.com" {
+                return try ScriptedHTTPClient.tokens("FRESH", refresh: "R2").get()
+            }
             let ok = request.headers["Authorization"] == "Bearer FRESH"
-            return Fakes.answer(ok ? "{}" : "", status: ok ? 200 : 401, headers: ok ? [] : [("WWW-Authenticate", "Bearer realm=\"iap\"")], to: request)
+            return Fakes.answer(
+                ok ? "{}" : "", status: ok ? 200 : 401,
+                headers: ok ? [] : [("WWW-Authenticate", "Bearer realm=\"iap\"")], to: request)
         })
         // The stored token is two minutes old: old enough to be refreshed once when refused.
         var settings = SignOutFakes.settings(http: http)
@@ -230,14 +263,18 @@ struct AuthenticatedRequestTests {
         let url = URL(string: "https://maps.example.com/portal/home")!
         let http = ScriptedHTTPClient(respond: { request, _ in
             if request.headers["Authorization"] == "Bearer ACCESS-SECRET" { return Fakes.answer("{}", to: request) }
-            return Fakes.answer("", status: 302, headers: [("Location", "https://login.example.com/tenant/oauth2/authorize?client_id=x")], to: request)
+            return Fakes.answer(
+                "", status: 302,
+                headers: [("Location", "https://login.example.com/tenant/oauth2/authorize?client_id=x")], to: request)
         })
         let manager = Self.manager(http)
         let authenticator = Authenticator(signInSettings: nil)
         authenticator.iapConfigurations = [ChallengeDetectionTests.iap]
         manager.handleChallenges(using: authenticator)
         // The authenticator may not sign in (no settings): the challenge fails with its error.
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(url)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(url))
+        }
         #expect(error.kind == .identityAwareProxy)
         #expect(error.description.contains("login.example.com"))
 
@@ -266,18 +303,24 @@ struct AuthenticatedRequestTests {
         let http = ScriptedHTTPClient(respond: { request, _ in
             request.credentials.password?.password == "secret"
                 ? Fakes.answer("{}", to: request)
-                : Fakes.answer("", status: 401, headers: [("WWW-Authenticate", "Negotiate"), ("WWW-Authenticate", #"Basic realm="GIS""#)], to: request)
+                : Fakes.answer(
+                    "", status: 401,
+                    headers: [("WWW-Authenticate", "Negotiate"), ("WWW-Authenticate", #"Basic realm="GIS""#)],
+                    to: request)
         })
         let manager = Self.manager(http)
         let handler = Fakes.NetworkHandler { challenge, _ in
-            challenge.kind == .negotiate ? .rejectProtectionSpace : .continueWithCredential(.password(username: "alice", password: "secret"))
+            challenge.kind == .negotiate
+                ? .rejectProtectionSpace : .continueWithCredential(.password(username: "alice", password: "secret"))
         }
         manager.networkAuthenticationChallengeHandler = handler
         #expect(try await manager.data(for: .get(url)).statusCode == 200)
         #expect(handler.challenges.map(\.kind) == [.negotiate, .basic])
         #expect(handler.challenges.last?.realm == "GIS")
         #expect(handler.challenges.last?.protectionSpace == ProtectionSpace(host: "web.example.com", port: 443))
-        #expect(await manager.networkCredentialStore.credentials(for: ProtectionSpace(host: "web.example.com", port: 443)).first?.username == "alice")
+        #expect(
+            await manager.networkCredentialStore.credentials(for: ProtectionSpace(host: "web.example.com", port: 443))
+                .first?.username == "alice")
         #expect(http.requests.count == 2)
     }
 
@@ -288,9 +331,13 @@ struct AuthenticatedRequestTests {
             Fakes.answer("", status: 401, headers: [("WWW-Authenticate", #"Digest realm="r", nonce="n""#)], to: request)
         })
         let manager = Self.manager(http)
-        let handler = Fakes.NetworkHandler { _, _ in .continueWithCredential(.password(username: "alice", password: "wrong")) }
+        let handler = Fakes.NetworkHandler { _, _ in
+            .continueWithCredential(.password(username: "alice", password: "wrong"))
+        }
         manager.networkAuthenticationChallengeHandler = handler
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(url)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(url))
+        }
         #expect(error.kind == .httpAuthentication && error.credentialWasRefused)
         #expect(!error.description.contains("wrong"))
         #expect(handler.challenges.count == 1)
@@ -302,14 +349,20 @@ struct AuthenticatedRequestTests {
         #expect(http.requests.count == 4)
     }
 
-    @Test("network dispositions: continueWithoutCredential fails with the challenge's error, cancel with ArcGISChallengeCancellationError")
+    @Test(
+        "network dispositions: continueWithoutCredential fails with the challenge's error, cancel with ArcGISChallengeCancellationError"
+    )
     func networkDispositions() async throws {
         let url = URL(string: "https://web.example.com/x")!
-        let http = ScriptedHTTPClient(respond: { request, _ in Fakes.answer("", status: 401, headers: [("WWW-Authenticate", "Basic")], to: request) })
+        let http = ScriptedHTTPClient(respond: { request, _ in
+            Fakes.answer("", status: 401, headers: [("WWW-Authenticate", "Basic")], to: request)
+        })
         let manager = Self.manager(http)
         let declining = Fakes.NetworkHandler { _, _ in .continueWithoutCredential }
         manager.networkAuthenticationChallengeHandler = declining
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(url)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(url))
+        }
         #expect(error.kind == .httpAuthentication && !error.credentialWasRefused)
         manager.networkAuthenticationChallengeHandler = Fakes.NetworkHandler { _, _ in .cancel }
         await #expect(throws: ArcGISChallengeCancellationError.self) { try await manager.data(for: .get(url)) }

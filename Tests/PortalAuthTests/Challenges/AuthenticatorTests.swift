@@ -14,11 +14,15 @@ struct AuthenticatorTests {
         return ScriptedHTTPClient(respond: { request, _ in
             if request.url.path.hasSuffix("/generateToken") {
                 guard request.formField("password") == "right" else {
-                    return Fakes.answer(#"{"error":{"code":400,"message":"Unable to generate token.","details":["Invalid username or password."]}}"#, to: request)
+                    return Fakes.answer(
+                        #"{"error":{"code":400,"message":"Unable to generate token.","details":["Invalid username or password."]}}"#,
+                        to: request)
                 }
                 return .json(TokenCredentialTests.tokenAnswer("GENERATED", clock: clock), for: request)
             }
-            return Fakes.answer(Fakes.token(in: request) == "GENERATED" ? #"{"user":{"username":"alice"}}"# : Fakes.tokenEnvelope499, to: request)
+            return Fakes.answer(
+                Fakes.token(in: request) == "GENERATED" ? #"{"user":{"username":"alice"}}"# : Fakes.tokenEnvelope499,
+                to: request)
         })
     }
 
@@ -26,7 +30,9 @@ struct AuthenticatorTests {
     func tokenChallenge() async throws {
         let http = Self.portal()
         let manager = AuthenticationManager(settings: SignOutFakes.settings(http: http))
-        let prompt = Fakes.Prompt(logins: [LoginAnswer(username: "alice", password: "wrong"), LoginAnswer(username: "alice", password: "right")])
+        let prompt = Fakes.Prompt(logins: [
+            LoginAnswer(username: "alice", password: "wrong"), LoginAnswer(username: "alice", password: "right"),
+        ])
         manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil))
         let response = try await manager.data(for: .get(Fakes.portalSelf))
         #expect(String(decoding: response.body, as: UTF8.self).contains("alice"))
@@ -45,25 +51,33 @@ struct AuthenticatorTests {
         let manager = AuthenticationManager(settings: SignOutFakes.settings(http: http))
         let prompt = Fakes.Prompt(logins: Array(repeating: LoginAnswer(username: "alice", password: "wrong"), count: 5))
         manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil, maximumAttempts: 2))
-        let error = try await #require(throws: TokenServiceError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let error = try await #require(throws: TokenServiceError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(error.kind == .credentialsRefused)
         #expect(prompt.questions.count == 2)
     }
 
-    @Test("without a terminal nothing is asked: the token challenge fails with an error naming it and saying nobody could be asked")
+    @Test(
+        "without a terminal nothing is asked: the token challenge fails with an error naming it and saying nobody could be asked"
+    )
     func noTerminal() async throws {
         let http = Self.portal()
         let manager = AuthenticationManager(settings: SignOutFakes.settings(http: http))
         let prompt = Fakes.Prompt(canPrompt: false, logins: [LoginAnswer(username: "alice", password: "right")])
         manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil))
-        let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let error = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(error.kind == .tokenRequired)
         #expect(error.description.contains("499") && error.description.contains("no terminal"), "\(error)")
         #expect(prompt.questions.isEmpty)
 
         // prompt: nil never asks, and says nothing of a terminal.
         manager.handleChallenges(using: Authenticator(prompt: nil, signInSettings: nil))
-        let silent = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(Fakes.portalSelf)) }
+        let silent = try await #require(throws: AuthenticationChallengeError.self) {
+            try await manager.data(for: .get(Fakes.portalSelf))
+        }
         #expect(!silent.description.contains("no terminal"))
     }
 
@@ -96,37 +110,46 @@ struct AuthenticatorTests {
     static let space = ProtectionSpace(host: "web.example.com", port: 443)
     static let url = URL(string: "https://web.example.com/x")!
 
-    @Test("network challenges: Basic/Digest/NTLM ask for a password, Negotiate is rejected, server trust is refused unless enabled",
-          .tags(.openssl), ExternalTools.condition)
+    @Test(
+        "network challenges: Basic/Digest/NTLM ask for a password, Negotiate is rejected, server trust is refused unless enabled",
+        .tags(.openssl), ExternalTools.condition)
     func network() async throws {
         let prompt = Fakes.Prompt(logins: [LoginAnswer(username: "u", password: "p")], trusts: true)
         let authenticator = Authenticator(prompt: prompt, signInSettings: nil)
         let error = TransportError(.tlsVerificationFailed, url: RedactedURL(Self.url), detail: "self-signed")
         let basic = await authenticator.handleNetworkAuthenticationChallenge(
-            NetworkAuthenticationChallenge(kind: .basic, requestURL: Self.url, protectionSpace: Self.space, realm: "r", error: error))
+            NetworkAuthenticationChallenge(
+                kind: .basic, requestURL: Self.url, protectionSpace: Self.space, realm: "r", error: error))
         guard case .continueWithCredential(let credential) = basic else { Issue.record("\(basic)"); return }
         #expect(credential.kind == .password && credential.username == "u")
         let negotiate = await authenticator.handleNetworkAuthenticationChallenge(
-            NetworkAuthenticationChallenge(kind: .negotiate, requestURL: Self.url, protectionSpace: Self.space, error: error))
+            NetworkAuthenticationChallenge(
+                kind: .negotiate, requestURL: Self.url, protectionSpace: Self.space, error: error))
         guard case .rejectProtectionSpace = negotiate else { Issue.record("\(negotiate)"); return }
 
         let certificate = try await TestCertificate.make()
         defer { certificate.remove() }
         let info = try CertificateInfo(pem: String(contentsOf: certificate.certificate, encoding: .utf8))
-        let trust = NetworkAuthenticationChallenge(kind: .serverTrust, requestURL: Self.url, protectionSpace: Self.space, serverCertificate: info, error: error)
+        let trust = NetworkAuthenticationChallenge(
+            kind: .serverTrust, requestURL: Self.url, protectionSpace: Self.space, serverCertificate: info, error: error
+        )
         guard case .continueWithoutCredential = await authenticator.handleNetworkAuthenticationChallenge(trust) else {
             Issue.record("server trust must be refused by default"); return
         }
         #expect(!prompt.questions.contains { $0.hasPrefix("trust") }, "not even asked")
         authenticator.promptForUntrustedHosts = true
-        guard case .continueWithCredential(let trusted) = await authenticator.handleNetworkAuthenticationChallenge(trust) else {
+        guard
+            case .continueWithCredential(let trusted) = await authenticator.handleNetworkAuthenticationChallenge(trust)
+        else {
             Issue.record("the prompt said yes"); return
         }
         #expect(trusted.kind == .serverTrust)
         #expect(prompt.questions.last == "trust web.example.com:443")
     }
 
-    @Test("client certificate: a file that does not open is reported and asked again", .tags(.openssl), ExternalTools.condition)
+    @Test(
+        "client certificate: a file that does not open is reported and asked again", .tags(.openssl),
+        ExternalTools.condition)
     func clientCertificate() async throws {
         let identity = try await TestCertificate.make(name: "client")
         defer { identity.remove() }
@@ -139,7 +162,10 @@ struct AuthenticatorTests {
         let challenge = NetworkAuthenticationChallenge(
             kind: .clientCertificate, requestURL: Self.url, protectionSpace: Self.space,
             error: AuthenticationChallengeError(.clientCertificate, url: Self.url, statusCode: nil, detail: ""))
-        guard case .continueWithCredential(let credential) = await authenticator.handleNetworkAuthenticationChallenge(challenge) else {
+        guard
+            case .continueWithCredential(let credential) = await authenticator.handleNetworkAuthenticationChallenge(
+                challenge)
+        else {
             Issue.record("the second answer opens the file"); return
         }
         #expect(credential.kind == .certificate && credential.certificateFile == p12)
@@ -153,8 +179,10 @@ struct AuthenticatorTests {
         let authenticator = Authenticator(signInSettings: nil)
         let challenge = ArcGISAuthenticationChallenge(
             requestURL: URL(string: "https://other.example.com")!, kind: .iap,
-            error: AuthenticationChallengeError(.identityAwareProxy, url: Self.url, statusCode: 401, detail: ""), httpClient: Self.portal())
-        guard case .continueWithoutCredential = try await authenticator.handleArcGISAuthenticationChallenge(challenge) else {
+            error: AuthenticationChallengeError(.identityAwareProxy, url: Self.url, statusCode: 401, detail: ""),
+            httpClient: Self.portal())
+        guard case .continueWithoutCredential = try await authenticator.handleArcGISAuthenticationChallenge(challenge)
+        else {
             Issue.record("nothing to sign in with"); return
         }
     }

@@ -14,16 +14,25 @@ enum ChallengeFakes {
     static let tokenEnvelope498 = #"{"error":{"code":498,"message":"Invalid token.","details":[]}}"#
 
     /// A pregenerated token credential for the fake portal.
-    static func pregenerated(_ token: String, ssl: Bool = false, referer: String? = nil, url: URL = portal) -> PregeneratedTokenCredential {
+    static func pregenerated(_ token: String, ssl: Bool = false, referer: String? = nil, url: URL = portal)
+        -> PregeneratedTokenCredential
+    {
         PregeneratedTokenCredential(
-            url: url, tokenInfo: TokenInfo(accessToken: token, expirationDate: Date().addingTimeInterval(3600), isSSLRequired: ssl)!,
+            url: url,
+            tokenInfo: TokenInfo(
+                accessToken: token, expirationDate: Date().addingTimeInterval(3600), isSSLRequired: ssl)!,
             referer: referer)
     }
 
     /// A response to `request`.
-    static func answer(_ body: String, status: Int = 200, headers: [(String, String)] = [], to request: TransportRequest) -> TransportResponse {
-        TransportResponse(statusCode: status, headers: TransportHeaders([("Content-Type", "application/json")] + headers.map { (name: $0.0, value: $0.1) }),
-                     body: Data(body.utf8), url: request.url)
+    static func answer(
+        _ body: String, status: Int = 200, headers: [(String, String)] = [], to request: TransportRequest
+    ) -> TransportResponse {
+        TransportResponse(
+            statusCode: status,
+            headers: TransportHeaders(
+                [("Content-Type", "application/json")] + headers.map { (name: $0.0, value: $0.1) }),
+            body: Data(body.utf8), url: request.url)
     }
 
     /// A portal that accepts the tokens in `accepted` (as `X-Esri-Authorization: Bearer` or `token=`), answers 498
@@ -48,17 +57,25 @@ enum ChallengeFakes {
     /// before), after `delay`.
     final class ArcGISHandler: ArcGISAuthenticationChallengeHandler {
         private let received = Mutex<[ArcGISAuthenticationChallenge]>([])
-        private let answer: @Sendable (ArcGISAuthenticationChallenge, Int) throws -> ArcGISAuthenticationChallenge.Disposition
+        private let answer:
+            @Sendable (ArcGISAuthenticationChallenge, Int) throws -> ArcGISAuthenticationChallenge.Disposition
         private let delay: Duration
 
-        init(delay: Duration = .zero, _ answer: @escaping @Sendable (ArcGISAuthenticationChallenge, Int) throws -> ArcGISAuthenticationChallenge.Disposition) {
+        init(
+            delay: Duration = .zero,
+            _ answer:
+                @escaping @Sendable (ArcGISAuthenticationChallenge, Int) throws ->
+                ArcGISAuthenticationChallenge.Disposition
+        ) {
             self.answer = answer
             self.delay = delay
         }
 
         var challenges: [ArcGISAuthenticationChallenge] { received.withLock { $0 } }
 
-        func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws -> ArcGISAuthenticationChallenge.Disposition {
+        func handleArcGISAuthenticationChallenge(_ challenge: ArcGISAuthenticationChallenge) async throws
+            -> ArcGISAuthenticationChallenge.Disposition
+        {
             let index = received.withLock { list in
                 list.append(challenge)
                 return list.count - 1
@@ -72,15 +89,21 @@ enum ChallengeFakes {
     /// before).
     final class NetworkHandler: NetworkAuthenticationChallengeHandler {
         private let received = Mutex<[NetworkAuthenticationChallenge]>([])
-        private let answer: @Sendable (NetworkAuthenticationChallenge, Int) -> NetworkAuthenticationChallenge.Disposition
+        private let answer:
+            @Sendable (NetworkAuthenticationChallenge, Int) -> NetworkAuthenticationChallenge.Disposition
 
-        init(_ answer: @escaping @Sendable (NetworkAuthenticationChallenge, Int) -> NetworkAuthenticationChallenge.Disposition) {
+        init(
+            _ answer:
+                @escaping @Sendable (NetworkAuthenticationChallenge, Int) -> NetworkAuthenticationChallenge.Disposition
+        ) {
             self.answer = answer
         }
 
         var challenges: [NetworkAuthenticationChallenge] { received.withLock { $0 } }
 
-        func handleNetworkAuthenticationChallenge(_ challenge: NetworkAuthenticationChallenge) async -> NetworkAuthenticationChallenge.Disposition {
+        func handleNetworkAuthenticationChallenge(_ challenge: NetworkAuthenticationChallenge) async
+            -> NetworkAuthenticationChallenge.Disposition
+        {
             let index = received.withLock { list in
                 list.append(challenge)
                 return list.count - 1
@@ -99,7 +122,10 @@ enum ChallengeFakes {
         private let trusts: Bool
         private let asked = Mutex<[String]>([])
 
-        init(canPrompt: Bool = true, logins: [LoginAnswer?] = [], certificates: [ClientCertificateAnswer?] = [], trusts: Bool = false) {
+        init(
+            canPrompt: Bool = true, logins: [LoginAnswer?] = [], certificates: [ClientCertificateAnswer?] = [],
+            trusts: Bool = false
+        ) {
             self.canPrompt = canPrompt
             self.logins = Mutex(logins)
             self.certificates = Mutex(certificates)
@@ -110,7 +136,9 @@ enum ChallengeFakes {
         var questions: [String] { asked.withLock { $0 } }
 
         func login(_ request: LoginRequest) async throws -> LoginAnswer? {
-            asked.withLock { $0.append("login \(request.purpose)" + (request.previousFailure.map { " after: \($0)" } ?? "")) }
+            asked.withLock {
+                $0.append("login \(request.purpose)" + (request.previousFailure.map { " after: \($0)" } ?? ""))
+            }
             return logins.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         }
 
@@ -119,7 +147,9 @@ enum ChallengeFakes {
             return trusts
         }
 
-        func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws -> ClientCertificateAnswer? {
+        func clientCertificate(for space: ProtectionSpace, previousFailure: String?) async throws
+            -> ClientCertificateAnswer?
+        {
             asked.withLock { $0.append("certificate \(space)" + (previousFailure.map { " after: \($0)" } ?? "")) }
             return certificates.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         }

@@ -17,7 +17,9 @@ struct ChallengeTLSTests {
         try await FaultServer.with(tls: certificate) { server async throws in
             let manager = AuthenticationManager(settings: SignInSettings(browser: nil))
             // No handler: the verification failure is the error.
-            let refused = try await #require(throws: TransportError.self) { try await manager.data(for: .get(server.url("/json"))) }
+            let refused = try await #require(throws: TransportError.self) {
+                try await manager.data(for: .get(server.url("/json")))
+            }
             #expect(refused.kind == .tlsVerificationFailed)
 
             // The default authenticator does not trust without being told to prompt.
@@ -25,18 +27,24 @@ struct ChallengeTLSTests {
             await #expect(throws: TransportError.self) { try await manager.data(for: .get(server.url("/json"))) }
 
             let handler = Fakes.NetworkHandler { challenge, _ in
-                challenge.kind == .serverTrust && challenge.host == "127.0.0.1" ? .continueWithCredential(.serverTrust) : .continueWithoutCredential
+                challenge.kind == .serverTrust && challenge.host == "127.0.0.1"
+                    ? .continueWithCredential(.serverTrust) : .continueWithoutCredential
             }
             manager.networkAuthenticationChallengeHandler = handler
             #expect(try await manager.data(for: .get(server.url("/json"))).statusCode == 200)
             let challenge = try #require(handler.challenges.first)
             #expect(challenge.kind == .serverTrust)
-            #expect(challenge.serverCertificate?.sha256Fingerprint == (try CertificateInfo(pem: String(contentsOf: certificate.certificate, encoding: .utf8))).sha256Fingerprint)
+            #expect(
+                challenge.serverCertificate?.sha256Fingerprint
+                    == (try CertificateInfo(pem: String(contentsOf: certificate.certificate, encoding: .utf8)))
+                    .sha256Fingerprint)
             // Stored: the next request is not challenged.
             #expect(try await manager.data(for: .get(server.url("/json"))).statusCode == 200)
             #expect(handler.challenges.count == 1)
             // Another host name for the same server is another protection space: challenged (and refused) again.
-            await #expect(throws: TransportError.self) { try await manager.data(for: .get(server.url("/json", host: "localhost"))) }
+            await #expect(throws: TransportError.self) {
+                try await manager.data(for: .get(server.url("/json", host: "localhost")))
+            }
             #expect(handler.challenges.count == 2)
             #expect(handler.challenges.last?.host == "localhost")
         }
@@ -49,7 +57,8 @@ struct ChallengeTLSTests {
         try await FaultServer.with(tls: certificate) { server async throws in
             let manager = AuthenticationManager(settings: SignInSettings(browser: nil))
             let prompt = Fakes.Prompt(trusts: true)
-            manager.handleChallenges(using: Authenticator(prompt: prompt, signInSettings: nil, promptForUntrustedHosts: true))
+            manager.handleChallenges(
+                using: Authenticator(prompt: prompt, signInSettings: nil, promptForUntrustedHosts: true))
             #expect(try await manager.data(for: .get(server.url("/json"))).statusCode == 200)
             #expect(prompt.questions == ["trust 127.0.0.1:\(server.port)"])
         }
@@ -71,7 +80,9 @@ struct ChallengeTLSTests {
             let manager = AuthenticationManager(settings: SignInSettings(browser: nil, httpClient: client))
             let declining = Fakes.NetworkHandler { _, _ in .continueWithoutCredential }
             manager.networkAuthenticationChallengeHandler = declining
-            let error = try await #require(throws: AuthenticationChallengeError.self) { try await manager.data(for: .get(server.url("/json"))) }
+            let error = try await #require(throws: AuthenticationChallengeError.self) {
+                try await manager.data(for: .get(server.url("/json")))
+            }
             #expect(error.kind == .clientCertificate)
             #expect(declining.challenges.map(\.kind) == [.clientCertificate])
 
@@ -80,7 +91,10 @@ struct ChallengeTLSTests {
             let response = try await manager.data(for: .get(server.url("/json")))
             #expect(response.statusCode == 200)
             #expect(prompt.questions == ["certificate 127.0.0.1:\(server.port)"])
-            #expect(await manager.networkCredentialStore.credentials(for: try #require(ProtectionSpace(url: server.url("/")))).map(\.kind) == [.certificate])
+            #expect(
+                await manager.networkCredentialStore.credentials(
+                    for: try #require(ProtectionSpace(url: server.url("/")))
+                ).map(\.kind) == [.certificate])
         }
     }
 

@@ -57,13 +57,16 @@ struct RenewalBurstTests {
                 await Task.yield()  // a token endpoint takes a moment: other refused requests arrive meanwhile
                 return tokenAnswer(token, to: request)
             }
-            let sent = kind == .iap
-                ? request.headers["Authorization"].map { String($0.dropFirst("Bearer ".count)) } : Fakes.token(in: request)
+            let sent =
+                kind == .iap
+                ? request.headers["Authorization"].map { String($0.dropFirst("Bearer ".count)) }
+                : Fakes.token(in: request)
             let accepted = state.withLock { $0.accepted == sent }
             if accepted { return Fakes.answer(#"{"ok":true}"#, to: request) }
             await holdUntilTheWaveHasArrived()
             if kind == .iap {
-                return Fakes.answer("", status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"iap\"")], to: request)
+                return Fakes.answer(
+                    "", status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"iap\"")], to: request)
             }
             return Fakes.answer(Fakes.tokenEnvelope498, to: request)
         }
@@ -88,7 +91,8 @@ struct RenewalBurstTests {
                 return .json(TokenCredentialTests.tokenAnswer(token, clock: clock), for: request)
             case .application, .oauthUser, .iap:
                 let refresh = kind == .application ? "" : #","refresh_token":"R-\#(token)""#
-                return .json(#"{"access_token":"\#(token)","expires_in":3600,"token_type":"Bearer"\#(refresh)}"#, for: request)
+                return .json(
+                    #"{"access_token":"\#(token)","expires_in":3600,"token_type":"Bearer"\#(refresh)}"#, for: request)
             }
         }
     }
@@ -104,20 +108,24 @@ struct RenewalBurstTests {
         switch kind {
         case .token:
             credential = try await TokenCredential.credential(
-                for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: "r", httpClient: server,
+                for: Fakes.portal, username: "alice", password: "pw", tokenExpirationMinutes: nil, referer: "r",
+                httpClient: server,
                 now: { clock.now })
         case .application:
             credential = try await OAuthApplicationCredential.credential(
-                for: Fakes.portal, clientID: "app-id", clientSecret: "app-secret", tokenExpirationMinutes: nil, httpClient: server,
+                for: Fakes.portal, clientID: "app-id", clientSecret: "app-secret", tokenExpirationMinutes: nil,
+                httpClient: server,
                 now: { clock.now })
         case .oauthUser:
-            credential = OAuthUserCredential(record: SignOutFakes.record(.oauthUser, accessToken: "NEW-0"), persistence: nil, settings: settings)
+            credential = OAuthUserCredential(
+                record: SignOutFakes.record(.oauthUser, accessToken: "NEW-0"), persistence: nil, settings: settings)
             url = URL(string: "https://portal.example.com/portal/sharing/rest/portals/self?f=json")!
         case .iap:
             // Tokens an hour old (a refused token younger than a minute is not renewed: the proxy refuses its kind),
             // and the access token sent, which the fake proxy checks and the fake token endpoint renews.
             let iap = IAPCredential(
-                record: SignOutFakes.record(.iap, accessToken: "NEW-0", updatedAt: Date().addingTimeInterval(-3600)), persistence: nil,
+                record: SignOutFakes.record(.iap, accessToken: "NEW-0", updatedAt: Date().addingTimeInterval(-3600)),
+                persistence: nil,
                 settings: settings)
             iap.tokenSentToProxy = .accessToken
             credential = iap
@@ -129,7 +137,8 @@ struct RenewalBurstTests {
     }
 
     /// Sends `count` requests to `url` with at most `concurrency` in flight; the statuses, in no order.
-    static func burst(_ manager: AuthenticationManager, _ url: URL, count: Int, concurrency: Int) async throws -> [Int] {
+    static func burst(_ manager: AuthenticationManager, _ url: URL, count: Int, concurrency: Int) async throws -> [Int]
+    {
         try await withThrowingTaskGroup(of: Int.self) { group in
             var statuses: [Int] = []
             for index in 0..<count {
@@ -141,7 +150,9 @@ struct RenewalBurstTests {
         }
     }
 
-    @Test("200 requests at concurrency 64, the first 64 refused together: one token request, no failure", arguments: Kind.allCases)
+    @Test(
+        "200 requests at concurrency 64, the first 64 refused together: one token request, no failure",
+        arguments: Kind.allCases)
     func oneRenewalPerBurst(kind: Kind) async throws {
         let clock = ManualClock()
         let server = Server(kind: kind, accepting: "", clock: clock, wave: 64)
@@ -165,7 +176,9 @@ struct RenewalBurstTests {
         return try await #require(credential.kind.arcGISTokenSource).validTokenInfo(renew: false).accessToken
     }
 
-    @Test("a refusal that arrives after the renewal finished uses the new token and asks for none", arguments: [Kind.token, .oauthUser])
+    @Test(
+        "a refusal that arrives after the renewal finished uses the new token and asks for none",
+        arguments: [Kind.token, .oauthUser])
     func lateRefusal(kind: Kind) async throws {
         let clock = ManualClock()
         let server = Server(kind: kind, accepting: "", clock: clock, wave: 1)
@@ -196,7 +209,8 @@ struct RenewalBurstTests {
         #expect(try await processA.validCredential(force: true, refused: "OLD").accessToken == "access-2")
         // B's 498 comes a while later (its clock is ahead): A's refresh is no longer "just now", only the refused
         // token tells that it was replaced.
-        let seenByB = try await processB.validCredential(force: true, refused: "OLD", now: { Date().addingTimeInterval(30) })
+        let seenByB = try await processB.validCredential(
+            force: true, refused: "OLD", now: { Date().addingTimeInterval(30) })
         #expect(seenByB.accessToken == "access-2")
         #expect(first.count == 1 && second.count == 0)
         // Without the refused token named, a forced refresh still refreshes (`portal-auth refresh`).

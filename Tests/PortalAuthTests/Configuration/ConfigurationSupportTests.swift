@@ -30,9 +30,12 @@ struct ConfigurationSupportTests {
         #expect(KeySuggester.nearest(to: key, among: IAPConfigurationKey.allCases.map(\.rawValue)) == expected)
     }
 
-    @Test("edit distance", arguments: [
-        ("", "", 0), ("abc", "", 3), ("", "ab", 2), ("kitten", "sitting", 3), ("tokne", "token", 1), ("scope", "scopes", 1), ("ab", "ba", 1),
-    ])
+    @Test(
+        "edit distance",
+        arguments: [
+            ("", "", 0), ("abc", "", 3), ("", "ab", 2), ("kitten", "sitting", 3), ("tokne", "token", 1),
+            ("scope", "scopes", 1), ("ab", "ba", 1),
+        ])
     func distance(lhs: String, rhs: String, expected: Int) {
         #expect(KeySuggester.editDistance(lhs, rhs) == expected)
         #expect(KeySuggester.editDistance(rhs, lhs) == expected)
@@ -93,7 +96,10 @@ struct ConfigurationSupportTests {
         let report = IAPConfiguration.report(parsing: Data("{}".utf8), file: URL(fileURLWithPath: "/etc/iap.json"))
         let lines = report.error?.description.split(separator: "\n") ?? []
         #expect(lines.first == "configuration file /etc/iap.json is invalid (7 problems):")
-        #expect(lines.dropFirst().first == "  line 1, column 1: missing required key `authorize_url` (the identity provider's authorization endpoint URL)")
+        #expect(
+            lines.dropFirst().first
+                == "  line 1, column 1: missing required key `authorize_url` (the identity provider's authorization endpoint URL)"
+        )
         #expect(lines.count == 8)
     }
 

@@ -119,8 +119,14 @@ struct HostPatternTests {
         (".", "it names no host"),
         ("-maps.contoso.com", #"the label "-maps" starts or ends with "-""#),
         ("maps!.contoso.com", #""maps!" may hold only letters, digits, "-" and "_""#),
-        (String(repeating: "a", count: 64) + ".com", "the label \"\(String(repeating: "a", count: 64))\" is longer than 63 characters"),
-        (Array(repeating: "abcdefghi", count: 26).joined(separator: "."), "the host name is longer than 253 characters"),
+        (
+            String(repeating: "a", count: 64) + ".com",
+            "the label \"\(String(repeating: "a", count: 64))\" is longer than 63 characters"
+        ),
+        (
+            Array(repeating: "abcdefghi", count: 26).joined(separator: "."),
+            "the host name is longer than 253 characters"
+        ),
     ]
 
     @Test("rejects invalid patterns with the reason", arguments: invalid)

@@ -23,7 +23,10 @@ struct IAPConfigurationLoadingTests {
         #expect(configuration.logoutURL.absoluteString == base + "logout")
         #expect(configuration.clientID == "6731de76-14a6-49ae-97bc-6eba6914391e")
         #expect(configuration.redirectURL.absoluteString == "http://localhost/callback")
-        #expect(configuration.scopes == ["6731de76-14a6-49ae-97bc-6eba6914391e/.default", "offline_access", "openid", "profile"])
+        #expect(
+            configuration.scopes == [
+                "6731de76-14a6-49ae-97bc-6eba6914391e/.default", "offline_access", "openid", "profile",
+            ])
         #expect(configuration.hostsBehindProxy == ["*.contoso.com", "gis.contoso.net:8443"])
         #expect(configuration.authorizationPromptType == .unspecified)
         #expect(configuration.sourceFile == url)
@@ -76,7 +79,8 @@ struct IAPConfigurationLoadingTests {
         let expected: [ConfigurationIssue]
         var testDescription: String { name }
 
-        init(_ name: String, _ replacements: [String: String?], extra: [String] = [], _ expected: ConfigurationIssue...) {
+        init(_ name: String, _ replacements: [String: String?], extra: [String] = [], _ expected: ConfigurationIssue...)
+        {
             self.name = name
             self.replacements = replacements
             self.extra = extra
@@ -85,58 +89,134 @@ struct IAPConfigurationLoadingTests {
     }
 
     static let cases: [Case] = [
-        Case("missing key", ["token_url": nil],
-             .init(message: "missing required key `token_url` (the identity provider's token endpoint URL)", key: "token_url", line: 1, column: 1)),
-        Case("client_id of the wrong type", ["client_id": "42"],
-             .init(message: "`client_id` must be a string, found a number", key: "client_id", line: 5, column: 3)),
-        Case("empty client_id", ["client_id": #""""#],
-             .init(message: "`client_id` must not be empty; use the application (client) ID from the app registration", key: "client_id", line: 5, column: 3)),
-        Case("client_id with a space", ["client_id": #""abc def""#],
-             .init(message: #"`client_id` must not contain white space, found "abc def""#, key: "client_id", line: 5, column: 3)),
-        Case("unparsable URL", ["authorize_url": #""https://login example.com/a""#],
-             .init(message: #"`authorize_url` is not a valid URL: "https://login example.com/a""#, key: "authorize_url", line: 2, column: 3)),
-        Case("empty URL", ["authorize_url": #""""#],
-             .init(message: #"`authorize_url` is not a valid URL: """#, key: "authorize_url", line: 2, column: 3)),
-        Case("relative URL", ["token_url": #""/oauth2/token""#],
-             .init(message: #"`token_url` must be an absolute URL such as https://login.example.com/authorize, found "/oauth2/token""#, key: "token_url", line: 3, column: 3)),
-        Case("scheme that is not http(s)", ["logout_url": #""ftp://login.example.com/logout""#],
-             .init(message: #"`logout_url` must be an https URL, found scheme "ftp" in "ftp://login.example.com/logout""#, key: "logout_url", line: 4, column: 3)),
-        Case("http on a host that is not loopback", ["authorize_url": #""http://login.example.com/authorize""#],
-             .init(message: #"`authorize_url` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://login.example.com/authorize""#, key: "authorize_url", line: 2, column: 3)),
-        Case("URL without a host", ["token_url": #""https:///token""#],
-             .init(message: #"`token_url` must name a host, found "https:///token""#, key: "token_url", line: 3, column: 3)),
-        Case("credentials in a URL, which are not repeated", ["token_url": #""https://admin:s3cret@login.example.com/token""#],
-             .init(message: "`token_url` must not contain a user name or password; put credentials nowhere in the configuration", key: "token_url", line: 3, column: 3)),
-        Case("port out of range", ["token_url": #""https://login.example.com:70000/token""#],
-             .init(message: "`token_url` has port 70000, which is outside 1-65535", key: "token_url", line: 3, column: 3)),
-        Case("relative redirect URL", ["redirect_url": #""callback""#],
-             .init(message: #"`redirect_url` must be an absolute URL such as http://localhost/callback, found "callback""#, key: "redirect_url", line: 6, column: 3)),
-        Case("null redirect URL", ["redirect_url": "null"],
-             .init(message: "`redirect_url` must be a string, found null", key: "redirect_url", line: 6, column: 3)),
-        Case("scope as a string", ["scope": #""openid profile""#],
-             .init(message: "`scope` must be an array of strings, found a string", key: "scope", line: 7, column: 3)),
-        Case("empty scope array", ["scope": "[]"],
-             .init(message: #"`scope` must list at least one scope, e.g. ["openid", "offline_access"]"#, key: "scope", line: 7, column: 3)),
-        Case("scope entry of the wrong type", ["scope": #"["openid", 3]"#],
-             .init(message: "`scope[1]` must be a string, found a number", key: "scope[1]", line: 7, column: 23)),
-        Case("scope entry with a space", ["scope": #"["openid profile"]"#],
-             .init(message: #"`scope[0]` must be a single scope without spaces, found "openid profile"; list each scope as its own entry"#, key: "scope[0]", line: 7, column: 13)),
-        Case("empty scope entry", ["scope": #"["openid", ""]"#],
-             .init(message: "`scope[1]` must not be empty", key: "scope[1]", line: 7, column: 23)),
-        Case("hosts as an object", ["hosts_behind_proxy": "{}"],
-             .init(message: "`hosts_behind_proxy` must be an array of strings, found an object", key: "hosts_behind_proxy", line: 8, column: 3)),
-        Case("empty hosts array", ["hosts_behind_proxy": "[]"],
-             .init(message: #"`hosts_behind_proxy` must list at least one host pattern, e.g. ["*.contoso.com"]"#, key: "hosts_behind_proxy", line: 8, column: 3)),
-        Case("bad patterns, each named", ["hosts_behind_proxy": #"["*.contoso.com", "a*.b.com", "*.", true]"#],
-             .init(message: #"`hosts_behind_proxy[1]` is not a valid host pattern: "a*.b.com": a wildcard is allowed only alone ("*") or as the whole first label ("*.contoso.com")"#, key: "hosts_behind_proxy[1]", line: 8, column: 43),
-             .init(message: #"`hosts_behind_proxy[2]` is not a valid host pattern: "*.": "*." names no domain; write "*.contoso.com" or "*""#, key: "hosts_behind_proxy[2]", line: 8, column: 55),
-             .init(message: "`hosts_behind_proxy[3]` must be a string, found a boolean", key: "hosts_behind_proxy[3]", line: 8, column: 61)),
-        Case("unknown prompt type", ["authorization_prompt_type": #""Login""#],
-             .init(message: #"`authorization_prompt_type` has the unknown value "Login"; allowed values: "", "none", "login", "consent", "select_account""#, key: "authorization_prompt_type", line: 9, column: 3)),
-        Case("prompt type of the wrong type", ["authorization_prompt_type": "true"],
-             .init(message: "`authorization_prompt_type` must be a string, found a boolean", key: "authorization_prompt_type", line: 9, column: 3)),
-        Case("missing key with a near miss present", ["hosts_behind_proxy": nil], extra: [#"  "host_behind_proxy": ["*.contoso.com"]"#],
-             .init(message: #"missing required key `hosts_behind_proxy` (an array of host patterns, e.g. ["*.contoso.com"]); is `host_behind_proxy` a misspelling of it?"#, key: "hosts_behind_proxy", line: 1, column: 1)),
+        Case(
+            "missing key", ["token_url": nil],
+            .init(
+                message: "missing required key `token_url` (the identity provider's token endpoint URL)",
+                key: "token_url", line: 1, column: 1)),
+        Case(
+            "client_id of the wrong type", ["client_id": "42"],
+            .init(message: "`client_id` must be a string, found a number", key: "client_id", line: 5, column: 3)),
+        Case(
+            "empty client_id", ["client_id": #""""#],
+            .init(
+                message: "`client_id` must not be empty; use the application (client) ID from the app registration",
+                key: "client_id", line: 5, column: 3)),
+        Case(
+            "client_id with a space", ["client_id": #""abc def""#],
+            .init(
+                message: #"`client_id` must not contain white space, found "abc def""#, key: "client_id", line: 5,
+                column: 3)),
+        Case(
+            "unparsable URL", ["authorize_url": #""https://login example.com/a""#],
+            .init(
+                message: #"`authorize_url` is not a valid URL: "https://login example.com/a""#, key: "authorize_url",
+                line: 2, column: 3)),
+        Case(
+            "empty URL", ["authorize_url": #""""#],
+            .init(message: #"`authorize_url` is not a valid URL: """#, key: "authorize_url", line: 2, column: 3)),
+        Case(
+            "relative URL", ["token_url": #""/oauth2/token""#],
+            .init(
+                message:
+                    #"`token_url` must be an absolute URL such as https://login.example.com/authorize, found "/oauth2/token""#,
+                key: "token_url", line: 3, column: 3)),
+        Case(
+            "scheme that is not http(s)", ["logout_url": #""ftp://login.example.com/logout""#],
+            .init(
+                message: #"`logout_url` must be an https URL, found scheme "ftp" in "ftp://login.example.com/logout""#,
+                key: "logout_url", line: 4, column: 3)),
+        Case(
+            "http on a host that is not loopback", ["authorize_url": #""http://login.example.com/authorize""#],
+            .init(
+                message:
+                    #"`authorize_url` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://login.example.com/authorize""#,
+                key: "authorize_url", line: 2, column: 3)),
+        Case(
+            "URL without a host", ["token_url": #""https:///token""#],
+            .init(
+                message: #"`token_url` must name a host, found "https:///token""#, key: "token_url", line: 3, column: 3)
+        ),
+        Case(
+            "credentials in a URL, which are not repeated",
+            ["token_url": #""https://admin:s3cret@login.example.com/token""#],
+            .init(
+                message:
+                    "`token_url` must not contain a user name or password; put credentials nowhere in the configuration",
+                key: "token_url", line: 3, column: 3)),
+        Case(
+            "port out of range", ["token_url": #""https://login.example.com:70000/token""#],
+            .init(message: "`token_url` has port 70000, which is outside 1-65535", key: "token_url", line: 3, column: 3)
+        ),
+        Case(
+            "relative redirect URL", ["redirect_url": #""callback""#],
+            .init(
+                message: #"`redirect_url` must be an absolute URL such as http://localhost/callback, found "callback""#,
+                key: "redirect_url", line: 6, column: 3)),
+        Case(
+            "null redirect URL", ["redirect_url": "null"],
+            .init(message: "`redirect_url` must be a string, found null", key: "redirect_url", line: 6, column: 3)),
+        Case(
+            "scope as a string", ["scope": #""openid profile""#],
+            .init(message: "`scope` must be an array of strings, found a string", key: "scope", line: 7, column: 3)),
+        Case(
+            "empty scope array", ["scope": "[]"],
+            .init(
+                message: #"`scope` must list at least one scope, e.g. ["openid", "offline_access"]"#, key: "scope",
+                line: 7, column: 3)),
+        Case(
+            "scope entry of the wrong type", ["scope": #"["openid", 3]"#],
+            .init(message: "`scope[1]` must be a string, found a number", key: "scope[1]", line: 7, column: 23)),
+        Case(
+            "scope entry with a space", ["scope": #"["openid profile"]"#],
+            .init(
+                message:
+                    #"`scope[0]` must be a single scope without spaces, found "openid profile"; list each scope as its own entry"#,
+                key: "scope[0]", line: 7, column: 13)),
+        Case(
+            "empty scope entry", ["scope": #"["openid", ""]"#],
+            .init(message: "`scope[1]` must not be empty", key: "scope[1]", line: 7, column: 23)),
+        Case(
+            "hosts as an object", ["hosts_behind_proxy": "{}"],
+            .init(
+                message: "`hosts_behind_proxy` must be an array of strings, found an object", key: "hosts_behind_proxy",
+                line: 8, column: 3)),
+        Case(
+            "empty hosts array", ["hosts_behind_proxy": "[]"],
+            .init(
+                message: #"`hosts_behind_proxy` must list at least one host pattern, e.g. ["*.contoso.com"]"#,
+                key: "hosts_behind_proxy", line: 8, column: 3)),
+        Case(
+            "bad patterns, each named", ["hosts_behind_proxy": #"["*.contoso.com", "a*.b.com", "*.", true]"#],
+            .init(
+                message:
+                    #"`hosts_behind_proxy[1]` is not a valid host pattern: "a*.b.com": a wildcard is allowed only alone ("*") or as the whole first label ("*.contoso.com")"#,
+                key: "hosts_behind_proxy[1]", line: 8, column: 43),
+            .init(
+                message:
+                    #"`hosts_behind_proxy[2]` is not a valid host pattern: "*.": "*." names no domain; write "*.contoso.com" or "*""#,
+                key: "hosts_behind_proxy[2]", line: 8, column: 55),
+            .init(
+                message: "`hosts_behind_proxy[3]` must be a string, found a boolean", key: "hosts_behind_proxy[3]",
+                line: 8, column: 61)),
+        Case(
+            "unknown prompt type", ["authorization_prompt_type": #""Login""#],
+            .init(
+                message:
+                    #"`authorization_prompt_type` has the unknown value "Login"; allowed values: "", "none", "login", "consent", "select_account""#,
+                key: "authorization_prompt_type", line: 9, column: 3)),
+        Case(
+            "prompt type of the wrong type", ["authorization_prompt_type": "true"],
+            .init(
+                message: "`authorization_prompt_type` must be a string, found a boolean",
+                key: "authorization_prompt_type", line: 9, column: 3)),
+        Case(
+            "missing key with a near miss present", ["hosts_behind_proxy": nil],
+            extra: [#"  "host_behind_proxy": ["*.contoso.com"]"#],
+            .init(
+                message:
+                    #"missing required key `hosts_behind_proxy` (an array of host patterns, e.g. ["*.contoso.com"]); is `host_behind_proxy` a misspelling of it?"#,
+                key: "hosts_behind_proxy", line: 1, column: 1)),
     ]
 
     @Test("reports the message, key, line and column", arguments: cases)
@@ -157,28 +237,46 @@ struct IAPConfigurationLoadingTests {
         #expect(report.warnings.isEmpty)
     }
 
-    @Test("a root that is not an object", arguments: [("[]", "an array"), (#""text""#, "a string"), ("3", "a number"), ("null", "null")])
+    @Test(
+        "a root that is not an object",
+        arguments: [("[]", "an array"), (#""text""#, "a string"), ("3", "a number"), ("null", "null")])
     func rootNotAnObject(text: String, found: String) {
         let report = report(text)
-        #expect(report.errors == [ConfigurationIssue(
-            message: "the configuration must be a JSON object with the keys authorize_url, token_url, logout_url, client_id, redirect_url, scope, hosts_behind_proxy, found \(found)",
-            key: nil, line: 1, column: 1)])
+        #expect(
+            report.errors == [
+                ConfigurationIssue(
+                    message:
+                        "the configuration must be a JSON object with the keys authorize_url, token_url, logout_url, client_id, redirect_url, scope, hosts_behind_proxy, found \(found)",
+                    key: nil, line: 1, column: 1)
+            ])
     }
 
     @Test("an empty object lists all seven missing keys")
     func emptyObject() {
         let report = report("{}")
-        #expect(report.errors.map(\.key) == ["authorize_url", "token_url", "logout_url", "client_id", "redirect_url", "scope", "hosts_behind_proxy"])
+        #expect(
+            report.errors.map(\.key) == [
+                "authorize_url", "token_url", "logout_url", "client_id", "redirect_url", "scope", "hosts_behind_proxy",
+            ])
     }
 
     // MARK: - Warnings
 
     static let warningCases: [(extraLine: String, message: String)] = [
-        (#"  "authorisation_prompt_type": "login""#, "unknown key `authorisation_prompt_type` is ignored; did you mean `authorization_prompt_type`?"),
+        (
+            #"  "authorisation_prompt_type": "login""#,
+            "unknown key `authorisation_prompt_type` is ignored; did you mean `authorization_prompt_type`?"
+        ),
         (#"  "Client_Id": "x""#, "unknown key `Client_Id` is ignored; did you mean `client_id`?"),
-        (#"  "hosts-behind-proxy": []"#, "unknown key `hosts-behind-proxy` is ignored; did you mean `hosts_behind_proxy`?"),
+        (
+            #"  "hosts-behind-proxy": []"#,
+            "unknown key `hosts-behind-proxy` is ignored; did you mean `hosts_behind_proxy`?"
+        ),
         (#"  "scopes": ["openid"]"#, "unknown key `scopes` is ignored; did you mean `scope`?"),
-        (#"  "comment": "for the GIS team""#, "unknown key `comment` is ignored; the known keys are authorize_url, token_url, logout_url, client_id, redirect_url, scope, hosts_behind_proxy, authorization_prompt_type"),
+        (
+            #"  "comment": "for the GIS team""#,
+            "unknown key `comment` is ignored; the known keys are authorize_url, token_url, logout_url, client_id, redirect_url, scope, hosts_behind_proxy, authorization_prompt_type"
+        ),
     ]
 
     @Test("an unknown key is a warning that suggests the nearest known key", arguments: warningCases)
@@ -215,38 +313,59 @@ struct IAPConfigurationLoadingTests {
             #expect(report.warnings.isEmpty)
             #expect(configuration.isCustomSchemeRedirect == redirect.hasPrefix("msauth"))
         } else {
-            #expect(report.warnings == [ConfigurationIssue(
-                message: "`redirect_url` \"\(redirect)\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
-                key: "redirect_url", line: 6, column: 3)])
+            #expect(
+                report.warnings == [
+                    ConfigurationIssue(
+                        message:
+                            "`redirect_url` \"\(redirect)\" is neither a loopback URL (http://127.0.0.1, http://[::1], http://localhost or a name under localhost, any port and path) nor a custom-scheme URL (my-app://auth); the file is valid, but portal-auth cannot receive the sign-in redirect with it on this platform",
+                        key: "redirect_url", line: 6, column: 3)
+                ])
         }
     }
 
     @Test("http endpoints are allowed on loopback hosts")
     func loopbackEndpoints() throws {
-        let report = report(FixtureFiles.iapJSON(replacing: [
-            "authorize_url": #""http://127.0.0.1:9000/authorize""#,
-            "token_url": #""http://localhost:9000/token""#,
-            "logout_url": #""http://[::1]:9000/logout""#,
-        ]))
+        let report = report(
+            FixtureFiles.iapJSON(replacing: [
+                "authorize_url": #""http://127.0.0.1:9000/authorize""#,
+                "token_url": #""http://localhost:9000/token""#,
+                "logout_url": #""http://[::1]:9000/logout""#,
+            ]))
         #expect(report.errors.isEmpty)
         #expect(try #require(report.configuration).tokenURL.absoluteString == "http://localhost:9000/token")
     }
 
     // MARK: - Files that cannot be read or parsed
 
-    static let fileFailures: [(fixture: String, kind: ConfigurationError.Kind, category: ErrorCategory, message: String, line: Int?, column: Int?)] = [
-        ("empty.json", .empty, .invalidContent,
-         "the file is empty; it must hold a JSON object with the keys authorize_url, token_url, logout_url, client_id, redirect_url, scope, hosts_behind_proxy", nil, nil),
-        ("non-utf8.json", .notUTF8, .invalidContent,
-         "the file is not UTF-8 text: byte 0xE9 at byte offset 27 is invalid; save the file as UTF-8", 2, 26),
-        ("syntax-error.json", .syntax, .invalidContent,
-         #"JSON syntax error: '}' expected near '"redirect_url"'"#, 6, 16),
-        ("duplicate-key.json", .syntax, .invalidContent,
-         #"JSON syntax error: duplicate object key near '"client_id"'; each key may appear only once"#, 7, 13),
-    ]
+    static let fileFailures:
+        [(
+            fixture: String, kind: ConfigurationError.Kind, category: ErrorCategory, message: String, line: Int?,
+            column: Int?
+        )] = [
+            (
+                "empty.json", .empty, .invalidContent,
+                "the file is empty; it must hold a JSON object with the keys authorize_url, token_url, logout_url, client_id, redirect_url, scope, hosts_behind_proxy",
+                nil, nil
+            ),
+            (
+                "non-utf8.json", .notUTF8, .invalidContent,
+                "the file is not UTF-8 text: byte 0xE9 at byte offset 27 is invalid; save the file as UTF-8", 2, 26
+            ),
+            (
+                "syntax-error.json", .syntax, .invalidContent,
+                #"JSON syntax error: '}' expected near '"redirect_url"'"#, 6, 16
+            ),
+            (
+                "duplicate-key.json", .syntax, .invalidContent,
+                #"JSON syntax error: duplicate object key near '"client_id"'; each key may appear only once"#, 7, 13
+            ),
+        ]
 
     @Test("fixtures that cannot be parsed get their own error", arguments: fileFailures)
-    func fileFailure(fixture: String, kind: ConfigurationError.Kind, category: ErrorCategory, message: String, line: Int?, column: Int?) async throws {
+    func fileFailure(
+        fixture: String, kind: ConfigurationError.Kind, category: ErrorCategory, message: String, line: Int?,
+        column: Int?
+    ) async throws {
         let url = FixtureFiles.iap(fixture)
         let report = await IAPConfiguration.report(from: url)
         let error = try #require(report.error)
@@ -269,7 +388,10 @@ struct IAPConfigurationLoadingTests {
         let error = try #require(await IAPConfiguration.report(from: url).error)
         #expect(error.kind == .fileNotFound)
         #expect(error.category == .unreadableInput)
-        #expect(error.description == "configuration file /nonexistent/portal-auth/iap.json: the file does not exist; check the path (a relative path is resolved from the current directory)")
+        #expect(
+            error.description
+                == "configuration file /nonexistent/portal-auth/iap.json: the file does not exist; check the path (a relative path is resolved from the current directory)"
+        )
     }
 
     @Test("a directory")
@@ -277,7 +399,8 @@ struct IAPConfigurationLoadingTests {
         let error = try #require(await IAPConfiguration.report(from: FixtureFiles.root).error)
         #expect(error.kind == .isDirectory)
         #expect(error.category == .unreadableInput)
-        #expect(error.issues.first?.message == "this is a directory; give the path of the JSON configuration file itself")
+        #expect(
+            error.issues.first?.message == "this is a directory; give the path of the JSON configuration file itself")
     }
 
     @Test("a file over 1 MiB", arguments: [false, true])
@@ -298,7 +421,10 @@ struct IAPConfigurationLoadingTests {
         let error = try #require(await IAPConfiguration.report(from: file).error)
         #expect(error.kind == .tooLarge)
         #expect(error.category == .invalidContent)
-        #expect(error.issues.first?.message == "the file is larger than 1048576 bytes (1 MiB), the limit for a configuration file; check that this is the right file")
+        #expect(
+            error.issues.first?.message
+                == "the file is larger than 1048576 bytes (1 MiB), the limit for a configuration file; check that this is the right file"
+        )
     }
 
     @Test("an unreadable file", .enabled(if: geteuid() != 0, "root can read any file"))
@@ -311,17 +437,30 @@ struct IAPConfigurationLoadingTests {
         let error = try #require(await IAPConfiguration.report(from: file).error)
         #expect(error.kind == .unreadable)
         #expect(error.category == .unreadableInput)
-        #expect(error.issues.first?.message == "the file cannot be read (permission denied); check that it is readable by this user")
+        #expect(
+            error.issues.first?.message
+                == "the file cannot be read (permission denied); check that it is readable by this user")
     }
 
-    @Test("each failed system call maps to its own error", arguments: [
-        (ENOENT, ConfigurationError.Kind.fileNotFound, "the file does not exist; check the path (a relative path is resolved from the current directory)"),
-        (ENOTDIR, .fileNotFound, "the file does not exist; check the path (a relative path is resolved from the current directory)"),
-        (EISDIR, .isDirectory, "this is a directory; give the path of the JSON configuration file itself"),
-        (EACCES, .unreadable, "the file cannot be read (permission denied); check that it is readable by this user"),
-        (EPERM, .unreadable, "the file cannot be read (permission denied); check that it is readable by this user"),
-        (EIO, .unreadable, "the file cannot be read (Input/output error); check that it is readable by this user"),
-    ])
+    @Test(
+        "each failed system call maps to its own error",
+        arguments: [
+            (
+                ENOENT, ConfigurationError.Kind.fileNotFound,
+                "the file does not exist; check the path (a relative path is resolved from the current directory)"
+            ),
+            (
+                ENOTDIR, .fileNotFound,
+                "the file does not exist; check the path (a relative path is resolved from the current directory)"
+            ),
+            (EISDIR, .isDirectory, "this is a directory; give the path of the JSON configuration file itself"),
+            (
+                EACCES, .unreadable,
+                "the file cannot be read (permission denied); check that it is readable by this user"
+            ),
+            (EPERM, .unreadable, "the file cannot be read (permission denied); check that it is readable by this user"),
+            (EIO, .unreadable, "the file cannot be read (Input/output error); check that it is readable by this user"),
+        ])
     func systemErrors(code: Int32, kind: ConfigurationError.Kind, message: String) {
         let file = URL(fileURLWithPath: "/srv/iap.json")
         let error = ConfigurationFileReader.failure(file, SystemError(call: "open", errno: code))
@@ -337,16 +476,22 @@ struct IAPConfigurationLoadingTests {
         let error = try #require(await IAPConfiguration.report(from: url).error)
         #expect(error.kind == .notAFileURL)
         #expect(error.category == .usage)
-        #expect(error.description == "https://example.com/iap.json is not a file URL; configurations are loaded from local files only (use URL(fileURLWithPath:))")
+        #expect(
+            error.description
+                == "https://example.com/iap.json is not a file URL; configurations are loaded from local files only (use URL(fileURLWithPath:))"
+        )
     }
 
     // MARK: - Robustness
 
-    @Test("odd inputs never crash and always give a configuration or an error", arguments: [
-        "[", "]", "{", "{\"a\":", "\"", "\\", "nul", "1e999999", "-", "{\"scope\": [[[[]]]]}",
-        String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000),
-        "{\"hosts_behind_proxy\": [\"\u{0}\"]}", "{\"client_id\": \"\\u0000\"}", "{\"\": 1}", "{\"scope\": {\"a\": [1, {\"b\": 2}]}}",
-    ])
+    @Test(
+        "odd inputs never crash and always give a configuration or an error",
+        arguments: [
+            "[", "]", "{", "{\"a\":", "\"", "\\", "nul", "1e999999", "-", "{\"scope\": [[[[]]]]}",
+            String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000),
+            "{\"hosts_behind_proxy\": [\"\u{0}\"]}", "{\"client_id\": \"\\u0000\"}", "{\"\": 1}",
+            "{\"scope\": {\"a\": [1, {\"b\": 2}]}}",
+        ])
     func oddInputs(text: String) {
         let report = report(text)
         #expect(report.isValid == (report.error == nil))

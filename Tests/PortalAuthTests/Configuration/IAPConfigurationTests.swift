@@ -42,10 +42,16 @@ struct IAPConfigurationTests {
         } catch {
             #expect(error.kind == .invalidConfiguration)
             #expect(error.file == nil)
-            #expect(error.issues.map(\.key) == ["authorizeURL", "clientID", "redirectURL", "scopes[1]", "hostsBehindProxy[1]"])
+            #expect(
+                error.issues.map(\.key) == [
+                    "authorizeURL", "clientID", "redirectURL", "scopes[1]", "hostsBehindProxy[1]",
+                ])
             #expect(error.issues.allSatisfy { $0.line == nil && $0.column == nil })
-            #expect(error.issues[1].message == "`clientID` must not be empty; use the application (client) ID from the app registration")
-            #expect(error.description.hasPrefix("configuration is invalid (5 problems):\n  `authorizeURL` must use https"))
+            #expect(
+                error.issues[1].message
+                    == "`clientID` must not be empty; use the application (client) ID from the app registration")
+            #expect(
+                error.description.hasPrefix("configuration is invalid (5 problems):\n  `authorizeURL` must use https"))
         }
     }
 
@@ -86,25 +92,34 @@ struct IAPConfigurationTests {
         #expect(configuration.authorizeURL.absoluteString == base + "authorize")
         #expect(configuration.tokenURL.absoluteString == base + "token")
         #expect(configuration.logoutURL.absoluteString == base + "logout")
-        #expect(configuration.scopes == ["6731de76-14a6-49ae-97bc-6eba6914391e/.default", "offline_access", "openid", "profile"])
+        #expect(
+            configuration.scopes == [
+                "6731de76-14a6-49ae-97bc-6eba6914391e/.default", "offline_access", "openid", "profile",
+            ])
         #expect(configuration.authorizationPromptType == .selectAccount)
         #expect(configuration.isMicrosoftEntra)
-        #expect(try IAPConfiguration.microsoft(
-            tenantID: "contoso.onmicrosoft.com", clientID: "c", redirectURL: Self.redirect, hostsBehindProxy: ["*"]
-        ).tokenURL.absoluteString == "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token")
+        #expect(
+            try IAPConfiguration.microsoft(
+                tenantID: "contoso.onmicrosoft.com", clientID: "c", redirectURL: Self.redirect, hostsBehindProxy: ["*"]
+            ).tokenURL.absoluteString == "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token")
     }
 
     @Test("the Microsoft helper reports a bad tenant with the other problems, not the derived scope")
     func microsoftProblems() {
         do {
-            _ = try IAPConfiguration.microsoft(tenantID: "contoso/../x", clientID: "", redirectURL: Self.redirect, hostsBehindProxy: [])
+            _ = try IAPConfiguration.microsoft(
+                tenantID: "contoso/../x", clientID: "", redirectURL: Self.redirect, hostsBehindProxy: [])
             Issue.record("expected an error")
         } catch {
             #expect(error.issues.map(\.key) == ["tenantID", "clientID", "hostsBehindProxy"])
-            #expect(error.issues[0].message == #"`tenantID` must be the directory (tenant) ID, a GUID or a domain such as contoso.onmicrosoft.com, found "contoso/../x""#)
+            #expect(
+                error.issues[0].message
+                    == #"`tenantID` must be the directory (tenant) ID, a GUID or a domain such as contoso.onmicrosoft.com, found "contoso/../x""#
+            )
         }
         #expect(throws: ConfigurationError.self) {
-            try IAPConfiguration.microsoft(tenantID: "", clientID: "c", redirectURL: Self.redirect, hostsBehindProxy: ["*"])
+            try IAPConfiguration.microsoft(
+                tenantID: "", clientID: "c", redirectURL: Self.redirect, hostsBehindProxy: ["*"])
         }
     }
 }

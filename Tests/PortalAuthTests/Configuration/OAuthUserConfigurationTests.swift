@@ -102,34 +102,80 @@ struct OAuthUserConfigurationTests {
 
     // MARK: - Validation
 
-    static let problems: [(name: String, portal: String, clientID: String, redirect: String, expiration: Duration, exchange: Duration, key: String, message: String)] = [
-        ("http portal", "http://gis.example.com/portal", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
-         "portalURL", #"`portalURL` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://gis.example.com/portal""#),
-        ("relative portal", "gis.example.com/portal", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
-         "portalURL", #"`portalURL` must be an absolute URL such as https://login.example.com/authorize, found "gis.example.com/portal""#),
-        ("non-http portal", "ftp://gis.example.com", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
-         "portalURL", #"`portalURL` must be an https URL, found scheme "ftp" in "ftp://gis.example.com""#),
-        ("empty client ID", "https://www.arcgis.com", "", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(86_400),
-         "clientID", "`clientID` must not be empty; use the client ID of the application registered in the portal"),
-        // A custom scheme (my-app://auth) is valid now (the desktop's scheme handler); ftp is no app's own scheme.
-        ("ftp redirect", "https://www.arcgis.com", "id", "ftp://files.example.com/auth", .seconds(1_209_600), .seconds(86_400),
-         "redirectURL", #"`redirectURL` must be an https URL, found scheme "ftp" in "ftp://files.example.com/auth""#),
-        ("http redirect off loopback", "https://www.arcgis.com", "id", "http://app.example.com/cb", .seconds(1_209_600), .seconds(86_400),
-         "redirectURL", #"`redirectURL` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://app.example.com/cb""#),
-        ("expiration over 90 days", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(91 * 86_400), .seconds(86_400),
-         "refreshTokenExpirationInterval", "`refreshTokenExpirationInterval` must be from 1 minute to 90 days, found 91 days"),
-        ("zero expiration", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .zero, .seconds(86_400),
-         "refreshTokenExpirationInterval", "`refreshTokenExpirationInterval` must be from 1 minute to 90 days, found 0 seconds"),
-        ("negative exchange", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(1_209_600), .seconds(-60),
-         "refreshTokenExchangeInterval", "`refreshTokenExchangeInterval` must be more than zero and at most 90 days, found -1 minute"),
-        ("exchange not shorter than expiration", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(7200), .seconds(86_400),
-         "refreshTokenExchangeInterval", "`refreshTokenExchangeInterval` (1 day) must be shorter than refreshTokenExpirationInterval (2 hours), or the refresh token expires before it is exchanged"),
-    ]
+    static let problems:
+        [(
+            name: String, portal: String, clientID: String, redirect: String, expiration: Duration, exchange: Duration,
+            key: String, message: String
+        )] = [
+            (
+                "http portal", "http://gis.example.com/portal", "id", "http://127.0.0.1/cb", .seconds(1_209_600),
+                .seconds(86_400),
+                "portalURL",
+                #"`portalURL` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://gis.example.com/portal""#
+            ),
+            (
+                "relative portal", "gis.example.com/portal", "id", "http://127.0.0.1/cb", .seconds(1_209_600),
+                .seconds(86_400),
+                "portalURL",
+                #"`portalURL` must be an absolute URL such as https://login.example.com/authorize, found "gis.example.com/portal""#
+            ),
+            (
+                "non-http portal", "ftp://gis.example.com", "id", "http://127.0.0.1/cb", .seconds(1_209_600),
+                .seconds(86_400),
+                "portalURL", #"`portalURL` must be an https URL, found scheme "ftp" in "ftp://gis.example.com""#
+            ),
+            (
+                "empty client ID", "https://www.arcgis.com", "", "http://127.0.0.1/cb", .seconds(1_209_600),
+                .seconds(86_400),
+                "clientID",
+                "`clientID` must not be empty; use the client ID of the application registered in the portal"
+            ),
+            // A custom scheme (my-app://auth) is valid now (the desktop's scheme handler); ftp is no app's own scheme.
+            (
+                "ftp redirect", "https://www.arcgis.com", "id", "ftp://files.example.com/auth", .seconds(1_209_600),
+                .seconds(86_400),
+                "redirectURL",
+                #"`redirectURL` must be an https URL, found scheme "ftp" in "ftp://files.example.com/auth""#
+            ),
+            (
+                "http redirect off loopback", "https://www.arcgis.com", "id", "http://app.example.com/cb",
+                .seconds(1_209_600), .seconds(86_400),
+                "redirectURL",
+                #"`redirectURL` must use https (http is allowed only for loopback hosts: 127.0.0.0/8, [::1], localhost and *.localhost), found "http://app.example.com/cb""#
+            ),
+            (
+                "expiration over 90 days", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(91 * 86_400),
+                .seconds(86_400),
+                "refreshTokenExpirationInterval",
+                "`refreshTokenExpirationInterval` must be from 1 minute to 90 days, found 91 days"
+            ),
+            (
+                "zero expiration", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .zero, .seconds(86_400),
+                "refreshTokenExpirationInterval",
+                "`refreshTokenExpirationInterval` must be from 1 minute to 90 days, found 0 seconds"
+            ),
+            (
+                "negative exchange", "https://www.arcgis.com", "id", "http://127.0.0.1/cb", .seconds(1_209_600),
+                .seconds(-60),
+                "refreshTokenExchangeInterval",
+                "`refreshTokenExchangeInterval` must be more than zero and at most 90 days, found -1 minute"
+            ),
+            (
+                "exchange not shorter than expiration", "https://www.arcgis.com", "id", "http://127.0.0.1/cb",
+                .seconds(7200), .seconds(86_400),
+                "refreshTokenExchangeInterval",
+                "`refreshTokenExchangeInterval` (1 day) must be shorter than refreshTokenExpirationInterval (2 hours), or the refresh token expires before it is exchanged"
+            ),
+        ]
 
     @Test("validate() names each problem", arguments: problems)
-    func problem(name: String, portal: String, clientID: String, redirect: String, expiration: Duration, exchange: Duration, key: String, message: String) throws {
+    func problem(
+        name: String, portal: String, clientID: String, redirect: String, expiration: Duration, exchange: Duration,
+        key: String, message: String
+    ) throws {
         let value = OAuthUserConfiguration(
-            portalURL: try #require(URL(string: portal)), clientID: clientID, redirectURL: try #require(URL(string: redirect)),
+            portalURL: try #require(URL(string: portal)), clientID: clientID,
+            redirectURL: try #require(URL(string: redirect)),
             refreshTokenExpirationInterval: expiration, refreshTokenExchangeInterval: exchange)
         #expect(throws: ConfigurationError.self) { try value.validate() }
         do {
@@ -150,11 +196,17 @@ struct OAuthUserConfigurationTests {
             try value.validate()
             Issue.record("expected an error")
         } catch {
-            #expect(error.issues.map(\.key) == ["portalURL", "redirectURL", "clientID", "refreshTokenExpirationInterval"])
+            #expect(
+                error.issues.map(\.key) == ["portalURL", "redirectURL", "clientID", "refreshTokenExpirationInterval"])
         }
     }
 
-    @Test("loopback hosts may use http", arguments: ["http://127.0.0.1:8080/portal", "http://localhost/portal", "http://[::1]:7443/portal", "http://127.1.2.3/portal"])
+    @Test(
+        "loopback hosts may use http",
+        arguments: [
+            "http://127.0.0.1:8080/portal", "http://localhost/portal", "http://[::1]:7443/portal",
+            "http://127.1.2.3/portal",
+        ])
     func loopback(portal: String) throws {
         try configuration(portal).validate()
     }
@@ -167,10 +219,12 @@ struct OAuthUserConfigurationTests {
         ).validate()
     }
 
-    @Test("durations read in their largest whole unit", arguments: [
-        (Duration.seconds(1_209_600), "14 days"), (.seconds(3600), "1 hour"), (.seconds(5400), "90 minutes"),
-        (.seconds(61), "61 seconds"), (.seconds(1), "1 second"), (.zero, "0 seconds"),
-    ])
+    @Test(
+        "durations read in their largest whole unit",
+        arguments: [
+            (Duration.seconds(1_209_600), "14 days"), (.seconds(3600), "1 hour"), (.seconds(5400), "90 minutes"),
+            (.seconds(61), "61 seconds"), (.seconds(1), "1 second"), (.zero, "0 seconds"),
+        ])
     func describe(duration: Duration, text: String) {
         #expect(OAuthUserConfiguration.describe(duration) == text)
     }

@@ -16,7 +16,10 @@ struct NetworkCredentialKeyringTests {
         #expect(first.isPersistent)
         try await first.add(.password(username: "alice", password: "pw-secret-1"), for: space)
         #expect(storage.items.count == 1)
-        #expect(storage.items.first?.attributes == ["kind": "password", "host": "gis.example.com", "port": "443", "username": "alice"])
+        #expect(
+            storage.items.first?.attributes == [
+                "kind": "password", "host": "gis.example.com", "port": "443", "username": "alice",
+            ])
         #expect(storage.items.first?.secret == "pw-secret-1")
 
         let second = try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
@@ -35,7 +38,8 @@ struct NetworkCredentialKeyringTests {
         storage.plant(.init(schema: .credential, attributes: ["store": "/s", "entry": "k"], secret: "other"))
         let store = try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
         try await store.add(.password(username: "alice", password: "pw"), for: space)
-        try await store.add(.password(username: "alice", password: "pw"), for: ProtectionSpace(host: "b.example.com", port: 8443))
+        try await store.add(
+            .password(username: "alice", password: "pw"), for: ProtectionSpace(host: "b.example.com", port: 8443))
         await store.removeAll()
         #expect(storage.items.map(\.secret) == ["other"])
     }
@@ -43,8 +47,13 @@ struct NetworkCredentialKeyringTests {
     @Test("an item that cannot be used (a certificate file gone, an unknown kind) is skipped and kept")
     func unusableItemsSkipped() async throws {
         let storage = InMemorySecretStorage()
-        storage.plant(.init(schema: .network, attributes: ["kind": "certificate", "host": "a", "port": "443", "file": "/nonexistent.p12"], secret: "p"))
-        storage.plant(.init(schema: .network, attributes: ["kind": "smartcard", "host": "a", "port": "443"], secret: "p"))
+        storage.plant(
+            .init(
+                schema: .network,
+                attributes: ["kind": "certificate", "host": "a", "port": "443", "file": "/nonexistent.p12"], secret: "p"
+            ))
+        storage.plant(
+            .init(schema: .network, attributes: ["kind": "smartcard", "host": "a", "port": "443"], secret: "p"))
         let store = try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
         #expect(await store.protectionSpaces.isEmpty)
         #expect(storage.items.count == 2)
@@ -55,7 +64,9 @@ struct NetworkCredentialKeyringTests {
         let storage = InMemorySecretStorage()
         let store = try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage))
         storage.setFailingStores(true)
-        await #expect(throws: KeyringError.self) { try await store.add(.password(username: "alice", password: "pw"), for: space) }
+        await #expect(throws: KeyringError.self) {
+            try await store.add(.password(username: "alice", password: "pw"), for: space)
+        }
         #expect(await store.credentials(for: space).isEmpty)
     }
 }

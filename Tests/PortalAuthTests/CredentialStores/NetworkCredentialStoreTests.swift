@@ -6,10 +6,14 @@ import Testing
 
 /// Network credentials from a `NetworkCredentialStore` applied by `CurlHTTPClient` to real loopback servers
 /// (`Tests/Fakes/fault_server.py`): self-signed TLS, client certificates, Basic and Digest.
-@Suite("Network credentials against TLS, client-certificate, Basic and Digest servers", .timeLimit(.minutes(1)), .tags(.python, .openssl), ExternalTools.condition)
+@Suite(
+    "Network credentials against TLS, client-certificate, Basic and Digest servers", .timeLimit(.minutes(1)),
+    .tags(.python, .openssl), ExternalTools.condition)
 struct NetworkCredentialStoreTests {
     /// Sends `request` with what `store` holds for its URL.
-    func send(_ url: URL, _ store: NetworkCredentialStore, client: CurlHTTPClient = CurlHTTPClient()) async throws -> TransportResponse {
+    func send(_ url: URL, _ store: NetworkCredentialStore, client: CurlHTTPClient = CurlHTTPClient()) async throws
+        -> TransportResponse
+    {
         var request = TransportRequest.get(url)
         request.credentials = await store.transportCredentials(for: url)
         return try await client.send(request)
@@ -36,7 +40,8 @@ struct NetworkCredentialStoreTests {
                 let seen = try await ServerCertificateProbe().certificate(of: url)
                 #expect(seen.isSelfSigned)
                 #expect(seen.matches(host: "127.0.0.1") && seen.matches(host: "localhost"))
-                #expect(seen.der == (try CertificateInfo(pem: String(contentsOf: first.certificate, encoding: .utf8)).der))
+                #expect(
+                    seen.der == (try CertificateInfo(pem: String(contentsOf: first.certificate, encoding: .utf8)).der))
 
                 let space = try #require(ProtectionSpace(url: url))
                 try await store.trust(seen, for: space)
@@ -71,7 +76,9 @@ struct NetworkCredentialStoreTests {
         defer { foreign.remove() }
         let store = NetworkCredentialStore()
         let space = ProtectionSpace(host: "127.0.0.1", port: 8443)
-        let unbound = try await #require(throws: NetworkCredentialError.self) { try await store.add(.serverTrust, for: space) }
+        let unbound = try await #require(throws: NetworkCredentialError.self) {
+            try await store.add(.serverTrust, for: space)
+        }
         #expect(unbound.kind == .serverTrustUnusable)
 
         let info = try CertificateInfo(pem: String(contentsOf: foreign.certificate, encoding: .utf8))
@@ -101,17 +108,25 @@ struct NetworkCredentialStoreTests {
     // MARK: - Client certificate
 
     /// How a refused client certificate can surface, depending on when the server's alert is read.
-    static let clientCertificateRefusals: [TransportError.Kind] = [.clientCertificateRequired, .connectionFailed, .tlsHandshakeFailed]
+    static let clientCertificateRefusals: [TransportError.Kind] = [
+        .clientCertificateRequired, .connectionFailed, .tlsHandshakeFailed,
+    ]
 
     @Test("the TLS 1.3 alert certificate_required is reported as a client-certificate request", arguments: [35, 56])
     func certificateRequiredAlert(code: Int) {
         let error = TransportError.curl(
-            code: code, message: "OpenSSL SSL_read: OpenSSL/3.0.22: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
+            code: code,
+            message:
+                "OpenSSL SSL_read: OpenSSL/3.0.22: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
             url: RedactedURL(URL(string: "https://gis.example.com/portal")!), caBundle: nil)
         #expect(error.kind == .clientCertificateRequired)
         #expect(error.category == .refused)
-        #expect(error.description.hasPrefix("The server at https://gis.example.com/portal requires a TLS client certificate"))
-        let other = TransportError.curl(code: code, message: "OpenSSL SSL_read: unexpected eof while reading", url: RedactedURL(URL(string: "https://h")!), caBundle: nil)
+        #expect(
+            error.description.hasPrefix(
+                "The server at https://gis.example.com/portal requires a TLS client certificate"))
+        let other = TransportError.curl(
+            code: code, message: "OpenSSL SSL_read: unexpected eof while reading",
+            url: RedactedURL(URL(string: "https://h")!), caBundle: nil)
         #expect(other.kind != .clientCertificateRequired)
     }
 
@@ -146,7 +161,9 @@ struct NetworkCredentialStoreTests {
 
     // MARK: - Basic and Digest
 
-    @Test("Basic and Digest servers accept the password credential; a wrong password gets 401", arguments: ["basic", "digest"])
+    @Test(
+        "Basic and Digest servers accept the password credential; a wrong password gets 401",
+        arguments: ["basic", "digest"])
     func password(scheme: String) async throws {
         try await FaultServer.with { server async throws in
             let url = server.url("/\(scheme)?user=alice&password=correct-horse")
@@ -164,14 +181,18 @@ struct NetworkCredentialStoreTests {
             #expect(authorization.hasPrefix(scheme == "basic" ? "Basic " : "Digest "))
             if scheme == "digest" {
                 // The test server takes the expected password in the query, which the Digest uri repeats.
-                #expect(!authorization.replacingOccurrences(of: "password=correct-horse", with: "").contains("correct-horse"),
-                        "Digest never sends the password")
+                #expect(
+                    !authorization.replacingOccurrences(of: "password=correct-horse", with: "").contains(
+                        "correct-horse"),
+                    "Digest never sends the password")
             }
             #expect(await store.credentials(for: space).count == 1, "a new password replaces the old one")
             #expect(!"\(await store.credentials(for: space))".contains("correct-horse"))
 
             // Another protection space (same host, another port) gets nothing.
-            #expect(await store.transportCredentials(for: URL(string: "http://127.0.0.1:\(server.port + 1)/\(scheme)")!).isEmpty)
+            #expect(
+                await store.transportCredentials(for: URL(string: "http://127.0.0.1:\(server.port + 1)/\(scheme)")!)
+                    .isEmpty)
             await store.removeAll()
             #expect(try await send(url, store).statusCode == 401)
         }

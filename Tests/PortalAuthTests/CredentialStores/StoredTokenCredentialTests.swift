@@ -18,32 +18,44 @@ struct StoredTokenCredentialTests {
             let path = request.url.path
             if path.hasSuffix("generateToken") {
                 let expires = Int64(Date().addingTimeInterval(3600).timeIntervalSince1970 * 1000)
-                return SignOutFakes.response(body: #"{"token":"\#(token)","expires":\#(expires),"ssl":true}"#, url: request.url)
+                return SignOutFakes.response(
+                    body: #"{"token":"\#(token)","expires":\#(expires),"ssl":true}"#, url: request.url)
             }
-            return SignOutFakes.response(body: #"{"access_token":"\#(application)","expires_in":7200}"#, url: request.url)
+            return SignOutFakes.response(
+                body: #"{"access_token":"\#(application)","expires_in":7200}"#, url: request.url)
         })
     }
 
     static func tokenCredential(http: ScriptedHTTPClient, expiresIn: TimeInterval) -> TokenCredential {
         TokenCredential.restored(
-            url: portal, username: "alice", password: "PASSWORD-SECRET", referer: "https://app.example.com", tokenExpirationMinutes: 60,
+            url: portal, username: "alice", password: "PASSWORD-SECRET", referer: "https://app.example.com",
+            tokenExpirationMinutes: 60,
             service: TokenService(generateTokenURL: portal.appending(path: "sharing/rest/generateToken"), root: portal),
-            token: TokenInfo(accessToken: "GENERATED-1", expirationDate: Date().addingTimeInterval(expiresIn), isSSLRequired: true)!,
+            token: TokenInfo(
+                accessToken: "GENERATED-1", expirationDate: Date().addingTimeInterval(expiresIn), isSSLRequired: true)!,
             httpClient: http, now: { Date() })
     }
 
-    static func applicationCredential(http: ScriptedHTTPClient, expiresIn: TimeInterval) throws -> OAuthApplicationCredential {
+    static func applicationCredential(http: ScriptedHTTPClient, expiresIn: TimeInterval) throws
+        -> OAuthApplicationCredential
+    {
         try OAuthApplicationCredential.restored(
             portalURL: portal, clientID: "app-client", clientSecret: "CLIENT-SECRET", tokenExpirationMinutes: nil,
-            token: TokenInfo(accessToken: "APP-1", expirationDate: Date().addingTimeInterval(expiresIn), isSSLRequired: false)!,
+            token: TokenInfo(
+                accessToken: "APP-1", expirationDate: Date().addingTimeInterval(expiresIn), isSSLRequired: false)!,
             httpClient: http, now: { Date() })
     }
 
     static let pregenerated = PregeneratedTokenCredential(
-        url: server, tokenInfo: TokenInfo(accessToken: "PREGENERATED-1", expirationDate: Date(timeIntervalSince1970: 2_000_000_000), isSSLRequired: true)!,
+        url: server,
+        tokenInfo: TokenInfo(
+            accessToken: "PREGENERATED-1", expirationDate: Date(timeIntervalSince1970: 2_000_000_000),
+            isSSLRequired: true)!,
         referer: "https://app.example.com")
 
-    @Test("all three come back after a reload, with their tokens, expiry, referer and user; the file keeps only the secrets they renew with")
+    @Test(
+        "all three come back after a reload, with their tokens, expiry, referer and user; the file keeps only the secrets they renew with"
+    )
     func reloadFromFile() async throws {
         let temporary = try TemporaryDirectory()
         let file = temporary.store()
@@ -83,7 +95,9 @@ struct StoredTokenCredentialTests {
         #expect(text.contains("PASSWORD-SECRET") && text.contains("CLIENT-SECRET"))
     }
 
-    @Test("an expired token read back is generated again with the kept password or secret, and adding again replaces, not duplicates")
+    @Test(
+        "an expired token read back is generated again with the kept password or secret, and adding again replaces, not duplicates"
+    )
     func renewAfterReload() async throws {
         let temporary = try TemporaryDirectory()
         let file = temporary.store()
@@ -101,7 +115,11 @@ struct StoredTokenCredentialTests {
         let application = try #require(reloaded.credentials.compactMap { $0 as? OAuthApplicationCredential }.first)
         #expect(try await application.tokenInfo.accessToken == "APP-2")
         let sent = http.requests.map { SignOutFakes.fields(of: $0) }
-        #expect(sent.contains { $0["username"] == "alice" && $0["password"] == "PASSWORD-SECRET" && $0["referer"] == "https://app.example.com" })
+        #expect(
+            sent.contains {
+                $0["username"] == "alice" && $0["password"] == "PASSWORD-SECRET"
+                    && $0["referer"] == "https://app.example.com"
+            })
         #expect(sent.contains { $0["client_id"] == "app-client" && $0["client_secret"] == "CLIENT-SECRET" })
 
         try await reloaded.remove(token)

@@ -18,7 +18,8 @@ struct CertificateCredentialTests {
     }
 
     /// Runs `body` and returns the `CertificateImportError` it throws.
-    static func loadError(_ file: URL, password: String = password, now: Date = Date()) throws -> CertificateImportError {
+    static func loadError(_ file: URL, password: String = password, now: Date = Date()) throws -> CertificateImportError
+    {
         try #require(throws: CertificateImportError.self) {
             _ = try NetworkCredential.certificate(at: file, password: password, now: now)
         }
@@ -61,13 +62,15 @@ struct CertificateCredentialTests {
         }
     }
 
-    @Test("damaged, empty, missing and directory paths are reported for what they are", arguments: [
-        ("garbage", NetworkCredentialError.Kind.notPKCS12, "OpenSSL cannot decode it"),
-        ("truncated", .notPKCS12, "OpenSSL cannot decode it"),
-        ("empty", .notPKCS12, "the file is empty"),
-        ("missing", .fileUnreadable, "no such file"),
-        ("directory", .fileUnreadable, "it is a directory"),
-    ])
+    @Test(
+        "damaged, empty, missing and directory paths are reported for what they are",
+        arguments: [
+            ("garbage", NetworkCredentialError.Kind.notPKCS12, "OpenSSL cannot decode it"),
+            ("truncated", .notPKCS12, "OpenSSL cannot decode it"),
+            ("empty", .notPKCS12, "the file is empty"),
+            ("missing", .fileUnreadable, "no such file"),
+            ("directory", .fileUnreadable, "it is a directory"),
+        ])
     func badFiles(shape: String, kind: NetworkCredentialError.Kind, phrase: String) async throws {
         try await Self.withIdentity { identity, file in
             let target = identity.directory.appendingPathComponent("bad-\(shape).p12")
@@ -89,7 +92,14 @@ struct CertificateCredentialTests {
     func noKey() async throws {
         try await Self.withIdentity { identity, _ in
             let file = identity.directory.appendingPathComponent("nokey.p12")
-            try await BlockingWork.run { try runTool("openssl", ["pkcs12", "-export", "-nokeys", "-in", identity.certificate.path, "-out", file.path, "-passout", "pass:\(Self.password)"]) }
+            try await BlockingWork.run {
+                try runTool(
+                    "openssl",
+                    [
+                        "pkcs12", "-export", "-nokeys", "-in", identity.certificate.path, "-out", file.path, "-passout",
+                        "pass:\(Self.password)",
+                    ])
+            }
             let error = try Self.loadError(file)
             #expect(error.kind == .noIdentity, "\(error)")
             #expect(error.description.contains("no private key"))
@@ -101,13 +111,19 @@ struct CertificateCredentialTests {
         try await Self.withIdentity { identity, _ in
             let file = identity.directory.appendingPathComponent("legacy.p12")
             try await BlockingWork.run {
-                try runTool("openssl", ["pkcs12", "-export", "-legacy", "-in", identity.certificate.path, "-inkey", identity.key.path,
-                                        "-out", file.path, "-passout", "pass:\(Self.password)"])
+                try runTool(
+                    "openssl",
+                    [
+                        "pkcs12", "-export", "-legacy", "-in", identity.certificate.path, "-inkey", identity.key.path,
+                        "-out", file.path, "-passout", "pass:\(Self.password)",
+                    ])
             }
             let error = try Self.loadError(file)
             #expect(error.kind == .unsupportedEncryption, "\(error)")
             #expect(error.description.contains("openssl pkcs12 -legacy"))
-            #expect(try Self.loadError(file, password: "wrong").kind == .wrongPassword, "the password is still checked first")
+            #expect(
+                try Self.loadError(file, password: "wrong").kind == .wrongPassword,
+                "the password is still checked first")
         }
     }
 

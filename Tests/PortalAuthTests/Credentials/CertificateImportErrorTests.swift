@@ -24,7 +24,8 @@ struct CertificateImportErrorTests {
     @Test("OpenSSL missing: the file is reported unreadable, with the loader's reason and the package to install")
     func libraryMissing() {
         let reason = "OpenSSL is needed to open it and is missing: libcrypto.so.3 could not be loaded; install libssl3"
-        let error = CertificateImportError(PKCS12Error(.libraryMissing, reason), file: URL(fileURLWithPath: "/tmp/a.p12"))
+        let error = CertificateImportError(
+            PKCS12Error(.libraryMissing, reason), file: URL(fileURLWithPath: "/tmp/a.p12"))
         #expect(error == .fileUnreadable)
         #expect(error.category == .unreadableInput)
         #expect(error.description == "Cannot read the certificate file /tmp/a.p12: \(reason).")

@@ -35,7 +35,8 @@ struct IDTokenValidityTests {
         let short = TokenKeeperTests.keeper(Self.record(idLeft: 30), client)
         #expect(try await short.validCredential(minimumValidity: .seconds(60)).accessToken == "access-1")
         let long = TokenKeeperTests.keeper(Self.record(idLeft: 3000), client)
-        #expect(try await long.validCredential(minimumValidity: .seconds(60), keeping: .idToken).accessToken == "access-1")
+        #expect(
+            try await long.validCredential(minimumValidity: .seconds(60), keeping: .idToken).accessToken == "access-1")
         #expect(client.count == 0)
     }
 

@@ -8,7 +8,10 @@ import PortalAuthTesting
 struct OAuthApplicationCredentialTests {
     static let secret = "app-secret-0123456789"
 
-    func make(_ portal: String = "https://gis.example.com/portal", client: ScriptedHTTPClient, clock: ManualClock = ManualClock(), minutes: Int? = 90) async throws -> OAuthApplicationCredential {
+    func make(
+        _ portal: String = "https://gis.example.com/portal", client: ScriptedHTTPClient,
+        clock: ManualClock = ManualClock(), minutes: Int? = 90
+    ) async throws -> OAuthApplicationCredential {
         try await OAuthApplicationCredential.credential(
             for: URL(string: portal)!, clientID: "app-id", clientSecret: Self.secret, tokenExpirationMinutes: minutes,
             httpClient: client, now: { clock.now })
@@ -18,7 +21,9 @@ struct OAuthApplicationCredentialTests {
     func request() async throws {
         let clock = ManualClock()
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"access_token":"A1","expires_in":5400}"#, for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, _ in
+            .json(#"{"access_token":"A1","expires_in":5400}"#, for: request)
+        }
         let credential = try await make("https://gis.example.com/portal/home/", client: client, clock: clock)
         let request = try #require(log.requests.first)
         #expect(request.url.absoluteString == "https://gis.example.com/portal/sharing/rest/oauth2/token")
@@ -39,13 +44,17 @@ struct OAuthApplicationCredentialTests {
         #expect(!"\(credential)".contains(Self.secret))
     }
 
-    @Test("a wrong client ID or secret is a refusal that names the client ID, never the secret", arguments: [
-        #"{"error":{"code":400,"error":"invalid_client","error_description":"Invalid client_id","message":"Invalid client_id","details":[]}}"#,
-        #"{"error":"invalid_client","error_description":"Client authentication failed for app-secret-0123456789"}"#,
-    ])
+    @Test(
+        "a wrong client ID or secret is a refusal that names the client ID, never the secret",
+        arguments: [
+            #"{"error":{"code":400,"error":"invalid_client","error_description":"Invalid client_id","message":"Invalid client_id","details":[]}}"#,
+            #"{"error":"invalid_client","error_description":"Client authentication failed for app-secret-0123456789"}"#,
+        ])
     func refused(body: String) async throws {
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, _ in .json(body, status: body.hasPrefix(#"{"error":{"#) ? 200 : 401, for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, _ in
+            .json(body, status: body.hasPrefix(#"{"error":{"#) ? 200 : 401, for: request)
+        }
         let error = try await #require(throws: TokenServiceError.self) { try await make(client: client) }
         #expect(error.kind == .credentialsRefused)
         #expect(error.description.contains("the client ID app-id and its secret"))
@@ -56,7 +65,9 @@ struct OAuthApplicationCredentialTests {
     @Test("a portal failure stays a TokenEndpointError")
     func serverFailure() async throws {
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, _ in .json(#"{"error":"temporarily_unavailable"}"#, status: 503, for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, _ in
+            .json(#"{"error":"temporarily_unavailable"}"#, status: 503, for: request)
+        }
         let error = try await #require(throws: TokenEndpointError.self) { try await make(client: client) }
         #expect(error.kind == .serverFailure)
     }
@@ -65,9 +76,13 @@ struct OAuthApplicationCredentialTests {
     func invalidConfiguration() async throws {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json("{}", for: request) }
-        await #expect(throws: ConfigurationError.self) { try await make("http://gis.example.com/portal", client: client) }
         await #expect(throws: ConfigurationError.self) {
-            try await OAuthApplicationCredential.credential(for: URL(string: "https://gis.example.com/portal")!, clientID: " ", clientSecret: "x", httpClient: client)
+            try await make("http://gis.example.com/portal", client: client)
+        }
+        await #expect(throws: ConfigurationError.self) {
+            try await OAuthApplicationCredential.credential(
+                for: URL(string: "https://gis.example.com/portal")!, clientID: " ", clientSecret: "x",
+                httpClient: client)
         }
         #expect(log.requests.isEmpty)
     }
@@ -76,7 +91,9 @@ struct OAuthApplicationCredentialTests {
     func regeneration() async throws {
         let clock = ManualClock()
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, index in .json(#"{"access_token":"A\#(index + 1)","expires_in":600}"#, for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, index in
+            .json(#"{"access_token":"A\#(index + 1)","expires_in":600}"#, for: request)
+        }
         let credential = try await make(client: client, clock: clock, minutes: nil)
         #expect(log.requests[0].formField("expiration") == nil)
         clock.advance(by: .seconds(530))

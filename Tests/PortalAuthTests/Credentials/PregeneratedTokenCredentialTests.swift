@@ -7,9 +7,11 @@ import Testing
 struct PregeneratedTokenCredentialTests {
     @Test("holds the token for its server and referer until it expires")
     func holdsToken() async throws {
-        let info = try #require(TokenInfo(accessToken: "P", expirationDate: Date().addingTimeInterval(600), isSSLRequired: true))
+        let info = try #require(
+            TokenInfo(accessToken: "P", expirationDate: Date().addingTimeInterval(600), isSSLRequired: true))
         let credential = PregeneratedTokenCredential(
-            url: URL(string: "https://gis.example.com/server/rest/services/Roads/MapServer")!, tokenInfo: info, referer: "https://app.example.com")
+            url: URL(string: "https://gis.example.com/server/rest/services/Roads/MapServer")!, tokenInfo: info,
+            referer: "https://app.example.com")
         #expect(try await credential.tokenInfo == info)
         #expect(credential.referer == "https://app.example.com")
         #expect(credential.canBeUsed(for: URL(string: "https://gis.example.com/server/rest/services/Other/MapServer")!))
@@ -20,8 +22,10 @@ struct PregeneratedTokenCredentialTests {
 
     @Test("an expired pregenerated token asks for a new one instead of being sent")
     func expired() async throws {
-        let info = try #require(TokenInfo(accessToken: "P", expirationDate: Date().addingTimeInterval(-1), isSSLRequired: false))
-        let credential = PregeneratedTokenCredential(url: URL(string: "https://gis.example.com/portal")!, tokenInfo: info)
+        let info = try #require(
+            TokenInfo(accessToken: "P", expirationDate: Date().addingTimeInterval(-1), isSSLRequired: false))
+        let credential = PregeneratedTokenCredential(
+            url: URL(string: "https://gis.example.com/portal")!, tokenInfo: info)
         let error = try await #require(throws: CredentialError.self) { try await credential.tokenInfo }
         #expect(error.requiresSignIn)
         #expect(error.description.contains("generate a new token"))

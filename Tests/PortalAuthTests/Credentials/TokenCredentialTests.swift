@@ -9,12 +9,16 @@ struct TokenCredentialTests {
     static let password = "s3cret-Passw0rd"
 
     /// A generateToken answer valid for `lifetime` seconds from `clock`.
-    static func tokenAnswer(_ token: String, clock: ManualClock, lifetime: TimeInterval = 3600, ssl: Bool = false) -> String {
+    static func tokenAnswer(_ token: String, clock: ManualClock, lifetime: TimeInterval = 3600, ssl: Bool = false)
+        -> String
+    {
         let expires = Int64((clock.now.timeIntervalSince1970 + lifetime) * 1000)
         return #"{"token":"\#(token)","expires":\#(expires),"ssl":\#(ssl)}"#
     }
 
-    func make(_ url: String, client: ScriptedHTTPClient, clock: ManualClock = ManualClock(), minutes: Int? = 30) async throws -> TokenCredential {
+    func make(_ url: String, client: ScriptedHTTPClient, clock: ManualClock = ManualClock(), minutes: Int? = 30)
+        async throws -> TokenCredential
+    {
         try await TokenCredential.credential(
             for: URL(string: url)!, username: "alice", password: Self.password, tokenExpirationMinutes: minutes,
             referer: TokenCredential.defaultReferer, httpClient: client, now: { clock.now })
@@ -26,7 +30,9 @@ struct TokenCredentialTests {
     func formFields() async throws {
         let clock = ManualClock()
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, _ in .json(Self.tokenAnswer("T1", clock: clock, ssl: true), for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, _ in
+            .json(Self.tokenAnswer("T1", clock: clock, ssl: true), for: request)
+        }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
 
         let request = try #require(log.requests.first)
@@ -64,18 +70,22 @@ struct TokenCredentialTests {
         #expect(!info.isSSLRequired)
     }
 
-    @Test("portal URLs in their usual shapes all find {portal}/sharing/rest/generateToken", arguments: [
-        ("https://gis.example.com/portal", "https://gis.example.com/portal"),
-        ("https://gis.example.com/portal/", "https://gis.example.com/portal"),
-        ("https://gis.example.com/portal/home", "https://gis.example.com/portal"),
-        ("https://gis.example.com/portal/sharing/rest", "https://gis.example.com/portal"),
-        ("https://gis.example.com/portal/sharing/rest/content/items/abc?f=json", "https://gis.example.com/portal"),
-        ("https://www.arcgis.com", "https://www.arcgis.com"),
-    ])
+    @Test(
+        "portal URLs in their usual shapes all find {portal}/sharing/rest/generateToken",
+        arguments: [
+            ("https://gis.example.com/portal", "https://gis.example.com/portal"),
+            ("https://gis.example.com/portal/", "https://gis.example.com/portal"),
+            ("https://gis.example.com/portal/home", "https://gis.example.com/portal"),
+            ("https://gis.example.com/portal/sharing/rest", "https://gis.example.com/portal"),
+            ("https://gis.example.com/portal/sharing/rest/content/items/abc?f=json", "https://gis.example.com/portal"),
+            ("https://www.arcgis.com", "https://www.arcgis.com"),
+        ])
     func portalShapes(url: String, portal: String) async throws {
         let clock = ManualClock()
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, _ in .json(Self.tokenAnswer("T", clock: clock), for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, _ in
+            .json(Self.tokenAnswer("T", clock: clock), for: request)
+        }
         let credential = try await make(url, client: client, clock: clock)
         #expect(credential.tokenServiceURL.absoluteString == portal + "/sharing/rest/generateToken")
         #expect(credential.canBeUsed(for: URL(string: portal + "/sharing/rest/portals/self")!))
@@ -89,18 +99,23 @@ struct TokenCredentialTests {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in
             if index == 0 {
-                return .json(#"{"currentVersion":11.3,"authInfo":{"isTokenBasedSecurity":true,"tokenServicesUrl":"https://gis.example.com/portal/sharing/rest/generateToken","shortLivedTokenValidity":60}}"#, for: request)
+                return .json(
+                    #"{"currentVersion":11.3,"authInfo":{"isTokenBasedSecurity":true,"tokenServicesUrl":"https://gis.example.com/portal/sharing/rest/generateToken","shortLivedTokenValidity":60}}"#,
+                    for: request)
             }
             return .json(Self.tokenAnswer("T", clock: clock), for: request)
         }
-        let credential = try await make("https://gis.example.com/server/rest/services/Roads/MapServer/0?f=json", client: client, clock: clock)
-        #expect(log.requests.map(\.url.absoluteString) == [
-            "https://gis.example.com/server/rest/info?f=json",
-            "https://gis.example.com/portal/sharing/rest/generateToken",
-        ])
+        let credential = try await make(
+            "https://gis.example.com/server/rest/services/Roads/MapServer/0?f=json", client: client, clock: clock)
+        #expect(
+            log.requests.map(\.url.absoluteString) == [
+                "https://gis.example.com/server/rest/info?f=json",
+                "https://gis.example.com/portal/sharing/rest/generateToken",
+            ])
         #expect(log.requests[0].method == .get)
         #expect(log.requests[0].body == nil, "nothing secret goes to the discovery request")
-        #expect(credential.canBeUsed(for: URL(string: "https://gis.example.com/server/rest/services/Other/FeatureServer")!))
+        #expect(
+            credential.canBeUsed(for: URL(string: "https://gis.example.com/server/rest/services/Other/FeatureServer")!))
         #expect(!credential.canBeUsed(for: URL(string: "https://gis.example.com/server2/rest/services")!))
         #expect(!credential.canBeUsed(for: URL(string: "https://other.example.com/server/rest/services")!))
     }
@@ -111,21 +126,25 @@ struct TokenCredentialTests {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in
             index == 0
-                ? .json(#"{"authInfo":{"isTokenBasedSecurity":true,"tokenServicesUrl":"https://gis.example.com/arcgis/tokens/"}}"#, for: request)
+                ? .json(
+                    #"{"authInfo":{"isTokenBasedSecurity":true,"tokenServicesUrl":"https://gis.example.com/arcgis/tokens/"}}"#,
+                    for: request)
                 : .json(Self.tokenAnswer("T", clock: clock), for: request)
         }
         let credential = try await make("https://gis.example.com/arcgis/rest/services", client: client, clock: clock)
         #expect(credential.tokenServiceURL.absoluteString == "https://gis.example.com/arcgis/tokens/generateToken")
     }
 
-    @Test("rest/info answers that name no token service are reported", arguments: [
-        (#"{"authInfo":{"isTokenBasedSecurity":false}}"#, TokenServiceError.Kind.notTokenSecured),
-        (#"{"authInfo":{"isTokenBasedSecurity":true}}"#, .notTokenSecured),
-        (#"{"currentVersion":11.3}"#, .discoveryFailed),
-        (#"{"error":{"code":500,"message":"Internal error","details":[]}}"#, .discoveryFailed),
-        ("<html>not json</html>", .discoveryFailed),
-        (#"{"authInfo":{"tokenServicesUrl":"http://gis.example.com/arcgis/tokens/"}}"#, .discoveryFailed),
-    ])
+    @Test(
+        "rest/info answers that name no token service are reported",
+        arguments: [
+            (#"{"authInfo":{"isTokenBasedSecurity":false}}"#, TokenServiceError.Kind.notTokenSecured),
+            (#"{"authInfo":{"isTokenBasedSecurity":true}}"#, .notTokenSecured),
+            (#"{"currentVersion":11.3}"#, .discoveryFailed),
+            (#"{"error":{"code":500,"message":"Internal error","details":[]}}"#, .discoveryFailed),
+            ("<html>not json</html>", .discoveryFailed),
+            (#"{"authInfo":{"tokenServicesUrl":"http://gis.example.com/arcgis/tokens/"}}"#, .discoveryFailed),
+        ])
     func discoveryFailures(body: String, kind: TokenServiceError.Kind) async throws {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(body, for: request) }
@@ -154,14 +173,19 @@ struct TokenCredentialTests {
     func badPassword() async throws {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in
-            .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":["Invalid username or password."]}}"#, for: request)
+            .json(
+                #"{"error":{"code":400,"message":"Unable to generate token.","details":["Invalid username or password."]}}"#,
+                for: request)
         }
         let error = try await #require(throws: TokenServiceError.self) {
             try await make("https://gis.example.com/portal", client: client)
         }
         #expect(error.kind == .credentialsRefused)
         #expect(error.category == .refused)
-        #expect(error.description == "The token service https://gis.example.com/portal/sharing/rest/generateToken refused the username and password of alice: ArcGIS error 400 Unable to generate token. Invalid username or password. Check them and try again.")
+        #expect(
+            error.description
+                == "The token service https://gis.example.com/portal/sharing/rest/generateToken refused the username and password of alice: ArcGIS error 400 Unable to generate token. Invalid username or password. Check them and try again."
+        )
         #expect(!error.description.contains(Self.password))
     }
 
@@ -169,25 +193,36 @@ struct TokenCredentialTests {
     func passwordEchoRedacted() async throws {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in
-            .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":["bad password \#(Self.password)"]}}"#, for: request)
+            .json(
+                #"{"error":{"code":400,"message":"Unable to generate token.","details":["bad password \#(Self.password)"]}}"#,
+                for: request)
         }
-        let error = try await #require(throws: TokenServiceError.self) { try await make("https://gis.example.com/portal", client: client) }
+        let error = try await #require(throws: TokenServiceError.self) {
+            try await make("https://gis.example.com/portal", client: client)
+        }
         #expect(!error.description.contains(Self.password))
         #expect(error.description.contains("<redacted>"))
     }
 
-    @Test("failures that are not refusals stay TokenEndpointErrors", arguments: [
-        (#"{"error":{"code":500,"message":"Server error","details":[]}}"#, 200, TokenEndpointError.Kind.serverFailure),
-        ("<html><title>502 Bad Gateway</title></html>", 502, .serverFailure),
-        (#"{"expires":1}"#, 200, .invalidResponse),
-        (#"{"token":"T","expires":"soon"}"#, 200, .invalidResponse),
-        ("not json", 200, .invalidResponse),
-        ("", 404, .unexpectedStatus),
-    ])
+    @Test(
+        "failures that are not refusals stay TokenEndpointErrors",
+        arguments: [
+            (
+                #"{"error":{"code":500,"message":"Server error","details":[]}}"#, 200,
+                TokenEndpointError.Kind.serverFailure
+            ),
+            ("<html><title>502 Bad Gateway</title></html>", 502, .serverFailure),
+            (#"{"expires":1}"#, 200, .invalidResponse),
+            (#"{"token":"T","expires":"soon"}"#, 200, .invalidResponse),
+            ("not json", 200, .invalidResponse),
+            ("", 404, .unexpectedStatus),
+        ])
     func otherFailures(body: String, status: Int, kind: TokenEndpointError.Kind) async throws {
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, _ in .json(body, status: status, for: request) }
-        let error = try await #require(throws: TokenEndpointError.self) { try await make("https://gis.example.com/portal", client: client) }
+        let error = try await #require(throws: TokenEndpointError.self) {
+            try await make("https://gis.example.com/portal", client: client)
+        }
         #expect(error.kind == kind, "\(error)")
         #expect(!error.description.contains(Self.password))
     }
@@ -198,7 +233,9 @@ struct TokenCredentialTests {
     func regeneration() async throws {
         let clock = ManualClock()
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, index in
+            .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
+        }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)
         #expect(try await credential.tokenInfo.accessToken == "T1")
 
@@ -219,7 +256,9 @@ struct TokenCredentialTests {
     func shortLivedMargin() async throws {
         let clock = ManualClock()
         let log = RequestLog()
-        let client = ScriptedHTTPClient(log: log) { request, index in .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 100), for: request) }
+        let client = ScriptedHTTPClient(log: log) { request, index in
+            .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 100), for: request)
+        }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock, minutes: 1)
         clock.advance(by: .seconds(79))
         #expect(try await credential.tokenInfo.accessToken == "T1")
@@ -249,7 +288,10 @@ struct TokenCredentialTests {
         let clock = ManualClock()
         let log = RequestLog()
         let client = ScriptedHTTPClient(log: log) { request, index in
-            if index == 1 { return .json(#"{"error":{"code":400,"message":"Unable to generate token.","details":[]}}"#, for: request) }
+            if index == 1 {
+                return .json(
+                    #"{"error":{"code":400,"message":"Unable to generate token.","details":[]}}"#, for: request)
+            }
             return .json(Self.tokenAnswer("T\(index + 1)", clock: clock, lifetime: 600), for: request)
         }
         let credential = try await make("https://gis.example.com/portal", client: client, clock: clock)

@@ -17,7 +17,10 @@ final class RequestLog: Sendable {
 
 extension ScriptedHTTPClient {
     /// A client whose `answer` gets each request and its 0-based index, logging every request in `log`.
-    convenience init(log: RequestLog, delay: Duration = .zero, _ answer: @escaping @Sendable (TransportRequest, Int) throws -> TransportResponse) {
+    convenience init(
+        log: RequestLog, delay: Duration = .zero,
+        _ answer: @escaping @Sendable (TransportRequest, Int) throws -> TransportResponse
+    ) {
         self.init(delay: delay) { index, request in
             log.append(request)
             return try answer(request, index)
@@ -28,7 +31,9 @@ extension ScriptedHTTPClient {
 extension TransportResponse {
     /// A JSON response to `request` with HTTP `status` (200 by default: ArcGIS errors come as 200).
     static func json(_ text: String, status: Int = 200, for request: TransportRequest) -> TransportResponse {
-        TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: request.url)
+        TransportResponse(
+            statusCode: status, headers: [("Content-Type", "application/json")], body: Data(text.utf8), url: request.url
+        )
     }
 }
 

@@ -24,7 +24,9 @@ struct CryptoTests {
     @Test("SHA-256 of the empty string")
     func sha256() throws {
         let digest = try SHA256Digest.hash([])
-        #expect(digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
     @Test("base64url round trip and rejection", arguments: [[], [0], [0xFB, 0xFF], Array(0...255)] as [[UInt8]])

@@ -19,10 +19,14 @@ struct IDTokenTests {
     static let signsWithNone: JSONValue = .array([.string("none")])
 
     /// A payload with every required claim; `iat` is ten minutes before `exp` unless given.
-    static func payload(aud: JSONValue = .string("client"), nonce: String? = "n-1", exp: Double = 1_800_000_600,
-                        iss: String = "https://idp.example/o", iat: Double? = nil, sub: String = "42") -> JSONValue {
-        var object: JSONObject = ["iss": .string(iss), "aud": aud, "exp": .number(exp), "sub": .string(sub),
-                                  "iat": .number(iat ?? exp - 600), "preferred_username": .string("alice")]
+    static func payload(
+        aud: JSONValue = .string("client"), nonce: String? = "n-1", exp: Double = 1_800_000_600,
+        iss: String = "https://idp.example/o", iat: Double? = nil, sub: String = "42"
+    ) -> JSONValue {
+        var object: JSONObject = [
+            "iss": .string(iss), "aud": aud, "exp": .number(exp), "sub": .string(sub),
+            "iat": .number(iat ?? exp - 600), "preferred_username": .string("alice"),
+        ]
         if let nonce { object["nonce"] = .string(nonce) }
         return .object(object)
     }
@@ -40,16 +44,20 @@ struct IDTokenTests {
     func audienceArray() throws {
         let token = try IDToken(compact: Self.token(Self.payload(aud: .array([.string("other"), .string("client")]))))
         try token.validate(clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now)
-        #expect(throws: IDTokenError.self) { try token.validate(clientID: "mine", nonce: "n-1", expectedIssuer: nil, now: Self.now) }
+        #expect(throws: IDTokenError.self) {
+            try token.validate(clientID: "mine", nonce: "n-1", expectedIssuer: nil, now: Self.now)
+        }
     }
 
-    @Test("each rejected claim is named", arguments: [
-        ("aud", payload(aud: .string("someone-else"))),
-        ("nonce", payload(nonce: "replayed")),
-        ("nonce", payload(nonce: nil)),
-        ("iss", payload(iss: "https://evil.example/o")),
-        ("exp", payload(exp: 1_800_000_000 - 600)),
-    ])
+    @Test(
+        "each rejected claim is named",
+        arguments: [
+            ("aud", payload(aud: .string("someone-else"))),
+            ("nonce", payload(nonce: "replayed")),
+            ("nonce", payload(nonce: nil)),
+            ("iss", payload(iss: "https://evil.example/o")),
+            ("exp", payload(exp: 1_800_000_000 - 600)),
+        ])
     func rejects(claim: String, payload: JSONValue) throws {
         let token = try IDToken(compact: Self.token(payload))
         do {
@@ -74,33 +82,42 @@ struct IDTokenTests {
 
     /// The `validate` of every test here: client `client`, nonce `n-1`, issuer `https://idp.example/o`, `now`.
     static func validate(_ compact: String) throws {
-        try IDToken(compact: compact).validate(clientID: "client", nonce: "n-1", expectedIssuer: "https://idp.example/o", now: now)
+        try IDToken(compact: compact).validate(
+            clientID: "client", nonce: "n-1", expectedIssuer: "https://idp.example/o", now: now)
     }
 
-    @Test("JWS header rules: crit (any, the empty list too: RFC 7515 §4.1.11) and a typ other than JWT (an RFC 9068 access token) are refused", arguments: [
-        (#"{"alg":"RS256","crit":["exp"],"exp":1}"#, "crit"),
-        (#"{"alg":"RS256","crit":[]}"#, "crit"),
-        (#"{"alg":"RS256","typ":"JWT","crit":["b64"],"b64":false}"#, "crit"),
-        (#"{"alg":"RS256","typ":"at+jwt"}"#, "typ"),
-        (#"{"alg":"RS256","typ":"application/at+jwt"}"#, "typ"),
-        (#"{"alg":"RS256","typ":"JOSE"}"#, "typ"),
-        (#"{"alg":"RS256","typ":7}"#, "typ"),
-    ])
+    @Test(
+        "JWS header rules: crit (any, the empty list too: RFC 7515 §4.1.11) and a typ other than JWT (an RFC 9068 access token) are refused",
+        arguments: [
+            (#"{"alg":"RS256","crit":["exp"],"exp":1}"#, "crit"),
+            (#"{"alg":"RS256","crit":[]}"#, "crit"),
+            (#"{"alg":"RS256","typ":"JWT","crit":["b64"],"b64":false}"#, "crit"),
+            (#"{"alg":"RS256","typ":"at+jwt"}"#, "typ"),
+            (#"{"alg":"RS256","typ":"application/at+jwt"}"#, "typ"),
+            (#"{"alg":"RS256","typ":"JOSE"}"#, "typ"),
+            (#"{"alg":"RS256","typ":7}"#, "typ"),
+        ])
     func headerRules(header: String, parameter: String) throws {
         // Accepted before issue 36: nothing looked at crit or typ.
         let error = #expect(throws: IDTokenError.self) { try Self.validate(Self.token(header: header, Self.payload())) }
         #expect(error?.description.contains("\(parameter) header was rejected") == true, "\(String(describing: error))")
     }
 
-    @Test("typ absent, JWT or jwt is an ID token's", arguments: [#"{"alg":"RS256"}"#, #"{"alg":"RS256","typ":"JWT"}"#, #"{"alg":"RS256","typ":"jwt"}"#])
+    @Test(
+        "typ absent, JWT or jwt is an ID token's",
+        arguments: [#"{"alg":"RS256"}"#, #"{"alg":"RS256","typ":"JWT"}"#, #"{"alg":"RS256","typ":"jwt"}"#])
     func typeAccepted(header: String) throws {
         try Self.validate(Self.token(header: header, Self.payload()))
     }
 
     /// `nbf` values against `now` (1 800 000 000) and a skew of 120 s: a day ahead, just beyond, just within, passed.
-    static let notBeforeCases: [(Double, Bool)] = [(1_800_086_400, false), (1_800_000_121, false), (1_800_000_119, true), (1_799_999_400, true)]
+    static let notBeforeCases: [(Double, Bool)] = [
+        (1_800_086_400, false), (1_800_000_121, false), (1_800_000_119, true), (1_799_999_400, true),
+    ]
 
-    @Test("nbf in the future beyond the skew is refused, as iat is (RFC 7519 §4.1.5); within the skew, or passed, it is not", arguments: notBeforeCases)
+    @Test(
+        "nbf in the future beyond the skew is refused, as iat is (RFC 7519 §4.1.5); within the skew, or passed, it is not",
+        arguments: notBeforeCases)
     func notBefore(nbf: Double, accepted: Bool) throws {
         let token = Self.token(header: #"{"alg":"RS256"}"#, Self.payload(adding: ["nbf": .number(nbf)]))
         if accepted {
@@ -122,7 +139,9 @@ struct IDTokenTests {
         (.string("client"), .string("client"), true),
     ]
 
-    @Test("azp, when present, must be the client ID (OIDC Core §3.1.3.7), even when aud also names the client", arguments: authorizedPartyCases)
+    @Test(
+        "azp, when present, must be the client ID (OIDC Core §3.1.3.7), even when aud also names the client",
+        arguments: authorizedPartyCases)
     func authorizedParty(azp: JSONValue, aud: JSONValue, accepted: Bool) throws {
         guard case .object(var object) = Self.payload(aud: aud) else { return }
         object["azp"] = azp
@@ -155,7 +174,8 @@ struct IDTokenTests {
     func issuedAtWindow() throws {
         func check(iat: Double) throws {
             let token = try IDToken(compact: Self.token(Self.payload(exp: 1_800_003_600, iat: iat)))
-            try token.validate(clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now, clockSkew: .seconds(120))
+            try token.validate(
+                clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now, clockSkew: .seconds(120))
         }
         try check(iat: 1_800_000_000 - 5)
         try check(iat: 1_800_000_000 + 100)
@@ -164,10 +184,12 @@ struct IDTokenTests {
         #expect(throws: IDTokenError.self) { try check(iat: 1_800_000_000 - 730) }
     }
 
-    @Test("a refreshed ID token of another sign-in is refused (OIDC Core 12.2, issue 25.6)", arguments: [
-        ("sub", payload(sub: "43")), ("iss", payload(iss: "https://idp.example/other")),
-        ("aud", payload(aud: .array([.string("client"), .string("other")]))), ("nonce", payload(nonce: "n-2")),
-    ])
+    @Test(
+        "a refreshed ID token of another sign-in is refused (OIDC Core 12.2, issue 25.6)",
+        arguments: [
+            ("sub", payload(sub: "43")), ("iss", payload(iss: "https://idp.example/other")),
+            ("aud", payload(aud: .array([.string("client"), .string("other")]))), ("nonce", payload(nonce: "n-2")),
+        ])
     func identitySwitch(claim: String, payload: JSONValue) throws {
         let signIn = try IDToken(compact: Self.token(Self.payload()))
         try IDToken(compact: Self.token(Self.payload(nonce: nil))).requireSameSignIn(as: signIn)
@@ -179,22 +201,29 @@ struct IDTokenTests {
     @Test("expiry tolerates the clock skew allowance, not more")
     func skew() throws {
         let token = try IDToken(compact: Self.token(Self.payload(exp: 1_800_000_000 - 60)))
-        try token.validate(clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now, clockSkew: .seconds(120))
+        try token.validate(
+            clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now, clockSkew: .seconds(120))
         #expect(throws: IDTokenError.self) {
-            try token.validate(clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now, clockSkew: .seconds(30))
+            try token.validate(
+                clientID: "client", nonce: "n-1", expectedIssuer: nil, now: Self.now, clockSkew: .seconds(30))
         }
     }
 
-    @Test("malformed tokens are refused", arguments: ["", "a.b", "a.b.c.d", "!!.??.x", Base64URL.encode(Array("{}".utf8)) + ".e30.x"])
+    @Test(
+        "malformed tokens are refused",
+        arguments: ["", "a.b", "a.b.c.d", "!!.??.x", Base64URL.encode(Array("{}".utf8)) + ".e30.x"])
     func malformed(text: String) {
         #expect(throws: IDTokenError.self) { try IDToken(compact: text) }
     }
 
     @Test("Entra tenant issuers are derived; multi-tenant endpoints are not")
     func entraIssuer() {
-        #expect(IssuerDiscovery.entraIssuer(URL(string: "https://login.microsoftonline.com/0e1f/oauth2/v2.0/authorize")!)
+        #expect(
+            IssuerDiscovery.entraIssuer(URL(string: "https://login.microsoftonline.com/0e1f/oauth2/v2.0/authorize")!)
                 == "https://login.microsoftonline.com/0e1f/v2.0")
-        #expect(IssuerDiscovery.entraIssuer(URL(string: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")!) == nil)
+        #expect(
+            IssuerDiscovery.entraIssuer(URL(string: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")!)
+                == nil)
         #expect(IssuerDiscovery.entraIssuer(URL(string: "https://idp.example/authorize")!) == nil)
     }
 }

@@ -26,11 +26,15 @@ enum JWSFixtures {
 
 @Suite("JSON Web Keys and JWS signatures (OpenSSL)")
 struct JSONWebKeyTests {
-    static func keys(_ name: String = "jwks") throws -> [JSONWebKey] { try JSONWebKey.keySet(JWSFixtures.keySet(name)).keys }
+    static func keys(_ name: String = "jwks") throws -> [JSONWebKey] {
+        try JSONWebKey.keySet(JWSFixtures.keySet(name)).keys
+    }
 
-    @Test("each algorithm verifies with the key named by kid", arguments: [
-        ("RS256", "rsa-1"), ("PS256", "rsa-1"), ("ES256", "ec-1"), ("EdDSA", "ed-1"),
-    ])
+    @Test(
+        "each algorithm verifies with the key named by kid",
+        arguments: [
+            ("RS256", "rsa-1"), ("PS256", "rsa-1"), ("ES256", "ec-1"), ("EdDSA", "ed-1"),
+        ])
     func verifies(name: String, kid: String) throws {
         let token = try IDToken(compact: JWSFixtures.token(name))
         let algorithm = try #require(token.algorithm.flatMap(JWSAlgorithm.init(rawValue:)))
@@ -43,7 +47,9 @@ struct JSONWebKeyTests {
         }
     }
 
-    @Test("a changed signature or a changed payload does not verify (rp-id_token-bad-sig-*)", arguments: ["RS256", "PS256", "ES256", "EdDSA"])
+    @Test(
+        "a changed signature or a changed payload does not verify (rp-id_token-bad-sig-*)",
+        arguments: ["RS256", "PS256", "ES256", "EdDSA"])
     func tampered(name: String) throws {
         let bad = try IDToken(compact: JWSFixtures.token("\(name)-bad"))
         let algorithm = try #require(JWSAlgorithm(rawValue: name))
@@ -68,12 +74,15 @@ struct JSONWebKeyTests {
 
     /// The fixtures' key of type `type` ("RSA", "EC", "OKP"), as a JSON object.
     static func fixtureKey(_ type: String) throws -> JSONObject {
-        guard case .array(let keys)? = JWSFixtures.keySet("jwks")["keys"], case .object(let key)? = keys.first(where: { $0["kty"]?.stringValue == type })
+        guard case .array(let keys)? = JWSFixtures.keySet("jwks")["keys"],
+            case .object(let key)? = keys.first(where: { $0["kty"]?.stringValue == type })
         else { throw CryptoError.invalidKey("the fixtures have no \(type) key") }
         return key
     }
 
-    @Test("unusable keys are left out, and each is named with why: unknown types, EC points off the curve, curves other than the named ones; encryption keys silently")
+    @Test(
+        "unusable keys are left out, and each is named with why: unknown types, EC points off the curve, curves other than the named ones; encryption keys silently"
+    )
     func unusableKeys() throws {
         #expect(try Self.keys("jwksSmall").isEmpty)
         var ec = try Self.fixtureKey("EC")
@@ -89,34 +98,50 @@ struct JSONWebKeyTests {
         var shortCoordinates = try Self.fixtureKey("EC")
         shortCoordinates["crv"] = .string("P-384")
         shortCoordinates["kid"] = .string("wrong-size")
-        let document: JSONValue = .object(["keys": .array([
-            .object(ec), .object(encryption), .object(["kty": .string("oct"), "k": .string("c2VjcmV0")]), .string("not a key"),
-            .object(otherCurve), .object(shortCoordinates),
-        ])])
+        let document: JSONValue = .object([
+            "keys": .array([
+                .object(ec), .object(encryption), .object(["kty": .string("oct"), "k": .string("c2VjcmV0")]),
+                .string("not a key"),
+                .object(otherCurve), .object(shortCoordinates),
+            ])
+        ])
         let set = try JSONWebKey.keySet(document)
         #expect(set.keys.isEmpty)
         #expect(set.skipped.count == 5, "\(set.skipped)")
-        #expect(set.skipped.contains { $0.hasPrefix("key off-curve:") && $0.contains("not on the curve P-256") }, "\(set.skipped)")
-        #expect(set.skipped.contains { $0.hasPrefix("key k1:") && $0.contains("not P-256, P-384 or P-521") }, "\(set.skipped)")
-        #expect(set.skipped.contains { $0.hasPrefix("key wrong-size:") && $0.contains("48-byte coordinates of P-384") }, "\(set.skipped)")
+        #expect(
+            set.skipped.contains { $0.hasPrefix("key off-curve:") && $0.contains("not on the curve P-256") },
+            "\(set.skipped)")
+        #expect(
+            set.skipped.contains { $0.hasPrefix("key k1:") && $0.contains("not P-256, P-384 or P-521") },
+            "\(set.skipped)")
+        #expect(
+            set.skipped.contains { $0.hasPrefix("key wrong-size:") && $0.contains("48-byte coordinates of P-384") },
+            "\(set.skipped)")
         #expect(throws: CryptoError.self) { try JSONWebKey.keySet(.object(["no-keys": .array([])])) }
         // The good EC key stays usable, for ES256 only.
-        let good = try #require(try JSONWebKey.keySet(.object(["keys": .array([.object(try Self.fixtureKey("EC"))])])).keys.first)
+        let good = try #require(
+            try JSONWebKey.keySet(.object(["keys": .array([.object(try Self.fixtureKey("EC"))])])).keys.first)
         #expect(good.fits(.es256) && !good.fits(.es384) && !good.fits(.es512))
     }
 
-    @Test("RSA: the exponent must be odd and at least 3, the modulus 2048 bits or more (RFC 8017 §3.1, RFC 8725 §3.5)", arguments: [
-        ([UInt8(1)], 2048, "exponent e is 1"), ([0], 2048, "exponent e is 0"), ([2], 2048, "exponent e is 2"), ([0, 0, 1], 2048, "exponent e is 1"),
-        ([1, 0, 0], 2048, "exponent e is 65536"), (Array(repeating: 2, count: 9), 2048, "an even number of 9 bytes"),
-        ([1, 0, 1], 2047, "2047 bits"), ([1, 0, 1], 1024, "1024 bits"),
-    ])
+    @Test(
+        "RSA: the exponent must be odd and at least 3, the modulus 2048 bits or more (RFC 8017 §3.1, RFC 8725 §3.5)",
+        arguments: [
+            ([UInt8(1)], 2048, "exponent e is 1"), ([0], 2048, "exponent e is 0"), ([2], 2048, "exponent e is 2"),
+            ([0, 0, 1], 2048, "exponent e is 1"),
+            ([1, 0, 0], 2048, "exponent e is 65536"),
+            (Array(repeating: 2, count: 9), 2048, "an even number of 9 bytes"),
+            ([1, 0, 1], 2047, "2047 bits"), ([1, 0, 1], 1024, "1024 bits"),
+        ])
     func weakRSA(exponent: [UInt8], bits: Int, reason: String) throws {
         let modulus = [0, 0] + [UInt8(1) << ((bits - 1) % 8)] + Array(repeating: 0xA5, count: (bits - 1) / 8)
         let weakness = try #require(JSONWebKey.rsaWeakness(modulus: modulus, exponent: exponent))
         #expect(weakness.contains(reason), "\(weakness)")
     }
 
-    @Test("RSA keys with e = 3 or 65537 and 2048 or 4096 bits are kept", arguments: [([UInt8(3)], 2048), ([1, 0, 1], 2048), ([0, 1, 0, 1], 4096)])
+    @Test(
+        "RSA keys with e = 3 or 65537 and 2048 or 4096 bits are kept",
+        arguments: [([UInt8(3)], 2048), ([1, 0, 1], 2048), ([0, 1, 0, 1], 4096)])
     func strongRSA(exponent: [UInt8], bits: Int) {
         let modulus = [UInt8(0x80)] + Array(repeating: 0xA5, count: bits / 8 - 1)
         #expect(JSONWebKey.rsaWeakness(modulus: modulus, exponent: exponent) == nil)
@@ -125,7 +150,10 @@ struct JSONWebKeyTests {
     /// What anyone can sign with an RSA key whose exponent is 1: s¹ mod n = s, so the "signature" of RS256 is the
     /// EMSA-PKCS1-v1_5 encoding of the SHA-256 hash (RFC 8017 §9.2), as long as the modulus.
     static func paddedHash(of input: Data, length: Int) throws -> [UInt8] {
-        let digestInfo: [UInt8] = [0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20]
+        let digestInfo: [UInt8] = [
+            0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04,
+            0x20,
+        ]
         let encoded = digestInfo + (try SHA256Digest.hash(input))
         return [0x00, 0x01] + Array(repeating: 0xFF, count: length - encoded.count - 3) + [0x00] + encoded
     }
@@ -141,7 +169,8 @@ struct JSONWebKeyTests {
     /// An RS256 token for kid `weak` whose signature is the padded hash: valid for the key with e = 1.
     static func forgedForExponentOne() throws -> IDToken {
         let header = Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT","kid":"weak"}"#.utf8))
-        let payload = Base64URL.encode(Array(IDTokenTests.payload(aud: .string("portal-auth-test"), nonce: nil).serialized().utf8))
+        let payload = Base64URL.encode(
+            Array(IDTokenTests.payload(aud: .string("portal-auth-test"), nonce: nil).serialized().utf8))
         let length = Base64URL.decode(Substring(try fixtureKey("RSA")["n"]?.stringValue ?? ""))?.count ?? 0
         let signature = try paddedHash(of: Data((header + "." + payload).utf8), length: length)
         return try IDToken(compact: header + "." + payload + "." + Base64URL.encode(signature))
@@ -151,9 +180,14 @@ struct JSONWebKeyTests {
     func exponentOneLeftOut() throws {
         let set = try JSONWebKey.keySet(.object(["keys": .array([.object(try Self.rsaKey(exponent: [1]))])]))
         #expect(set.keys.isEmpty)
-        #expect(set.skipped == ["key weak: its exponent e is 1, not an odd number of at least 3 (such a key lets anyone forge a signature)"])
+        #expect(
+            set.skipped == [
+                "key weak: its exponent e is 1, not an odd number of at least 3 (such a key lets anyone forge a signature)"
+            ])
         // The same modulus with e = 65537 is kept, and the forged signature does not verify with it.
-        let strong = try #require(try JSONWebKey.keySet(.object(["keys": .array([.object(try Self.rsaKey(exponent: [1, 0, 1]))])])).keys.first)
+        let strong = try #require(
+            try JSONWebKey.keySet(.object(["keys": .array([.object(try Self.rsaKey(exponent: [1, 0, 1]))])])).keys.first
+        )
         let forged = try Self.forgedForExponentOne()
         #expect(!strong.verifies(forged.signature, of: forged.signingInput, algorithm: .rs256))
     }

@@ -23,12 +23,15 @@ struct UserInfoTests {
 
     /// The sign-in provider of `IAPSignInConformanceTests`, with a discovery document naming `userinfo_endpoint`,
     /// whose answer is `userinfo`.
-    static func provider(userinfo: @escaping @Sendable () -> TransportResponse) -> (ScriptedHTTPClient, SignOutFakes.Browser) {
+    static func provider(userinfo: @escaping @Sendable () -> TransportResponse) -> (
+        ScriptedHTTPClient, SignOutFakes.Browser
+    ) {
         let box = NonceBox()
         let http = ScriptedHTTPClient { _, request in
             func json(_ object: JSONObject) -> TransportResponse {
-                TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
-                                  body: Data(JSONValue.object(object).serialized(indent: 0).utf8), url: request.url)
+                TransportResponse(
+                    statusCode: 200, headers: [("Content-Type", "application/json")],
+                    body: Data(JSONValue.object(object).serialized(indent: 0).utf8), url: request.url)
             }
             switch request.url.absoluteString {
             case "https://idp.example/oauth2/.well-known/openid-configuration":
@@ -47,13 +50,16 @@ struct UserInfoTests {
                     "id_token": .string(IAPSignInConformanceTests.idToken(nonce: box.nonce.withLock { $0 })),
                 ])
             default:
-                return TransportResponse(statusCode: 200, headers: [("Content-Type", "text/html")], body: Data("<title>Sign in</title>".utf8), url: request.url)
+                return TransportResponse(
+                    statusCode: 200, headers: [("Content-Type", "text/html")],
+                    body: Data("<title>Sign in</title>".utf8), url: request.url)
             }
         }
         let browser = SignOutFakes.Browser { url in
             let query = SignOutFakes.query(of: url)
             box.nonce.withLock { $0 = query["nonce"] }
-            guard let redirect = query["redirect_uri"], let state = query["state"], let back = URL(string: "\(redirect)?code=CODE-1&state=\(state)")
+            guard let redirect = query["redirect_uri"], let state = query["state"],
+                let back = URL(string: "\(redirect)?code=CODE-1&state=\(state)")
             else { return }
             _ = try? await CurlHTTPClient().send(.get(back))
         }
@@ -66,11 +72,15 @@ struct UserInfoTests {
     }
 
     static func answer(_ object: JSONObject, status: Int = 200) -> TransportResponse {
-        TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")],
-                          body: Data(JSONValue.object(object).serialized(indent: 0).utf8), url: userinfoURL)
+        TransportResponse(
+            statusCode: status, headers: [("Content-Type", "application/json")],
+            body: Data(JSONValue.object(object).serialized(indent: 0).utf8), url: userinfoURL)
     }
 
-    static func signIn(_ http: ScriptedHTTPClient, _ browser: SignOutFakes.Browser, observer: any SignInObserver = SilentSignInObserver()) async throws -> IAPCredential {
+    static func signIn(
+        _ http: ScriptedHTTPClient, _ browser: SignOutFakes.Browser,
+        observer: any SignInObserver = SilentSignInObserver()
+    ) async throws -> IAPCredential {
         try await IAPCredential.credential(
             for: IAPSignInConformanceTests.configuration(),
             settings: SignInSettings(
@@ -80,7 +90,9 @@ struct UserInfoTests {
 
     @Test("the access token goes in the Authorization header; the name and e-mail address are stored and summarised")
     func bearerHeaderAndClaims() async throws {
-        let (http, browser) = Self.provider { Self.answer(["sub": .string("42"), "name": .string("Alice Liddell"), "email": .string("alice@example.org")]) }
+        let (http, browser) = Self.provider {
+            Self.answer(["sub": .string("42"), "name": .string("Alice Liddell"), "email": .string("alice@example.org")])
+        }
         let credential = try await Self.signIn(http, browser)
         let asked = try #require(http.requests.first { $0.url == Self.userinfoURL })
         #expect(asked.headers["Authorization"] == "Bearer ACCESS-1")
@@ -109,6 +121,8 @@ struct UserInfoTests {
         let observer = WarningObserver()
         let credential = try await Self.signIn(http, browser, observer: observer)
         #expect(credential.keeper.current.userInfoName == nil)
-        #expect(observer.warnings.contains { $0.contains("UserInfo") && $0.contains("HTTP \(status)") }, "\(observer.warnings)")
+        #expect(
+            observer.warnings.contains { $0.contains("UserInfo") && $0.contains("HTTP \(status)") },
+            "\(observer.warnings)")
     }
 }

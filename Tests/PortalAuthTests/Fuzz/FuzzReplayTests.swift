@@ -40,10 +40,13 @@ struct FuzzReplayTests {
 
     @Test("every target has seeds, and every folder under Fixtures/fuzz/ is a target")
     func layout() throws {
-        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.fuzzRoot.path).filter { !$0.hasPrefix(".") }
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.fuzzRoot.path).filter {
+            !$0.hasPrefix(".")
+        }
         #expect(Set(folders) == Set(FuzzEntryPoints.targets.keys))
         for target in FuzzEntryPoints.targets.keys {
-            #expect(Self.inputs.contains { $0.target == target && $0.path.contains("/seeds/") }, "\(target) has no seeds")
+            #expect(
+                Self.inputs.contains { $0.target == target && $0.path.contains("/seeds/") }, "\(target) has no seeds")
         }
     }
 }

@@ -17,7 +17,8 @@ struct LargeInputTests {
         body += #","refresh_token":"RT-big"}"#
         #expect(body.utf8.count > 1_600_000)
         let response = TransportResponse(
-            statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]), body: Data(body.utf8),
+            statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]),
+            body: Data(body.utf8),
             url: URL(string: "https://idp.example/token")!)
         let tokens = try TokenResponse.parse(response, endpoint: response.url)
         #expect(tokens.accessToken == "AT-big")
@@ -39,9 +40,12 @@ struct LargeInputTests {
         #expect(JSONObject([(key: "a", value: .integer(1)), (key: "a", value: .integer(2))]).members.count == 1)
     }
 
-    @Test("an IAP file with 1 MiB of unknown keys is checked: the first keys named, the rest counted", .timeLimit(.minutes(1)))
+    @Test(
+        "an IAP file with 1 MiB of unknown keys is checked: the first keys named, the rest counted",
+        .timeLimit(.minutes(1)))
     func manyUnknownKeys() throws {
-        var text = #"{"authorize_url": "https://idp.example/a", "token_url": "https://idp.example/t", "logout_url": "https://idp.example/l", "client_id": "abc", "redirect_url": "http://127.0.0.1/cb", "scope": ["openid"], "hosts_behind_proxy": ["maps.contoso.com"]"#
+        var text =
+            #"{"authorize_url": "https://idp.example/a", "token_url": "https://idp.example/t", "logout_url": "https://idp.example/l", "client_id": "abc", "redirect_url": "http://127.0.0.1/cb", "scope": ["openid"], "hosts_behind_proxy": ["maps.contoso.com"]"#
         var count = 0
         while text.utf8.count < (1 << 20) - 64 {
             text += #","unknown_key_\#(count)":1"#

@@ -59,7 +59,9 @@ struct CallbackEvaluatorTests {
         let unencoded = evaluator.evaluate(target: "/callback?state=s-1&code=c&iss=https://idp.example/")
         #expect(unencoded.acceptance?.issuer == "https://idp.example/", "\(unencoded)")
         #expect(evaluator.evaluate(target: "/other?state=s-1&code=c&iss=https://idp.example/") == .notFound)
-        #expect(evaluator.evaluate(target: "http://127.0.0.1:8080/callback?state=s-1&code=c&iss=https://idp.example/").isFinal)
+        #expect(
+            evaluator.evaluate(target: "http://127.0.0.1:8080/callback?state=s-1&code=c&iss=https://idp.example/")
+                .isFinal)
     }
 
     @Test("percent-encoded paths compare decoded")
@@ -72,7 +74,8 @@ struct CallbackEvaluatorTests {
     @Test("an identity provider error ends the wait with that error")
     func identityProviderError() throws {
         let outcome = evaluator.evaluate(
-            target: "/callback?error=access_denied&error_description=User+said+no&error_uri=https%3A%2F%2Fdocs&state=s-1")
+            target:
+                "/callback?error=access_denied&error_description=User+said+no&error_uri=https%3A%2F%2Fdocs&state=s-1")
         let error = try #require(outcome.refusal, "expected a refusal, got \(outcome)")
         #expect(error.kind == .identityProviderError)
         #expect(error.category == .refused)
@@ -112,7 +115,8 @@ struct CallbackEvaluatorTests {
     @Test("a sign-in needs a code; a logout confirmation does not")
     func codeRequirement() throws {
         let error = try #require(
-            evaluator.evaluate(target: "/callback?state=s-1").refusal, "a sign-in response without code should be refused")
+            evaluator.evaluate(target: "/callback?state=s-1").refusal,
+            "a sign-in response without code should be refused")
         #expect(error.kind == .invalidResponse)
         let logout = CallbackEvaluator(path: "/callback", states: ["s-1"], requiresCode: false)
         let callback = try #require(
@@ -137,7 +141,10 @@ struct CallbackEvaluatorTests {
             ("http://127.0.0.1:5/callback?code=a", "no state"),
             ("http://127.0.0.1:5/callback?code=a&state=old", "another sign-in"),
             // Cut short (issue 28, point 3): not "another sign-in".
-            ("http://127.0.0.1:5/callback?code=a&state=s-", "it is cut short: its state is only the start of this sign-in's"),
+            (
+                "http://127.0.0.1:5/callback?code=a&state=s-",
+                "it is cut short: its state is only the start of this sign-in's"
+            ),
             ("http://127.0.0.1:5/callback?code=abc", "the address may be cut short"),
             ("http://127.0.0.1:5/callback?code=%&state=s-1", "invalid percent escape"),
         ])
@@ -160,7 +167,9 @@ struct CallbackEvaluatorTests {
 
     @Test("the callback's description names parameters, never values")
     func redactedDescription() {
-        let callback = LoopbackCallback(parameters: [.init(name: "code", value: "SECRET"), .init(name: "state", value: "S")])
+        let callback = LoopbackCallback(parameters: [
+            .init(name: "code", value: "SECRET"), .init(name: "state", value: "S"),
+        ])
         #expect(callback.description == "LoopbackCallback(parameters: code, state)")
     }
 }

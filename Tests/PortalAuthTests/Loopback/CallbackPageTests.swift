@@ -16,7 +16,9 @@ struct CallbackPageTests {
         let html = page.html.lowercased()
         #expect(html.hasPrefix("<!doctype html>"))
         #expect(html.contains("<meta charset=\"utf-8\">"))
-        for forbidden in ["<script", "src=", "<link", "@import", "url(", "window.close", "will close", "closes automatically"] {
+        for forbidden in [
+            "<script", "src=", "<link", "@import", "url(", "window.close", "will close", "closes automatically",
+        ] {
             #expect(!html.contains(forbidden), "page \(page.title) contains \(forbidden)")
         }
     }
@@ -55,7 +57,9 @@ struct CallbackPageTests {
             #expect(text.contains("\r\n\(header)"), "missing \(header)")
         }
         #expect(text.hasSuffix(CallbackPage.notFound.html))
-        #expect(String(decoding: CallbackPage.methodNotAllowed.response().bytes, as: UTF8.self).contains("Allow: GET, HEAD"))
+        #expect(
+            String(decoding: CallbackPage.methodNotAllowed.response().bytes, as: UTF8.self).contains("Allow: GET, HEAD")
+        )
     }
 
     @Test("a response to HEAD has the length but no body")

@@ -29,7 +29,8 @@ struct HTTPRequestHeadTests {
             "G(T / HTTP/1.1\r\n\r\n", "GET /a\u{7F}b HTTP/1.1\r\n\r\n", "GET /a\tb HTTP/1.1\r\n\r\n",
             "GET /\r HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\r\n\r\n", "GET / HTTP/1.1\r\nHost\r\n\r\n",
             "GET / HTTP/1.1\r\nHost : x\r\n\r\n", "GET / HTTP/1.1\r\n folded: x\r\n\r\n",
-            "GET / HTTP/1.1\r\nX: a\u{0}b\r\n\r\n", "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", "\u{16}\u{03}\u{01}\u{02}\u{00}",
+            "GET / HTTP/1.1\r\nX: a\u{0}b\r\n\r\n", "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+            "\u{16}\u{03}\u{01}\u{02}\u{00}",
         ])
     func rejectsMalformed(raw: String) {
         #expect {

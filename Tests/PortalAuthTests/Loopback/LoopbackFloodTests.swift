@@ -23,16 +23,20 @@ struct LoopbackFloodTests {
                 var sockets: [TestSocket] = []
                 for _ in 0..<300 { sockets.append(try TestSocket(port: port, timeout: .seconds(60))) }
                 let browser = try TestSocket(port: port, timeout: .seconds(60))
-                browser.send("GET /callback?code=round-\(round)&state=s-123 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                browser.send(
+                    "GET /callback?code=round-\(round)&state=s-123 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
                 for _ in 0..<300 {
-                    guard let socket = try? TestSocket(port: port, timeout: .seconds(60)) else { break }  // the wait ended
+                    // the wait ended
+                    guard let socket = try? TestSocket(port: port, timeout: .seconds(60)) else { break }
                     sockets.append(socket)
                 }
                 return (sockets, browser)
             }
             let answer = try await BlockingWork.run { browser.readToEnd() }
             let callback = await result
-            #expect(String(decoding: answer.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "round \(round): the browser got its page")
+            #expect(
+                String(decoding: answer.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200"),
+                "round \(round): the browser got its page")
             #expect(callback.failure == nil, "round \(round): \(String(describing: callback.failure))")
             #expect((try? callback.get().code) == "round-\(round)")
             #expect(try counts.statistics().peakConnections <= 64, "the cap still holds")

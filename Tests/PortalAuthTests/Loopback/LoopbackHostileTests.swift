@@ -21,12 +21,14 @@ struct LoopbackHostileTests {
     @Test("200 hostile connections at once: the sign-in completes, buffers stay bounded")
     func hostileMix() async throws {
         let counts = ServeLoopCounts()
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
+        let listener = try LoopbackListener(
+            redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
 
         // One request of 1 MB, shared: the clients themselves allocate next to nothing.
-        let bigRequest = Array("GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: ".utf8)
+        let bigRequest =
+            Array("GET /callback?state=s-123&code=big HTTP/1.1\r\nX-Big: ".utf8)
             + [UInt8](repeating: UInt8(ascii: "b"), count: 1 << 20)
         let largeRequest = Array(bigRequest.prefix(20 * 1024))
         // All 200 stay connected together. The oversized ones come last, so that they push idle ones out under the
@@ -42,7 +44,8 @@ struct LoopbackHostileTests {
                 try connect([UInt8](repeating: UInt8(truncatingIfNeeded: index &* 37), count: 700) + [13, 10, 13, 10])
             }
             let stolen = try (0..<50).map { index in
-                try connect(Array("GET /callback?state=other-\(index)&code=stolen HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+                try connect(
+                    Array("GET /callback?state=other-\(index)&code=stolen HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             }
             let oversized = try (0..<50).map { index in try connect(index < 16 ? bigRequest : largeRequest) }
             for byte in "ET /callback?state=s-123&code=slow".utf8.prefix(10) {
@@ -77,7 +80,8 @@ struct LoopbackHostileTests {
         ("GET /callback?state=s-122&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  // An earlier attempt's state.
         ("GET /callback?state=S-123&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  // State case differs.
         ("GET /callback?state=s-1234&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  // A longer state.
-        ("GET /callback?error=access_denied&state=other HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  // Error, wrong state.
+        // Error, wrong state.
+        ("GET /callback?error=access_denied&state=other HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),
         ("GET /callback?code=c&state=other&iss=https%3A%2F%2Fevil HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),
         ("GET /Callback?state=s-123&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),  // Paths are case-sensitive.
         ("GET /callback/?state=s-123&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
@@ -90,7 +94,8 @@ struct LoopbackHostileTests {
         ("GET /callback?state=s-123&code=%C3%28 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  // Not UTF-8.
     ]
 
-    @Test("17 wrong requests (states, paths, methods, hosts, escapes) keep the wait going; then the right one completes")
+    @Test(
+        "17 wrong requests (states, paths, methods, hosts, escapes) keep the wait going; then the right one completes")
     func wrongStatesThenRight() async throws {
         let counts = ServeLoopCounts()
         let listener = try LoopbackListener(redirectURL: Self.callbackURL, logger: counts.logger)
@@ -122,7 +127,10 @@ struct LoopbackHostileTests {
             ("GET /callback?state=s-123&code=c HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", 400),  // Obsolete folding.
             ("\r\n\r\nGET /callback?state=s-123&code=c HTTP/1.1\r\n\r\n", 400),  // Two empty lines first.
             ("GET /" + String(repeating: "a", count: 17_000) + " HTTP/1.1\r\n\r\n", 431),  // A 17 kB request line.
-            ("GET /callback?state=s-123&code=c HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 3_000) + "\r\n", 431),
+            (
+                "GET /callback?state=s-123&code=c HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 3_000) + "\r\n",
+                431
+            ),
         ])
     func malformedRequestLines(raw: String, status: Int) async throws {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)
@@ -137,16 +145,20 @@ struct LoopbackHostileTests {
     @Test("50 slowloris clients trickling a byte every 100 ms do not delay the sign-in, and are cut off at its end")
     func slowlorisCrowd() async throws {
         let counts = ServeLoopCounts()
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
+        let listener = try LoopbackListener(
+            redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
         // All connected before the callback comes, however slowly this machine runs.
-        let sockets = try await BlockingWork.run { try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) } }
+        let sockets = try await BlockingWork.run {
+            try (0..<50).map { _ in try TestSocket(port: port, timeout: .seconds(3)) }
+        }
         let trickled = Task {
             try await BlockingWork.run { () -> [TestSocket.End] in
                 var open = sockets.map { _ in true }
                 // Up to 5 s of trickling; a socket the listener closed stops taking bytes.
-                for byte in Array("GET /callback?state=s-123&code=slow HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8).prefix(50) {
+                for byte in Array("GET /callback?state=s-123&code=slow HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8).prefix(50)
+                {
                     for (index, socket) in sockets.enumerated() where open[index] { open[index] = socket.send([byte]) }
                     if !open.contains(true) { break }
                     usleep(100_000)

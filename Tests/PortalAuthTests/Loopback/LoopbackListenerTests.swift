@@ -63,7 +63,8 @@ struct LoopbackListenerTests {
     @Test("[::1] binds IPv6 only", .enabled(if: ipv6LoopbackAvailable(), "this machine has no IPv6 loopback"))
     func ipv6Only() async throws {
         // A port outside the ephemeral range, so that no other test's listener on 127.0.0.1 can have it meanwhile.
-        let listener = try LoopbackListener(redirectURL: #require(URL(string: "http://[::1]:\(try freePort())/callback")))
+        let listener = try LoopbackListener(
+            redirectURL: #require(URL(string: "http://[::1]:\(try freePort())/callback")))
         #expect(listener.listeningAddresses == ["[::1]:\(listener.port)"])
         #expect(throws: TestFailure.self) { try TestSocket(host: "127.0.0.1", port: listener.port) }
         async let result = outcome(of: listener)
@@ -130,7 +131,9 @@ struct LoopbackListenerTests {
         let success = try await get("/callback?code=the-code&state=s-123&iss=x", port: listener.port)
         #expect(success.status == 200)
         #expect(success.body.contains("Signed in to &lt;Portal&gt;. You can close this tab."))
-        #expect(success.headers["content-security-policy"]?.hasPrefix("default-src 'none'; style-src 'unsafe-inline'") == true)
+        #expect(
+            success.headers["content-security-policy"]?.hasPrefix("default-src 'none'; style-src 'unsafe-inline'")
+                == true)
         #expect(success.headers["cache-control"] == "no-store")
         #expect(success.headers["referrer-policy"] == "no-referrer")
         #expect(success.headers["content-type"] == "text/html; charset=utf-8")
@@ -202,10 +205,12 @@ struct LoopbackListenerTests {
             "POST /callback?code=c&state=s-123 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", port: port)
         #expect(post.status == 405)
         #expect(post.headers["allow"] == "GET, HEAD")
-        let head = try await exchange("HEAD /callback?code=c&state=s-123 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
+        let head = try await exchange(
+            "HEAD /callback?code=c&state=s-123 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
-        let rebound = try await exchange("GET /callback?code=c&state=s-123 HTTP/1.1\r\nHost: evil.example\r\n\r\n", port: port)
+        let rebound = try await exchange(
+            "GET /callback?code=c&state=s-123 HTTP/1.1\r\nHost: evil.example\r\n\r\n", port: port)
         #expect(rebound.status == 421)
         #expect(try await get("/callback?code=real&state=s-123", port: port).status == 200)
         #expect(try await result.get().code == "real")
@@ -226,7 +231,8 @@ struct LoopbackListenerTests {
         let error = try #require((await task.value).failure, "a cancelled wait should fail")
         #expect(error.kind == .cancelled)
         #expect(error.category == .cancelled)
-        #expect(try await BlockingWork.run { silent.readToEnd().end } != .timedOut)  // The client's connection was closed too.
+        // The client's connection was closed too.
+        #expect(try await BlockingWork.run { silent.readToEnd().end } != .timedOut)
         // The same port can be bound again right away.
         let again = try LoopbackListener(redirectURL: url)
         #expect(again.port == port)
@@ -288,7 +294,8 @@ struct LoopbackListenerTests {
         // callback must be served before that limit ran out for any connection (no time-out counted).
         let configuration = LoopbackListener.Configuration(connectionTimeout: .seconds(60))
         let counts = ServeLoopCounts()
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: configuration, logger: counts.logger)
+        let listener = try LoopbackListener(
+            redirectURL: Self.callbackURL, configuration: configuration, logger: counts.logger)
         async let result = outcome(of: listener)
         let silent = try TestSocket(port: listener.port)
         #expect(try await get("/callback?code=c&state=s-123", port: listener.port).status == 200)
@@ -301,7 +308,8 @@ struct LoopbackListenerTests {
     func slowloris() async throws {
         let configuration = LoopbackListener.Configuration(connectionTimeout: .milliseconds(600))
         let counts = ServeLoopCounts()
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: configuration, logger: counts.logger)
+        let listener = try LoopbackListener(
+            redirectURL: Self.callbackURL, configuration: configuration, logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener)
         let slow = try TestSocket(port: port)
@@ -356,7 +364,8 @@ struct LoopbackListenerTests {
     @Test("200 silent connections at once do not lock out the real callback")
     func connectionFlood() async throws {
         let counts = ServeLoopCounts()
-        let listener = try LoopbackListener(redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
+        let listener = try LoopbackListener(
+            redirectURL: Self.callbackURL, configuration: .init(connectionTimeout: .seconds(40)), logger: counts.logger)
         let port = listener.port
         async let result = outcome(of: listener, timeout: .seconds(45))
         let flood = try await BlockingWork.run { try (0..<200).map { _ in try TestSocket(port: port) } }
@@ -403,7 +412,8 @@ struct LoopbackListenerTests {
         arguments: [
             ("GARBAGE\r\n\r\n", 400), ("GET /callback\r\n\r\n", 400), ("GET  /callback HTTP/1.1\r\n\r\n", 400),
             ("GET /callback HTTP/1.1\r\nNo colon here\r\n\r\n", 400), ("GET /\u{1}x HTTP/1.1\r\n\r\n", 400),
-            ("GET /callback HTTP/2.0\r\n\r\n", 505), ("\r\n\r\n", 400), ("GET /callback?state=s-123&code=%zz HTTP/1.1\r\n\r\n", 400),
+            ("GET /callback HTTP/2.0\r\n\r\n", 505), ("\r\n\r\n", 400),
+            ("GET /callback?state=s-123&code=%zz HTTP/1.1\r\n\r\n", 400),
         ])
     func malformedRequests(raw: String, status: Int) async throws {
         let listener = try LoopbackListener(redirectURL: Self.callbackURL)

@@ -49,7 +49,8 @@ struct LoopbackReachabilityTests {
             let url = try #require(URL(string: redirect))
 
             // On the machine: the listener, a wildcard control socket, and a loopback connection that works.
-            let (listener, control, controlPort) = try await network.onMachine { () throws -> (LoopbackListener, Int32, Int) in
+            let (listener, control, controlPort) = try await network.onMachine {
+                () throws -> (LoopbackListener, Int32, Int) in
                 let listener = try LoopbackListener(redirectURL: url)
                 let (control, controlPort) = try wildcardListener()
                 _ = try TestSocket(host: redirect.contains("[::1]") ? "::1" : "127.0.0.1", port: listener.port)
@@ -61,13 +62,20 @@ struct LoopbackReachabilityTests {
             let results = try await network.onRemote { () -> [String: [Int32]] in
                 var results: [String: [Int32]] = [:]
                 for host in [TestNetwork.machineIPv4, TestNetwork.machineIPv6] {
-                    results[host] = [connectError(host: host, port: listener.port), connectError(host: host, port: controlPort)]
+                    results[host] = [
+                        connectError(host: host, port: listener.port), connectError(host: host, port: controlPort),
+                    ]
                 }
                 return results
             }
             for (host, errors) in results {
-                #expect(errors[0] == ECONNREFUSED, "\(redirect): \(host):\(listener.port) gave \(String(cString: strerror(errors[0])))")
-                #expect(errors[1] == 0, "\(redirect): the control socket at \(host):\(controlPort) gave \(String(cString: strerror(errors[1])))")
+                #expect(
+                    errors[0] == ECONNREFUSED,
+                    "\(redirect): \(host):\(listener.port) gave \(String(cString: strerror(errors[0])))")
+                #expect(
+                    errors[1] == 0,
+                    "\(redirect): the control socket at \(host):\(controlPort) gave \(String(cString: strerror(errors[1])))"
+                )
             }
             listener.close()
         }
@@ -119,7 +127,9 @@ private func wildcardListener() throws -> (fd: Int32, port: Int) {
     address.sin6_family = sa_family_t(AF_INET6)
     address.sin6_addr = in6addr_any
     let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
     }
     guard bound == 0, listen(fd, 8) == 0 else {
         Glibc.close(fd)
@@ -135,7 +145,8 @@ private func wildcardListener() throws -> (fd: Int32, port: Int) {
 
 /// The `errno` of a blocking connect to `host:port` (0 when it connects); the send time limit also bounds the connect.
 private func connectError(host: String, port: Int) -> Int32 {
-    let fd = socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let fd = socket(
+        host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return errno }
     defer { Glibc.close(fd) }
     var limit = timeval(tv_sec: 3, tv_usec: 0)

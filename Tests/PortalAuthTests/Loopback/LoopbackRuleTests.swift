@@ -10,7 +10,8 @@ enum LoopbackRuleTable {
     static let hosts: [(String, Bool)] = [
         ("localhost", true), ("LOCALHOST", true), ("localhost.", true), ("LocalHost", true),
         ("auth.localhost", true), ("maps.localhost", true), ("A.B.Localhost", true), ("a.b.localhost.", true),
-        ("127.0.0.1", true), ("127.8.9.10", true), ("127.255.255.255", true), ("[::1]", true), ("[0:0:0:0:0:0:0:1]", true),
+        ("127.0.0.1", true), ("127.8.9.10", true), ("127.255.255.255", true), ("[::1]", true),
+        ("[0:0:0:0:0:0:0:1]", true),
         ("localhost.evil", false), ("notlocalhost", false), ("a..localhost", false), ("localhost.example.com", false),
         ("128.0.0.1", false), ("126.255.255.255", false), ("0.0.0.0", false), ("10.0.0.1", false), ("[::2]", false),
         ("[::]", false), ("[::ffff:127.0.0.1]", false), ("example.com", false), ("127.0.0.1.nip.io", false),

@@ -12,7 +12,8 @@ func outcome(
 ) async -> Result<LoopbackCallback, LoopbackError> {
     do {
         return .success(
-            try await listener.waitForCallback(state: state, issuer: issuer, requiresCode: requiresCode, timeout: timeout))
+            try await listener.waitForCallback(
+                state: state, issuer: issuer, requiresCode: requiresCode, timeout: timeout))
     } catch {
         return .failure(error)
     }
@@ -49,7 +50,8 @@ final class TestSocket: @unchecked Sendable {
     }
 
     private static func connect(host: String, port: Int, timeout: Duration) throws -> Int32 {
-        let fd = socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -69,7 +71,9 @@ final class TestSocket: @unchecked Sendable {
     func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return false }
             offset += count
@@ -129,7 +133,8 @@ struct TestResponse: Sendable {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         self.headers = headers
         self.body = String(text[split.upperBound...])
@@ -153,7 +158,8 @@ func exchange(_ raw: String, port: Int, host: String = "127.0.0.1") async throws
 func get(_ target: String, port: Int, host: String = "127.0.0.1") async throws -> TestResponse {
     let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     return try await exchange(
-        "GET \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: test\r\nAccept: text/html\r\n\r\n", port: port, host: host)
+        "GET \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: test\r\nAccept: text/html\r\n\r\n", port: port,
+        host: host)
 }
 
 // MARK: - Ports and descriptors
@@ -213,7 +219,9 @@ func ipv6LoopbackAvailable() -> Bool {
 /// The descriptor of this process's IPv4 TCP socket whose local port is `local` and whose peer's port is `remote`
 /// (the listener's side of a test connection), found by asking every open descriptor.
 func socketDescriptor(localPort local: Int, remotePort remote: Int) -> Int32? {
-    func port(_ fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> Int? {
+    func port(_ fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32)
+        -> Int?
+    {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {

@@ -17,10 +17,13 @@ final class ServeLoopCounts: Sendable {
     /// missing.
     func statistics(sourceLocation: SourceLocation = #_sourceLocation) throws -> LoopbackStatistics {
         let events = finished.withLock { $0 }
-        try #require(events.count == 1, "one \"loopback listener finished\" event, not \(events.count)", sourceLocation: sourceLocation)
+        try #require(
+            events.count == 1, "one \"loopback listener finished\" event, not \(events.count)",
+            sourceLocation: sourceLocation)
         let metadata = events[0]
         func count(_ key: String) throws -> Int {
-            try #require(metadata[key].flatMap { Int($0.description) }, "the count \(key)", sourceLocation: sourceLocation)
+            try #require(
+                metadata[key].flatMap { Int($0.description) }, "the count \(key)", sourceLocation: sourceLocation)
         }
         return LoopbackStatistics(
             accepted: try count(LoopbackStatistics.acceptedKey),

@@ -79,11 +79,15 @@ final class TestNetwork: Sendable {
         }
     }
 
-    private static func run<T: Sendable>(in namespace: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    private static func run<T: Sendable>(in namespace: String, _ body: @escaping @Sendable () throws -> T) async throws
+        -> T
+    {
         try await BlockingWork.run {
             // The thread ends after `body`, and the namespace with it; sockets made here stay in the namespace.
             let fd = open("/var/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw TestFailure("open /var/run/netns/\(namespace): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                throw TestFailure("open /var/run/netns/\(namespace): \(String(cString: strerror(errno)))")
+            }
             defer { close(fd) }
             guard let setns = setnsFunction, setns(fd, cloneNewNet) == 0 else {
                 throw TestFailure("setns \(namespace): \(String(cString: strerror(errno)))")
@@ -114,7 +118,8 @@ final class TestNetwork: Sendable {
         process.waitUntilExit()
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         guard process.terminationStatus == 0 else {
-            throw TestFailure("ip \(arguments.joined(separator: " ")): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw TestFailure(
+                "ip \(arguments.joined(separator: " ")): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 }

@@ -13,7 +13,9 @@ struct KeyringMidRefreshTests {
     typealias Fixture = TokenKeeperTests
 
     /// A keyring store in a new folder holding `record` in an item.
-    static func keyringStore(holding record: StoredCredential) async throws -> (TemporaryDirectory, InMemorySecretStorage, CredentialStoreFile) {
+    static func keyringStore(holding record: StoredCredential) async throws -> (
+        TemporaryDirectory, InMemorySecretStorage, CredentialStoreFile
+    ) {
         let temporary = try TemporaryDirectory()
         let storage = InMemorySecretStorage()
         var store = temporary.store()
@@ -24,26 +26,33 @@ struct KeyringMidRefreshTests {
         return (temporary, storage, store)
     }
 
-    @Test("a keyring that is locked (or gone) when a refresh is due: nothing is sent, the error says so, the stored refresh token stays")
+    @Test(
+        "a keyring that is locked (or gone) when a refresh is due: nothing is sent, the error says so, the stored refresh token stays"
+    )
     func probedBeforeSending() async throws {
         let record = Fixture.record(.iap, refresh: "secret-refresh-1")
         let (temporary, storage, store) = try await Self.keyringStore(holding: record)
         defer { withExtendedLifetime(temporary) {} }
         let before = try String(contentsOfFile: store.path, encoding: .utf8)
         // The item can still be read (the lock came after the store was read), but nothing could be written.
-        storage.setProbeError(KeyringError(.locked, message: "the Secret Service's default collection (keyring) is locked"))
+        storage.setProbeError(
+            KeyringError(.locked, message: "the Secret Service's default collection (keyring) is locked"))
         let client = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2", refresh: "secret-refresh-2")])
         let keeper = Fixture.persisted(record, in: store, client)
 
         let error = try await #require(throws: KeyringError.self) { try await keeper.validCredential() }
         #expect(client.count == 0, "the refresh token was spent although its successor could not be stored")
         #expect(error.kind == .locked)
-        #expect(error.description.contains("nothing was sent") && error.description.contains("unlock the keyring"), "\(error)")
+        #expect(
+            error.description.contains("nothing was sent") && error.description.contains("unlock the keyring"),
+            "\(error)")
         #expect(try String(contentsOfFile: store.path, encoding: .utf8) == before)
         #expect(try Fixture.stored(record, in: store)?.refreshToken == "secret-refresh-1")
     }
 
-    @Test("the keyring lost while the request is out: the rotated tokens are kept in the store file, 0600, and move into the keyring at the next use")
+    @Test(
+        "the keyring lost while the request is out: the rotated tokens are kept in the store file, 0600, and move into the keyring at the next use"
+    )
     func lostInFlight() async throws {
         let record = Fixture.record(.iap, refresh: "secret-refresh-1")
         let (temporary, storage, store) = try await Self.keyringStore(holding: record)
@@ -58,14 +67,17 @@ struct KeyringMidRefreshTests {
 
         let fresh = try await keeper.validCredential()
         #expect(fresh.refreshToken == "secret-refresh-2")
-        #expect(keeper.keyringFallback?.contains("store refused by the test") == true, "\(keeper.keyringFallback ?? "nil")")
+        #expect(
+            keeper.keyringFallback?.contains("store refused by the test") == true, "\(keeper.keyringFallback ?? "nil")")
         // Written where it survives this process: the store file, with why.
         let entry = try #require(try store.readFile().entries[record.key])
         #expect(entry["refresh_token"]?.stringValue == "secret-refresh-2")
         #expect(KeyringEntryFormat.isDeferred(entry))
         var info = stat()
         #expect(stat(store.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
-        #expect(try Fixture.stored(record, in: store)?.refreshToken == "secret-refresh-2", "another process reads the rotated token")
+        #expect(
+            try Fixture.stored(record, in: store)?.refreshToken == "secret-refresh-2",
+            "another process reads the rotated token")
 
         // The keyring is back: the next use (no refresh needed) moves the tokens into it and out of the file.
         storage.setFailingStores(false)

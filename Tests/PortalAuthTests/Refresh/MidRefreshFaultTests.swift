@@ -17,15 +17,23 @@ struct MidRefreshFaultTests {
 
     // MARK: - A request that may have reached the provider
 
-    @Test("a failure after the request may have arrived is not retried with the spent refresh token", arguments: [
-        ("timed out", ScriptedHTTPClient.unreachable(.timedOut)),
-        ("connection reset", ScriptedHTTPClient.unreachable(.connectionFailed)),
-        ("not HTTP", ScriptedHTTPClient.unreachable(.invalidResponse)),
-        ("500", ScriptedHTTPClient.json(#"{"error":"server_error"}"#, status: 500)),
-        ("502 HTML", Result<TransportResponse, any Error>.success(TransportResponse(statusCode: 502, headers: [("Content-Type", "text/html")], body: Data("<title>Bad Gateway</title>".utf8), url: ScriptedHTTPClient.tokenURL))),
-        ("504", ScriptedHTTPClient.json("{}", status: 504)),
-        ("portal envelope 500", ScriptedHTTPClient.json(#"{"error":{"code":500,"message":"Internal error"}}"#)),
-    ] as [(String, Result<TransportResponse, any Error>)])
+    @Test(
+        "a failure after the request may have arrived is not retried with the spent refresh token",
+        arguments: [
+            ("timed out", ScriptedHTTPClient.unreachable(.timedOut)),
+            ("connection reset", ScriptedHTTPClient.unreachable(.connectionFailed)),
+            ("not HTTP", ScriptedHTTPClient.unreachable(.invalidResponse)),
+            ("500", ScriptedHTTPClient.json(#"{"error":"server_error"}"#, status: 500)),
+            (
+                "502 HTML",
+                Result<TransportResponse, any Error>.success(
+                    TransportResponse(
+                        statusCode: 502, headers: [("Content-Type", "text/html")],
+                        body: Data("<title>Bad Gateway</title>".utf8), url: ScriptedHTTPClient.tokenURL))
+            ),
+            ("504", ScriptedHTTPClient.json("{}", status: 504)),
+            ("portal envelope 500", ScriptedHTTPClient.json(#"{"error":{"code":500,"message":"Internal error"}}"#)),
+        ] as [(String, Result<TransportResponse, any Error>)])
     func possiblyDeliveredNotResent(name: String, answer: Result<TransportResponse, any Error>) async throws {
         let record = Fixture.record(.iap, refresh: "secret-refresh")
         let (temporary, store) = try await Fixture.seeded(with: record)
@@ -38,18 +46,21 @@ struct MidRefreshFaultTests {
         #expect(client.count == 1, "\(name): the spent refresh token was sent again")
         #expect(error.category == .unavailable, "\(name)")
         #expect(!error.requiresSignIn)
-        #expect(error.description.contains("may have reached") && error.description.contains("not sent again"), "\(error)")
+        #expect(
+            error.description.contains("may have reached") && error.description.contains("not sent again"), "\(error)")
         #expect(!error.description.contains("secret-"))
         #expect(try contents(of: store.path) == before, "\(name): the store changed")
     }
 
-    @Test("a failure that certainly happened before the provider used the token is retried", arguments: [
-        ("connection refused", ScriptedHTTPClient.unreachable(.cannotConnect)),
-        ("unknown host", ScriptedHTTPClient.unreachable(.cannotResolveHost)),
-        ("503", ScriptedHTTPClient.json(#"{"error":"temporarily_unavailable"}"#, status: 503)),
-        ("429", ScriptedHTTPClient.json("{}", status: 429)),
-        ("408", ScriptedHTTPClient.json("{}", status: 408)),
-    ] as [(String, Result<TransportResponse, any Error>)])
+    @Test(
+        "a failure that certainly happened before the provider used the token is retried",
+        arguments: [
+            ("connection refused", ScriptedHTTPClient.unreachable(.cannotConnect)),
+            ("unknown host", ScriptedHTTPClient.unreachable(.cannotResolveHost)),
+            ("503", ScriptedHTTPClient.json(#"{"error":"temporarily_unavailable"}"#, status: 503)),
+            ("429", ScriptedHTTPClient.json("{}", status: 429)),
+            ("408", ScriptedHTTPClient.json("{}", status: 408)),
+        ] as [(String, Result<TransportResponse, any Error>)])
     func notDeliveredRetried(name: String, answer: Result<TransportResponse, any Error>) async throws {
         let client = ScriptedHTTPClient([answer, ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2")])
         let fresh = try await Fixture.keeper(Fixture.record(.iap), client).validCredential()
@@ -63,7 +74,8 @@ struct MidRefreshFaultTests {
         // Waiters for the store's lock outlast such a wait.
         #expect(CredentialStoreFile.Configuration().lockTimeout > RefreshPolicy().attemptTimeout)
         // An answer later than the old 9 s cap would be, scaled down: the policy's own limit is what counts.
-        let client = ScriptedHTTPClient(delay: .milliseconds(300), [ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2")])
+        let client = ScriptedHTTPClient(
+            delay: .milliseconds(300), [ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2")])
         let policy = RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(10), attemptTimeout: .seconds(60))
         let fresh = try await Fixture.keeper(Fixture.record(.iap), client, policy: policy).validCredential()
         #expect(client.count == 1)
@@ -82,15 +94,19 @@ struct MidRefreshFaultTests {
     }
 
     static func idToken(
-        aud: String = "client-1", exp: Date = Date().addingTimeInterval(3600), iss: String = "https://idp.example/o", sub: String = "42",
+        aud: String = "client-1", exp: Date = Date().addingTimeInterval(3600), iss: String = "https://idp.example/o",
+        sub: String = "42",
         nonce: String? = nil
     ) -> String {
-        IDTokenTests.token(IDTokenTests.payload(
-            aud: .string(aud), nonce: nonce, exp: exp.timeIntervalSince1970, iss: iss, iat: Date().timeIntervalSince1970, sub: sub))
+        IDTokenTests.token(
+            IDTokenTests.payload(
+                aud: .string(aud), nonce: nonce, exp: exp.timeIntervalSince1970, iss: iss,
+                iat: Date().timeIntervalSince1970, sub: sub))
     }
 
-    @Test("a refreshed ID token that fails a check is refused alone: the rotated refresh token and the access token are kept",
-          arguments: [
+    @Test(
+        "a refreshed ID token that fails a check is refused alone: the rotated refresh token and the access token are kept",
+        arguments: [
             ("aud", idToken(aud: "someone-else")),
             ("exp", idToken(exp: Date().addingTimeInterval(-3600))),
             ("iss", idToken(iss: "https://evil.example/o")),
@@ -98,7 +114,7 @@ struct MidRefreshFaultTests {
             ("sub", idToken(sub: "someone-else")),
             ("nonce", idToken(nonce: "another-sign-in")),
             ("format", "not-a-jwt"),
-          ])
+        ])
     func badIDTokenRefusedAlone(check: String, bad: String) async throws {
         var record = Fixture.record(.iap, refresh: "refresh-1")
         let good = Self.idToken()
@@ -135,7 +151,9 @@ struct MidRefreshFaultTests {
 
     // MARK: - The store cannot take the new tokens
 
-    @Test("the store write failing after a rotating refresh: an error saying so, the tokens kept in memory and written at the next use")
+    @Test(
+        "the store write failing after a rotating refresh: an error saying so, the tokens kept in memory and written at the next use"
+    )
     func writeFailsAfterAnswer() async throws {
         let record = Fixture.record(.iap, refresh: "refresh-1")
         let (temporary, store) = try await Fixture.seeded(with: record)
@@ -145,7 +163,8 @@ struct MidRefreshFaultTests {
         // While the provider answers, the space reserved for the write disappears (as if the file system failed).
         let client = ScriptedHTTPClient(script: { index, _ in
             if index == 0 {
-                for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasPrefix(prefix) {
+                for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasPrefix(prefix)
+                {
                     unlink("\(directory)/\(name)")
                 }
             }
@@ -156,7 +175,8 @@ struct MidRefreshFaultTests {
         let error = try await #require(throws: CredentialError.self) { try await keeper.validCredential() }
         #expect(error.category == .local)
         #expect(!error.requiresSignIn)
-        #expect(error.description.contains("could not be written") && error.description.contains(store.path), "\(error)")
+        #expect(
+            error.description.contains("could not be written") && error.description.contains(store.path), "\(error)")
         #expect(!error.description.contains("refresh-2"))
         #expect(keeper.current.refreshToken == "refresh-2", "the rotated refresh token is kept in memory")
         #expect(try Fixture.stored(record, in: store)?.refreshToken == "refresh-1")
@@ -168,9 +188,10 @@ struct MidRefreshFaultTests {
         #expect(try Fixture.stored(record, in: store)?.refreshToken == "refresh-2")
     }
 
-    @Test("a full file system: nothing is sent, the stored refresh token stays usable, and the refresh works once there is room",
-          .tags(.root), ExternalTools.condition,
-          .enabled(if: geteuid() == 0, "needs root to mount a small tmpfs (scripts/test runs it as root)"))
+    @Test(
+        "a full file system: nothing is sent, the stored refresh token stays usable, and the refresh works once there is room",
+        .tags(.root), ExternalTools.condition,
+        .enabled(if: geteuid() == 0, "needs root to mount a small tmpfs (scripts/test runs it as root)"))
     func diskFullBeforeSending() async throws {
         let mount = try SmallFileSystem(kilobytes: 512)
         defer { mount.unmount() }
@@ -185,9 +206,12 @@ struct MidRefreshFaultTests {
         let error = try await #require(throws: CredentialStoreError.self) { try await keeper.validCredential() }
         #expect(client.count == 0, "the refresh token was spent although its successor could not be stored")
         #expect(error.kind == .fileSystem)
-        #expect(error.description.contains("No space left") && error.description.contains("nothing was sent"), "\(error)")
+        #expect(
+            error.description.contains("No space left") && error.description.contains("nothing was sent"), "\(error)")
         #expect(try Fixture.stored(record, in: store)?.refreshToken == "refresh-1")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(mount.path)/state").filter { $0.contains(".tmp-") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: "\(mount.path)/state").filter { $0.contains(".tmp-") }
+                .isEmpty)
 
         unlink(filler)
         let fresh = try await keeper.validCredential()

@@ -9,9 +9,11 @@ import Testing
 struct StoredCredentialLimitsTests {
     static func entry(_ changes: [String: JSONValue]) -> JSONValue {
         var object: JSONObject = [
-            "kind": .string("oauth-user"), "client_id": .string("c"), "portal_url": .string("https://portal.example/arcgis"),
+            "kind": .string("oauth-user"), "client_id": .string("c"),
+            "portal_url": .string("https://portal.example/arcgis"),
             "redirect_url": .string("http://127.0.0.1/callback"),
-            "token_url": .string("https://portal.example/arcgis/sharing/rest/oauth2/token"), "access_token": .string("AT"),
+            "token_url": .string("https://portal.example/arcgis/sharing/rest/oauth2/token"),
+            "access_token": .string("AT"),
             "access_token_expires_at": .integer(1_763_780_000), "refresh_token_expiration_minutes": .integer(20160),
         ]
         for (key, value) in changes { object[key] = value }
@@ -27,9 +29,12 @@ struct StoredCredentialLimitsTests {
 
     @Test("optional timestamps out of range are read as absent; the entry writes and reads back")
     func optionalTimestamps() throws {
-        let record = try #require(StoredCredential(json: Self.entry([
-            "refresh_token_expires_at": .number(1e300), "id_token_expires_at": .number(-1e300), "updated_at": .number(9e18),
-        ])))
+        let record = try #require(
+            StoredCredential(
+                json: Self.entry([
+                    "refresh_token_expires_at": .number(1e300), "id_token_expires_at": .number(-1e300),
+                    "updated_at": .number(9e18),
+                ])))
         #expect(record.refreshTokenExpiresAt == nil)
         #expect(record.idTokenExpiresAt == nil)
         #expect(record.updatedAt == Date(timeIntervalSince1970: 0))
@@ -40,7 +45,8 @@ struct StoredCredentialLimitsTests {
         "a refresh-token lifetime in minutes that would overflow as seconds falls back to the default",
         arguments: [Int64.max, Int64(Int32.max) + 1, 0, -5])
     func overflowingMinutes(minutes: Int64) throws {
-        let record = try #require(StoredCredential(json: Self.entry(["refresh_token_expiration_minutes": .integer(minutes)])))
+        let record = try #require(
+            StoredCredential(json: Self.entry(["refresh_token_expiration_minutes": .integer(minutes)])))
         #expect(record.refreshTokenExpirationMinutes == nil)
         // Rebuilding the credential (as loading the store does) used to trap on 60 × minutes.
         let credential = OAuthUserCredential(record: record, persistence: nil, settings: SignInSettings(browser: nil))
@@ -49,7 +55,8 @@ struct StoredCredentialLimitsTests {
 
     @Test("the largest kept lifetime still converts")
     func largestMinutes() throws {
-        let record = try #require(StoredCredential(json: Self.entry(["refresh_token_expiration_minutes": .integer(Int64(Int32.max))])))
+        let record = try #require(
+            StoredCredential(json: Self.entry(["refresh_token_expiration_minutes": .integer(Int64(Int32.max))])))
         #expect(record.refreshTokenExpirationMinutes == Int(Int32.max))
         _ = OAuthUserCredential(record: record, persistence: nil, settings: SignInSettings(browser: nil))
     }

@@ -9,9 +9,12 @@ struct StoredProxyTokenTests {
     static func entry(_ changes: [String: JSONValue] = [:]) -> JSONValue {
         var object: JSONObject = [
             "kind": .string("iap"), "client_id": .string("c"), "redirect_url": .string("http://127.0.0.1/callback"),
-            "authorize_url": .string("https://idp.example/authorize"), "token_url": .string("https://idp.example/token"),
-            "logout_url": .string("https://idp.example/logout"), "hosts_behind_proxy": .array([.string("*.example.com")]),
-            "access_token": .string("AT"), "access_token_expires_at": .integer(1_763_780_000), "id_token": .string("ID"),
+            "authorize_url": .string("https://idp.example/authorize"),
+            "token_url": .string("https://idp.example/token"),
+            "logout_url": .string("https://idp.example/logout"),
+            "hosts_behind_proxy": .array([.string("*.example.com")]),
+            "access_token": .string("AT"), "access_token_expires_at": .integer(1_763_780_000),
+            "id_token": .string("ID"),
         ]
         for (key, value) in changes { object[key] = value }
         return .object(object)
@@ -24,26 +27,30 @@ struct StoredProxyTokenTests {
         #expect(record.json["proxy_token"] == nil)
     }
 
-    @Test("a choice is written and read back; a value this version does not know reads as no choice", arguments: [
-        (JSONValue.string("access"), IAPTokenInfo.Token?.some(.accessToken)),
-        (.string("id"), .idToken),
-        (.string("both"), nil),
-        (.integer(1), nil),
-    ])
+    @Test(
+        "a choice is written and read back; a value this version does not know reads as no choice",
+        arguments: [
+            (JSONValue.string("access"), IAPTokenInfo.Token?.some(.accessToken)),
+            (.string("id"), .idToken),
+            (.string("both"), nil),
+            (.integer(1), nil),
+        ])
     func roundTrip(stored: JSONValue, expected: IAPTokenInfo.Token?) throws {
         let record = try #require(StoredCredential(json: Self.entry(["proxy_token": stored])))
         #expect(record.proxyToken == expected)
         #expect(StoredCredential(json: record.json) == record)
     }
 
-    @Test("a credential read from the store starts with the stored choice; setting one sets what it sends and its record")
+    @Test(
+        "a credential read from the store starts with the stored choice; setting one sets what it sends and its record")
     func credential() throws {
         let stored = try #require(StoredCredential(json: Self.entry(["proxy_token": .string("access")])))
         let credential = IAPCredential(record: stored, persistence: nil, settings: SignInSettings())
         #expect(credential.tokenSentToProxy == .accessToken)
         #expect(credential.storedTokenSentToProxy == .accessToken)
 
-        let older = IAPCredential(record: try #require(StoredCredential(json: Self.entry())), persistence: nil, settings: SignInSettings())
+        let older = IAPCredential(
+            record: try #require(StoredCredential(json: Self.entry())), persistence: nil, settings: SignInSettings())
         #expect(older.tokenSentToProxy == .idToken)
         #expect(older.storedTokenSentToProxy == nil)
         older.storedTokenSentToProxy = .accessToken

@@ -37,10 +37,15 @@ struct TokenKeeperTests {
     }
 
     /// A policy with short pauses so that retry tests run fast.
-    static let quick = RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(30), attemptTimeout: .seconds(5))
+    static let quick = RefreshPolicy(
+        attempts: 3, initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(30), attemptTimeout: .seconds(5))
 
-    static func keeper(_ record: StoredCredential, _ client: ScriptedHTTPClient, policy: RefreshPolicy = quick, persistence: TokenKeeper.Persistence? = nil) -> TokenKeeper {
-        TokenKeeper(record, persistence: persistence, httpClient: client, policy: policy, target: "the portal \(portal)")
+    static func keeper(
+        _ record: StoredCredential, _ client: ScriptedHTTPClient, policy: RefreshPolicy = quick,
+        persistence: TokenKeeper.Persistence? = nil
+    ) -> TokenKeeper {
+        TokenKeeper(
+            record, persistence: persistence, httpClient: client, policy: policy, target: "the portal \(portal)")
     }
 
     // MARK: - When to refresh
@@ -53,9 +58,12 @@ struct TokenKeeperTests {
         #expect(client.count == 0)
     }
 
-    @Test("the 5-minute margin: 299 s left refreshes, and the new expiry counts from when the request left", arguments: [299.0, 0, -3600])
+    @Test(
+        "the 5-minute margin: 299 s left refreshes, and the new expiry counts from when the request left",
+        arguments: [299.0, 0, -3600])
     func withinMarginRefreshes(left: Double) async throws {
-        let client = ScriptedHTTPClient(delay: .milliseconds(300), [ScriptedHTTPClient.tokens("access-2", expiresIn: 3600)])
+        let client = ScriptedHTTPClient(
+            delay: .milliseconds(300), [ScriptedHTTPClient.tokens("access-2", expiresIn: 3600)])
         let keeper = Self.keeper(Self.record(accessLeft: left), client)
         let called = Date()
         let fresh = try await keeper.validCredential()
@@ -113,8 +121,11 @@ struct TokenKeeperTests {
 
     @Test("a refresh token older than the exchange interval is exchanged, even while the access token is valid")
     func exchangeTriggered() async throws {
-        let client = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2", refreshExpiresIn: 14 * 86400)])
-        let keeper = Self.keeper(Self.record(accessLeft: 3000, refreshLeft: 12 * 86400, refreshIssuedAgo: 2 * 86400), client)
+        let client = ScriptedHTTPClient([
+            ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2", refreshExpiresIn: 14 * 86400)
+        ])
+        let keeper = Self.keeper(
+            Self.record(accessLeft: 3000, refreshLeft: 12 * 86400, refreshIssuedAgo: 2 * 86400), client)
         let called = Date()
         let fresh = try await keeper.validCredential()
         let arrived = Date()
@@ -127,31 +138,36 @@ struct TokenKeeperTests {
         let issued = try #require(fresh.refreshTokenIssuedAt)
         #expect(issued >= called.addingTimeInterval(-0.001) && issued <= arrived.addingTimeInterval(0.001))
         let expires = try #require(fresh.refreshTokenExpiresAt)
-        #expect(expires >= called.addingTimeInterval(14 * 86400 - 0.001) && expires <= arrived.addingTimeInterval(14 * 86400 + 0.001))
+        #expect(
+            expires >= called.addingTimeInterval(14 * 86400 - 0.001)
+                && expires <= arrived.addingTimeInterval(14 * 86400 + 0.001))
         // The new refresh token is young: the next call sends nothing.
         _ = try await keeper.validCredential()
         #expect(client.count == 1)
     }
 
-    @Test("exchange by age", arguments: [
-        // (refresh-token seconds left, issued seconds ago (nil: not recorded), exchange interval, minutes asked, exchanged?)
-        (12 * 86400.0, 2 * 86400.0, 86400, 20160, true),
-        (13 * 86400.0 + 3700, 23 * 3600.0, 86400, 20160, false),
-        // Entries without the issue time: the age counts from the expiry minus the lifetime asked for.
-        (12 * 86400.0, nil, 86400, 20160, true),
-        (13.5 * 86400, nil, 86400, 20160, false),
-        // The portal granted 7 days of the 14 asked: the fresh token is not exchanged again at once.
-        (7 * 86400.0, 0, 86400, 20160, false),
-        (5 * 86400.0, 2 * 86400.0, 86400, 20160, true),
-        // An interval longer than the lifetime (60 min): exchanged at half-life, not never, not always.
-        (40 * 60.0, 20 * 60.0, 86400, 60, false),
-        (25 * 60.0, 35 * 60.0, 86400, 60, true),
-        // Nothing known of the lifetime: exchanged within the interval of expiring.
-        (3600.0, nil, 86400, 0, true),
-    ] as [(Double, Double?, Int, Int, Bool)])
+    @Test(
+        "exchange by age",
+        arguments: [
+            // (refresh-token seconds left, issued seconds ago (nil: not recorded), exchange interval, minutes asked, exchanged?)
+            (12 * 86400.0, 2 * 86400.0, 86400, 20160, true),
+            (13 * 86400.0 + 3700, 23 * 3600.0, 86400, 20160, false),
+            // Entries without the issue time: the age counts from the expiry minus the lifetime asked for.
+            (12 * 86400.0, nil, 86400, 20160, true),
+            (13.5 * 86400, nil, 86400, 20160, false),
+            // The portal granted 7 days of the 14 asked: the fresh token is not exchanged again at once.
+            (7 * 86400.0, 0, 86400, 20160, false),
+            (5 * 86400.0, 2 * 86400.0, 86400, 20160, true),
+            // An interval longer than the lifetime (60 min): exchanged at half-life, not never, not always.
+            (40 * 60.0, 20 * 60.0, 86400, 60, false),
+            (25 * 60.0, 35 * 60.0, 86400, 60, true),
+            // Nothing known of the lifetime: exchanged within the interval of expiring.
+            (3600.0, nil, 86400, 0, true),
+        ] as [(Double, Double?, Int, Int, Bool)])
     func exchangeByAge(left: Double, issuedAgo: Double?, interval: Int, minutes: Int, exchanged: Bool) {
-        let record = Self.record(accessLeft: 3000, refreshLeft: left, refreshIssuedAgo: issuedAgo, exchangeSeconds: interval,
-                                 expirationMinutes: minutes == 0 ? nil : minutes)
+        let record = Self.record(
+            accessLeft: 3000, refreshLeft: left, refreshIssuedAgo: issuedAgo, exchangeSeconds: interval,
+            expirationMinutes: minutes == 0 ? nil : minutes)
         #expect(TokenKeeper.needsExchange(record, now: Date()) == exchanged)
     }
 
@@ -165,13 +181,31 @@ struct TokenKeeperTests {
 
     // MARK: - Dead refresh token
 
-    @Test("a dead refresh token is reported at once, distinctly, without retrying or echoing a token", arguments: [
-        ("OIDC invalid_grant", ScriptedHTTPClient.json(#"{"error":"invalid_grant"}"#, status: 400), "invalid_grant"),
-        ("portal 498", ScriptedHTTPClient.json(#"{"error":{"code":498,"error":"invalid_grant","error_description":"refresh_token expired","message":"refresh_token expired","details":[]}}"#), "refresh_token expired"),
-        ("portal 400", ScriptedHTTPClient.json(#"{"error":{"code":400,"error":"invalid_grant","message":"Invalid refresh_token","details":[]}}"#), "Invalid refresh_token"),
-        ("Glewlwyd 400 with an empty body", ScriptedHTTPClient.json("", status: 400), "HTTP 400"),
-        ("401 with an HTML page", ScriptedHTTPClient.json("<html><title>Unauthorized</title></html>", status: 401), "HTTP 401"),
-    ] as [(String, Result<TransportResponse, any Error>, String)])
+    @Test(
+        "a dead refresh token is reported at once, distinctly, without retrying or echoing a token",
+        arguments: [
+            (
+                "OIDC invalid_grant", ScriptedHTTPClient.json(#"{"error":"invalid_grant"}"#, status: 400),
+                "invalid_grant"
+            ),
+            (
+                "portal 498",
+                ScriptedHTTPClient.json(
+                    #"{"error":{"code":498,"error":"invalid_grant","error_description":"refresh_token expired","message":"refresh_token expired","details":[]}}"#
+                ), "refresh_token expired"
+            ),
+            (
+                "portal 400",
+                ScriptedHTTPClient.json(
+                    #"{"error":{"code":400,"error":"invalid_grant","message":"Invalid refresh_token","details":[]}}"#),
+                "Invalid refresh_token"
+            ),
+            ("Glewlwyd 400 with an empty body", ScriptedHTTPClient.json("", status: 400), "HTTP 400"),
+            (
+                "401 with an HTML page",
+                ScriptedHTTPClient.json("<html><title>Unauthorized</title></html>", status: 401), "HTTP 401"
+            ),
+        ] as [(String, Result<TransportResponse, any Error>, String)])
     func deadRefreshToken(name: String, answer: Result<TransportResponse, any Error>, mentions: String) async throws {
         let client = ScriptedHTTPClient([answer])
         let keeper = Self.keeper(Self.record(access: "secret-access", refresh: "secret-refresh"), client)
@@ -197,15 +231,19 @@ struct TokenKeeperTests {
 
     // MARK: - Transient failures
 
-    @Test("failures before the provider used the token are retried with growing, bounded pauses, then reported as unavailable", arguments: [
-        ("503", ScriptedHTTPClient.json(#"{"error":"temporarily_unavailable"}"#, status: 503)),
-        ("connection refused", ScriptedHTTPClient.unreachable(.cannotConnect)),
-        ("unknown host", ScriptedHTTPClient.unreachable(.cannotResolveHost)),
-        ("429", ScriptedHTTPClient.json(#"{}"#, status: 429)),
-    ] as [(String, Result<TransportResponse, any Error>)])
+    @Test(
+        "failures before the provider used the token are retried with growing, bounded pauses, then reported as unavailable",
+        arguments: [
+            ("503", ScriptedHTTPClient.json(#"{"error":"temporarily_unavailable"}"#, status: 503)),
+            ("connection refused", ScriptedHTTPClient.unreachable(.cannotConnect)),
+            ("unknown host", ScriptedHTTPClient.unreachable(.cannotResolveHost)),
+            ("429", ScriptedHTTPClient.json(#"{}"#, status: 429)),
+        ] as [(String, Result<TransportResponse, any Error>)])
     func transientFailures(name: String, answer: Result<TransportResponse, any Error>) async throws {
         let client = ScriptedHTTPClient([answer])
-        let policy = RefreshPolicy(attempts: 4, initialBackoff: .milliseconds(40), maximumBackoff: .milliseconds(60), attemptTimeout: .seconds(5))
+        let policy = RefreshPolicy(
+            attempts: 4, initialBackoff: .milliseconds(40), maximumBackoff: .milliseconds(60),
+            attemptTimeout: .seconds(5))
         #expect(policy.backoffs == [.milliseconds(40), .milliseconds(60), .milliseconds(60)])
         let keeper = Self.keeper(Self.record(refresh: "secret-refresh"), client, policy: policy)
         let error = try await #require(throws: CredentialError.self) { try await keeper.validCredential() }
@@ -221,7 +259,10 @@ struct TokenKeeperTests {
 
     @Test("a transient failure followed by success gives the token")
     func recovers() async throws {
-        let client = ScriptedHTTPClient([ScriptedHTTPClient.unreachable(), ScriptedHTTPClient.json("{}", status: 503), ScriptedHTTPClient.tokens("access-2")])
+        let client = ScriptedHTTPClient([
+            ScriptedHTTPClient.unreachable(), ScriptedHTTPClient.json("{}", status: 503),
+            ScriptedHTTPClient.tokens("access-2"),
+        ])
         // (Both failures certainly left the refresh token unused: nothing connected, then the provider said 503.)
         #expect(try await Self.keeper(Self.record(), client).validCredential().accessToken == "access-2")
         #expect(client.count == 3)
@@ -232,17 +273,21 @@ struct TokenKeeperTests {
         let client = ScriptedHTTPClient(delay: .seconds(30), [ScriptedHTTPClient.tokens("access-2")])
         let policy = RefreshPolicy(attempts: 2, initialBackoff: .milliseconds(10), attemptTimeout: .milliseconds(200))
         // Each scripted answer would succeed after 30 s: only the per-attempt cut-off makes this fail.
-        let error = try await #require(throws: CredentialError.self) { try await Self.keeper(Self.record(), client, policy: policy).validCredential() }
+        let error = try await #require(throws: CredentialError.self) {
+            try await Self.keeper(Self.record(), client, policy: policy).validCredential()
+        }
         #expect(error.category == .unavailable)
         #expect(error.description.contains("timed out"))
         #expect(client.count == 1)
     }
 
-    @Test("failures that retrying cannot fix are not retried", arguments: [
-        ScriptedHTTPClient.unreachable(.tlsVerificationFailed),
-        ScriptedHTTPClient.json("[]"),
-        ScriptedHTTPClient.json("{}", status: 404),
-    ])
+    @Test(
+        "failures that retrying cannot fix are not retried",
+        arguments: [
+            ScriptedHTTPClient.unreachable(.tlsVerificationFailed),
+            ScriptedHTTPClient.json("[]"),
+            ScriptedHTTPClient.json("{}", status: 404),
+        ])
     func notRetried(answer: Result<TransportResponse, any Error>) async throws {
         let client = ScriptedHTTPClient([answer])
         await #expect(throws: (any Error).self) { try await Self.keeper(Self.record(), client).validCredential() }
@@ -253,7 +298,9 @@ struct TokenKeeperTests {
 
     @Test("20 concurrent callers in one process send one request and get the same token")
     func inProcessCoalescing() async throws {
-        let client = ScriptedHTTPClient(delay: .milliseconds(200)) { index, _ in try ScriptedHTTPClient.tokens("access-\(index + 2)").get() }
+        let client = ScriptedHTTPClient(delay: .milliseconds(200)) { index, _ in
+            try ScriptedHTTPClient.tokens("access-\(index + 2)").get()
+        }
         let keeper = Self.keeper(Self.record(), client)
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<20 { group.addTask { try await keeper.validCredential().accessToken } }
@@ -266,7 +313,10 @@ struct TokenKeeperTests {
     // MARK: - Persistent credentials
 
     /// A store file holding `record` under its key, and a keeper persisted in it.
-    static func persisted(_ record: StoredCredential, in store: CredentialStoreFile, _ client: ScriptedHTTPClient, policy: RefreshPolicy = quick) -> TokenKeeper {
+    static func persisted(
+        _ record: StoredCredential, in store: CredentialStoreFile, _ client: ScriptedHTTPClient,
+        policy: RefreshPolicy = quick
+    ) -> TokenKeeper {
         keeper(record, client, policy: policy, persistence: TokenKeeper.Persistence(store: store, key: record.key))
     }
 
@@ -344,7 +394,9 @@ struct TokenKeeperTests {
         defer { withExtendedLifetime(temporary) {} }
         let before = try contents(of: store.path)
         let client = ScriptedHTTPClient([ScriptedHTTPClient.json("{}", status: 503)])
-        await #expect(throws: CredentialError.self) { try await Self.persisted(record, in: store, client).validCredential() }
+        await #expect(throws: CredentialError.self) {
+            try await Self.persisted(record, in: store, client).validCredential()
+        }
         #expect(client.count == Self.quick.attempts)
         #expect(try contents(of: store.path) == before)
     }

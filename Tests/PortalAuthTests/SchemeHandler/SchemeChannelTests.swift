@@ -25,7 +25,9 @@ struct SchemeChannelTests {
 
     /// Forwards `address` as the handler would, off the cooperative pool. The wait for the receiver's answer is a hang
     /// guard only: the receiver serves once its waiting task has had a turn on a possibly busy cooperative pool.
-    private func forward(_ address: String, _ folder: TemporaryDirectory) async throws -> SchemeRedirectForwarder.Delivery {
+    private func forward(_ address: String, _ folder: TemporaryDirectory) async throws
+        -> SchemeRedirectForwarder.Delivery
+    {
         let environment = environment(folder)
         return try await BlockingWork.run {
             try SchemeRedirectForwarder.forward(address, environment: environment, timeout: .seconds(60))
@@ -74,13 +76,15 @@ struct SchemeChannelTests {
         #expect(try await wait.value.code == "code-1")
     }
 
-    @Test("another scheme, host or path, or no state, is not this sign-in's", arguments: [
-        ("other-app://auth?code=c&state=state-1", "not for another scheme or host"),
-        ("my-maps-app://elsewhere?code=c&state=state-1", "not for another scheme or host"),
-        ("my-maps-app://auth/other?code=c&state=state-1", "its path is not /"),
-        ("my-maps-app://auth?code=c", "it has no state parameter"),
-        ("my-maps-app://auth?code=c&state=state-1&state=state-1", "more than one state parameter"),
-    ])
+    @Test(
+        "another scheme, host or path, or no state, is not this sign-in's",
+        arguments: [
+            ("other-app://auth?code=c&state=state-1", "not for another scheme or host"),
+            ("my-maps-app://elsewhere?code=c&state=state-1", "not for another scheme or host"),
+            ("my-maps-app://auth/other?code=c&state=state-1", "its path is not /"),
+            ("my-maps-app://auth?code=c", "it has no state parameter"),
+            ("my-maps-app://auth?code=c&state=state-1&state=state-1", "more than one state parameter"),
+        ])
     func notThisSignIn(address: String, reason: String) async throws {
         let folder = try TemporaryDirectory()
         let receiver = try receiver(folder)
@@ -117,7 +121,8 @@ struct SchemeChannelTests {
         let folder = try TemporaryDirectory()
         let receiver = try receiver(folder)
         let wait = Task { try await receiver.waitForCallback(state: "state-1", issuer: nil) }
-        let delivery = try await forward("my-maps-app://auth?error=access_denied&error_description=No&state=state-1", folder)
+        let delivery = try await forward(
+            "my-maps-app://auth?error=access_denied&error_description=No&state=state-1", folder)
         guard case .refusalDelivered(let message) = delivery else {
             Issue.record("expected a delivered refusal, got \(delivery)")
             return
@@ -136,7 +141,8 @@ struct SchemeChannelTests {
         let folder = try TemporaryDirectory()
         let receiver = try receiver(folder)
         let wait = Task { try await receiver.waitForCallback(state: "state-1", issuer: "https://idp.example.com") }
-        let delivery = try await forward("my-maps-app://auth?code=c&state=state-1&iss=https%3A%2F%2Fevil.example.com", folder)
+        let delivery = try await forward(
+            "my-maps-app://auth?code=c&state=state-1&iss=https%3A%2F%2Fevil.example.com", folder)
         #expect(delivery != .accepted)
         do {
             _ = try await wait.value
@@ -164,7 +170,8 @@ struct SchemeChannelTests {
     @Test("a peer whose credentials cannot be read is refused")
     func unknownPeer() async throws {
         let folder = try TemporaryDirectory()
-        let receiver = try receiver(folder, peer: { _ in throw SystemError(call: "getsockopt(SO_PEERCRED)", errno: EINVAL) })
+        let receiver = try receiver(
+            folder, peer: { _ in throw SystemError(call: "getsockopt(SO_PEERCRED)", errno: EINVAL) })
         let wait = Task { try await receiver.waitForCallback(state: "state-1", issuer: nil) }
         let error = try await rejection("my-maps-app://auth?code=code-1&state=state-1", folder)
         #expect(error.description.contains("cannot tell who is connecting"))
@@ -195,7 +202,9 @@ struct SchemeChannelTests {
         let stale = "\(directory)/signin-stale.sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = try UnixSocketAddress(path: stale)
-        _ = try address.withPointer { (pointer, length) throws(SystemError) in try syscall("bind") { bind(fd, pointer, length) } }
+        _ = try address.withPointer { (pointer, length) throws(SystemError) in
+            try syscall("bind") { bind(fd, pointer, length) }
+        }
         close(fd)  // bound, never listening, as after a crash
         let again = try await rejection("my-maps-app://auth?code=c&state=s", folder)
         #expect(again.kind == .noWaitingSignIn)
@@ -213,9 +222,13 @@ struct SchemeChannelTests {
 
         let other = try TemporaryDirectory()
         _ = FileManager.default.createFile(atPath: "\(other.path)/portal-auth", contents: Data())
-        #expect(throws: SchemeRedirectError.self) { try RedirectChannelDirectory.prepare(environment: environment(other)) }
+        #expect(throws: SchemeRedirectError.self) {
+            try RedirectChannelDirectory.prepare(environment: environment(other))
+        }
         #expect(throws: SchemeRedirectError.self) { try RedirectChannelDirectory.prepare(environment: [:]) }
-        #expect(throws: SchemeRedirectError.self) { try RedirectChannelDirectory.prepare(environment: ["XDG_RUNTIME_DIR": "relative"]) }
+        #expect(throws: SchemeRedirectError.self) {
+            try RedirectChannelDirectory.prepare(environment: ["XDG_RUNTIME_DIR": "relative"])
+        }
     }
 
     @Test("cancelling the sign-in ends the wait and removes its socket")
@@ -236,12 +249,19 @@ struct SchemeChannelTests {
         let receiver = try SchemeRedirectReceiver(redirect: redirect, directory: nil)
         defer { receiver.close() }
         #expect(receiver.socketPath == nil)
-        let callback = try receiver.callback(fromPastedURL: "  my-maps-app://auth?code=c-1&state=s-1\n", state: "s-1", issuer: nil)
+        let callback = try receiver.callback(
+            fromPastedURL: "  my-maps-app://auth?code=c-1&state=s-1\n", state: "s-1", issuer: nil)
         #expect(callback.code == "c-1")
-        #expect(throws: LoopbackError.self) { try receiver.callback(fromPastedURL: "http://127.0.0.1/callback?code=c&state=s-1", state: "s-1", issuer: nil) }
-        #expect(throws: LoopbackError.self) { try receiver.callback(fromPastedURL: "my-maps-app://auth?code=c&state=other", state: "s-1", issuer: nil) }
+        #expect(throws: LoopbackError.self) {
+            try receiver.callback(
+                fromPastedURL: "http://127.0.0.1/callback?code=c&state=s-1", state: "s-1", issuer: nil)
+        }
+        #expect(throws: LoopbackError.self) {
+            try receiver.callback(fromPastedURL: "my-maps-app://auth?code=c&state=other", state: "s-1", issuer: nil)
+        }
         do {
-            _ = try receiver.callback(fromPastedURL: "my-maps-app://auth?error=access_denied&state=s-1", state: "s-1", issuer: nil)
+            _ = try receiver.callback(
+                fromPastedURL: "my-maps-app://auth?error=access_denied&state=s-1", state: "s-1", issuer: nil)
         } catch {
             #expect(error.kind == .identityProviderError)
         }
@@ -253,7 +273,8 @@ struct SchemeChannelTests {
         let url = URL(string: "my-maps-app://auth")!
         let quiet = SignInSettings(browser: nil)
         do {
-            _ = try RedirectReceiver.make(redirectURL: url, configuration: .init(), settings: quiet, environment: environment(folder))
+            _ = try RedirectReceiver.make(
+                redirectURL: url, configuration: .init(), settings: quiet, environment: environment(folder))
             Issue.record("without a desktop session and without pasting, the sign-in cannot finish")
         } catch let error as SchemeRedirectError {
             #expect(error.kind == .noDesktopSession)
@@ -261,20 +282,24 @@ struct SchemeChannelTests {
         }
         var pasting = quiet
         pasting.acceptsPastedRedirect = true
-        let remote = try RedirectReceiver.make(redirectURL: url, configuration: .init(), settings: pasting, environment: environment(folder))
+        let remote = try RedirectReceiver.make(
+            redirectURL: url, configuration: .init(), settings: pasting, environment: environment(folder))
         guard case .scheme(let paste) = remote else { Issue.record("expected the scheme receiver"); return }
         #expect(paste.socketPath == nil)
         remote.close()
 
         var desktop = environment(folder)
         desktop["WAYLAND_DISPLAY"] = "wayland-0"
-        let local = try RedirectReceiver.make(redirectURL: url, configuration: .init(), settings: quiet, environment: desktop)
+        let local = try RedirectReceiver.make(
+            redirectURL: url, configuration: .init(), settings: quiet, environment: desktop)
         guard case .scheme(let channel) = local else { Issue.record("expected the scheme receiver"); return }
         #expect(channel.socketPath?.hasPrefix("\(folder.path)/portal-auth/signin-") == true)
         #expect(local.redirectURL == url)
         local.close()
 
-        let loopback = try RedirectReceiver.make(redirectURL: URL(string: "http://127.0.0.1/callback")!, configuration: .init(), settings: quiet, environment: desktop)
+        let loopback = try RedirectReceiver.make(
+            redirectURL: URL(string: "http://127.0.0.1/callback")!, configuration: .init(), settings: quiet,
+            environment: desktop)
         guard case .loopback = loopback else { Issue.record("expected the loopback listener"); return }
         loopback.close()
     }

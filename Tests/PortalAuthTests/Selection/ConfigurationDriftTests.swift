@@ -11,7 +11,8 @@ struct ConfigurationDriftTests {
 
     /// The text of an IAP configuration file like the one `SignOutFakes.record(.iap)` was signed in with.
     static func file(
-        authorize: String = "https://idp.example.com/oauth2/authorize", token: String = "https://idp.example.com/oauth2/token",
+        authorize: String = "https://idp.example.com/oauth2/authorize",
+        token: String = "https://idp.example.com/oauth2/token",
         clientID: String = "iap-client", hosts: [String] = ["maps.example.com"]
     ) -> String {
         let hostList = hosts.map { "\"\($0)\"" }.joined(separator: ", ")
@@ -58,7 +59,9 @@ struct ConfigurationDriftTests {
         #expect(credential.canBeUsed(for: URL(string: "https://maps.example.com/portal")!))
         #expect(credential.configurationChange == nil)
         #expect(credential.keeper.current.hostsBehindProxy == ["maps.example.com", "reports.example.com"])
-        #expect(credential.configuration.redirectURL == scratch.record.redirectURL, "the redirect URL used at sign-in is kept")
+        #expect(
+            credential.configuration.redirectURL == scratch.record.redirectURL,
+            "the redirect URL used at sign-in is kept")
     }
 
     @Test("a host removed from the file no longer gets the token")
@@ -68,7 +71,9 @@ struct ConfigurationDriftTests {
         #expect(try !scratch.credential().canBeUsed(for: URL(string: "https://maps.example.com/portal")!))
     }
 
-    @Test("a file that is gone, or cannot be read as a configuration, leaves the stored copy in use", arguments: [nil, "{ not json"])
+    @Test(
+        "a file that is gone, or cannot be read as a configuration, leaves the stored copy in use",
+        arguments: [nil, "{ not json"])
     func unreadable(text: String?) throws {
         let scratch = try Scratch(Self.file())
         defer { scratch.remove() }
@@ -78,12 +83,18 @@ struct ConfigurationDriftTests {
         #expect(credential.configurationChange == nil)
     }
 
-    @Test("another provider or client: the stored copy stays, what differs is said", arguments: [
-        (file(clientID: "new-client"), ["client_id is now new-client (the sign-in's: iap-client)"]),
-        (file(authorize: "https://login.other.example/authorize", token: "https://login.other.example/token"),
-         ["the identity provider's authorize_url is now https://login.other.example/authorize (the sign-in's: https://idp.example.com/oauth2/authorize)",
-          "token_url is now https://login.other.example/token (the sign-in's: https://idp.example.com/oauth2/token)"]),
-    ])
+    @Test(
+        "another provider or client: the stored copy stays, what differs is said",
+        arguments: [
+            (file(clientID: "new-client"), ["client_id is now new-client (the sign-in's: iap-client)"]),
+            (
+                file(authorize: "https://login.other.example/authorize", token: "https://login.other.example/token"),
+                [
+                    "the identity provider's authorize_url is now https://login.other.example/authorize (the sign-in's: https://idp.example.com/oauth2/authorize)",
+                    "token_url is now https://login.other.example/token (the sign-in's: https://idp.example.com/oauth2/token)",
+                ]
+            ),
+        ])
     func differs(text: String, differences: [String]) async throws {
         let scratch = try Scratch(Self.file())
         defer { scratch.remove() }
@@ -97,7 +108,8 @@ struct ConfigurationDriftTests {
         let store = ArcGISCredentialStore()
         store.add(credential)
         let error = await #expect(throws: SelectionError.self) {
-            try await SignInSelection.select(.iap(file: URL(fileURLWithPath: scratch.path)), in: store, preferences: .init())
+            try await SignInSelection.select(
+                .iap(file: URL(fileURLWithPath: scratch.path)), in: store, preferences: .init())
         }
         #expect(error?.configurationChange?.differences == differences)
         #expect(error?.category == .refused)
@@ -115,16 +127,22 @@ struct ConfigurationDriftTests {
         current.clientID = "new-client"
         current.configurationFile = "/elsewhere/copy.json"
         store.add(Fakes.iapCredential(current, http: Fakes.HTTP(status: 200, body: "{}")))
-        let found = try await SignInSelection.select(.iap(file: URL(fileURLWithPath: scratch.path)), in: store, preferences: .init())
+        let found = try await SignInSelection.select(
+            .iap(file: URL(fileURLWithPath: scratch.path)), in: store, preferences: .init())
         #expect(found?.kind.iap?.configuration.clientID == "new-client")
     }
 
-    @Test("compare: the same file is unchanged; other hosts, logout URL or scopes are an update", arguments: [
-        (file(), false), (file(hosts: ["maps.example.com", "*.example.org"]), true),
-    ])
+    @Test(
+        "compare: the same file is unchanged; other hosts, logout URL or scopes are an update",
+        arguments: [
+            (file(), false), (file(hosts: ["maps.example.com", "*.example.org"]), true),
+        ])
     func compare(text: String, updated: Bool) throws {
-        let stored = try #require(IAPConfiguration.report(parsing: Data(Self.file().utf8), file: URL(fileURLWithPath: "/x/iap.json")).configuration)
-        let current = try #require(IAPConfiguration.report(parsing: Data(text.utf8), file: URL(fileURLWithPath: "/x/iap.json")).configuration)
+        let stored = try #require(
+            IAPConfiguration.report(parsing: Data(Self.file().utf8), file: URL(fileURLWithPath: "/x/iap.json"))
+                .configuration)
+        let current = try #require(
+            IAPConfiguration.report(parsing: Data(text.utf8), file: URL(fileURLWithPath: "/x/iap.json")).configuration)
         switch IAPConfigurationChange.compare(stored: stored, current: current) {
         case .unchanged: #expect(!updated)
         case .updated(let configuration): #expect(updated && configuration == current)

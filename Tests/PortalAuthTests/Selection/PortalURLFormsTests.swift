@@ -45,7 +45,9 @@ struct PortalURLFormsTests {
         #expect(configuration.tokenURL.absoluteString == portal + "/sharing/rest/oauth2/token")
     }
 
-    @Test("a sign-in stored under any form is found by any other, also under the key an older version wrote", arguments: forms.prefix(16))
+    @Test(
+        "a sign-in stored under any form is found by any other, also under the key an older version wrote",
+        arguments: forms.prefix(16))
     func lookup(typed: String, portal: String) throws {
         let store = ArcGISCredentialStore()
         var record = TokenKeeperTests.record(accessLeft: 3600)
@@ -66,7 +68,8 @@ struct PortalURLFormsTests {
         let stored = try #require(URL(string: "https://gis.example.com/arcgis/sharing/rest"))
         record.portalURL = stored
         store.add(OAuthUserCredential(record: record, persistence: nil, settings: SignInSettings(browser: nil)))
-        #expect(store.oauthUserCredential(portalURL: try #require(URL(string: "https://gis.example.com/portal"))) == nil)
+        #expect(
+            store.oauthUserCredential(portalURL: try #require(URL(string: "https://gis.example.com/portal"))) == nil)
         #expect(store.oauthUserCredential(portalURL: try #require(URL(string: "https://gis.example.com"))) == nil)
     }
 }

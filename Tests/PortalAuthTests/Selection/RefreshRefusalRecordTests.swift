@@ -31,7 +31,8 @@ struct RefreshRefusalRecordTests {
         record.refreshTokenRefusal = "invalid_grant"
         let (temporary, store) = try await TokenKeeperTests.seeded(with: record)
         _ = temporary
-        let keeper = TokenKeeperTests.persisted(record, in: store, ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2")]))
+        let keeper = TokenKeeperTests.persisted(
+            record, in: store, ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2")]))
         #expect(try await keeper.validCredential().accessToken == "access-2")
         #expect(try TokenKeeperTests.stored(record, in: store)?.refreshTokenRefusal == nil)
     }

@@ -24,7 +24,10 @@ struct SignInSelectionTests {
 
     @Test("nothing said: the only one; none when nothing is stored")
     func onlyOne() async throws {
-        #expect(Self.portal(of: try await SignInSelection.select(.automatic, in: Self.store([Self.portalA]), preferences: .init())) == Self.portalA)
+        #expect(
+            Self.portal(
+                of: try await SignInSelection.select(.automatic, in: Self.store([Self.portalA]), preferences: .init()))
+                == Self.portalA)
         #expect(try await SignInSelection.select(.automatic, in: Self.store([]), preferences: .init()) == nil)
     }
 
@@ -38,10 +41,12 @@ struct SignInSelectionTests {
         #expect(error?.description.contains("SignInPreferences") == true)
         let last = try #require(store.credentials.last)
         let keyB = try #require(SignInSelection.storeKey(of: last))
-        let chosen = try await SignInSelection.select(.automatic, in: store, preferences: SignInPreferences(defaultKey: keyB))
+        let chosen = try await SignInSelection.select(
+            .automatic, in: store, preferences: SignInPreferences(defaultKey: keyB))
         #expect(Self.portal(of: chosen) == Self.portalB)
         let stale = await #expect(throws: SelectionError.self) {
-            try await SignInSelection.select(.automatic, in: store, preferences: SignInPreferences(defaultKey: "oauth-user|gone|x"))
+            try await SignInSelection.select(
+                .automatic, in: store, preferences: SignInPreferences(defaultKey: "oauth-user|gone|x"))
         }
         #expect(stale != nil, "a default that points at a deleted sign-in is no default")
     }
@@ -52,26 +57,35 @@ struct SignInSelectionTests {
         let first = try #require(store.credentials.first)
         let keyA = try #require(SignInSelection.storeKey(of: first))
         let preferences = SignInPreferences(names: ["work": keyA])
-        #expect(Self.portal(of: try await SignInSelection.select(.name("work"), in: store, preferences: preferences)) == Self.portalA)
+        #expect(
+            Self.portal(of: try await SignInSelection.select(.name("work"), in: store, preferences: preferences))
+                == Self.portalA)
         let error = await #expect(throws: SelectionError.self) {
             try await SignInSelection.select(.name("home"), in: store, preferences: preferences)
         }
         #expect(error?.description.contains("the names are work") == true)
     }
 
-    @Test("names: what is allowed", arguments: [("work", true), ("a.b-c_d@e", true), ("", false), ("-x", false), ("two words", false), ("naïve", false)])
+    @Test(
+        "names: what is allowed",
+        arguments: [
+            ("work", true), ("a.b-c_d@e", true), ("", false), ("-x", false), ("two words", false), ("naïve", false),
+        ])
     func validNames(name: String, valid: Bool) {
         #expect(SignInPreferences.isValidName(name) == valid)
     }
 
-    @Test("preferences: written 0600 beside the store and read back; apps remembered newest first; deleted sign-ins forgotten")
+    @Test(
+        "preferences: written 0600 beside the store and read back; apps remembered newest first; deleted sign-ins forgotten"
+    )
     func preferencesFile() throws {
         let temporary = try TemporaryDirectory()
         let storePath = "\(temporary.path)/state/credentials.json"
         #expect(SignInPreferences.path(forStore: storePath) == "\(temporary.path)/state/credentials.preferences.json")
         var preferences = SignInPreferences(defaultKey: "k1", names: ["work": "k1", "home": "k2"])
         preferences.remember(.init(portalURL: Self.portalA, clientID: "old", redirectURL: nil))
-        preferences.remember(.init(portalURL: Self.portalA, clientID: "new", redirectURL: URL(string: "http://127.0.0.1:8080/cb")))
+        preferences.remember(
+            .init(portalURL: Self.portalA, clientID: "new", redirectURL: URL(string: "http://127.0.0.1:8080/cb")))
         try preferences.save(forStore: storePath)
         var info = stat()
         #expect(stat(SignInPreferences.path(forStore: storePath), &info) == 0 && info.st_mode & 0o777 == 0o600)

@@ -9,11 +9,13 @@ import PortalAuthTesting
 /// silent observer and a no-op logger) an error at once instead of a silent wait.
 @Suite("A sign-in URL nobody hears")
 struct UnheardSignInURLTests {
-    static let configuration = OAuthUserConfiguration(portalURL: URL(string: "https://gis.example/portal")!, clientID: "abc123")
+    static let configuration = OAuthUserConfiguration(
+        portalURL: URL(string: "https://gis.example/portal")!, clientID: "abc123")
 
     @Test("no browser, silent observer, no-op logger: fails at once with what to give")
     func unheard() async throws {
-        let settings = SignInSettings(browser: nil, timeout: .seconds(600), httpClient: ScriptedHTTPClient([.failure(CancellationError())]))
+        let settings = SignInSettings(
+            browser: nil, timeout: .seconds(600), httpClient: ScriptedHTTPClient([.failure(CancellationError())]))
         let error = await #expect(throws: SignInError.self) {
             try await OAuthUserCredential.credential(for: Self.configuration, settings: settings)
         }
@@ -26,7 +28,9 @@ struct UnheardSignInURLTests {
         let lines = LogLines()
         var logger = Logger(label: "test") { _ in CapturingLogHandler(storage: lines) }
         logger.logLevel = .notice
-        let settings = SignInSettings(browser: nil, timeout: .seconds(1), httpClient: ScriptedHTTPClient([.failure(CancellationError())]), logger: logger)
+        let settings = SignInSettings(
+            browser: nil, timeout: .seconds(1), httpClient: ScriptedHTTPClient([.failure(CancellationError())]),
+            logger: logger)
         let error = await #expect(throws: SignInError.self) {
             try await OAuthUserCredential.credential(for: Self.configuration, settings: settings)
         }

@@ -32,28 +32,35 @@ struct IAPSignInConformanceTests {
         /// - Parameter authorize: the answer to a request for the authorization URL without a browser (the
         ///   pre-browser check); by default a sign-in page.
         init(
-            discovery: String? = "https://idp.example/oauth2", authorize: (@Sendable (URL) -> TransportResponse)? = nil, tokens: @escaping @Sendable (_ nonce: String?) -> String
+            discovery: String? = "https://idp.example/oauth2", authorize: (@Sendable (URL) -> TransportResponse)? = nil,
+            tokens: @escaping @Sendable (_ nonce: String?) -> String
         ) {
             let seen = self.seen
             http = ScriptedHTTPClient { _, request in
                 if request.url.path.hasSuffix("/authorize") {
-                    return authorize?(request.url) ?? TransportResponse(
-                        statusCode: 200, headers: [("Content-Type", "text/html")], body: Data("<title>Sign in</title>".utf8), url: request.url)
+                    return authorize?(request.url)
+                        ?? TransportResponse(
+                            statusCode: 200, headers: [("Content-Type", "text/html")],
+                            body: Data("<title>Sign in</title>".utf8), url: request.url)
                 }
                 if request.url.path.hasSuffix("openid-configuration") {
-                    guard let discovery, request.url.absoluteString == discovery + "/.well-known/openid-configuration" else {
+                    guard let discovery, request.url.absoluteString == discovery + "/.well-known/openid-configuration"
+                    else {
                         return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
                     }
                     let document: JSONValue = .object([
-                        "issuer": .string(discovery), "authorization_endpoint": .string(IAPSignInConformanceTests.authorizeURL.absoluteString),
+                        "issuer": .string(discovery),
+                        "authorization_endpoint": .string(IAPSignInConformanceTests.authorizeURL.absoluteString),
                         "token_endpoint": .string(IAPSignInConformanceTests.tokenURL.absoluteString),
                         "id_token_signing_alg_values_supported": IDTokenTests.signsWithNone,
                     ])
-                    return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
-                                             body: Data(document.serialized(indent: 0).utf8), url: request.url)
+                    return TransportResponse(
+                        statusCode: 200, headers: [("Content-Type", "application/json")],
+                        body: Data(document.serialized(indent: 0).utf8), url: request.url)
                 }
-                return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
-                                    body: Data(tokens(seen.nonce.withLock { $0 }).utf8), url: request.url)
+                return TransportResponse(
+                    statusCode: 200, headers: [("Content-Type", "application/json")],
+                    body: Data(tokens(seen.nonce.withLock { $0 }).utf8), url: request.url)
             }
         }
 
@@ -63,7 +70,7 @@ struct IAPSignInConformanceTests {
                 let query = SignOutFakes.query(of: url)
                 seen.nonce.withLock { $0 = query["nonce"] }
                 guard let redirect = query["redirect_uri"], let state = query["state"],
-                      let back = URL(string: "\(redirect)?code=CODE-1&state=\(state)")
+                    let back = URL(string: "\(redirect)?code=CODE-1&state=\(state)")
                 else { return }
                 _ = try? await CurlHTTPClient().send(.get(back))
             }
@@ -71,30 +78,42 @@ struct IAPSignInConformanceTests {
     }
 
     static func idToken(nonce: String?) -> String {
-        var object: JSONObject = ["iss": .string("https://idp.example/oauth2"), "aud": .string("iap-client"),
-                                  "exp": .number(Date().timeIntervalSince1970 + 3600), "iat": .number(Date().timeIntervalSince1970), "sub": .string("42"),
-                                  "preferred_username": .string("alice")]
+        var object: JSONObject = [
+            "iss": .string("https://idp.example/oauth2"), "aud": .string("iap-client"),
+            "exp": .number(Date().timeIntervalSince1970 + 3600), "iat": .number(Date().timeIntervalSince1970),
+            "sub": .string("42"),
+            "preferred_username": .string("alice"),
+        ]
         if let nonce { object["nonce"] = .string(nonce) }
         return IDTokenTests.token(.object(object))
     }
 
-    static func configuration(prompt: IAPAuthorizationPromptType = .unspecified, scopes: [String] = ["openid", "offline_access"]) throws -> IAPConfiguration {
+    static func configuration(
+        prompt: IAPAuthorizationPromptType = .unspecified, scopes: [String] = ["openid", "offline_access"]
+    ) throws -> IAPConfiguration {
         try IAPConfiguration.configuration(
-            authorizeURL: authorizeURL, tokenURL: tokenURL, logoutURL: URL(string: "https://idp.example/oauth2/logout")!,
+            authorizeURL: authorizeURL, tokenURL: tokenURL,
+            logoutURL: URL(string: "https://idp.example/oauth2/logout")!,
             clientID: "iap-client", redirectURL: URL(string: "http://127.0.0.1/callback")!, scopes: scopes,
             hostsBehindProxy: ["maps.example"], authorizationPromptType: prompt)
     }
 
-    static func settings(_ provider: Provider, observer: any SignInObserver = SilentSignInObserver()) -> SignInSettings {
+    static func settings(_ provider: Provider, observer: any SignInObserver = SilentSignInObserver()) -> SignInSettings
+    {
         // A desktop: the fake browser stands for one that can be seen (no remote path).
-        SignInSettings(browser: provider.browser, timeout: .seconds(60), observer: observer, httpClient: provider.http, environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
+        SignInSettings(
+            browser: provider.browser, timeout: .seconds(60), observer: observer, httpClient: provider.http,
+            environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
     }
 
     /// A provider giving an ID token with the request's nonce, and `scope` when given.
-    static func goodProvider(scope: String? = nil, authorize: (@Sendable (URL) -> TransportResponse)? = nil) -> Provider {
+    static func goodProvider(scope: String? = nil, authorize: (@Sendable (URL) -> TransportResponse)? = nil) -> Provider
+    {
         Provider(authorize: authorize) { nonce in
-            var object: JSONObject = ["access_token": .string("ACCESS-1"), "token_type": .string("Bearer"), "expires_in": .integer(3600),
-                                      "refresh_token": .string("REFRESH-1"), "id_token": .string(idToken(nonce: nonce))]
+            var object: JSONObject = [
+                "access_token": .string("ACCESS-1"), "token_type": .string("Bearer"), "expires_in": .integer(3600),
+                "refresh_token": .string("REFRESH-1"), "id_token": .string(idToken(nonce: nonce)),
+            ]
             if let scope { object["scope"] = .string(scope) }
             return JSONValue.object(object).serialized(indent: 0)
         }
@@ -111,7 +130,8 @@ struct IAPSignInConformanceTests {
         let second = Self.goodProvider()
         let observer = SignOutFakes.Observer()
         _ = try await IAPCredential.credential(
-            for: Self.configuration(prompt: .none), settings: Self.settings(second, observer: observer), replacing: previous)
+            for: Self.configuration(prompt: .none), settings: Self.settings(second, observer: observer),
+            replacing: previous)
         let opened = try #require(second.authorizationURLs.first)
         let query = SignOutFakes.query(of: opened)
         #expect(query["prompt"] == "none")
@@ -128,7 +148,8 @@ struct IAPSignInConformanceTests {
         let previous = try await IAPCredential.credential(for: Self.configuration(), settings: Self.settings(first))
         let second = Self.goodProvider()
         _ = try await IAPCredential.credential(
-            for: Self.configuration(prompt: prompt), settings: Self.settings(second), replacing: prompt == .none ? nil : previous)
+            for: Self.configuration(prompt: prompt), settings: Self.settings(second),
+            replacing: prompt == .none ? nil : previous)
         let opened = try #require(second.authorizationURLs.first)
         #expect(SignOutFakes.query(of: opened)["id_token_hint"] == nil)
     }
@@ -151,7 +172,8 @@ struct IAPSignInConformanceTests {
     @Test("without openid in the scopes, no ID token is needed")
     func noOpenIDNoIDToken() async throws {
         let provider = Provider { _ in #"{"access_token":"ACCESS-1","token_type":"Bearer","expires_in":3600}"# }
-        let credential = try await IAPCredential.credential(for: Self.configuration(scopes: ["api.read"]), settings: Self.settings(provider))
+        let credential = try await IAPCredential.credential(
+            for: Self.configuration(scopes: ["api.read"]), settings: Self.settings(provider))
         #expect(try await credential.tokenInfo.accessToken == "ACCESS-1")
     }
 
@@ -161,7 +183,8 @@ struct IAPSignInConformanceTests {
     func grantedScopesStored() async throws {
         let narrowed = Self.goodProvider(scope: "openid profile")
         let credential = try await IAPCredential.credential(
-            for: Self.configuration(scopes: ["openid", "offline_access", "api.write"]), settings: Self.settings(narrowed))
+            for: Self.configuration(scopes: ["openid", "offline_access", "api.write"]),
+            settings: Self.settings(narrowed))
         #expect(credential.keeper.current.scopes == ["openid", "profile"])
         #expect(credential.keeper.current.requestedScopes == ["openid", "offline_access", "api.write"])
         #expect(try await credential.tokenInfo.scopes == ["openid", "profile"])
@@ -183,10 +206,13 @@ struct IAPSignInConformanceTests {
         #expect(fields["scope"] == nil)
     }
 
-    @Test("Microsoft Entra ID, which requires scope on a refresh, gets the scopes asked for at sign-in (.default stays .default)")
+    @Test(
+        "Microsoft Entra ID, which requires scope on a refresh, gets the scopes asked for at sign-in (.default stays .default)"
+    )
     func entraRefreshScope() async throws {
         var record = TokenKeeperTests.record(.iap)
-        record.authorizeURL = URL(string: "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize")
+        record.authorizeURL = URL(
+            string: "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize")
         record.scopes = ["User.Read", "profile", "openid", "email"]
         record.requestedScopes = ["https://graph.microsoft.com/.default", "openid", "offline_access"]
         let client = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2", refresh: "refresh-2")])
@@ -199,11 +225,15 @@ struct IAPSignInConformanceTests {
     func refreshResponseScope() async throws {
         var record = TokenKeeperTests.record(.iap)
         record.scopes = ["openid", "profile"]
-        let client = ScriptedHTTPClient([ScriptedHTTPClient.json(#"{"access_token":"access-2","expires_in":3600,"scope":"openid"}"#)])
+        let client = ScriptedHTTPClient([
+            ScriptedHTTPClient.json(#"{"access_token":"access-2","expires_in":3600,"scope":"openid"}"#)
+        ])
         let fresh = try await TokenKeeperTests.keeper(record, client).validCredential()
         #expect(fresh.scopes == ["openid"])
         record.requestedScopes = ["openid", "profile", "api.write"]
-        #expect(StoredCredential(json: record.json)?.requestedScopes == ["openid", "profile", "api.write"], "the requested scopes survive the store")
+        #expect(
+            StoredCredential(json: record.json)?.requestedScopes == ["openid", "profile", "api.write"],
+            "the requested scopes survive the store")
         #expect(StoredCredential(json: record.json)?.scopes == ["openid", "profile"])
     }
 }

@@ -31,7 +31,9 @@ struct LibraryErrorWordingTests {
             SignInError.noRemotePath("there is no display (DISPLAY and WAYLAND_DISPLAY are not set)"),
             SignInError.noRemotePath("paste-back was asked for", deviceCodeRuledOut: true),
             SignInError.noRemoteLogout("this is an SSH session without a forwarded display"),
-            SignInError.methodUnsupported("out-of-band codes (urn:ietf:wg:oauth:2.0:oob) are an ArcGIS portal sign-in; an identity provider offers the device code instead."),
+            SignInError.methodUnsupported(
+                "out-of-band codes (urn:ietf:wg:oauth:2.0:oob) are an ArcGIS portal sign-in; an identity provider offers the device code instead."
+            ),
             SignInError.portalHasNoDeviceCode(),
             SignInError.urlUnheard(),
             SignInError.unheard("the browser could not be started (the browser command exited with status 3)"),
@@ -47,8 +49,10 @@ struct LibraryErrorWordingTests {
             SelectionError.unknownName("work", known: []),
             SelectionError.unknownName("work", known: ["home"]),
             SelectionError.unreadablePreferences("/home/alice/.local/state/portal-auth/preferences.json"),
-            DiscoveryError.issuerMismatch(document: url, claimed: "https://evil.example", expected: "https://idp.example/o"),
-            DiscoveryError.authorizeEndpointMismatch(document: url, advertised: "https://evil.example/authorize", configured: url),
+            DiscoveryError.issuerMismatch(
+                document: url, claimed: "https://evil.example", expected: "https://idp.example/o"),
+            DiscoveryError.authorizeEndpointMismatch(
+                document: url, advertised: "https://evil.example/authorize", configured: url),
         ]
     }
 
@@ -68,16 +72,22 @@ struct LibraryErrorWordingTests {
             CredentialStoreError.cancelled(path + ".lock"),
             CredentialStoreError.fileSystem("write", path, SystemError(call: "open", errno: EACCES)),
         ]
-        let keyring: [any Error] = [KeyringError.Kind.noLibrary, .noSessionBus, .noService, .locked, .timedOut, .failed, .corruptedItem]
-            .map { KeyringError($0, message: "sample") }
+        let keyring: [any Error] = [
+            KeyringError.Kind.noLibrary, .noSessionBus, .noService, .locked, .timedOut, .failed, .corruptedItem,
+        ]
+        .map { KeyringError($0, message: "sample") }
         let kinds: [TransportError.Kind] = [
-            .insecureHTTP, .unsupportedURL, .invalidHeader, .cannotResolveHost, .cannotConnect, .timedOut, .tlsVerificationFailed,
-            .tlsHandshakeFailed, .caBundleUnusable, .clientCertificateUnusable, .clientCertificateRequired, .connectionFailed,
-            .invalidResponse, .responseTooLarge, .responseHeadersTooLarge, .tooManyRedirects, .invalidRedirect, .curlSetup,
+            .insecureHTTP, .unsupportedURL, .invalidHeader, .cannotResolveHost, .cannotConnect, .timedOut,
+            .tlsVerificationFailed,
+            .tlsHandshakeFailed, .caBundleUnusable, .clientCertificateUnusable, .clientCertificateRequired,
+            .connectionFailed,
+            .invalidResponse, .responseTooLarge, .responseHeadersTooLarge, .tooManyRedirects, .invalidRedirect,
+            .curlSetup,
             .libraryUnavailable, .transferFailed,
         ]
         let transport: [any Error] = kinds.map {
-            TransportError($0, url: RedactedURL(url), detail: "sample detail", curlCode: 60, context: "/etc/ssl/bundle.pem")
+            TransportError(
+                $0, url: RedactedURL(url), detail: "sample detail", curlCode: 60, context: "/etc/ssl/bundle.pem")
         }
         return stores + keyring + transport
     }
@@ -101,15 +111,19 @@ struct LibraryErrorWordingTests {
 
     @Test("the errors an app can act on name the settings to change")
     func namesSettings() {
-        #expect("\(SignInError.timedOut(after: .seconds(300), redirect: Self.redirect))".contains("SignInSettings.timeout"))
+        #expect(
+            "\(SignInError.timedOut(after: .seconds(300), redirect: Self.redirect))".contains("SignInSettings.timeout"))
         #expect("\(SignInError.noRemotePath("there is no display"))".contains("SignInSettings.browser"))
         #expect("\(DeviceCodeError.timedOut(after: .seconds(300)))".contains("SignInSettings.timeout"))
         #expect("\(KeyringError(.noSessionBus, message: "no bus"))".contains("PORTAL_AUTH_STORE=file"))
     }
 
-    @Test("the scan finds options", arguments: [
-        ("use --no-browser", ["--no-browser"]), ("--store file", ["--store"]), ("a -- b", []), ("x---y", []), ("PORTAL_AUTH_STORE", []),
-    ])
+    @Test(
+        "the scan finds options",
+        arguments: [
+            ("use --no-browser", ["--no-browser"]), ("--store file", ["--store"]), ("a -- b", []), ("x---y", []),
+            ("PORTAL_AUTH_STORE", []),
+        ])
     func scanFinds(text: String, expected: [String]) {
         #expect(Self.flags(in: text) == expected)
     }
@@ -118,13 +132,19 @@ struct LibraryErrorWordingTests {
     /// library's sources names an option, outside comments.
     @Test("no string literal of Sources/PortalAuth* names a command-line option")
     func sourcesNameNoFlag() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../../Sources").standardizedFileURL
-        let targets = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasPrefix("PortalAuth") }
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../../Sources")
+            .standardizedFileURL
+        let targets = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter {
+            $0.hasPrefix("PortalAuth")
+        }
         #expect(targets.contains("PortalAuth") && targets.contains("PortalAuthStore"))
         var found: [String] = []
         for target in targets {
             let folder = sources.appending(path: target)
-            let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+            let files =
+                FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter {
+                    $0.hasSuffix(".swift")
+                } ?? []
             for file in files {
                 let text = try String(contentsOf: folder.appending(path: file), encoding: .utf8)
                 for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

@@ -27,19 +27,27 @@ struct MixUpAttackTests {
             http = ScriptedHTTPClient { _, request in
                 let url = request.url.absoluteString
                 if url == "https://a.example/oauth2/.well-known/openid-configuration", let hostileDocument {
-                    return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")],
-                                             body: Data(JSONValue.object(hostileDocument).serialized(indent: 0).utf8), url: request.url)
+                    return TransportResponse(
+                        statusCode: 200, headers: [("Content-Type", "application/json")],
+                        body: Data(JSONValue.object(hostileDocument).serialized(indent: 0).utf8), url: request.url)
                 }
                 if request.url.path.hasSuffix("/authorize") {
-                    return TransportResponse(statusCode: 200, headers: [("Content-Type", "text/html")], body: Data("<title>Sign in</title>".utf8), url: request.url)
+                    return TransportResponse(
+                        statusCode: 200, headers: [("Content-Type", "text/html")],
+                        body: Data("<title>Sign in</title>".utf8), url: request.url)
                 }
                 if request.url.path.hasSuffix("/token") {
                     // Were it asked, A would redeem B's code with the verifier at B.
-                    let idToken = IDTokenTests.token(IDTokenTests.payload(
-                        aud: .string("iap-client"), nonce: nil, exp: Date().timeIntervalSince1970 + 3600, iss: MixUpAttackTests.honestIssuer,
-                        iat: Date().timeIntervalSince1970))
-                    let body = #"{"access_token":"VICTIM-ACCESS","token_type":"Bearer","expires_in":3600,"id_token":"\#(idToken)"}"#
-                    return TransportResponse(statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8), url: request.url)
+                    let idToken = IDTokenTests.token(
+                        IDTokenTests.payload(
+                            aud: .string("iap-client"), nonce: nil, exp: Date().timeIntervalSince1970 + 3600,
+                            iss: MixUpAttackTests.honestIssuer,
+                            iat: Date().timeIntervalSince1970))
+                    let body =
+                        #"{"access_token":"VICTIM-ACCESS","token_type":"Bearer","expires_in":3600,"id_token":"\#(idToken)"}"#
+                    return TransportResponse(
+                        statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8),
+                        url: request.url)
                 }
                 return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
             }
@@ -47,7 +55,7 @@ struct MixUpAttackTests {
                 // A relays to B with the same state and redirect; B answers the redirect with its own code and iss.
                 let query = SignOutFakes.query(of: url)
                 guard let redirect = query["redirect_uri"], let state = query["state"],
-                      let back = URL(string: "\(redirect)?code=B-CODE&state=\(state)&iss=https%3A%2F%2Fb.example")
+                    let back = URL(string: "\(redirect)?code=B-CODE&state=\(state)&iss=https%3A%2F%2Fb.example")
                 else { return }
                 _ = try? await CurlHTTPClient().send(.get(back))
             }
@@ -59,7 +67,8 @@ struct MixUpAttackTests {
 
     static func configuration() throws -> IAPConfiguration {
         try IAPConfiguration.configuration(
-            authorizeURL: hostileAuthorize, tokenURL: hostileToken, logoutURL: URL(string: "https://a.example/oauth2/logout")!,
+            authorizeURL: hostileAuthorize, tokenURL: hostileToken,
+            logoutURL: URL(string: "https://a.example/oauth2/logout")!,
             clientID: "iap-client", redirectURL: URL(string: "http://127.0.0.1/callback")!, scopes: ["openid"],
             hostsBehindProxy: ["maps.example"])
     }
@@ -71,11 +80,15 @@ struct MixUpAttackTests {
         _ = try await IAPCredential.credential(for: configuration(), settings: settings)
     }
 
-    @Test("A's discovery document claims B's issuer: refused before the browser opens, nothing sent to A's token endpoint")
+    @Test(
+        "A's discovery document claims B's issuer: refused before the browser opens, nothing sent to A's token endpoint"
+    )
     func lyingDiscoveryDocument() async throws {
         let network = Network(hostileDocument: [
-            "issuer": .string(Self.honestIssuer), "authorization_endpoint": .string(Self.hostileAuthorize.absoluteString),
-            "token_endpoint": .string(Self.hostileToken.absoluteString), "authorization_response_iss_parameter_supported": .bool(true),
+            "issuer": .string(Self.honestIssuer),
+            "authorization_endpoint": .string(Self.hostileAuthorize.absoluteString),
+            "token_endpoint": .string(Self.hostileToken.absoluteString),
+            "authorization_response_iss_parameter_supported": .bool(true),
         ])
         await #expect(throws: DiscoveryError.self) { try await Self.signIn(network) }
         #expect(network.browser.urls.isEmpty, "the browser opened")
@@ -94,7 +107,8 @@ struct MixUpAttackTests {
     @Test("control: with A's own genuine document, B's redirect is refused all the same (RFC 9207)")
     func honestProvider() async throws {
         let network = Network(hostileDocument: [
-            "issuer": .string("https://a.example/oauth2"), "authorization_endpoint": .string(Self.hostileAuthorize.absoluteString),
+            "issuer": .string("https://a.example/oauth2"),
+            "authorization_endpoint": .string(Self.hostileAuthorize.absoluteString),
             "token_endpoint": .string(Self.hostileToken.absoluteString),
         ])
         // The provider answers with iss B, so even a genuine document for A makes the redirect refused (RFC 9207).
@@ -110,16 +124,21 @@ struct UnknownIssuerOriginTests {
     /// A provider without a discovery document (unless `discovery` names the issuer of one) whose ID token says `iss`.
     static func provider(iss: String, discovery: String? = nil) -> IAPSignInConformanceTests.Provider {
         IAPSignInConformanceTests.Provider(discovery: discovery) { nonce in
-            let idToken = IDTokenTests.token(IDTokenTests.payload(
-                aud: .string("iap-client"), nonce: nonce, exp: Date().timeIntervalSince1970 + 3600, iss: iss, iat: Date().timeIntervalSince1970))
+            let idToken = IDTokenTests.token(
+                IDTokenTests.payload(
+                    aud: .string("iap-client"), nonce: nonce, exp: Date().timeIntervalSince1970 + 3600, iss: iss,
+                    iat: Date().timeIntervalSince1970))
             return #"{"access_token":"ACCESS-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(idToken)"}"#
         }
     }
 
-    @Test("another origin is refused as such, nothing is kept; the authorize endpoint's origin passes, and the unverified signature refuses the token then (issue 36: fail closed)", arguments: [
-        ("https://example.org/", false), ("https://idp.example:8443/oauth2", false), ("http://idp.example/oauth2", false),
-        ("https://idp.example/other/tenant", true),
-    ])
+    @Test(
+        "another origin is refused as such, nothing is kept; the authorize endpoint's origin passes, and the unverified signature refuses the token then (issue 36: fail closed)",
+        arguments: [
+            ("https://example.org/", false), ("https://idp.example:8443/oauth2", false),
+            ("http://idp.example/oauth2", false),
+            ("https://idp.example/other/tenant", true),
+        ])
     func origin(iss: String, sameOrigin: Bool) async throws {
         let provider = Self.provider(iss: iss)
         let settings = IAPSignInConformanceTests.settings(provider)
@@ -135,10 +154,13 @@ struct UnknownIssuerOriginTests {
         var configuration = try IAPSignInConformanceTests.configuration()
         configuration.issuer = URL(string: "https://example.org/pool")!
         let pool = "https://example.org/pool"
-        _ = try await IAPCredential.credential(for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: pool, discovery: pool)))
+        _ = try await IAPCredential.credential(
+            for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: pool, discovery: pool)))
         await #expect(throws: IDTokenError.self) {
             _ = try await IAPCredential.credential(
-                for: configuration, settings: IAPSignInConformanceTests.settings(Self.provider(iss: "https://example.org/", discovery: pool)))
+                for: configuration,
+                settings: IAPSignInConformanceTests.settings(
+                    Self.provider(iss: "https://example.org/", discovery: pool)))
         }
     }
 }

@@ -11,7 +11,9 @@ struct AuthenticationManagerTests {
     static func portal() -> Fakes.HTTP {
         Fakes.HTTP { request, _ in
             let ok = Fakes.fields(of: request)["client_id"] == "portal-client"
-            return Fakes.response(body: ok ? #"{"success":true}"# : #"{"error":{"code":400,"message":"Invalid client_id"}}"#, url: request.url)
+            return Fakes.response(
+                body: ok ? #"{"success":true}"# : #"{"error":{"code":400,"message":"Invalid client_id"}}"#,
+                url: request.url)
         }
     }
 
@@ -56,7 +58,9 @@ struct AuthenticationManagerTests {
         #expect(try ArcGISCredentialStore.makePersistent(file: file).credentials.isEmpty)
     }
 
-    @Test("a store file that cannot be written: clearCredentialStores and signOut still empty the stores in memory, and report the failure")
+    @Test(
+        "a store file that cannot be written: clearCredentialStores and signOut still empty the stores in memory, and report the failure"
+    )
     func clearingFailureStillEmptiesMemory() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.store()
@@ -65,7 +69,8 @@ struct AuthenticationManagerTests {
         try await manager.setupPersistentCredentialStorage(file: file)
         let credential = Fakes.portalCredential(http: http)
         try await manager.arcGISCredentialStore.addAndPersist(credential)
-        try await manager.networkCredentialStore.add(.password(username: "alice", password: "pw"), for: ProtectionSpace(host: "gis.example.com", port: 443))
+        try await manager.networkCredentialStore.add(
+            .password(username: "alice", password: "pw"), for: ProtectionSpace(host: "gis.example.com", port: 443))
         // The store's folder becomes a file: every write fails, whoever runs the test (root included).
         let folder = URL(fileURLWithPath: file.path).deletingLastPathComponent()
         try FileManager.default.removeItem(at: folder)
@@ -90,13 +95,15 @@ struct AuthenticationManagerTests {
     @Test("signOut logs IAP credentials out with the manager's settings; an unconfirmed logout is not a success")
     func signOutIAP() async throws {
         let http = IAPLogoutTests.plainDiscovery
-        let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let manager = AuthenticationManager(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
         let confirmed = await manager.signOutReport()
         #expect(confirmed.succeeded)
         #expect(confirmed.invalidations.map(\.outcome.succeeded) == [true])
 
-        let silent = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser(), timeout: .seconds(1)))
+        let silent = AuthenticationManager(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser(), timeout: .seconds(1)))
         try await silent.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
         #expect(await silent.invalidateIAPCredentials() == false)
         await silent.clearCredentialStores()

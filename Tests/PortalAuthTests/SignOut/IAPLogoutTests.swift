@@ -10,14 +10,21 @@ struct IAPLogoutTests {
     typealias Fakes = SignOutFakes
 
     /// Discovery without a revocation endpoint (as DOT and Entra).
-    static let plainDiscovery = Fakes.HTTP(status: 200, body: #"{"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize"}"#)
+    static let plainDiscovery = Fakes.HTTP(
+        status: 200,
+        body:
+            #"{"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize"}"#
+    )
 
-    @Test("the browser gets client_id, post_logout_redirect_uri on the listener's port, state and id_token_hint; the redirect back confirms")
+    @Test(
+        "the browser gets client_id, post_logout_redirect_uri on the listener's port, state and id_token_hint; the redirect back confirms"
+    )
     func confirmed() async throws {
         let browser = Fakes.Browser.redirectingBack()
         let observer = Fakes.Observer()
         let credential = Fakes.iapCredential(http: Self.plainDiscovery)
-        let confirmed = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, observer: observer))
+        let confirmed = try await credential.invalidate(
+            settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, observer: observer))
         #expect(confirmed)
 
         let opened = try #require(browser.urls.first)
@@ -37,9 +44,12 @@ struct IAPLogoutTests {
         await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
     }
 
-    @Test("the page shown for opening by hand is private and carries id_token_hint and the state: opened instead of the browser, it confirms (issue 23)")
+    @Test(
+        "the page shown for opening by hand is private and carries id_token_hint and the state: opened instead of the browser, it confirms (issue 23)"
+    )
     func pageOpenedByHand() async throws {
-        let launchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pa-logout-\(UUID().uuidString)")
+        let launchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pa-logout-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: launchDirectory) }
         let observer = Fakes.Observer()
         // No browser command opens anything; the person opens the shown page, whose script sends the browser on.
@@ -56,11 +66,13 @@ struct IAPLogoutTests {
             let html = try String(contentsOf: page, encoding: .utf8)
             pageContent.withLock { $0 = html }
             // The address the page forwards to, as a browser reads it from the page's link.
-            let target = try #require(html.components(separatedBy: "href=\"").dropFirst().first?.components(separatedBy: "\"").first)
+            let target = try #require(
+                html.components(separatedBy: "href=\"").dropFirst().first?.components(separatedBy: "\"").first)
             let url = try #require(URL(string: target.replacingOccurrences(of: "&amp;", with: "&")))
             let query = Fakes.query(of: url)
             #expect(query["id_token_hint"] == "ID.TOKEN.SECRET")
-            let back = try #require(URL(string: "\(query["post_logout_redirect_uri"] ?? "")?state=\(query["state"] ?? "")"))
+            let back = try #require(
+                URL(string: "\(query["post_logout_redirect_uri"] ?? "")?state=\(query["state"] ?? "")"))
             _ = try await CurlHTTPClient().send(.get(back))
         }
         defer { person.cancel() }
@@ -82,7 +94,9 @@ struct IAPLogoutTests {
         record.idToken = nil
         let observer = Fakes.Observer()
         let credential = Fakes.iapCredential(record, http: Self.plainDiscovery)
-        _ = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: Fakes.Browser.redirectingBack(), observer: observer))
+        _ = try await credential.invalidate(
+            settings: Fakes.settings(
+                http: Self.plainDiscovery, browser: Fakes.Browser.redirectingBack(), observer: observer))
         let shown = try #require(observer.urls.first)
         #expect(shown.absoluteString.hasPrefix(Fakes.logoutURL.absoluteString + "?"))
         #expect(Fakes.query(of: shown)["id_token_hint"] == nil)
@@ -93,7 +107,8 @@ struct IAPLogoutTests {
         let browser = Fakes.Browser()
         let credential = Fakes.iapCredential(http: Self.plainDiscovery)
         // The fake browser never redirects back: only the 1 s timeout ends this (the suite's time limit guards a hang).
-        let confirmed = try await credential.invalidate(settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, timeout: .seconds(1)))
+        let confirmed = try await credential.invalidate(
+            settings: Fakes.settings(http: Self.plainDiscovery, browser: browser, timeout: .seconds(1)))
         #expect(!confirmed)
         #expect(browser.urls.count == 1)
         await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
@@ -109,33 +124,45 @@ struct IAPLogoutTests {
         #expect(error?.identityProviderErrorCode == "access_denied")
     }
 
-    @Test("an advertised revocation_endpoint gets the refresh token (RFC 7009) before the browser opens; its failure does not stop the logout")
+    @Test(
+        "an advertised revocation_endpoint gets the refresh token (RFC 7009) before the browser opens; its failure does not stop the logout"
+    )
     func advertisedRevocation() async throws {
         for revocationStatus in [200, 503] {
             let http = Fakes.HTTP { request, _ in
                 if request.url == Fakes.discoveryURL {
-                    return Fakes.response(body: """
-                        {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
-                         "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
-                        """, url: request.url)
+                    return Fakes.response(
+                        body: """
+                            {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                             "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
+                            """, url: request.url)
                 }
                 return Fakes.response(status: revocationStatus, body: "{}", url: request.url)
             }
             let browser = Fakes.Browser.redirectingBack()
-            let confirmed = try await Fakes.iapCredential(http: http).invalidate(settings: Fakes.settings(http: http, browser: browser))
+            let confirmed = try await Fakes.iapCredential(http: http).invalidate(
+                settings: Fakes.settings(http: http, browser: browser))
             #expect(confirmed)
             #expect(http.requests.map(\.url.path) == ["/oauth2/.well-known/openid-configuration", "/oauth2/revoke"])
             let fields = Fakes.fields(of: http.requests[1])
-            #expect(fields == ["token": "REFRESH-SECRET", "token_type_hint": "refresh_token", "client_id": "iap-client"])
+            #expect(
+                fields == ["token": "REFRESH-SECRET", "token_type_hint": "refresh_token", "client_id": "iap-client"])
         }
     }
 
     @Test("a discovery document for another authorize endpoint is not trusted for revocation")
     func foreignDiscovery() async throws {
-        let http = Fakes.HTTP(body: #"{"authorization_endpoint":"https://evil.example.com/authorize","revocation_endpoint":"https://evil.example.com/revoke"}"#)
-        _ = try await Fakes.iapCredential(http: http).invalidate(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let http = Fakes.HTTP(
+            body:
+                #"{"authorization_endpoint":"https://evil.example.com/authorize","revocation_endpoint":"https://evil.example.com/revoke"}"#
+        )
+        _ = try await Fakes.iapCredential(http: http).invalidate(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         // Each folder up from the authorize URL is asked for its document (as the sign-in asks), and nothing else.
-        #expect(http.requests.map(\.url.path) == ["/oauth2/.well-known/openid-configuration", "/.well-known/openid-configuration"],
-                "only the discovery requests, no revocation")
+        #expect(
+            http.requests.map(\.url.path) == [
+                "/oauth2/.well-known/openid-configuration", "/.well-known/openid-configuration",
+            ],
+            "only the discovery requests, no revocation")
     }
 }

@@ -18,22 +18,26 @@ struct LogoutEvidenceTests {
             switch request.url {
             case Fakes.discoveryURL:
                 let revocation = revokes ? #","revocation_endpoint":"https://idp.example.com/oauth2/revoke""# : ""
-                return Fakes.response(body: """
-                    {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
-                     "userinfo_endpoint":"https://idp.example.com/oauth2/userinfo"\(revocation)}
-                    """, url: request.url)
+                return Fakes.response(
+                    body: """
+                        {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                         "userinfo_endpoint":"https://idp.example.com/oauth2/userinfo"\(revocation)}
+                        """, url: request.url)
             case userInfoURL:
-                return Fakes.response(status: userInfoStatus, body: userInfoStatus == 200 ? #"{"sub":"alice"}"# : "", url: request.url)
+                return Fakes.response(
+                    status: userInfoStatus, body: userInfoStatus == 200 ? #"{"sub":"alice"}"# : "", url: request.url)
             default:
                 return Fakes.response(body: "", url: request.url)
             }
         }
     }
 
-    @Test("a return while the access token still works at UserInfo is no confirmation (LemonLDAP::NG without its cookie)")
+    @Test(
+        "a return while the access token still works at UserInfo is no confirmation (LemonLDAP::NG without its cookie)")
     func returnWithoutEvidence() async throws {
         let http = Self.provider(userInfoStatus: 200)
-        let result = try await Fakes.iapCredential(http: http).logOut(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let result = try await Fakes.iapCredential(http: http).logOut(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         #expect(!result.isSessionEndConfirmed)
         let why = try #require(result.returnWithoutEvidence)
         #expect(why.contains("still works at its UserInfo endpoint"), "\(why)")
@@ -45,7 +49,8 @@ struct LogoutEvidenceTests {
     @Test("a return after which UserInfo refuses the access token is confirmed", arguments: [401, 403])
     func confirmedByRefusal(status: Int) async throws {
         let http = Self.provider(userInfoStatus: status)
-        let result = try await Fakes.iapCredential(http: http).logOut(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let result = try await Fakes.iapCredential(http: http).logOut(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         #expect(result.isSessionEndConfirmed)
         #expect(result.returnWithoutEvidence == nil)
     }
@@ -62,7 +67,8 @@ struct LogoutEvidenceTests {
     @Test("the revocation comes after the UserInfo check (a revocation first would make any logout look confirmed)")
     func revocationAfterCheck() async throws {
         let http = Self.provider(userInfoStatus: 200, revokes: true)
-        let result = try await Fakes.iapCredential(http: http).logOut(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let result = try await Fakes.iapCredential(http: http).logOut(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         let order = http.requests.map(\.url).filter { $0 == Self.userInfoURL || $0 == Self.revokeURL }
         #expect(order == [Self.userInfoURL, Self.revokeURL])
         #expect(result.revocation == .revoked && !result.refreshTokenStaysValid)
@@ -74,7 +80,8 @@ struct LogoutEvidenceTests {
         var record = Fakes.record(.iap)
         let expiry = Date(timeIntervalSince1970: 1_900_000_000)
         record.refreshTokenExpiresAt = expiry
-        let result = try await Fakes.iapCredential(record, http: http).logOut(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let result = try await Fakes.iapCredential(record, http: http).logOut(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         #expect(result.revocation == .notOffered)
         #expect(result.refreshTokenStaysValid)
         #expect(result.refreshTokenExpiry == expiry)
@@ -86,7 +93,9 @@ struct LogoutEvidenceTests {
         #expect(!withoutRefresh.refreshTokenStaysValid, "no refresh token, nothing left valid")
     }
 
-    @Test("a logout that cannot run here (no browser can be seen, no terminal) ends nothing: no request, the token still given")
+    @Test(
+        "a logout that cannot run here (no browser can be seen, no terminal) ends nothing: no request, the token still given"
+    )
     func cannotRun() async throws {
         let http = Self.provider(userInfoStatus: 401, revokes: true)
         let credential = Fakes.iapCredential(http: http)
@@ -98,6 +107,8 @@ struct LogoutEvidenceTests {
         #expect(http.requests.isEmpty, "nothing revoked")
         #expect(try await credential.tokenInfo.accessToken == "ACCESS-SECRET")
         settings.acceptsPastedRedirect = true
-        #expect(IAPCredential.browserLogoutUnavailable(settings: settings) == nil, "on a terminal the address is pasted back")
+        #expect(
+            IAPCredential.browserLogoutUnavailable(settings: settings) == nil,
+            "on a terminal the address is pasted back")
     }
 }

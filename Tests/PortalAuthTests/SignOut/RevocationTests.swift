@@ -33,9 +33,11 @@ struct RevocationTests {
         #expect(request.method == .post)
         #expect(request.url == Fakes.revokeURL)
         #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
-        #expect(Fakes.fields(of: request) == [
-            "client_id": "portal-client", "auth_token": "REFRESH-SECRET", "token_type_hint": "refresh_token", "f": "json",
-        ])
+        #expect(
+            Fakes.fields(of: request) == [
+                "client_id": "portal-client", "auth_token": "REFRESH-SECRET", "token_type_hint": "refresh_token",
+                "f": "json",
+            ])
     }
 
     @Test("without a refresh token the access token is revoked, hinted as such")
@@ -51,31 +53,47 @@ struct RevocationTests {
     func rfc7009Request() async throws {
         let http = Fakes.HTTP(body: "", contentType: "text/html")
         let endpoint = URL(string: "https://idp.example.com/oauth2/revoke")!
-        let revocation = TokenRevocation(style: .rfc7009, endpoint: endpoint, record: Fakes.record(.iap), target: "the IAP x")
+        let revocation = TokenRevocation(
+            style: .rfc7009, endpoint: endpoint, record: Fakes.record(.iap), target: "the IAP x")
         try await revocation.send(with: http, policy: RefreshPolicy(attempts: 1))
         let request = try #require(http.requests.first)
         #expect(request.url == endpoint)
-        #expect(Fakes.fields(of: request) == ["token": "REFRESH-SECRET", "token_type_hint": "refresh_token", "client_id": "iap-client"])
+        #expect(
+            Fakes.fields(of: request) == [
+                "token": "REFRESH-SECRET", "token_type_hint": "refresh_token", "client_id": "iap-client",
+            ])
     }
 
     // MARK: - Answers
 
     static let portalCases: [RevocationCase] = [
         RevocationCase(name: "success", status: 200, body: #"{"success": true}"#, category: nil),
-        RevocationCase(name: "success as text/plain, as older portals send", status: 200, body: #"{"success":true}"#, contentType: "text/plain", category: nil),
+        RevocationCase(
+            name: "success as text/plain, as older portals send", status: 200, body: #"{"success":true}"#,
+            contentType: "text/plain", category: nil),
         RevocationCase(
             name: "envelope with HTTP 200 is a refusal", status: 200,
-            body: #"{"error":{"code":400,"error":"invalid_client","error_description":"Invalid client_id","message":"Invalid client_id","details":[]}}"#,
+            body:
+                #"{"error":{"code":400,"error":"invalid_client","error_description":"Invalid client_id","message":"Invalid client_id","details":[]}}"#,
             category: .refused, mentions: ["ArcGIS error 400", "Invalid client_id", "invalid_client", "revokeToken"]),
         RevocationCase(
             name: "envelope with a 5xx code is a server failure", status: 200,
             body: #"{"error":{"code":500,"message":"Unable to revoke token.","details":[]}}"#,
             category: .unavailable, mentions: ["Unable to revoke token."]),
-        RevocationCase(name: "success false", status: 200, body: #"{"success": false}"#, category: .refused, mentions: ["success"]),
-        RevocationCase(name: "HTML page with HTTP 200", status: 200, body: "<html><title>Sign in</title></html>", contentType: "text/html", category: .invalidContent),
-        RevocationCase(name: "HTTP 503", status: 503, body: "busy", contentType: "text/plain", category: .unavailable, mentions: ["HTTP 503"]),
-        RevocationCase(name: "OAuth error with HTTP 400", status: 400, body: #"{"error":"invalid_request"}"#, category: .refused, mentions: ["invalid_request"]),
-        RevocationCase(name: "bare 404", status: 404, body: "", contentType: "text/plain", category: .unavailable, mentions: ["HTTP 404"]),
+        RevocationCase(
+            name: "success false", status: 200, body: #"{"success": false}"#, category: .refused, mentions: ["success"]),
+        RevocationCase(
+            name: "HTML page with HTTP 200", status: 200, body: "<html><title>Sign in</title></html>",
+            contentType: "text/html", category: .invalidContent),
+        RevocationCase(
+            name: "HTTP 503", status: 503, body: "busy", contentType: "text/plain", category: .unavailable,
+            mentions: ["HTTP 503"]),
+        RevocationCase(
+            name: "OAuth error with HTTP 400", status: 400, body: #"{"error":"invalid_request"}"#, category: .refused,
+            mentions: ["invalid_request"]),
+        RevocationCase(
+            name: "bare 404", status: 404, body: "", contentType: "text/plain", category: .unavailable,
+            mentions: ["HTTP 404"]),
     ]
 
     @Test("portal answers", arguments: portalCases)
@@ -93,15 +111,20 @@ struct RevocationTests {
         }
     }
 
-    @Test("RFC 7009 refusals and failures", arguments: [
-        (400, #"{"error":"unsupported_token_type"}"#, ErrorCategory.refused),
-        (503, #"{"error":"temporarily_unavailable"}"#, .unavailable),
-        (401, #"{"error":"invalid_client","error_description":"unknown client"}"#, .refused),
-    ])
+    @Test(
+        "RFC 7009 refusals and failures",
+        arguments: [
+            (400, #"{"error":"unsupported_token_type"}"#, ErrorCategory.refused),
+            (503, #"{"error":"temporarily_unavailable"}"#, .unavailable),
+            (401, #"{"error":"invalid_client","error_description":"unknown client"}"#, .refused),
+        ])
     func rfc7009Answers(status: Int, body: String, category: ErrorCategory) async throws {
         let http = Fakes.HTTP(status: status, body: body)
-        let revocation = TokenRevocation(style: .rfc7009, endpoint: Fakes.revokeURL, record: Fakes.record(.iap), target: "the IAP x")
-        let error = await #expect(throws: RevocationError.self) { try await revocation.send(with: http, policy: RefreshPolicy(attempts: 1)) }
+        let revocation = TokenRevocation(
+            style: .rfc7009, endpoint: Fakes.revokeURL, record: Fakes.record(.iap), target: "the IAP x")
+        let error = await #expect(throws: RevocationError.self) {
+            try await revocation.send(with: http, policy: RefreshPolicy(attempts: 1))
+        }
         #expect(error?.category == category)
     }
 
@@ -122,7 +145,9 @@ struct RevocationTests {
         #expect(refusing.requests.count == 1)
 
         let down = Fakes.HTTP { _, _ in throw Fakes.Unreachable() }
-        let error = await #expect(throws: RevocationError.self) { try await Fakes.portalCredential(http: down).revokeToken() }
+        let error = await #expect(throws: RevocationError.self) {
+            try await Fakes.portalCredential(http: down).revokeToken()
+        }
         #expect(down.requests.count == 3)
         #expect(error?.category == .unavailable)
         #expect(error?.description.contains("connection refused") == true)
@@ -153,7 +178,8 @@ struct RevocationTests {
 
         // Another process exchanges the refresh token meanwhile.
         let key = OAuthUserCredential.storeKey(portalURL: Fakes.portal, clientID: "portal-client")
-        let newer = Fakes.record(.oauthUser, refreshToken: "NEWER-REFRESH", updatedAt: Date(timeIntervalSince1970: 1_900_000_000))
+        let newer = Fakes.record(
+            .oauthUser, refreshToken: "NEWER-REFRESH", updatedAt: Date(timeIntervalSince1970: 1_900_000_000))
         try await file.update { snapshot in
             if case .object(let entry) = newer.json { snapshot.set(entry, for: key) }
         }

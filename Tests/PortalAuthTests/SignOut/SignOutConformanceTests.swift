@@ -22,9 +22,11 @@ struct SignOutConformanceTests {
         let port = try freePort()
         let redirect = try #require(URL(string: "http://127.0.0.1:\(port)/callback"))
         let http = IAPLogoutTests.plainDiscovery
-        let manager = AuthenticationManager(settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
+        let manager = AuthenticationManager(
+            settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
         for clientID in ["client-a", "client-b", "client-c"] {
-            try await manager.arcGISCredentialStore.addAndPersist(Self.iapCredential(clientID: clientID, redirect: redirect, http: http))
+            try await manager.arcGISCredentialStore.addAndPersist(
+                Self.iapCredential(clientID: clientID, redirect: redirect, http: http))
         }
         let report = await manager.signOutReport()
         #expect(report.invalidations.count == 3)
@@ -38,19 +40,22 @@ struct SignOutConformanceTests {
     static func revokingProvider(status: Int) -> Fakes.HTTP {
         Fakes.HTTP { request, _ in
             if request.url == Fakes.discoveryURL {
-                return Fakes.response(body: """
-                    {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
-                     "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
-                    """, url: request.url)
+                return Fakes.response(
+                    body: """
+                        {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                         "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
+                        """, url: request.url)
             }
-            return Fakes.response(status: status, body: status == 200 ? "" : #"{"error":"invalid_client"}"#, url: request.url)
+            return Fakes.response(
+                status: status, body: status == 200 ? "" : #"{"error":"invalid_client"}"#, url: request.url)
         }
     }
 
     @Test("a refused revocation is reported beside the confirmed session end, and the sign-out is not a success")
     func refusedRevocation() async throws {
         let refusing = Self.revokingProvider(status: 401)
-        let result = try await Fakes.iapCredential(http: refusing).logOut(settings: Fakes.settings(http: refusing, browser: Fakes.Browser.redirectingBack()))
+        let result = try await Fakes.iapCredential(http: refusing).logOut(
+            settings: Fakes.settings(http: refusing, browser: Fakes.Browser.redirectingBack()))
         #expect(result.isSessionEndConfirmed)
         guard case .failed(let why) = result.revocation else {
             Issue.record("the refusal is not reported: \(result.revocation)")
@@ -60,7 +65,8 @@ struct SignOutConformanceTests {
         #expect(!why.contains("REFRESH-SECRET"))
         #expect(!result.isComplete)
 
-        let manager = AuthenticationManager(settings: Fakes.settings(http: refusing, browser: Fakes.Browser.redirectingBack()))
+        let manager = AuthenticationManager(
+            settings: Fakes.settings(http: refusing, browser: Fakes.Browser.redirectingBack()))
         try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: refusing))
         let report = await manager.signOutReport()
         let entry = try #require(report.invalidations.first)
@@ -71,11 +77,13 @@ struct SignOutConformanceTests {
     @Test("an accepted revocation and a confirmed session end are a complete logout", arguments: [200])
     func acceptedRevocation(status: Int) async throws {
         let accepting = Self.revokingProvider(status: status)
-        let result = try await Fakes.iapCredential(http: accepting).logOut(settings: Fakes.settings(http: accepting, browser: Fakes.Browser.redirectingBack()))
+        let result = try await Fakes.iapCredential(http: accepting).logOut(
+            settings: Fakes.settings(http: accepting, browser: Fakes.Browser.redirectingBack()))
         #expect(result.revocation == .revoked)
         #expect(result.isComplete)
         let plain = try await Fakes.iapCredential(http: IAPLogoutTests.plainDiscovery)
-            .logOut(settings: Fakes.settings(http: IAPLogoutTests.plainDiscovery, browser: Fakes.Browser.redirectingBack()))
+            .logOut(
+                settings: Fakes.settings(http: IAPLogoutTests.plainDiscovery, browser: Fakes.Browser.redirectingBack()))
         #expect(plain.revocation == .notOffered && plain.isComplete)
     }
 }

@@ -19,7 +19,9 @@ enum SignOutFakes {
     /// The scripted HTTP client, which records every request.
     typealias HTTP = ScriptedHTTPClient
 
-    static func response(status: Int = 200, body: String, contentType: String = "application/json", url: URL) -> TransportResponse {
+    static func response(status: Int = 200, body: String, contentType: String = "application/json", url: URL)
+        -> TransportResponse
+    {
         TransportResponse(statusCode: status, headers: [("Content-Type", contentType)], body: Data(body.utf8), url: url)
     }
 
@@ -34,7 +36,9 @@ enum SignOutFakes {
         let body = String(decoding: request.body ?? Data(), as: UTF8.self)
         var fields: [String: String] = [:]
         for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
             fields[parts[0]] = parts.count > 1 ? parts[1] : ""
         }
         return fields
@@ -72,9 +76,9 @@ enum SignOutFakes {
         /// Where a loopback launch address (`/launch-…`) redirects, or `url` itself.
         static func followingLaunchAddress(_ url: URL) async -> URL {
             guard url.path.hasPrefix("/launch-"),
-                  let response = try? await CurlHTTPClient().send(.get(url)),
-                  response.statusCode == 302,
-                  let location = response.headers["Location"].flatMap(URL.init(string:))
+                let response = try? await CurlHTTPClient().send(.get(url)),
+                response.statusCode == 302,
+                let location = response.headers["Location"].flatMap(URL.init(string:))
             else { return url }
             return location
         }
@@ -85,7 +89,7 @@ enum SignOutFakes {
             Browser { url in
                 let query = SignOutFakes.query(of: url)
                 guard let redirect = query["post_logout_redirect_uri"], let state = query["state"],
-                      let back = URL(string: "\(redirect)?state=\(state)\(extra)")
+                    let back = URL(string: "\(redirect)?state=\(state)\(extra)")
                 else { return }
                 _ = try? await CurlHTTPClient().send(.get(back))
             }
@@ -112,20 +116,29 @@ enum SignOutFakes {
             redirectURL: URL(string: "http://127.0.0.1/callback")!,
             refreshTokenExpirationMinutes: iap ? nil : 20160, refreshTokenExchangeSeconds: iap ? nil : 86400,
             configurationFile: iap ? "/etc/iap.json" : nil, authorizeURL: iap ? authorizeURL : nil,
-            tokenURL: iap ? URL(string: "https://idp.example.com/oauth2/token")! : URL(string: "https://portal.example.com/portal/sharing/rest/oauth2/token")!,
-            revokeURL: iap ? nil : revokeURL, logoutURL: iap ? logoutURL : nil, hostsBehindProxy: iap ? ["maps.example.com"] : [],
+            tokenURL: iap
+                ? URL(string: "https://idp.example.com/oauth2/token")!
+                : URL(string: "https://portal.example.com/portal/sharing/rest/oauth2/token")!,
+            revokeURL: iap ? nil : revokeURL, logoutURL: iap ? logoutURL : nil,
+            hostsBehindProxy: iap ? ["maps.example.com"] : [],
             username: "alice", accessToken: accessToken, accessTokenExpiresAt: Date().addingTimeInterval(3600),
-            refreshToken: refreshToken, refreshTokenExpiresAt: nil, idToken: iap ? "ID.TOKEN.SECRET" : nil, idTokenExpiresAt: nil,
-            scopes: iap ? ["openid"] : [], tokenType: "Bearer", isSSLRequired: false, createdAt: updatedAt, updatedAt: updatedAt
+            refreshToken: refreshToken, refreshTokenExpiresAt: nil, idToken: iap ? "ID.TOKEN.SECRET" : nil,
+            idTokenExpiresAt: nil,
+            scopes: iap ? ["openid"] : [], tokenType: "Bearer", isSSLRequired: false, createdAt: updatedAt,
+            updatedAt: updatedAt
         )
     }
 
     /// Settings with `http`, no retry pause, and `browser`.
-    static func settings(http: HTTP, browser: (any BrowserOpener)? = nil, timeout: Duration = .seconds(10), observer: any SignInObserver = SilentSignInObserver()) -> SignInSettings {
-        SignInSettings(browser: browser, timeout: timeout, observer: observer, httpClient: http,
-                       refreshPolicy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(1)),
-                       // A desktop: the fake browser stands for one that can be seen (no remote path).
-                       environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
+    static func settings(
+        http: HTTP, browser: (any BrowserOpener)? = nil, timeout: Duration = .seconds(10),
+        observer: any SignInObserver = SilentSignInObserver()
+    ) -> SignInSettings {
+        SignInSettings(
+            browser: browser, timeout: timeout, observer: observer, httpClient: http,
+            refreshPolicy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(1)),
+            // A desktop: the fake browser stands for one that can be seen (no remote path).
+            environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false))
     }
 
     static func portalCredential(_ record: StoredCredential = record(.oauthUser), http: HTTP) -> OAuthUserCredential {

@@ -38,7 +38,9 @@ struct CredentialStoreFileTests {
     func roundTrip() async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
-        let entry: JSONObject = ["refresh_token": .string("r1"), "expires": .integer(1_800_000_000), "scopes": .array([.string("openid")])]
+        let entry: JSONObject = [
+            "refresh_token": .string("r1"), "expires": .integer(1_800_000_000), "scopes": .array([.string("openid")]),
+        ]
         try await store.update { snapshot in
             snapshot.set(entry, for: "b")
             snapshot.set(counterEntry(1), for: "a")
@@ -71,7 +73,9 @@ struct CredentialStoreFileTests {
     func removeAndNoOp() async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
-        try await store.update { $0.set(counterEntry(1), for: "a"); $0.set(counterEntry(2), for: "b") }
+        try await store.update {
+            $0.set(counterEntry(1), for: "a"); $0.set(counterEntry(2), for: "b")
+        }
         _ = try await store.update { $0.remove("a") }
         #expect(try store.read().keys == ["b"])
 
@@ -130,7 +134,9 @@ struct CredentialStoreFileTests {
 
     // MARK: - Permissions
 
-    @Test("a store other users can access is refused with the chmod that fixes it", arguments: [0o640, 0o604, 0o660, 0o644, 0o606] as [mode_t])
+    @Test(
+        "a store other users can access is refused with the chmod that fixes it",
+        arguments: [0o640, 0o604, 0o660, 0o644, 0o606] as [mode_t])
     func refusesOpenFile(mode: mode_t) async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
@@ -138,7 +144,9 @@ struct CredentialStoreFileTests {
         #expect(chmod(store.path, mode) == 0)
 
         let expected = "chmod 600 \(store.path)"
-        for attempt in [{ _ = try store.read() }, { try await store.update { increment(&$0, key: "a") } }] as [() async throws -> Void] {
+        for attempt in [{ _ = try store.read() }, { try await store.update { increment(&$0, key: "a") } }]
+            as [() async throws -> Void]
+        {
             await #expect {
                 try await attempt()
             } throws: { error in
@@ -147,7 +155,9 @@ struct CredentialStoreFileTests {
                     && error?.path == store.path && error?.description.contains(expected) == true
             }
         }
-        #expect(try permissions(of: store.path) == UInt32(mode), "the store's mode must not be changed behind the user's back")
+        #expect(
+            try permissions(of: store.path) == UInt32(mode),
+            "the store's mode must not be changed behind the user's back")
         #expect(chmod(store.path, 0o600) == 0)
         #expect(try store.read().entry(for: "a") == counterEntry(1))
     }
@@ -180,7 +190,8 @@ struct CredentialStoreFileTests {
     func refusesNonRegular() async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
-        try writeFile(#"{"format": "portal-auth-credentials", "version": 1, "entries": {}}"#, to: "\(temporary.path)/real.json")
+        try writeFile(
+            #"{"format": "portal-auth-credentials", "version": 1, "entries": {}}"#, to: "\(temporary.path)/real.json")
         try FileManager.default.createDirectory(atPath: store.location.directory, withIntermediateDirectories: true)
         #expect(chmod(store.location.directory, 0o700) == 0)
         #expect(symlink("\(temporary.path)/real.json", store.path) == 0)
@@ -199,7 +210,9 @@ struct CredentialStoreFileTests {
     func corruptedRead() throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
-        try writeFile("{\n  \"format\": \"portal-auth-credentials\",\n  \"entries\": {\"k\": {\"t\": \(Self.secret)}}\n}", to: store.path)
+        try writeFile(
+            "{\n  \"format\": \"portal-auth-credentials\",\n  \"entries\": {\"k\": {\"t\": \(Self.secret)}}\n}",
+            to: store.path)
         // jansson quotes the offending text; the store's error must not pass it on.
         let raw = try contents(of: store.path)
         do {
@@ -225,7 +238,10 @@ struct CredentialStoreFileTests {
         (#"{"format": "portal-auth-credentials", "entries": {}}"#, "\"version\""),
         (#"{"format": "portal-auth-credentials", "version": 0, "entries": {}}"#, "\"version\""),
         (#"{"format": "portal-auth-credentials", "version": 1}"#, "\"entries\""),
-        (#"{"format": "portal-auth-credentials", "version": 1, "entries": {"k": "eyJSECRET"}}"#, "entry \"k\" is a string"),
+        (
+            #"{"format": "portal-auth-credentials", "version": 1, "entries": {"k": "eyJSECRET"}}"#,
+            "entry \"k\" is a string"
+        ),
         ("", "line"),
     ]
 
@@ -261,7 +277,8 @@ struct CredentialStoreFileTests {
     func corruptedUpdateRecovers() async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
-        let bad = "{\"format\": \"portal-auth-credentials\", \"version\": 1, \"entries\": {\"k\": {\"t\": \"\(Self.secret)\"}"
+        let bad =
+            "{\"format\": \"portal-auth-credentials\", \"version\": 1, \"entries\": {\"k\": {\"t\": \"\(Self.secret)\"}"
         try writeFile(bad, to: store.path)
 
         let recovery = try await store.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
@@ -299,9 +316,10 @@ struct CredentialStoreFileTests {
                 && error?.description.contains("version 2") == true && error?.description.contains(store.path) == true
         }
         #expect(performing: { try store.read() }, throws: isUnsupported)
-        await #expect(performing: {
-            try await store.update(onCorruption: .keepAsideAndStartEmpty) { $0.set(counterEntry(1), for: "a") }
-        }, throws: isUnsupported)
+        await #expect(
+            performing: {
+                try await store.update(onCorruption: .keepAsideAndStartEmpty) { $0.set(counterEntry(1), for: "a") }
+            }, throws: isUnsupported)
         #expect(try contents(of: store.path) == Data(newer.utf8))
         #expect(try temporary.listing() == ["credentials.json", "credentials.json.lock"])
     }

@@ -10,8 +10,14 @@ struct StoreDocumentTests {
     /// Documents and the place of the secrets each records.
     static let documents: [(String, StoreBackend?)] = [
         (#"{"format": "portal-auth-credentials", "version": 1, "entries": {}}"#, nil),
-        (#"{"format": "portal-auth-credentials", "version": 1, "secrets": "keyring", "entries": {"a": {"x": 1}}}"#, .keyring),
-        (#"{"format": "portal-auth-credentials", "version": 1, "secrets": "file", "entries": {"a": {}, "b": {"y": "z"}}}"#, .file),
+        (
+            #"{"format": "portal-auth-credentials", "version": 1, "secrets": "keyring", "entries": {"a": {"x": 1}}}"#,
+            .keyring
+        ),
+        (
+            #"{"format": "portal-auth-credentials", "version": 1, "secrets": "file", "entries": {"a": {}, "b": {"y": "z"}}}"#,
+            .file
+        ),
         (#"{"format": "portal-auth-credentials", "version": 1, "secrets": "cloud", "entries": {}}"#, nil),
         (#"{"format": "portal-auth-credentials", "version": 1, "secrets": 7, "entries": {}}"#, nil),
     ]
@@ -26,9 +32,11 @@ struct StoreDocumentTests {
         #expect(both.recorded == recorded)
     }
 
-    @Test("the recorded backend is read where it is well-formed", arguments: [
-        ("keyring", StoreBackend.keyring), ("file", .file), ("cloud", nil),
-    ] as [(String, StoreBackend?)])
+    @Test(
+        "the recorded backend is read where it is well-formed",
+        arguments: [
+            ("keyring", StoreBackend.keyring), ("file", .file), ("cloud", nil),
+        ] as [(String, StoreBackend?)])
     func recorded(value: String, expected: StoreBackend?) throws {
         let text = #"{"format": "portal-auth-credentials", "version": 1, "secrets": "\#(value)", "entries": {}}"#
         #expect(try StoreDocument.decodeRecording(Data(text.utf8), path: "/s.json").recorded == expected)

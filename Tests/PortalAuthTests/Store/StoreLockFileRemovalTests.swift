@@ -18,8 +18,9 @@ struct StoreLockFileRemovalTests {
         }
     }
 
-    @Test("while one update holds the lock and its file goes, a second updater still waits (and times out)",
-          arguments: ["removed", "replaced"])
+    @Test(
+        "while one update holds the lock and its file goes, a second updater still waits (and times out)",
+        arguments: ["removed", "replaced"])
     func holderKeepsTheLock(how: String) async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store()
@@ -39,8 +40,9 @@ struct StoreLockFileRemovalTests {
         #expect(try store.read().entry(for: "counter") == counterEntry(2))
     }
 
-    @Test("a waiter that locked a lock file which was replaced meanwhile locks the file the path names now",
-          arguments: ["removed", "replaced"])
+    @Test(
+        "a waiter that locked a lock file which was replaced meanwhile locks the file the path names now",
+        arguments: ["removed", "replaced"])
     func waiterFollowsThePath(how: String) async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store(lockTimeout: .seconds(4))
@@ -66,7 +68,9 @@ struct StoreLockFileRemovalTests {
         // The waiter got the original file's lock, but that file is not the lock any more: it waits for the
         // second holder instead of updating beside it.
         let result = await waiter.result
-        #expect(throws: CredentialStoreError.self, "the waiter updated while the second holder held the lock") { try result.get() }
+        #expect(throws: CredentialStoreError.self, "the waiter updated while the second holder held the lock") {
+            try result.get()
+        }
         #expect(try store.read().entry(for: "counter") == counterEntry(1))
     }
 
@@ -75,7 +79,9 @@ struct StoreLockFileRemovalTests {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            if names.contains(where: { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path }) {
+            if names.contains(where: {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path
+            }) {
                 return
             }
             try await Task.sleep(for: .milliseconds(5))

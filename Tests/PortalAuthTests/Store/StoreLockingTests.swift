@@ -53,12 +53,14 @@ struct StoreLockingTests {
         let store = temporary.store()
         try await store.update { increment(&$0) }
         let ready = "\(temporary.path)/ready", finished = "\(temporary.path)/finished"
-        let holder = try startShell(lockHolderScript(then: #"sleep 0.5 && : > "$3""#), store.location.lockPath, ready, finished)
+        let holder = try startShell(
+            lockHolderScript(then: #"sleep 0.5 && : > "$3""#), store.location.lockPath, ready, finished)
         defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) } }
         try await waitForFile(ready)
 
         try await store.update { snapshot in
-            #expect(FileManager.default.fileExists(atPath: finished), "the body ran while another process held the lock")
+            #expect(
+                FileManager.default.fileExists(atPath: finished), "the body ran while another process held the lock")
             increment(&snapshot)
         }
         try await waitForExit(holder)
@@ -66,14 +68,16 @@ struct StoreLockingTests {
         #expect(try store.read().entry(for: "counter") == counterEntry(2))
     }
 
-    @Test("a lock held too long times out naming the lock file and its holder; SIGKILL of the holder mid-update frees it")
+    @Test(
+        "a lock held too long times out naming the lock file and its holder; SIGKILL of the holder mid-update frees it")
     func killedHolderReleasesLock() async throws {
         let temporary = try TemporaryDirectory()
         let store = temporary.store(lockTimeout: .milliseconds(300))
         try await store.update { increment(&$0) }
         let ready = "\(temporary.path)/ready"
         // Another process of ours, stopped inside its update after changing the snapshot, before writing it.
-        let holder = try StoreChildProcess.start(store: store.path, holdingLockUntilKilled: ready, log: "\(temporary.path)/holder.log")
+        let holder = try StoreChildProcess.start(
+            store: store.path, holdingLockUntilKilled: ready, log: "\(temporary.path)/holder.log")
         defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) } }
         try await waitForFile(ready)
 
@@ -88,7 +92,8 @@ struct StoreLockingTests {
         #expect(holder.isRunning, "the timeout came while the lock was still held, not after the holder ended")
 
         try await expectSIGKILLReleasesLock(holder, store: store)
-        #expect(try temporary.listing() == ["credentials.json", "credentials.json.lock"], "the lock file is never deleted")
+        #expect(
+            try temporary.listing() == ["credentials.json", "credentials.json.lock"], "the lock file is never deleted")
     }
 
     @Test("a flock(1) holder killed with SIGKILL releases the lock at once")
@@ -196,7 +201,9 @@ struct StoreChildProcess {
         }
     }
 
-    @Test("holds the lock mid-update until killed", .enabled(if: ProcessInfo.processInfo.environment[holdVariable] != nil))
+    @Test(
+        "holds the lock mid-update until killed", .enabled(if: ProcessInfo.processInfo.environment[holdVariable] != nil)
+    )
     func holdLock() async throws {
         let environment = ProcessInfo.processInfo.environment
         let store = CredentialStoreFile(location: StoreLocation(path: try #require(environment[Self.storeVariable])))
@@ -211,7 +218,9 @@ struct StoreChildProcess {
 
     /// Starts this test binary running ``incrementCounter()`` against `store`.
     static func start(store: String, increments: Int, log: String) throws -> ChildProcess {
-        try start(test: "incrementCounter", variables: [storeVariable: store, incrementsVariable: String(increments)], log: log)
+        try start(
+            test: "incrementCounter", variables: [storeVariable: store, incrementsVariable: String(increments)],
+            log: log)
     }
 
     /// Starts this test binary running ``holdLock()`` against `store`; `ready` appears once it holds the lock.
@@ -221,7 +230,8 @@ struct StoreChildProcess {
 
     private static func start(test: String, variables: [String: String], log: String) throws -> ChildProcess {
         let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.executableURL = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         process.arguments = ["--testing-library", "swift-testing", "--filter", "StoreChildProcess.\(test)"]
         process.environment = ProcessInfo.processInfo.environment.merging(variables) { $1 }
         _ = FileManager.default.createFile(atPath: log, contents: nil)

@@ -9,7 +9,9 @@ import PortalAuthTesting
 /// in order, and a write that fails is logged and thrown by `waitForPersistence()`.
 @Suite("Credential store: synchronous changes, persistence that follows")
 struct StorePersistenceTests {
-    static func settings(_ logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) -> SignInSettings {
+    static func settings(_ logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        -> SignInSettings
+    {
         SignInSettings(browser: nil, httpClient: ScriptedHTTPClient([]), logger: logger)
     }
 

@@ -19,7 +19,8 @@ final class TemporaryDirectory {
 
     /// A store at `name` (may contain subdirectories) inside this directory.
     func store(_ name: String = "state/credentials.json", lockTimeout: Duration = .seconds(30)) -> CredentialStoreFile {
-        CredentialStoreFile(location: StoreLocation(path: "\(path)/\(name)"), configuration: .init(lockTimeout: lockTimeout))
+        CredentialStoreFile(
+            location: StoreLocation(path: "\(path)/\(name)"), configuration: .init(lockTimeout: lockTimeout))
     }
 
     /// Names of the files in `directory` (relative to this one), sorted.
@@ -47,7 +48,8 @@ func inode(of path: String) throws -> UInt64 {
 /// Writes `text` to `path` with `mode`, creating the directory (0700) first.
 func writeFile(_ text: String, to path: String, mode: mode_t = 0o600) throws {
     let directory = (path as NSString).deletingLastPathComponent
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     guard chmod(path, mode) == 0 else { throw SystemError(call: "chmod", errno: errno) }
 }

@@ -7,7 +7,9 @@ import Testing
 
 /// Signals turned into calls without Dispatch (issue 17). The tests change process-wide signal actions, so they
 /// run one at a time and only with SIGUSR1/SIGUSR2, which nothing else in the test process uses.
-@Suite("Signals are forwarded to handlers through a pipe, and the previous actions come back", .serialized, .timeLimit(.minutes(1)))
+@Suite(
+    "Signals are forwarded to handlers through a pipe, and the previous actions come back", .serialized,
+    .timeLimit(.minutes(1)))
 struct SignalForwarderTests {
     /// The signals a handler received, in order.
     final class Received: Sendable {
@@ -89,7 +91,9 @@ struct SignalForwarderTests {
         signal(SIGUSR1, SIG_DFL)
         let outer = Received()
         let inner = Received()
-        var outerForwarder: SignalForwarder? = try SignalForwarder(forwarding: [SIGUSR1], ignoring: []) { outer.add($0) }
+        var outerForwarder: SignalForwarder? = try SignalForwarder(forwarding: [SIGUSR1], ignoring: []) {
+            outer.add($0)
+        }
         do {
             let innerForwarder = try SignalForwarder(forwarding: [SIGUSR1], ignoring: []) { inner.add($0) }
             signalProcess(SIGUSR1)

@@ -29,7 +29,8 @@ struct UntrustedTextTests {
         let listener = try LoopbackListener(redirectURL: URL(string: "http://127.0.0.1/callback")!)
         defer { listener.close() }
         let description = Self.hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let pasted = "\(listener.redirectURL.absoluteString)?state=s-1&error=access_denied%1B%5B31m&error_description=\(description)"
+        let pasted =
+            "\(listener.redirectURL.absoluteString)?state=s-1&error=access_denied%1B%5B31m&error_description=\(description)"
         do {
             _ = try listener.callback(fromPastedURL: pasted, state: "s-1")
             Issue.record("an error response must be refused")
@@ -49,7 +50,8 @@ struct UntrustedTextTests {
 
     @Test("key names and values of an IAP file are reported without control characters")
     func configurationText() throws {
-        let text = #"{"authorize_url": "https://idp.example/a", "token_url": "https://idp.example/t", "logout_url": "https://idp.example/l", "client_id": "abc", "redirect_url": "http://127.0.0.1/cb", "scope": ["openid"], "hosts_behind_proxy": ["maps.contoso.com"], "evil\u001b[2J\u0007key": 1, "authorization_prompt_type": "bad\u001b]0;title\u0007"}"#
+        let text =
+            #"{"authorize_url": "https://idp.example/a", "token_url": "https://idp.example/t", "logout_url": "https://idp.example/l", "client_id": "abc", "redirect_url": "http://127.0.0.1/cb", "scope": ["openid"], "hosts_behind_proxy": ["maps.contoso.com"], "evil\u001b[2J\u0007key": 1, "authorization_prompt_type": "bad\u001b]0;title\u0007"}"#
         let report = IAPConfiguration.report(parsing: Data(text.utf8), file: URL(fileURLWithPath: "/tmp/iap.json"))
         let messages = (report.errors + report.warnings).map(\.message)
         #expect(!messages.isEmpty)
@@ -63,10 +65,12 @@ struct UntrustedTextTests {
     func arcGISMessage() throws {
         let response = TransportResponse(
             statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]),
-            body: try JSONSerialization.data(withJSONObject: ["error": ["code": 400, "message": Self.hostile]]), url: Self.endpoint)
+            body: try JSONSerialization.data(withJSONObject: ["error": ["code": 400, "message": Self.hostile]]),
+            url: Self.endpoint)
         do {
             _ = try TokenService.tokenInfo(
-                from: response, endpoint: Self.endpoint, principal: "alice", secret: "password", defaultLifetime: .seconds(60), now: Date())
+                from: response, endpoint: Self.endpoint, principal: "alice", secret: "password",
+                defaultLifetime: .seconds(60), now: Date())
             Issue.record("an error envelope must be refused")
         } catch {
             #expect(!Self.hasControl("\(error)"), "\(String(describing: error).debugDescription)")
@@ -75,9 +79,11 @@ struct UntrustedTextTests {
 
     // MARK: - Refused on entry
 
-    @Test("a token response whose access or refresh token holds CR LF is refused, naming the field", arguments: [
-        "access_token", "refresh_token",
-    ])
+    @Test(
+        "a token response whose access or refresh token holds CR LF is refused, naming the field",
+        arguments: [
+            "access_token", "refresh_token",
+        ])
     func tokenWithLineBreak(field: String) throws {
         var body: [String: Any] = ["access_token": "AT-1", "refresh_token": "RT-1", "expires_in": 60]
         body[field] = "abc\r\nX-Injected: 1"
@@ -95,19 +101,26 @@ struct UntrustedTextTests {
     @Test("a user name with control characters is refused where it enters")
     func userNameWithControls() throws {
         let body: [String: Any] = ["access_token": "AT-1", "expires_in": 60, "username": "ali\u{1B}[2Jce"]
-        #expect(throws: TokenEndpointError.self) { try TokenResponse.parse(try Self.tokenResponse(body), endpoint: Self.endpoint) }
+        #expect(throws: TokenEndpointError.self) {
+            try TokenResponse.parse(try Self.tokenResponse(body), endpoint: Self.endpoint)
+        }
         let fine: [String: Any] = ["access_token": "AT-1", "expires_in": 60, "username": "Zoë Müller@contoso"]
-        #expect(try TokenResponse.parse(try Self.tokenResponse(fine), endpoint: Self.endpoint).username == "Zoë Müller@contoso")
+        #expect(
+            try TokenResponse.parse(try Self.tokenResponse(fine), endpoint: Self.endpoint).username
+                == "Zoë Müller@contoso")
     }
 
     @Test("a generateToken token with CR LF is refused")
     func generatedTokenWithLineBreak() throws {
         let response = TransportResponse(
             statusCode: 200, headers: TransportHeaders([(name: "Content-Type", value: "application/json")]),
-            body: try JSONSerialization.data(withJSONObject: ["token": "abc\r\nX-Injected: 1", "expires": 4_102_444_800_000]), url: Self.endpoint)
+            body: try JSONSerialization.data(withJSONObject: [
+                "token": "abc\r\nX-Injected: 1", "expires": 4_102_444_800_000,
+            ]), url: Self.endpoint)
         #expect(throws: TokenEndpointError.self) {
             try TokenService.tokenInfo(
-                from: response, endpoint: Self.endpoint, principal: "alice", secret: "password", defaultLifetime: .seconds(60), now: Date())
+                from: response, endpoint: Self.endpoint, principal: "alice", secret: "password",
+                defaultLifetime: .seconds(60), now: Date())
         }
     }
 }

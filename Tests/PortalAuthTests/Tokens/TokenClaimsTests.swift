@@ -13,10 +13,11 @@ struct TokenClaimsTests {
 
     @Test("an ID token: issuer, audiences, authorized party, subject, times and the header's alg and typ")
     func idToken() throws {
-        let token = Self.jwt(payload: #"""
-            {"iss":"https://idp.example/realms/r","aud":["app","api"],"azp":"app","sub":"u-1","iat":1763780000,
-             "nbf":1763779990,"exp":1763780300,"nonce":"n","scope":"openid profile"}
-            """#)
+        let token = Self.jwt(
+            payload: #"""
+                {"iss":"https://idp.example/realms/r","aud":["app","api"],"azp":"app","sub":"u-1","iat":1763780000,
+                 "nbf":1763779990,"exp":1763780300,"nonce":"n","scope":"openid profile"}
+                """#)
         let claims = try #require(TokenClaims(jwt: token))
         #expect(claims.issuer == "https://idp.example/realms/r")
         #expect(claims.audiences == ["app", "api"])
@@ -31,14 +32,18 @@ struct TokenClaimsTests {
         #expect(claims.clientID == nil)
     }
 
-    @Test("an access token: one audience as a string, client_id, and Entra's scp as a string or an array", arguments: [
-        (#""scp":"user_impersonation Files.Read""#, ["user_impersonation", "Files.Read"]),
-        (#""scp":["user_impersonation","Files.Read"]"#, ["user_impersonation", "Files.Read"]),
-        (#""scope":"read write","scp":"ignored""#, ["read", "write"]),
-        (#""other":1"#, []),
-    ])
+    @Test(
+        "an access token: one audience as a string, client_id, and Entra's scp as a string or an array",
+        arguments: [
+            (#""scp":"user_impersonation Files.Read""#, ["user_impersonation", "Files.Read"]),
+            (#""scp":["user_impersonation","Files.Read"]"#, ["user_impersonation", "Files.Read"]),
+            (#""scope":"read write","scp":"ignored""#, ["read", "write"]),
+            (#""other":1"#, []),
+        ])
     func accessToken(scopeMember: String, scopes: [String]) throws {
-        let token = Self.jwt(header: #"{"alg":"ES256","typ":"at+jwt"}"#, payload: #"{"aud":"https://api.example","client_id":"c1",\#(scopeMember)}"#)
+        let token = Self.jwt(
+            header: #"{"alg":"ES256","typ":"at+jwt"}"#,
+            payload: #"{"aud":"https://api.example","client_id":"c1",\#(scopeMember)}"#)
         let claims = try #require(TokenClaims(jwt: token))
         #expect(claims.audiences == ["https://api.example"])
         #expect(claims.clientID == "c1")
@@ -47,13 +52,15 @@ struct TokenClaimsTests {
         #expect(claims.issuer == nil && claims.expirationDate == nil)
     }
 
-    @Test("not a JWT: an opaque token, an encrypted JWT (five parts), a payload that is not JSON", arguments: [
-        "opaque-ArcGIS-token_1234567890",
-        "a.b.c.d.e",
-        "eyJhbGciOiJub25lIn0.bm90IGpzb24.",
-        "eyJhbGciOiJub25lIn0.W10.",  // a JSON array, not an object
-        "",
-    ])
+    @Test(
+        "not a JWT: an opaque token, an encrypted JWT (five parts), a payload that is not JSON",
+        arguments: [
+            "opaque-ArcGIS-token_1234567890",
+            "a.b.c.d.e",
+            "eyJhbGciOiJub25lIn0.bm90IGpzb24.",
+            "eyJhbGciOiJub25lIn0.W10.",  // a JSON array, not an object
+            "",
+        ])
     func notAJWT(token: String) {
         #expect(TokenClaims(jwt: token) == nil)
     }

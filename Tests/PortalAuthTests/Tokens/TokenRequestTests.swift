@@ -26,10 +26,14 @@ struct TokenRequestTests {
             name: "authorization_code with PKCE verifier",
             request: TokenRequest(
                 tokenURL: tokenURL,
-                grant: .authorizationCode(code: "CODE-SECRET", redirectURI: "http://127.0.0.1:8080/callback", codeVerifier: "VERIFIER-SECRET"),
+                grant: .authorizationCode(
+                    code: "CODE-SECRET", redirectURI: "http://127.0.0.1:8080/callback", codeVerifier: "VERIFIER-SECRET"),
                 clientID: "app"),
-            fields: ["grant_type=authorization_code", "code=CODE-SECRET", "redirect_uri=http://127.0.0.1:8080/callback", "client_id=app",
-                     "code_verifier=VERIFIER-SECRET"],
+            fields: [
+                "grant_type=authorization_code", "code=CODE-SECRET", "redirect_uri=http://127.0.0.1:8080/callback",
+                "client_id=app",
+                "code_verifier=VERIFIER-SECRET",
+            ],
             secrets: ["CODE-SECRET", "VERIFIER-SECRET"]),
         Case(
             name: "refresh_token without scope",
@@ -38,26 +42,42 @@ struct TokenRequestTests {
             secrets: ["REFRESH-SECRET"]),
         Case(
             name: "refresh_token with scope (Entra ID)",
-            request: TokenRequest(tokenURL: tokenURL, grant: .refreshToken("REFRESH-SECRET"), clientID: "app", scope: "openid api://x/.default"),
-            fields: ["grant_type=refresh_token", "client_id=app", "refresh_token=REFRESH-SECRET", "scope=openid api://x/.default"],
+            request: TokenRequest(
+                tokenURL: tokenURL, grant: .refreshToken("REFRESH-SECRET"), clientID: "app",
+                scope: "openid api://x/.default"),
+            fields: [
+                "grant_type=refresh_token", "client_id=app", "refresh_token=REFRESH-SECRET",
+                "scope=openid api://x/.default",
+            ],
             secrets: ["REFRESH-SECRET"]),
         Case(
             name: "ArcGIS exchange_refresh_token",
             request: TokenRequest(
-                tokenURL: tokenURL, grant: .exchangeRefreshToken("REFRESH-SECRET", redirectURI: "urn:ietf:wg:oauth:2.0:oob"), clientID: "app"),
-            fields: ["grant_type=exchange_refresh_token", "client_id=app", "refresh_token=REFRESH-SECRET", "redirect_uri=urn:ietf:wg:oauth:2.0:oob"],
+                tokenURL: tokenURL,
+                grant: .exchangeRefreshToken("REFRESH-SECRET", redirectURI: "urn:ietf:wg:oauth:2.0:oob"),
+                clientID: "app"),
+            fields: [
+                "grant_type=exchange_refresh_token", "client_id=app", "refresh_token=REFRESH-SECRET",
+                "redirect_uri=urn:ietf:wg:oauth:2.0:oob",
+            ],
             secrets: ["REFRESH-SECRET"]),
         Case(
             name: "device_code",
             request: TokenRequest(tokenURL: tokenURL, grant: .deviceCode("DEVICE-SECRET"), clientID: "app"),
-            fields: ["grant_type=urn:ietf:params:oauth:grant-type:device_code", "device_code=DEVICE-SECRET", "client_id=app"],
+            fields: [
+                "grant_type=urn:ietf:params:oauth:grant-type:device_code", "device_code=DEVICE-SECRET", "client_id=app",
+            ],
             secrets: ["DEVICE-SECRET"]),
         Case(
             name: "client_credentials with the secret in the form and ArcGIS parameters",
             request: TokenRequest(
-                tokenURL: tokenURL, grant: .clientCredentials, clientID: "app", authentication: .secretInForm("CLIENT-SECRET"),
+                tokenURL: tokenURL, grant: .clientCredentials, clientID: "app",
+                authentication: .secretInForm("CLIENT-SECRET"),
                 extraParameters: [("expiration", "120"), ("f", "json")]),
-            fields: ["grant_type=client_credentials", "client_id=app", "client_secret=CLIENT-SECRET", "expiration=120", "f=json"],
+            fields: [
+                "grant_type=client_credentials", "client_id=app", "client_secret=CLIENT-SECRET", "expiration=120",
+                "f=json",
+            ],
             secrets: ["CLIENT-SECRET"]),
     ]
 
@@ -84,7 +104,10 @@ struct TokenRequestTests {
     func noSecrets(_ example: Case) {
         var dumped = ""
         dump(example.request, to: &dumped)
-        let texts = [example.request.description, example.request.debugDescription, "\(example.request)", String(reflecting: example.request), dumped]
+        let texts = [
+            example.request.description, example.request.debugDescription, "\(example.request)",
+            String(reflecting: example.request), dumped,
+        ]
         for text in texts {
             #expect(text.contains(example.request.grant.type))
             #expect(!text.contains("tenant=t"), "the endpoint's query is left out: \(text)")

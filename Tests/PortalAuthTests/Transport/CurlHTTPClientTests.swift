@@ -20,7 +20,8 @@ struct Echo {
         query = json["query"]?.stringValue ?? ""
         headers = (json["headers"]?.arrayValue ?? []).compactMap { pair in
             guard let items = pair.arrayValue, items.count == 2,
-                let name = items[0].stringValue, let value = items[1].stringValue else { return nil }
+                let name = items[0].stringValue, let value = items[1].stringValue
+            else { return nil }
             return (name, value)
         }
         body = json["body"]?.stringValue ?? ""
@@ -92,7 +93,8 @@ struct CurlHTTPClientTests {
     @Test("other methods, a custom user agent, and an empty POST")
     func otherMethods() async throws {
         try await FaultServer.with { server async throws in
-            var put = TransportRequest(method: .put, url: server.url("/echo"), headers: [("User-Agent", "custom/1")], body: Data("{}".utf8))
+            var put = TransportRequest(
+                method: .put, url: server.url("/echo"), headers: [("User-Agent", "custom/1")], body: Data("{}".utf8))
             var echo = try Echo(try await client.send(put))
             #expect(echo.method == "PUT")
             #expect(echo.body == "{}")
@@ -116,9 +118,11 @@ struct CurlHTTPClientTests {
         }
     }
 
-    @Test("HTTP Basic and Digest authentication with a password credential", arguments: [
-        ("/basic", .basic), ("/digest", .digest), ("/digest", [.basic, .digest]),
-    ] as [(String, TransportCredentials.Password.Schemes)])
+    @Test(
+        "HTTP Basic and Digest authentication with a password credential",
+        arguments: [
+            ("/basic", .basic), ("/digest", .digest), ("/digest", [.basic, .digest]),
+        ] as [(String, TransportCredentials.Password.Schemes)])
     func passwordAuthentication(path: String, schemes: TransportCredentials.Password.Schemes) async throws {
         try await FaultServer.with { server async throws in
             let url = server.url("\(path)?user=alice&password=s3cret")
@@ -237,7 +241,8 @@ struct CurlHTTPClientTests {
     func reusedHandleStartsClean() async throws {
         try await FaultServer.with { server async throws in
             var first = TransportRequest(
-                method: .post, url: server.url("/basic?user=alice&password=s3cret"), headers: [("X-Secret", "1")], body: Data("a=b".utf8))
+                method: .post, url: server.url("/basic?user=alice&password=s3cret"), headers: [("X-Secret", "1")],
+                body: Data("a=b".utf8))
             first.credentials.password = .init(username: "alice", password: "s3cret", schemes: .basic)
             let second = TransportRequest.get(server.url("/echo"))
             // A handle of the test's own (the loop keeps only those it hands out), so no other test can take it.
@@ -246,7 +251,8 @@ struct CurlHTTPClientTests {
             let deadline = ContinuousClock.now + .seconds(30)
             func transfer(_ request: TransportRequest) throws -> CurlTransfer {
                 try CurlTransfer(
-                    request: request, target: try RequestTarget.checked(request.url), configuration: TransportConfiguration(),
+                    request: request, target: try RequestTarget.checked(request.url),
+                    configuration: TransportConfiguration(),
                     deadline: deadline, easy: easy)
             }
             let answered = try await loop.run(try transfer(first))
@@ -326,7 +332,9 @@ struct CurlHTTPClientTests {
             #expect(error.category == .invalidContent)
             #expect(error.description.contains(server.url("/big-header").absoluteString), "names the server")
             #expect(error.description.contains("response headers larger than libcurl's limit of 102400 bytes"))
-            #expect(!error.description.contains("Out of memory") && !error.description.contains("internal problem"), "\(error)")
+            #expect(
+                !error.description.contains("Out of memory") && !error.description.contains("internal problem"),
+                "\(error)")
             #expect(!error.description.contains("SECRET"))
             // A large header under the limit is received.
             let fits = try await client.send(.get(server.url("/big-header?bytes=60000")))
@@ -334,9 +342,11 @@ struct CurlHTTPClientTests {
         }
     }
 
-    @Test("a reply that is not HTTP, and a reset connection", arguments: [
-        ("/garbage", TransportError.Kind.invalidResponse), ("/reset", .connectionFailed),
-    ])
+    @Test(
+        "a reply that is not HTTP, and a reset connection",
+        arguments: [
+            ("/garbage", TransportError.Kind.invalidResponse), ("/reset", .connectionFailed),
+        ])
     func brokenServers(path: String, kind: TransportError.Kind) async throws {
         try await FaultServer.with { server async throws in
             let error = try #require(await transportError(client, .get(server.url(path))))
@@ -370,17 +380,20 @@ struct CurlHTTPClientTests {
     func redirectFollowed() async throws {
         try await FaultServer.with { server async throws in
             let client = CurlHTTPClient(configuration: .init(followRedirects: true, maxRedirects: 2))
-            let response = try await client.send(.form(server.url("/redirect?to=/echo&status=303"), fields: [("a", "b")]))
+            let response = try await client.send(
+                .form(server.url("/redirect?to=/echo&status=303"), fields: [("a", "b")]))
             #expect(response.url == server.url("/echo"))
             #expect(try Echo(response).method == "GET")
             let kept = try await client.send(.form(server.url("/redirect?to=/echo&status=307"), fields: [("a", "b")]))
             #expect(try Echo(kept).method == "POST")
             #expect(try Echo(kept).body == "a=b")
 
-            let insecure = try #require(await transportError(client, .get(server.url("/redirect?to=http://example.invalid/x"))))
+            let insecure = try #require(
+                await transportError(client, .get(server.url("/redirect?to=http://example.invalid/x"))))
             #expect(insecure.kind == .insecureHTTP)
 
-            let loop = "/redirect?to=" + FormEncoding.escape("/redirect?to=" + FormEncoding.escape("/redirect?to=/json"))
+            let loop =
+                "/redirect?to=" + FormEncoding.escape("/redirect?to=" + FormEncoding.escape("/redirect?to=/json"))
             let tooMany = try #require(await transportError(client, .get(server.url(loop))))
             #expect(tooMany.kind == .tooManyRedirects)
         }
@@ -397,14 +410,18 @@ struct CurlHTTPClientTests {
         #expect(kept.headers["Authorization"] == "Bearer T")
         #expect(kept.credentials.password != nil)
 
-        let otherHost = TransportResponse(statusCode: 307, headers: [("Location", "https://b.example.com/z")], url: request.url)
+        let otherHost = TransportResponse(
+            statusCode: 307, headers: [("Location", "https://b.example.com/z")], url: request.url)
         let dropped = try #require(try CurlHTTPClient.redirect(after: otherHost, of: request))
         #expect(dropped.headers["Authorization"] == nil)
         #expect(dropped.credentials.isEmpty)
 
-        let downgrade = TransportResponse(statusCode: 301, headers: [("Location", "http://127.0.0.1/")], url: request.url)
+        let downgrade = TransportResponse(
+            statusCode: 301, headers: [("Location", "http://127.0.0.1/")], url: request.url)
         #expect(throws: TransportError.self) { try CurlHTTPClient.redirect(after: downgrade, of: request) }
-        #expect(try CurlHTTPClient.redirect(after: TransportResponse(statusCode: 200, url: request.url), of: request) == nil)
+        #expect(
+            try CurlHTTPClient.redirect(after: TransportResponse(statusCode: 200, url: request.url), of: request) == nil
+        )
     }
 }
 
@@ -418,7 +435,9 @@ func closedPort() throws -> Int {
     address.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
     }
     guard bound else { close(fd); throw FaultServerError(message: "bind failed") }
     // Kept bound (and leaked for the test process's life) so no one else takes the port.

@@ -87,7 +87,9 @@ struct TestCertificate: Sendable {
 
     /// Makes a new certificate with common name `name` and the given subject alternative names in a new
     /// temporary folder.
-    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") async throws -> TestCertificate {
+    static func make(name: String = "127.0.0.1", altNames: String = "IP:127.0.0.1,DNS:localhost") async throws
+        -> TestCertificate
+    {
         try await BlockingWork.run { try makeBlocking(name: name, altNames: altNames) }
     }
 
@@ -97,21 +99,25 @@ struct TestCertificate: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = directory.appendingPathComponent("cert.pem")
         let key = directory.appendingPathComponent("key.pem")
-        try runTool("openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key.path, "-out", certificate.path, "-days", "1", "-subj", "/CN=\(name)",
-            "-addext", "subjectAltName=\(altNames)",
-        ])
+        try runTool(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key.path, "-out", certificate.path, "-days", "1", "-subj", "/CN=\(name)",
+                "-addext", "subjectAltName=\(altNames)",
+            ])
         return TestCertificate(directory: directory, certificate: certificate, key: key)
     }
 
     /// Packs the certificate and key as PKCS#12 protected by `password`.
     func pkcs12(password: String) throws -> Data {
         let output = directory.appendingPathComponent("identity.p12")
-        try runTool("openssl", [
-            "pkcs12", "-export", "-in", certificate.path, "-inkey", key.path, "-out", output.path,
-            "-passout", "pass:\(password)",
-        ])
+        try runTool(
+            "openssl",
+            [
+                "pkcs12", "-export", "-in", certificate.path, "-inkey", key.path, "-out", output.path,
+                "-passout", "pass:\(password)",
+            ])
         return try Data(contentsOf: output)
     }
 

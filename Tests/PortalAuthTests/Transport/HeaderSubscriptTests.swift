@@ -24,7 +24,9 @@ struct HeaderSubscriptTests {
 
     @Test("names match without regard to ASCII case, and only whole names match")
     func namesMatch() {
-        let headers: TransportHeaders = [("Content-Type", " Text/HTML ;charset=utf-8"), ("X-Esri-Authorization", "Bearer t")]
+        let headers: TransportHeaders = [
+            ("Content-Type", " Text/HTML ;charset=utf-8"), ("X-Esri-Authorization", "Bearer t"),
+        ]
         #expect(headers["content-type"] == " Text/HTML ;charset=utf-8")
         #expect(headers["X-ESRI-AUTHORIZATION"] == "Bearer t")
         #expect(headers["Content-Typ"] == nil)
@@ -32,9 +34,12 @@ struct HeaderSubscriptTests {
         #expect(headers["Content_Type"] == nil)
         #expect(!TransportHeaders.sameName("Äb", "äb"))  // names are ASCII tokens: no other case folding
         #expect(!TransportHeaders.sameName("[", "{"))  // 0x5B and 0x7B differ by 0x20 but are no letters
-        let response = TransportResponse(statusCode: 200, headers: headers, body: Data(), url: URL(string: "https://gis.example/x")!)
+        let response = TransportResponse(
+            statusCode: 200, headers: headers, body: Data(), url: URL(string: "https://gis.example/x")!)
         #expect(response.mediaType == "text/html")
-        let blank = TransportResponse(statusCode: 200, headers: [("Content-Type", " \t; x=y")], body: Data(), url: URL(string: "https://gis.example/x")!)
+        let blank = TransportResponse(
+            statusCode: 200, headers: [("Content-Type", " \t; x=y")], body: Data(),
+            url: URL(string: "https://gis.example/x")!)
         #expect(blank.mediaType == nil)
     }
 }

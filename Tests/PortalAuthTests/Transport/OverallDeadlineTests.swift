@@ -7,17 +7,21 @@ import Testing
 /// three attempts of 60 s each once took three minutes against a 20-second limit.
 @Suite("An overall deadline for the HTTP client")
 struct OverallDeadlineTests {
-    @Test("revocation retries against a hung endpoint end with a timeout once the deadline has passed", .timeLimit(.minutes(1)),
-          .tags(.python), ExternalTools.condition)
+    @Test(
+        "revocation retries against a hung endpoint end with a timeout once the deadline has passed",
+        .timeLimit(.minutes(1)),
+        .tags(.python), ExternalTools.condition)
     func hungRevocation() async throws {
         try await FaultServer.with { server async throws in
             var configuration = TransportConfiguration(timeouts: .init(connect: .seconds(10), total: .seconds(60)))
             configuration.deadline = ContinuousClock.now + .seconds(1)
             let client = CurlHTTPClient(configuration: configuration)
             let record = StoredCredential.revocationTestRecord
-            let revocation = TokenRevocation(style: .rfc7009, endpoint: server.url("/stall"), record: record, target: "test")
+            let revocation = TokenRevocation(
+                style: .rfc7009, endpoint: server.url("/stall"), record: record, target: "test")
             do {
-                try await revocation.send(with: client, policy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(10)))
+                try await revocation.send(
+                    with: client, policy: RefreshPolicy(attempts: 3, initialBackoff: .milliseconds(10)))
                 Issue.record("a hung endpoint cannot confirm a revocation")
             } catch let error as RevocationError {
                 #expect(error.category == .timedOut, "\(error)")
@@ -30,7 +34,8 @@ struct OverallDeadlineTests {
         var configuration = TransportConfiguration()
         configuration.deadline = ContinuousClock.now - .seconds(1)
         do {
-            _ = try await CurlHTTPClient(configuration: configuration).send(.get(URL(string: "https://unreachable.invalid/")!))
+            _ = try await CurlHTTPClient(configuration: configuration).send(
+                .get(URL(string: "https://unreachable.invalid/")!))
             Issue.record("must fail")
         } catch let error as TransportError {
             #expect(error.kind == .timedOut)
@@ -42,11 +47,13 @@ struct OverallDeadlineTests {
 extension StoredCredential {
     /// A portal entry whose tokens are never sent anywhere real.
     static var revocationTestRecord: StoredCredential {
-        StoredCredential(json: .object([
-            "kind": .string("oauth-user"), "client_id": .string("c"), "redirect_url": .string("http://127.0.0.1/cb"),
-            "token_url": .string("https://portal.example/sharing/rest/oauth2/token"), "access_token": .string("AT"),
-            "access_token_expires_at": .integer(4_102_444_800), "refresh_token": .string("RT"),
-            "portal_url": .string("https://portal.example/portal"),
-        ]))!
+        StoredCredential(
+            json: .object([
+                "kind": .string("oauth-user"), "client_id": .string("c"),
+                "redirect_url": .string("http://127.0.0.1/cb"),
+                "token_url": .string("https://portal.example/sharing/rest/oauth2/token"), "access_token": .string("AT"),
+                "access_token_expires_at": .integer(4_102_444_800), "refresh_token": .string("RT"),
+                "portal_url": .string("https://portal.example/portal"),
+            ]))!
     }
 }

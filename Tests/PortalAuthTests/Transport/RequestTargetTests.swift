@@ -7,12 +7,16 @@ import Testing
 struct RequestTargetTests {
     // Which hosts are loopback: the one rule's table, LoopbackRuleTests (Tests/PortalAuthTests/Loopback).
 
-    @Test("allows http only to loopback, as libcurl parses the host", arguments: [
-        ("http://127.0.0.1:8080/x", true), ("http://localhost/x", true), ("http://portal.localhost:8080/x", true), ("http://[::1]:9/x", true),
-        ("http://127.1/x", true),  // libcurl normalises 127.1 to 127.0.0.1
-        ("https://example.com/x", true),
-        ("http://example.com/x", false), ("http://127.0.0.1.nip.io/x", false), ("http://0x7f000001.example/x", false),
-    ])
+    @Test(
+        "allows http only to loopback, as libcurl parses the host",
+        arguments: [
+            ("http://127.0.0.1:8080/x", true), ("http://localhost/x", true), ("http://portal.localhost:8080/x", true),
+            ("http://[::1]:9/x", true),
+            ("http://127.1/x", true),  // libcurl normalises 127.1 to 127.0.0.1
+            ("https://example.com/x", true),
+            ("http://example.com/x", false), ("http://127.0.0.1.nip.io/x", false),
+            ("http://0x7f000001.example/x", false),
+        ])
     func httpRule(url: String, allowed: Bool) {
         do {
             let target = try RequestTarget.checked(URL(string: url)!)
@@ -23,13 +27,15 @@ struct RequestTargetTests {
         }
     }
 
-    @Test("remembers targets by scheme and authority only, never with user information", arguments: [
-        ("https://gis.example.com:7443/portal/sharing/rest?token=SECRET", "https://gis.example.com:7443"),
-        ("http://127.0.0.1:8080?code=SECRET", "http://127.0.0.1:8080"),
-        ("https://[::1]:9#frag", "https://[::1]:9"),
-        ("https://user:pw@gis.example.com/portal", nil),
-        ("mailto:someone@example.com", nil),
-    ] as [(String, String?)])
+    @Test(
+        "remembers targets by scheme and authority only, never with user information",
+        arguments: [
+            ("https://gis.example.com:7443/portal/sharing/rest?token=SECRET", "https://gis.example.com:7443"),
+            ("http://127.0.0.1:8080?code=SECRET", "http://127.0.0.1:8080"),
+            ("https://[::1]:9#frag", "https://[::1]:9"),
+            ("https://user:pw@gis.example.com/portal", nil),
+            ("mailto:someone@example.com", nil),
+        ] as [(String, String?)])
     func originKey(url: String, expected: String?) {
         #expect(RequestTarget.originText(of: url) == expected)
     }
@@ -41,7 +47,9 @@ struct RequestTargetTests {
         #expect(first == again)
         #expect(again == RequestTarget(scheme: "http", host: "127.0.0.1", port: 8181))
         for _ in 0..<2 {
-            #expect(throws: TransportError.self) { try RequestTarget.checked(URL(string: "http://example.com:8181/x")!) }
+            #expect(throws: TransportError.self) {
+                try RequestTarget.checked(URL(string: "http://example.com:8181/x")!)
+            }
         }
     }
 
@@ -57,12 +65,16 @@ struct RequestTargetTests {
         }
     }
 
-    @Test("redacts user information, query and fragment", arguments: [
-        ("https://user:pw@portal.example.com:7443/sharing/rest/oauth2/token?code=SECRET#frag",
-         "https://portal.example.com:7443/sharing/rest/oauth2/token"),
-        ("http://127.0.0.1:8080/callback?code=SECRET&state=S", "http://127.0.0.1:8080/callback"),
-        ("https://example.com", "https://example.com"),
-    ])
+    @Test(
+        "redacts user information, query and fragment",
+        arguments: [
+            (
+                "https://user:pw@portal.example.com:7443/sharing/rest/oauth2/token?code=SECRET#frag",
+                "https://portal.example.com:7443/sharing/rest/oauth2/token"
+            ),
+            ("http://127.0.0.1:8080/callback?code=SECRET&state=S", "http://127.0.0.1:8080/callback"),
+            ("https://example.com", "https://example.com"),
+        ])
     func redaction(url: String, expected: String) {
         #expect(RedactedURL(URL(string: url)!).description == expected)
     }
@@ -70,13 +82,21 @@ struct RequestTargetTests {
 
 @Suite("Transport configuration")
 struct TransportConfigurationTests {
-    @Test("chooses the CA bundle: setting, then PORTAL_AUTH_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE", arguments: [
-        (Optional("/set.pem"), ["PORTAL_AUTH_CA_BUNDLE": "/pa.pem"], Optional("/set.pem")),
-        (nil, ["PORTAL_AUTH_CA_BUNDLE": "/pa.pem", "CURL_CA_BUNDLE": "/curl.pem", "SSL_CERT_FILE": "/ssl.pem"], "/pa.pem"),
-        (nil, ["PORTAL_AUTH_CA_BUNDLE": "", "CURL_CA_BUNDLE": "/curl.pem", "SSL_CERT_FILE": "/ssl.pem"], "/curl.pem"),
-        (nil, ["SSL_CERT_FILE": "/ssl.pem"], "/ssl.pem"),
-        (nil, [:], nil),
-    ] as [(String?, [String: String], String?)])
+    @Test(
+        "chooses the CA bundle: setting, then PORTAL_AUTH_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE",
+        arguments: [
+            (Optional("/set.pem"), ["PORTAL_AUTH_CA_BUNDLE": "/pa.pem"], Optional("/set.pem")),
+            (
+                nil, ["PORTAL_AUTH_CA_BUNDLE": "/pa.pem", "CURL_CA_BUNDLE": "/curl.pem", "SSL_CERT_FILE": "/ssl.pem"],
+                "/pa.pem"
+            ),
+            (
+                nil, ["PORTAL_AUTH_CA_BUNDLE": "", "CURL_CA_BUNDLE": "/curl.pem", "SSL_CERT_FILE": "/ssl.pem"],
+                "/curl.pem"
+            ),
+            (nil, ["SSL_CERT_FILE": "/ssl.pem"], "/ssl.pem"),
+            (nil, [:], nil),
+        ] as [(String?, [String: String], String?)])
     func caBundle(setting: String?, environment: [String: String], expected: String?) {
         let tls = TransportConfiguration.TLS(caBundle: setting.map { URL(fileURLWithPath: $0) })
         #expect(tls.effectiveCABundle(environment: environment)?.path == expected)

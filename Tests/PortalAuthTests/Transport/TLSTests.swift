@@ -4,7 +4,9 @@ import Testing
 @testable import PortalAuthCore
 @testable import PortalAuthTransport
 
-@Suite("TLS through libcurl with a self-signed server", .timeLimit(.minutes(1)), .tags(.python, .openssl), ExternalTools.condition)
+@Suite(
+    "TLS through libcurl with a self-signed server", .timeLimit(.minutes(1)), .tags(.python, .openssl),
+    ExternalTools.condition)
 struct TLSTests {
     @Test("an unknown self-signed certificate fails verification with the CA-bundle hint")
     func selfSignedRefused() async throws {
@@ -95,7 +97,8 @@ struct TLSTests {
             clientIdentity.remove()
         }
         let pkcs12 = try clientIdentity.pkcs12(password: "p12-pass")
-        try await FaultServer.with(tls: serverCertificate, clientCA: clientIdentity.certificate) { server async throws in
+        try await FaultServer.with(tls: serverCertificate, clientCA: clientIdentity.certificate) {
+            server async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: serverCertificate.certificate)))
             var request = TransportRequest.get(server.url("/json"))
             _ = try #require(await transportError(client, request))  // no certificate: refused by the server

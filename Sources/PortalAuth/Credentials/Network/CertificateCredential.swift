@@ -27,8 +27,13 @@ public struct CertificateCredential: Sendable, CustomStringConvertible {
         } catch {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory)
-            let reason = !exists ? "no such file" : isDirectory.boolValue ? "it is a directory"
-                : !FileManager.default.isReadableFile(atPath: file.path) ? "permission denied" : error.localizedDescription
+            let reason =
+                !exists
+                ? "no such file"
+                : isDirectory.boolValue
+                    ? "it is a directory"
+                    : !FileManager.default.isReadableFile(atPath: file.path)
+                        ? "permission denied" : error.localizedDescription
             throw CertificateImportError(.fileUnreadable, file: file, detail: reason)
         }
         let info: CertificateInfo
@@ -40,10 +45,13 @@ public struct CertificateCredential: Sendable, CustomStringConvertible {
             throw CertificateImportError(.notPKCS12, file: file, detail: "\(error)")
         }
         if let notAfter = info.notAfter, notAfter < now {
-            throw CertificateImportError(.certificateExpired, file: file, detail: "(\(info.subject)) expired at \(notAfter.ISO8601Format())")
+            throw CertificateImportError(
+                .certificateExpired, file: file, detail: "(\(info.subject)) expired at \(notAfter.ISO8601Format())")
         }
         if let notBefore = info.notBefore, notBefore > now {
-            throw CertificateImportError(.certificateExpired, file: file, detail: "(\(info.subject)) is not valid before \(notBefore.ISO8601Format())")
+            throw CertificateImportError(
+                .certificateExpired, file: file,
+                detail: "(\(info.subject)) is not valid before \(notBefore.ISO8601Format())")
         }
         self.file = file
         self.info = info

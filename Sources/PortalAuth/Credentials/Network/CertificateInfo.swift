@@ -36,7 +36,7 @@ public struct CertificateInfo: Sendable, Hashable, CustomStringConvertible {
     public init(pem: String) throws {
         let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
         guard let start = pem.range(of: begin), let stop = pem.range(of: end, range: start.upperBound..<pem.endIndex),
-              let der = Data(base64Encoded: pem[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace })
+            let der = Data(base64Encoded: pem[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace })
         else {
             throw NetworkCredentialError(.certificateUnreadable, detail: "no PEM certificate block")
         }
@@ -58,7 +58,8 @@ public struct CertificateInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The PEM encoding (what libcurl takes as a trusted certificate).
     public var pem: String {
-        "-----BEGIN CERTIFICATE-----\n" + der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        "-----BEGIN CERTIFICATE-----\n"
+            + der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
             + "\n-----END CERTIFICATE-----\n"
     }
 
@@ -88,7 +89,8 @@ extension ServerCertificateProbe {
     public func certificateChain(of url: URL) async throws -> [CertificateInfo] {
         let chain = try await certificateChainPEM(of: url).map { try CertificateInfo(pem: $0) }
         guard !chain.isEmpty else {
-            throw NetworkCredentialError(.certificateUnreadable, detail: "the server at \(RedactedURL(url)) sent no certificate")
+            throw NetworkCredentialError(
+                .certificateUnreadable, detail: "the server at \(RedactedURL(url)) sent no certificate")
         }
         return chain
     }

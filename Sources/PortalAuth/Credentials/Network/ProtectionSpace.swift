@@ -14,7 +14,7 @@ public struct ProtectionSpace: Hashable, Sendable, CustomStringConvertible {
     /// The space of `url`; `nil` without an http(s) scheme or a host.
     public init?(url: URL) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = URLNormalization.host(of: url), let port = URLNormalization.effectivePort(of: url)
+            let host = URLNormalization.host(of: url), let port = URLNormalization.effectivePort(of: url)
         else { return nil }
         self.init(host: host, port: port)
     }

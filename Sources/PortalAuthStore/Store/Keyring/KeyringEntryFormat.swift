@@ -22,7 +22,9 @@ package enum KeyringEntryFormat {
     static func storeAttributes(storePath: String) -> [String: String] { ["store": storePath] }
 
     /// The attributes naming the items of one entry.
-    static func entryAttributes(storePath: String, key: String) -> [String: String] { ["store": storePath, "entry": key] }
+    static func entryAttributes(storePath: String, key: String) -> [String: String] {
+        ["store": storePath, "entry": key]
+    }
 
     /// The attributes naming one item.
     static func itemAttributes(storePath: String, key: String, reference: KeyringReference) -> [String: String] {
@@ -35,7 +37,7 @@ package enum KeyringEntryFormat {
     /// The reference an item's attributes make; nil for an item without a usable generation and sequence.
     static func reference(ofItem attributes: [String: String]) -> KeyringReference? {
         guard let generation = attributes["generation"], !generation.isEmpty,
-              let sequenceText = attributes["sequence"], let sequence = Int64(sequenceText), sequence >= 0
+            let sequenceText = attributes["sequence"], let sequence = Int64(sequenceText), sequence >= 0
         else { return nil }
         return KeyringReference(generation: generation, sequence: sequence)
     }
@@ -45,8 +47,8 @@ package enum KeyringEntryFormat {
     /// The keyring reference of a file entry; nil when the entry keeps its secrets itself.
     static func reference(in entry: JSONObject) -> KeyringReference? {
         guard let object = entry[referenceMember]?.objectValue,
-              let generation = object["generation"]?.stringValue, !generation.isEmpty,
-              let sequence = object["sequence"]?.integerValue, sequence >= 0
+            let generation = object["generation"]?.stringValue, !generation.isEmpty,
+            let sequence = object["sequence"]?.integerValue, sequence >= 0
         else { return nil }
         return KeyringReference(generation: generation, sequence: sequence)
     }
@@ -61,7 +63,9 @@ package enum KeyringEntryFormat {
         for member in secretMembers { index[member] = nil }
         index[problemMember] = nil
         index[deferredMember] = nil
-        index[referenceMember] = .object(["generation": .string(reference.generation), "sequence": .integer(reference.sequence)])
+        index[referenceMember] = .object([
+            "generation": .string(reference.generation), "sequence": .integer(reference.sequence),
+        ])
         return index
     }
 
@@ -96,13 +100,15 @@ package enum KeyringEntryFormat {
     }
 
     /// Whether a file entry keeps its secrets in the file because the keyring could not take them.
-    package static func isDeferred(_ entry: JSONObject) -> Bool { entry[deferredMember] != nil && entry[referenceMember] == nil }
+    package static func isDeferred(_ entry: JSONObject) -> Bool {
+        entry[deferredMember] != nil && entry[referenceMember] == nil
+    }
 
     /// The entry an item's secret holds; nil for a corrupted or foreign item (not a JSON object, or one that is
     /// itself a reference).
     package static func entry(fromItemSecret secret: String) -> JSONObject? {
         guard let object = try? JSONValue.parse(secret).objectValue, object[referenceMember] == nil,
-              object["kind"]?.stringValue != nil
+            object["kind"]?.stringValue != nil
         else { return nil }
         return object
     }

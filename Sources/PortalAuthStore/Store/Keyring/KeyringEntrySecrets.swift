@@ -56,7 +56,9 @@ package struct KeyringEntrySecrets: Sendable {
     /// The entries resolved under the store's lock, taking over newer items a killed writer left, and what was found.
     ///
     /// With no entry naming an item and `listing` false, the keyring is not asked at all.
-    func resolveUnderLock(_ entries: [String: JSONObject], listing: Bool) -> (entries: [String: JSONObject], state: LockedState) {
+    func resolveUnderLock(_ entries: [String: JSONObject], listing: Bool) -> (
+        entries: [String: JSONObject], state: LockedState
+    ) {
         var state = LockedState()
         let referenced = entries.filter { KeyringEntryFormat.reference(in: $0.value) != nil }
         guard listing || !referenced.isEmpty else {
@@ -67,15 +69,21 @@ package struct KeyringEntrySecrets: Sendable {
         let items: [String: [KeyringReference]]
         do {
             var grouped: [String: [KeyringReference]] = [:]
-            for attributes in try storage.search(attributes: KeyringEntryFormat.storeAttributes(storePath: storePath), schema: .credential) {
+            for attributes in try storage.search(
+                attributes: KeyringEntryFormat.storeAttributes(storePath: storePath), schema: .credential)
+            {
                 guard let key = attributes["entry"] else { continue }
                 // Items without a usable generation are foreign: listed under no reference, never touched.
-                if let reference = KeyringEntryFormat.reference(ofItem: attributes) { grouped[key, default: []].append(reference) }
+                if let reference = KeyringEntryFormat.reference(ofItem: attributes) {
+                    grouped[key, default: []].append(reference)
+                }
             }
             items = grouped
             state.items = grouped
         } catch {
-            for (key, entry) in referenced { result[key] = KeyringEntryFormat.unresolvedForm(of: entry, problem: error.description) }
+            for (key, entry) in referenced {
+                result[key] = KeyringEntryFormat.unresolvedForm(of: entry, problem: error.description)
+            }
             state.resolved = result
             return (result, state)
         }
@@ -98,7 +106,9 @@ package struct KeyringEntrySecrets: Sendable {
                     problem = error.description
                 }
             }
-            if state.readFrom[key] == nil { result[key] = KeyringEntryFormat.unresolvedForm(of: entry, problem: problem) }
+            if state.readFrom[key] == nil {
+                result[key] = KeyringEntryFormat.unresolvedForm(of: entry, problem: problem)
+            }
         }
         state.resolved = result
         return (result, state)
@@ -114,7 +124,8 @@ package struct KeyringEntrySecrets: Sendable {
     ///   and so are the changed entries after it (without asking the keyring again); `deferring` gets the error once.
     ///   Without it, the keyring's error is thrown.
     func fileEntries(
-        for entries: [String: JSONObject], toKeyring: Bool, state: inout LockedState, deferring: ((KeyringError) -> Void)? = nil
+        for entries: [String: JSONObject], toKeyring: Bool, state: inout LockedState,
+        deferring: ((KeyringError) -> Void)? = nil
     ) throws(KeyringError) -> [String: JSONObject] {
         var file: [String: JSONObject] = [:]
         var failure: KeyringError?
@@ -133,11 +144,13 @@ package struct KeyringEntrySecrets: Sendable {
             } else {
                 let reference = KeyringReference(
                     generation: KeyringEntryFormat.newGeneration(),
-                    sequence: KeyringEntryFormat.nextSequence(items: state.items?[key] ?? [], current: state.readFrom[key]))
+                    sequence: KeyringEntryFormat.nextSequence(
+                        items: state.items?[key] ?? [], current: state.readFrom[key]))
                 do {
                     try storage.store(
                         KeyringEntryFormat.itemSecret(of: entry),
-                        attributes: KeyringEntryFormat.itemAttributes(storePath: storePath, key: key, reference: reference),
+                        attributes: KeyringEntryFormat.itemAttributes(
+                            storePath: storePath, key: key, reference: reference),
                         label: KeyringEntryFormat.label(key: key), schema: .credential)
                 } catch {
                     guard let deferring else { throw error }
@@ -173,7 +186,7 @@ package struct KeyringEntrySecrets: Sendable {
             for reference in references where reference != kept {
                 let attributes = KeyringEntryFormat.itemAttributes(storePath: storePath, key: key, reference: reference)
                 guard let secret = try? storage.lookup(attributes: attributes, schema: .credential),
-                      KeyringEntryFormat.entry(fromItemSecret: secret) != nil
+                    KeyringEntryFormat.entry(fromItemSecret: secret) != nil
                 else { continue }
                 _ = try? storage.clear(attributes: attributes, schema: .credential)
             }
@@ -189,5 +202,6 @@ package struct KeyringEntrySecrets: Sendable {
         }
     }
 
-    static let corruptedProblem = "its keyring item is corrupted or was not written by portal-auth (left in the keyring untouched)"
+    static let corruptedProblem =
+        "its keyring item is corrupted or was not written by portal-auth (left in the keyring untouched)"
 }

@@ -7,7 +7,8 @@ package protocol SecretItemStorage: Sendable {
     /// Checks that the keyring can be used now: a Secret Service answers and its default collection is unlocked.
     func probe() throws(KeyringError)
     /// Stores `secret` under `attributes` in the default collection, replacing an item with the same attributes.
-    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError)
+    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName)
+        throws(KeyringError)
     /// The secret of an item with `attributes`; nil when there is none.
     func lookup(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> String?
     /// Deletes every item with `attributes`; whether there was one.

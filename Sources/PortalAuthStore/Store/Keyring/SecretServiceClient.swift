@@ -36,17 +36,22 @@ package struct SecretServiceClient: SecretItemStorage {
         guard let deadline else { return (milliseconds(own), false) }
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .milliseconds(1) else {
-            throw KeyringError(.timedOut, message: "the time limit for keyring calls ran out before the Secret Service was asked")
+            throw KeyringError(
+                .timedOut, message: "the time limit for keyring calls ran out before the Secret Service was asked")
         }
         return left < own ? (milliseconds(left), true) : (milliseconds(own), false)
     }
 
     /// `check(status:message:)`, remembering a time-out so that later calls do not wait for the same silence.
-    private static func finish(_ status: Int32, _ message: UnsafeMutablePointer<CChar>?, cut: Bool) throws(KeyringError) {
+    private static func finish(_ status: Int32, _ message: UnsafeMutablePointer<CChar>?, cut: Bool) throws(KeyringError)
+    {
         do {
             try check(status, message)
-        } catch where error.kind == .timedOut {
-            let reason = cut ? "the time limit for keyring calls ran out while waiting for the Secret Service (\(error.message))" : error.message
+        } catch  where error.kind == .timedOut {
+            let reason =
+                cut
+                ? "the time limit for keyring calls ran out while waiting for the Secret Service (\(error.message))"
+                : error.message
             // Only within a command's deadline: a long-running program asks again at its next call.
             let unanswered = KeyringError(.timedOut, message: "\(reason); not asked again by this command")
             shared.withLock { if $0.deadline != nil { $0.unanswered = unanswered } }
@@ -61,7 +66,9 @@ package struct SecretServiceClient: SecretItemStorage {
         try Self.finish(status, message, cut: limit.cut)
     }
 
-    package func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
+    package func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName)
+        throws(KeyringError)
+    {
         let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         let status = Self.withAttributes(attributes) { names, values, count in
@@ -95,18 +102,22 @@ package struct SecretServiceClient: SecretItemStorage {
         return true
     }
 
-    package func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String: String]] {
+    package func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String:
+        String]]
+    {
         let limit = try Self.limit(operationTimeout)
         var message: UnsafeMutablePointer<CChar>?
         var result: UnsafeMutablePointer<CChar>?
         var length = 0
         let status = Self.withAttributes(attributes) { names, values, count in
-            pa_secret_search(Self.schemaCode(schema), names, values, count, limit.milliseconds, &result, &length, &message)
+            pa_secret_search(
+                Self.schemaCode(schema), names, values, count, limit.milliseconds, &result, &length, &message)
         }
         defer { free(result) }
         try Self.finish(status, message, cut: limit.cut)
         guard let result else { return [] }
-        return Self.parseItems(UnsafeBufferPointer(start: UnsafeRawPointer(result).assumingMemoryBound(to: UInt8.self), count: length))
+        return Self.parseItems(
+            UnsafeBufferPointer(start: UnsafeRawPointer(result).assumingMemoryBound(to: UInt8.self), count: length))
     }
 
     // MARK: - Helpers
@@ -149,7 +160,9 @@ package struct SecretServiceClient: SecretItemStorage {
         let valuePointers = values.map { UnsafePointer($0) }
         return namePointers.withUnsafeBufferPointer { nameBuffer in
             valuePointers.withUnsafeBufferPointer { valueBuffer in
-                body(nameBuffer.baseAddress ?? UnsafePointer(bitPattern: 8)!, valueBuffer.baseAddress ?? UnsafePointer(bitPattern: 8)!, Int32(pairs.count))
+                body(
+                    nameBuffer.baseAddress ?? UnsafePointer(bitPattern: 8)!,
+                    valueBuffer.baseAddress ?? UnsafePointer(bitPattern: 8)!, Int32(pairs.count))
             }
         }
     }

@@ -45,9 +45,14 @@ func threadCount() -> Int {
     guard count > 0 else { return 0 }
     let label = Array("\nThreads:".utf8)
     let bytes = buffer[..<count]
-    guard let start = (bytes.startIndex..<(bytes.endIndex - label.count)).first(where: { bytes[$0..<($0 + label.count)].elementsEqual(label) })
+    guard
+        let start = (bytes.startIndex..<(bytes.endIndex - label.count)).first(where: {
+            bytes[$0..<($0 + label.count)].elementsEqual(label)
+        })
     else { return 0 }
-    let digits = bytes[(start + label.count)...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.prefix { (48...57).contains($0) }
+    let digits = bytes[(start + label.count)...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.prefix {
+        (48...57).contains($0)
+    }
     return Int(String(decoding: digits, as: UTF8.self)) ?? 0
 }
 
@@ -96,63 +101,67 @@ extension Result where Failure == any Error {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5, let url = URL(string: arguments[2]), let requests = Int(arguments[3]), let concurrency = Int(arguments[4])
+guard arguments.count == 5, let url = URL(string: arguments[2]), let requests = Int(arguments[3]),
+    let concurrency = Int(arguments[4])
 else {
-    FileHandle.standardError.write(Data("usage: library-bench portalauth|urlsession|ahc|burst URL REQUESTS CONCURRENCY\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: library-bench portalauth|urlsession|ahc|burst URL REQUESTS CONCURRENCY\n".utf8))
     exit(64)
 }
 /// Runs `client`'s requests and measures them.
 func measure(_ client: String, url: URL, requests: Int, concurrency: Int) async throws -> Outcome {
-var outcome = Outcome(client: client, requests: requests, concurrency: concurrency)
-switch client {
-case "portalauth":
-    // As an app does: a manager holding the credential for the server, every request through data(for:).
-    let manager = AuthenticationManager()
-    let token = TokenInfo(accessToken: "bench-token", expirationDate: Date().addingTimeInterval(3600), isSSLRequired: true)!
-    try await manager.arcGISCredentialStore.addAndPersist(PregeneratedTokenCredential(url: url, tokenInfo: token))
-    await drive(&outcome) { try await manager.data(for: .get(url)).statusCode }
+    var outcome = Outcome(client: client, requests: requests, concurrency: concurrency)
+    switch client {
+    case "portalauth":
+        // As an app does: a manager holding the credential for the server, every request through data(for:).
+        let manager = AuthenticationManager()
+        let token = TokenInfo(
+            accessToken: "bench-token", expirationDate: Date().addingTimeInterval(3600), isSSLRequired: true)!
+        try await manager.arcGISCredentialStore.addAndPersist(PregeneratedTokenCredential(url: url, tokenInfo: token))
+        await drive(&outcome) { try await manager.data(for: .get(url)).statusCode }
 
-case "urlsession":
-    let configuration = URLSessionConfiguration.default
-    configuration.httpMaximumConnectionsPerHost = concurrency
-    let session = URLSession(configuration: configuration)
-    await drive(&outcome) {
-        let (_, response) = try await session.data(from: url)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    case "urlsession":
+        let configuration = URLSessionConfiguration.default
+        configuration.httpMaximumConnectionsPerHost = concurrency
+        let session = URLSession(configuration: configuration)
+        await drive(&outcome) {
+            let (_, response) = try await session.data(from: url)
+            return (response as? HTTPURLResponse)?.statusCode ?? 0
+        }
+
+    #if canImport(AsyncHTTPClient)
+        case "ahc":
+            var configuration = HTTPClient.Configuration()
+            if let file = ProcessInfo.processInfo.environment["BENCH_CA_FILE"] {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.trustRoots = .file(file)
+                configuration.tlsConfiguration = tls
+            }
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, concurrency)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            await drive(&outcome) {
+                let response = try await client.execute(
+                    HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                return Int(response.status.code)
+            }
+            try await client.shutdown()
+    #endif
+
+    case "burst":
+        // The token kind that renews itself (generateToken with a username and password), at a server that refuses
+        // the token it issued once it has served some requests with it (it "expires" mid-burst).
+        let manager = AuthenticationManager()
+        let credential = try await TokenCredential.credential(for: url, username: "bench", password: "bench-password")
+        try await manager.arcGISCredentialStore.addAndPersist(credential)
+        let resource = url.appendingPathComponent("sharing/rest/portals/self")
+        await drive(&outcome) { try await manager.data(for: .get(resource)).statusCode }
+
+    default:
+        FileHandle.standardError.write(Data("library-bench: unknown client \(client)\n".utf8))
+        exit(64)
     }
-
-#if canImport(AsyncHTTPClient)
-case "ahc":
-    var configuration = HTTPClient.Configuration()
-    if let file = ProcessInfo.processInfo.environment["BENCH_CA_FILE"] {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(file)
-        configuration.tlsConfiguration = tls
-    }
-    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, concurrency)
-    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    await drive(&outcome) {
-        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        return Int(response.status.code)
-    }
-    try await client.shutdown()
-#endif
-
-case "burst":
-    // The token kind that renews itself (generateToken with a username and password), at a server that refuses
-    // the token it issued once it has served some requests with it (it "expires" mid-burst).
-    let manager = AuthenticationManager()
-    let credential = try await TokenCredential.credential(for: url, username: "bench", password: "bench-password")
-    try await manager.arcGISCredentialStore.addAndPersist(credential)
-    let resource = url.appendingPathComponent("sharing/rest/portals/self")
-    await drive(&outcome) { try await manager.data(for: .get(resource)).statusCode }
-
-default:
-    FileHandle.standardError.write(Data("library-bench: unknown client \(client)\n".utf8))
-    exit(64)
-}
-return outcome
+    return outcome
 }
 
 let outcome = try await measure(arguments[1], url: url, requests: requests, concurrency: concurrency)

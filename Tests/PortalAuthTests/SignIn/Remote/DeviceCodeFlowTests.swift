@@ -8,17 +8,22 @@ import PortalAuthTesting
 /// interval, `slow_down` adds 5 s, and pending, denial, expiry and cancellation end the flow as they should.
 @Suite("Device code flow")
 struct DeviceCodeFlowTests {
-    private func settings(_ provider: FakeIdentityProvider, clock: ManualClock, observer: RecordingSignInObserver = .init())
-        -> (SignInSettings, ScriptedHTTPClient) {
+    private func settings(
+        _ provider: FakeIdentityProvider, clock: ManualClock, observer: RecordingSignInObserver = .init()
+    )
+        -> (SignInSettings, ScriptedHTTPClient)
+    {
         let client = provider.client()
-        let settings = SignInSettings(browser: nil, observer: observer, httpClient: client, clock: clock,
-                                      environment: SignInEnvironment(hasDisplay: false, isSSHSession: false, hasForwardedDisplay: false))
+        let settings = SignInSettings(
+            browser: nil, observer: observer, httpClient: client, clock: clock,
+            environment: SignInEnvironment(hasDisplay: false, isSSHSession: false, hasForwardedDisplay: false))
         return (settings, client)
     }
 
     private var flow: DeviceCodeFlow {
-        DeviceCodeFlow(deviceAuthorizationURL: FakeIdentityProvider.deviceURL, tokenURL: FakeIdentityProvider.tokenURL,
-                       clientID: FakeIdentityProvider.clientID, scopes: ["openid", "profile"])
+        DeviceCodeFlow(
+            deviceAuthorizationURL: FakeIdentityProvider.deviceURL, tokenURL: FakeIdentityProvider.tokenURL,
+            clientID: FakeIdentityProvider.clientID, scopes: ["openid", "profile"])
     }
 
     @Test("pending polls wait the server's interval, then the tokens come; the requests carry what RFC 8628 asks")
@@ -35,8 +40,11 @@ struct DeviceCodeFlowTests {
         let forms = client.forms
         #expect(forms.count == 4)
         #expect(forms[0] == ["client_id": "portal-auth-test", "scope": "openid profile"])
-        #expect(forms[1] == ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "device-secret-123",
-                             "client_id": "portal-auth-test"])
+        #expect(
+            forms[1] == [
+                "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": "device-secret-123",
+                "client_id": "portal-auth-test",
+            ])
     }
 
     @Test("slow_down makes every later poll wait 5 s longer")
@@ -52,7 +60,9 @@ struct DeviceCodeFlowTests {
         #expect(observer.events == ["device-code WDJB-MJHT", "slow-down 7", "slow-down 12"])
     }
 
-    @Test("access_denied and expired_token end the sign-in with their own errors", arguments: ["access_denied", "expired_token"])
+    @Test(
+        "access_denied and expired_token end the sign-in with their own errors",
+        arguments: ["access_denied", "expired_token"])
     func refusals(error: String) async throws {
         var provider = FakeIdentityProvider()
         provider.pollErrors = ["authorization_pending", error]
@@ -92,7 +102,9 @@ struct DeviceCodeFlowTests {
         #expect(thrown?.isTimedOut == true && thrown?.isExpired == false)
         #expect(thrown?.category == .timedOut)
         #expect(thrown.map { String(describing: $0) }?.contains("time limit of 12 s; the code was still valid") == true)
-        #expect(clock.sleeps == [.seconds(5), .seconds(5), .seconds(2)], "waits up to the limit, not a whole interval past it")
+        #expect(
+            clock.sleeps == [.seconds(5), .seconds(5), .seconds(2)],
+            "waits up to the limit, not a whole interval past it")
         #expect(client.count == 3, "the device authorization and two polls; none after the limit")
     }
 
@@ -111,7 +123,10 @@ struct DeviceCodeFlowTests {
 
     @Test("a refused device authorization request reports the provider's error")
     func authorizationRefused() async throws {
-        let client = ScriptedHTTPClient([ScriptedHTTPClient.json(#"{"error":"unauthorized_client","error_description":"no device grant"}"#, status: 400)])
+        let client = ScriptedHTTPClient([
+            ScriptedHTTPClient.json(
+                #"{"error":"unauthorized_client","error_description":"no device grant"}"#, status: 400)
+        ])
         let settings = SignInSettings(browser: nil, httpClient: client, clock: ManualClock())
         let thrown = await #expect(throws: TokenEndpointError.self) { try await flow.run(settings: settings) }
         #expect(thrown?.errorCode == "unauthorized_client")

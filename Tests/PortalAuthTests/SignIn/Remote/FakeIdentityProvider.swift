@@ -54,8 +54,9 @@ struct FakeIdentityProvider: Sendable {
         let polls = Mutex(0)
         return ScriptedHTTPClient { _, request in
             func json(_ value: JSONValue, status: Int = 200) -> TransportResponse {
-                TransportResponse(statusCode: status, headers: [("Content-Type", "application/json")],
-                             body: Data(value.serialized(indent: 0).utf8), url: request.url)
+                TransportResponse(
+                    statusCode: status, headers: [("Content-Type", "application/json")],
+                    body: Data(value.serialized(indent: 0).utf8), url: request.url)
             }
             switch request.url.absoluteString {
             case "https://idp.example/o/.well-known/openid-configuration":
@@ -64,15 +65,19 @@ struct FakeIdentityProvider: Sendable {
                     "token_endpoint": .string(Self.tokenURL.absoluteString),
                     "id_token_signing_alg_values_supported": IDTokenTests.signsWithNone,
                 ]
-                if provider.offersDeviceCode { document["device_authorization_endpoint"] = .string(Self.deviceURL.absoluteString) }
+                if provider.offersDeviceCode {
+                    document["device_authorization_endpoint"] = .string(Self.deviceURL.absoluteString)
+                }
                 return json(.object(document))
             case Self.deviceURL.absoluteString:
-                return json(.object([
-                    "device_code": .string("device-secret-123"), "user_code": .string("WDJB-MJHT"),
-                    "verification_uri": .string("https://idp.example/o/device/"),
-                    "verification_uri_complete": .string("https://idp.example/o/device/?user_code=WDJB-MJHT"),
-                    "expires_in": .integer(Int64(provider.expiresIn)), "interval": .integer(Int64(provider.interval)),
-                ]))
+                return json(
+                    .object([
+                        "device_code": .string("device-secret-123"), "user_code": .string("WDJB-MJHT"),
+                        "verification_uri": .string("https://idp.example/o/device/"),
+                        "verification_uri_complete": .string("https://idp.example/o/device/?user_code=WDJB-MJHT"),
+                        "expires_in": .integer(Int64(provider.expiresIn)),
+                        "interval": .integer(Int64(provider.interval)),
+                    ]))
             case Self.tokenURL.absoluteString:
                 let index = polls.withLock { count in
                     defer { count += 1 }
@@ -81,13 +86,18 @@ struct FakeIdentityProvider: Sendable {
                 if index < provider.pollErrors.count {
                     return json(.object(["error": .string(provider.pollErrors[index])]), status: 400)
                 }
-                return json(.object([
-                    "access_token": .string("access-1"), "refresh_token": .string("refresh-1"), "expires_in": .integer(3600),
-                    "token_type": .string("Bearer"),
-                    "id_token": .string(IDTokenTests.token(IDTokenTests.payload(
-                        aud: .string(provider.audience), nonce: provider.nonce?.current, exp: 1_800_003_600, iss: Self.issuer,
-                        iat: (provider.issuedAt ?? Date()).timeIntervalSince1970))),
-                ]))
+                return json(
+                    .object([
+                        "access_token": .string("access-1"), "refresh_token": .string("refresh-1"),
+                        "expires_in": .integer(3600),
+                        "token_type": .string("Bearer"),
+                        "id_token": .string(
+                            IDTokenTests.token(
+                                IDTokenTests.payload(
+                                    aud: .string(provider.audience), nonce: provider.nonce?.current, exp: 1_800_003_600,
+                                    iss: Self.issuer,
+                                    iat: (provider.issuedAt ?? Date()).timeIntervalSince1970))),
+                    ]))
             default:
                 return json(.object(["error": .string("not_found")]), status: 404)
             }

@@ -41,29 +41,41 @@ struct NamedBrowserTests {
         }
     }
 
-    @Test("$BROWSER and a browser command are named browsers; xdg-open is not", arguments: [
-        (["BROWSER": "w3m"], true),
-        (["BROWSER": "firefox:chromium"], true),
-        ([:], false),
-        (["BROWSER": "  "], false),
-    ] as [([String: String], Bool)])
+    @Test(
+        "$BROWSER and a browser command are named browsers; xdg-open is not",
+        arguments: [
+            (["BROWSER": "w3m"], true),
+            (["BROWSER": "firefox:chromium"], true),
+            ([:], false),
+            (["BROWSER": "  "], false),
+        ] as [([String: String], Bool)])
     func namedBrowser(environment: [String: String], visible: Bool) {
         let opener = CommandBrowserOpener.systemDefault(environment: environment, kernelRelease: Self.linuxKernel)
         #expect(opener.isVisibleWithoutDisplay == visible)
-        #expect(CommandBrowserOpener.systemDefault(override: "my-browser", environment: [:], kernelRelease: Self.linuxKernel).isVisibleWithoutDisplay)
-        #expect(SignInSettings.browserCommand("/usr/bin/firefox", arguments: ["--new-window", "%s"]).isVisibleWithoutDisplay)
+        #expect(
+            CommandBrowserOpener.systemDefault(
+                override: "my-browser", environment: [:], kernelRelease: Self.linuxKernel
+            ).isVisibleWithoutDisplay)
+        #expect(
+            SignInSettings.browserCommand("/usr/bin/firefox", arguments: ["--new-window", "%s"]).isVisibleWithoutDisplay
+        )
     }
 
-    @Test("an app's browser command keeps its words whole", arguments: [
-        ("/opt/My Browser/run", ["--new-window", "%s"], ["/opt/My Browser/run", "--new-window", "%s"]),
-        ("browser", ["it's", ""], ["browser", "it's", ""]),
-    ])
+    @Test(
+        "an app's browser command keeps its words whole",
+        arguments: [
+            ("/opt/My Browser/run", ["--new-window", "%s"], ["/opt/My Browser/run", "--new-window", "%s"]),
+            ("browser", ["it's", ""], ["browser", "it's", ""]),
+        ])
     func browserCommandWords(executable: String, arguments: [String], words: [String]) throws {
-        let opener = try #require(SignInSettings.browserCommand(executable, arguments: arguments) as? CommandBrowserOpener)
+        let opener = try #require(
+            SignInSettings.browserCommand(executable, arguments: arguments) as? CommandBrowserOpener)
         #expect(opener.commands.map(CommandBrowserOpener.splitWords) == [words])
     }
 
-    @Test("$BROWSER without a display: the automatic method takes the browser path over SSH, not the device code the provider offers")
+    @Test(
+        "$BROWSER without a display: the automatic method takes the browser path over SSH, not the device code the provider offers"
+    )
     func namedBrowserWithoutDisplay() async throws {
         var provider = FakeIdentityProvider()
         let nonce = FakeIdentityProvider.NonceBox()
@@ -71,10 +83,12 @@ struct NamedBrowserTests {
         let board = RemoteSignInChoiceTests.PasteBoard()
         let browser = NamedBrowser(status: 0, board: board, nonce: nonce)
         let observer = RecordingSignInObserver()
-        let settings = SignInSettings(browser: browser, timeout: .seconds(600), observer: observer, acceptsPastedRedirect: true,
-                                      httpClient: provider.client(), clock: ManualClock(), environment: Self.sshSession,
-                                      pastedLines: { board.stream })
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        let settings = SignInSettings(
+            browser: browser, timeout: .seconds(600), observer: observer, acceptsPastedRedirect: true,
+            httpClient: provider.client(), clock: ManualClock(), environment: Self.sshSession,
+            pastedLines: { board.stream })
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(credential.username == "alice")
         #expect(browser.urls.count == 1)
         #expect(observer.events == ["browser", "exchange"], "\(observer.events)")
@@ -87,36 +101,48 @@ struct NamedBrowserTests {
         provider.issuedAt = FakeIdentityProvider.now
         let folder = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        var browser = CommandBrowserOpener.systemDefault(environment: ["BROWSER": "false"], kernelRelease: Self.linuxKernel)
+        var browser = CommandBrowserOpener.systemDefault(
+            environment: ["BROWSER": "false"], kernelRelease: Self.linuxKernel)
         browser.launchDirectory = folder
         let observer = RecordingSignInObserver()
         // No pasted lines would ever come and the time limit is long: only going on at once can end this sign-in.
-        let settings = SignInSettings(browser: browser, timeout: .seconds(3600), observer: observer, acceptsPastedRedirect: true,
-                                      httpClient: provider.client(), clock: ManualClock(), environment: Self.noDisplay,
-                                      pastedLines: { AsyncStream { _ in } })
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        let settings = SignInSettings(
+            browser: browser, timeout: .seconds(3600), observer: observer, acceptsPastedRedirect: true,
+            httpClient: provider.client(), clock: ManualClock(), environment: Self.noDisplay,
+            pastedLines: { AsyncStream { _ in } })
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(credential.username == "alice")
-        #expect(observer.events == [
-            "browser", "no-browser: the browser could not be started (the browser command exited with status 1)",
-            "device-code WDJB-MJHT",
-        ], "\(observer.events)")
+        #expect(
+            observer.events == [
+                "browser", "no-browser: the browser could not be started (the browser command exited with status 1)",
+                "device-code WDJB-MJHT",
+            ], "\(observer.events)")
     }
 
-    @Test("WSL (WSL_DISTRO_NAME or a Microsoft kernel) with wslview on PATH: wslview, tried without a display", arguments: [
-        (["WSL_DISTRO_NAME": "Debian"], linuxKernel),
-        ([:], "5.15.153.1-microsoft-standard-WSL2"),
-    ] as [([String: String], String)])
+    @Test(
+        "WSL (WSL_DISTRO_NAME or a Microsoft kernel) with wslview on PATH: wslview, tried without a display",
+        arguments: [
+            (["WSL_DISTRO_NAME": "Debian"], linuxKernel),
+            ([:], "5.15.153.1-microsoft-standard-WSL2"),
+        ] as [([String: String], String)])
     func wslview(variables: [String: String], kernel: String) throws {
         let folder = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try Self.executable("wslview", in: folder, script: "exit 0")
-        let opener = CommandBrowserOpener.systemDefault(environment: variables.merging(["PATH": folder.path]) { $1 }, kernelRelease: kernel)
+        let opener = CommandBrowserOpener.systemDefault(
+            environment: variables.merging(["PATH": folder.path]) { $1 }, kernelRelease: kernel)
         #expect(opener.commands == [folder.path + "/wslview"])
         #expect(opener.isVisibleWithoutDisplay)
         #expect(opener.addressStyle == .fileURL)
         // $BROWSER still comes first; and without WSL, xdg-open.
-        #expect(CommandBrowserOpener.systemDefault(environment: variables.merging(["PATH": folder.path, "BROWSER": "w3m"]) { $1 }, kernelRelease: kernel).commands == ["w3m"])
-        #expect(CommandBrowserOpener.systemDefault(environment: ["PATH": folder.path], kernelRelease: Self.linuxKernel).commands == ["xdg-open"])
+        #expect(
+            CommandBrowserOpener.systemDefault(
+                environment: variables.merging(["PATH": folder.path, "BROWSER": "w3m"]) { $1 }, kernelRelease: kernel
+            ).commands == ["w3m"])
+        #expect(
+            CommandBrowserOpener.systemDefault(environment: ["PATH": folder.path], kernelRelease: Self.linuxKernel)
+                .commands == ["xdg-open"])
     }
 
     @Test("WSL without wslview: cmd.exe /c start \"\" with the launch page as a \\\\wsl$ path Windows can read")
@@ -125,39 +151,49 @@ struct NamedBrowserTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent("arguments").path
         try Self.executable("cmd.exe", in: folder, script: "printf '%s\\n' \"$@\" > '\(output)'")
-        var opener = CommandBrowserOpener.systemDefault(environment: ["WSL_DISTRO_NAME": "Debian", "PATH": folder.path], kernelRelease: Self.linuxKernel)
+        var opener = CommandBrowserOpener.systemDefault(
+            environment: ["WSL_DISTRO_NAME": "Debian", "PATH": folder.path], kernelRelease: Self.linuxKernel)
         #expect(opener.addressStyle == .windowsPath(distribution: "Debian"))
         #expect(opener.isVisibleWithoutDisplay)
         opener.launchDirectory = folder.appendingPathComponent("pages")
         let exits = AsyncStream.makeStream(of: Int32.self)
-        let page = try opener.launch(URL(string: "https://idp.example/authorize?state=s")!) { exits.continuation.yield($0) }
+        let page = try opener.launch(URL(string: "https://idp.example/authorize?state=s")!) {
+            exits.continuation.yield($0)
+        }
         defer { page?.remove() }
         var statuses = exits.stream.makeAsyncIterator()
         #expect(await statuses.next() == 0)
-        let words = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let words = try String(contentsOfFile: output, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).map(String.init)
         let pagePath = try #require(page?.fileURL.path)
         #expect(words.prefix(3) == ["/c", "start", ""])
         #expect(words.dropFirst(3).first == "\\\\wsl$\\Debian" + pagePath.replacingOccurrences(of: "/", with: "\\"))
     }
 
-    @Test("no observer, no terminal, a browser that fails: the sign-in stops at once with what to set, and the log says it too",
-          arguments: [SignInMethod.browser, .automatic])
+    @Test(
+        "no observer, no terminal, a browser that fails: the sign-in stops at once with what to set, and the log says it too",
+        arguments: [SignInMethod.browser, .automatic])
     func nobodyToTell(method: SignInMethod) async throws {
         let lines = LogLines()
         let logger = Logger(label: "test") { _ in CapturingLogHandler(storage: lines) }
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = true
         let browser = RecordingBrowserOpener(.exits(3))
-        let settings = SignInSettings(browser: browser, timeout: .seconds(3600), httpClient: provider.client(), logger: logger,
-                                      clock: ManualClock(), environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false),
-                                      signInMethod: method)
+        let settings = SignInSettings(
+            browser: browser, timeout: .seconds(3600), httpClient: provider.client(), logger: logger,
+            clock: ManualClock(),
+            environment: SignInEnvironment(hasDisplay: true, isSSHSession: false, hasForwardedDisplay: false),
+            signInMethod: method)
         let error = await #expect(throws: SignInError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
         }
         #expect(browser.urls.count == 1)
         let text = try #require(error?.description)
         #expect(text.contains("the browser could not be started (the browser command exited with status 3)"), "\(text)")
-        #expect(text.contains("SignInSettings.observer") && text.contains("SignInSettings.browserCommand(_:arguments:)"), "\(text)")
+        #expect(
+            text.contains("SignInSettings.observer") && text.contains("SignInSettings.browserCommand(_:arguments:)"),
+            "\(text)")
         #expect(lines.text.contains("sign-in stopped: nothing can reach the person"), "\(lines.text)")
         #expect(lines.text.contains("SignInSettings.observer"), "\(lines.text)")
     }
@@ -166,8 +202,10 @@ struct NamedBrowserTests {
     func silentDeviceCode() async throws {
         let lines = LogLines()
         let logger = Logger(label: "test") { _ in CapturingLogHandler(storage: lines) }
-        let settings = SignInSettings(browser: RecordingBrowserOpener(.succeeds), timeout: .seconds(3600), httpClient: FakeIdentityProvider().client(),
-                                      logger: logger, clock: ManualClock(), environment: Self.noDisplay)
+        let settings = SignInSettings(
+            browser: RecordingBrowserOpener(.succeeds), timeout: .seconds(3600),
+            httpClient: FakeIdentityProvider().client(),
+            logger: logger, clock: ManualClock(), environment: Self.noDisplay)
         let error = await #expect(throws: SignInError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
         }
@@ -193,7 +231,9 @@ struct NamedBrowserTests {
         }
     }
 
-    @Test("an app takes the pasted address from its own UI (takePastedAddresses), not standard input; a wrong one is explained and asked again")
+    @Test(
+        "an app takes the pasted address from its own UI (takePastedAddresses), not standard input; a wrong one is explained and asked again"
+    )
     func appPastedAddress() async throws {
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = false
@@ -210,8 +250,9 @@ struct NamedBrowserTests {
                 await mailbox.put("\(redirect)?code=the-code&state=\(state)")
             }
         }
-        var settings = SignInSettings(browser: nil, timeout: .seconds(3600), observer: observer, httpClient: provider.client(),
-                                      environment: Self.noDisplay, signInMethod: .pasteBack)
+        var settings = SignInSettings(
+            browser: nil, timeout: .seconds(3600), observer: observer, httpClient: provider.client(),
+            environment: Self.noDisplay, signInMethod: .pasteBack)
         #expect(!settings.acceptsPastedRedirect)
         let asked = Mutex(0)
         settings.takePastedAddresses {
@@ -219,7 +260,8 @@ struct NamedBrowserTests {
             return await mailbox.take()
         }
         #expect(settings.acceptsPastedRedirect)
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), settings: settings)
         #expect(credential.username == "alice")
         #expect(asked.withLock { $0 } == 2, "the provider is asked again after a rejected address")
         let events = observer.events
@@ -231,7 +273,8 @@ struct NamedBrowserTests {
 
     static func scratchFolder() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pa-named-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return folder
     }
 

@@ -21,7 +21,8 @@ struct RemoteDefaultPathTests {
         let browser = RecordingBrowserOpener(.succeeds)
         // A long timeout: the old behaviour (the browser, then a wait for a redirect that cannot come) ends only
         // with the suite's time limit, and fails there.
-        let settings = SignInSettings(browser: browser, timeout: .seconds(600), httpClient: provider.client(), environment: Self.ssh)
+        let settings = SignInSettings(
+            browser: browser, timeout: .seconds(600), httpClient: provider.client(), environment: Self.ssh)
         let iapError = await #expect(throws: SignInError.self) {
             try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
         }
@@ -41,9 +42,11 @@ struct RemoteDefaultPathTests {
         provider.issuedAt = FakeIdentityProvider.now  // the ID token's iat on the sign-in's (virtual) clock
         let browser = RecordingBrowserOpener(.succeeds)
         let observer = RecordingSignInObserver()
-        let settings = SignInSettings(browser: browser, observer: observer, httpClient: provider.client(),
-                                      clock: ManualClock(), environment: Self.ssh)
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), settings: settings)
+        let settings = SignInSettings(
+            browser: browser, observer: observer, httpClient: provider.client(),
+            clock: ManualClock(), environment: Self.ssh)
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), settings: settings)
         #expect(credential.username == "alice")
         #expect(browser.urls.isEmpty)
         #expect(observer.events.contains("device-code WDJB-MJHT"), "\(observer.events)")
@@ -56,7 +59,9 @@ struct RemoteDefaultPathTests {
         #expect(browser.urls.count == 1, "SignInSettings.signInMethod .browser opens the browser")
     }
 
-    @Test("IAP logout over SSH without a terminal: no browser, fails at once saying the browser session stays; nothing is ended")
+    @Test(
+        "IAP logout over SSH without a terminal: no browser, fails at once saying the browser session stays; nothing is ended"
+    )
     func logoutOverSSHWithoutTerminal() async throws {
         let browser = Fakes.Browser.redirectingBack()
         let credential = Fakes.iapCredential(http: IAPLogoutTests.plainDiscovery)
@@ -80,7 +85,8 @@ struct RemoteDefaultPathTests {
             board.continuation.yield("\(query["post_logout_redirect_uri"] ?? "")?state=wrong")
             board.continuation.yield("\(query["post_logout_redirect_uri"] ?? "")?state=\(query["state"] ?? "")")
         }
-        var settings = Fakes.settings(http: IAPLogoutTests.plainDiscovery, browser: browser, timeout: .seconds(600), observer: observer)
+        var settings = Fakes.settings(
+            http: IAPLogoutTests.plainDiscovery, browser: browser, timeout: .seconds(600), observer: observer)
         settings.environment = Self.ssh
         settings.acceptsPastedRedirect = true
         settings.pastedLines = { board.stream }
@@ -98,7 +104,8 @@ struct RemoteDefaultPathTests {
         let credential = Fakes.iapCredential(http: IAPLogoutTests.plainDiscovery)
         let board = RemoteSignInChoiceTests.PasteBoard()
         board.continuation.finish()
-        var settings = Fakes.settings(http: IAPLogoutTests.plainDiscovery, browser: Fakes.Browser(), timeout: .seconds(600))
+        var settings = Fakes.settings(
+            http: IAPLogoutTests.plainDiscovery, browser: Fakes.Browser(), timeout: .seconds(600))
         settings.environment = Self.ssh
         settings.acceptsPastedRedirect = true
         settings.pastedLines = { board.stream }
@@ -120,8 +127,8 @@ struct BrowserPageWordsTests {
             Fakes.Browser { url in
                 let query = Fakes.query(of: url)
                 guard let redirect = query["post_logout_redirect_uri"], let state = query["state"],
-                      let back = URL(string: "\(redirect)?state=\(state)\(extra)"),
-                      let response = try? await CurlHTTPClient().send(.get(back))
+                    let back = URL(string: "\(redirect)?state=\(state)\(extra)"),
+                    let response = try? await CurlHTTPClient().send(.get(back))
                 else { return }
                 self.body.withLock { $0 = String(decoding: response.body, as: UTF8.self) }
             }
@@ -130,7 +137,8 @@ struct BrowserPageWordsTests {
 
     @Test("the success and failure pages end with SignInSettings.pageReturnHint and pageFailureHint")
     func wordsFromSettings() async throws {
-        for (extra, expected) in [("", "return to My Maps"), ("&error=access_denied", "My Maps shows what to do next")] {
+        for (extra, expected) in [("", "return to My Maps"), ("&error=access_denied", "My Maps shows what to do next")]
+        {
             let keeper = PageKeeper()
             let credential = Fakes.iapCredential(http: IAPLogoutTests.plainDiscovery)
             var settings = Fakes.settings(http: IAPLogoutTests.plainDiscovery, browser: keeper.browser(extra: extra))

@@ -20,16 +20,19 @@ struct RemoteSignInChoiceTests {
         init() { (stream, continuation) = AsyncStream.makeStream(of: String.self) }
     }
 
-    @Test("no display: the device code is used without starting the browser; the ID token is checked and the user named")
+    @Test(
+        "no display: the device code is used without starting the browser; the ID token is checked and the user named")
     func noDisplayUsesDeviceCode() async throws {
         var provider = FakeIdentityProvider()
         provider.pollErrors = ["authorization_pending"]
         provider.issuedAt = FakeIdentityProvider.now
         let browser = RecordingBrowserOpener(.succeeds)
         let observer = RecordingSignInObserver()
-        let settings = SignInSettings(browser: browser, observer: observer, httpClient: provider.client(),
-                                      clock: ManualClock(), environment: Self.noDisplay)
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        let settings = SignInSettings(
+            browser: browser, observer: observer, httpClient: provider.client(),
+            clock: ManualClock(), environment: Self.noDisplay)
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(browser.urls.isEmpty)
         #expect(credential.username == "alice")
         let info = try await credential.tokenInfo(minimumValidity: nil)
@@ -42,9 +45,11 @@ struct RemoteSignInChoiceTests {
     func wrongAudience() async throws {
         var provider = FakeIdentityProvider()
         provider.audience = "someone-else"
-        let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: ManualClock(), environment: Self.noDisplay)
+        let settings = SignInSettings(
+            browser: nil, httpClient: provider.client(), clock: ManualClock(), environment: Self.noDisplay)
         await #expect(throws: IDTokenError.self) {
-            try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
+            try await IAPCredential.credential(
+                for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
         }
     }
 
@@ -54,7 +59,8 @@ struct RemoteSignInChoiceTests {
         provider.offersDeviceCode = false
         let settings = SignInSettings(browser: nil, httpClient: provider.client(), clock: ManualClock())
         let thrown = await #expect(throws: DeviceCodeError.self) {
-            try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
+            try await IAPCredential.credential(
+                for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
         }
         #expect(thrown?.isNotOffered == true)
         #expect(thrown?.description.contains("deviceAuthorizationURL") == true, "the library names its own API")
@@ -66,11 +72,13 @@ struct RemoteSignInChoiceTests {
         provider.offersDeviceCode = false
         let browser = RecordingBrowserOpener(.succeeds)
         // An observer that shows the URL: the failure is the missing terminal, not a sign-in nobody hears of.
-        let settings = SignInSettings(browser: browser, observer: RecordingSignInObserver(), acceptsPastedRedirect: false,
-                                      httpClient: provider.client(),
-                                      environment: SignInEnvironment(hasDisplay: false, isSSHSession: true, hasForwardedDisplay: false))
+        let settings = SignInSettings(
+            browser: browser, observer: RecordingSignInObserver(), acceptsPastedRedirect: false,
+            httpClient: provider.client(),
+            environment: SignInEnvironment(hasDisplay: false, isSSHSession: true, hasForwardedDisplay: false))
         let thrown = await #expect(throws: SignInError.self) {
-            try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+            try await IAPCredential.credential(
+                for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         }
         #expect(thrown?.needsTerminal == true)
         #expect(thrown?.description.contains("SSH session without a forwarded display") == true)
@@ -82,8 +90,9 @@ struct RemoteSignInChoiceTests {
         #expect(portalError?.needsTerminal == true)
     }
 
-    @Test("a browser command that fails goes straight to paste-back of the URL already shown (no second URL, no waiting for the timeout); the pasted address signs in",
-          arguments: [RecordingBrowserOpener.Behaviour.exits(3), .cannotStart])
+    @Test(
+        "a browser command that fails goes straight to paste-back of the URL already shown (no second URL, no waiting for the timeout); the pasted address signs in",
+        arguments: [RecordingBrowserOpener.Behaviour.exits(3), .cannotStart])
     func browserFailsThenPaste(behaviour: RecordingBrowserOpener.Behaviour) async throws {
         var provider = FakeIdentityProvider()
         provider.offersDeviceCode = false
@@ -99,9 +108,11 @@ struct RemoteSignInChoiceTests {
             board.continuation.yield("\(redirect)?code=the-code&state=\(state)")
         }
         let browser = RecordingBrowserOpener(behaviour)
-        let settings = SignInSettings(browser: browser, timeout: .seconds(600), observer: observer, acceptsPastedRedirect: true,
-                                      httpClient: provider.client(), environment: Self.desktop, pastedLines: { board.stream })
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        let settings = SignInSettings(
+            browser: browser, timeout: .seconds(600), observer: observer, acceptsPastedRedirect: true,
+            httpClient: provider.client(), environment: Self.desktop, pastedLines: { board.stream })
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(credential.username == "alice")
         #expect(browser.urls.count == 1, "the browser is tried once")
         let events = observer.events
@@ -111,7 +122,12 @@ struct RemoteSignInChoiceTests {
         #expect(events.filter { $0.hasPrefix("browser-failed-paste: ") }.count == 1, "\(events)")
         #expect(!events.contains("paste-prompt"), "no fresh URL to open: the one shown stays valid")
         #expect(!events.contains { $0.hasPrefix("no-browser:") })
-        #expect(events.contains { $0.hasPrefix("paste-rejected: The pasted address is not the awaited sign-in response: it does not start with http://127.0.0.1:") })
+        #expect(
+            events.contains {
+                $0.hasPrefix(
+                    "paste-rejected: The pasted address is not the awaited sign-in response: it does not start with http://127.0.0.1:"
+                )
+            })
         #expect(events.last == "exchange")
     }
 
@@ -122,13 +138,17 @@ struct RemoteSignInChoiceTests {
         provider.issuedAt = FakeIdentityProvider.now
         let observer = RecordingSignInObserver()
         let browser = RecordingBrowserOpener(.exits(3))
-        let settings = SignInSettings(browser: browser, observer: observer, acceptsPastedRedirect: true, httpClient: provider.client(),
-                                      clock: ManualClock(), environment: Self.desktop, pastedLines: { AsyncStream { _ in } })
-        let credential = try await IAPCredential.credential(for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
+        let settings = SignInSettings(
+            browser: browser, observer: observer, acceptsPastedRedirect: true, httpClient: provider.client(),
+            clock: ManualClock(), environment: Self.desktop, pastedLines: { AsyncStream { _ in } })
+        let credential = try await IAPCredential.credential(
+            for: FakeIdentityProvider.configuration(), using: .automatic, settings: settings)
         #expect(credential.username == "alice")
         let events = observer.events
         #expect(events.first == "browser")
-        #expect(events.contains("no-browser: the browser could not be started (the browser command exited with status 3)"), "\(events)")
+        #expect(
+            events.contains("no-browser: the browser could not be started (the browser command exited with status 3)"),
+            "\(events)")
         #expect(!events.contains { $0.hasPrefix("browser-failed-paste") })
         #expect(events.contains("device-code WDJB-MJHT"))
     }
@@ -137,7 +157,8 @@ struct RemoteSignInChoiceTests {
     func portalDeviceCode() async throws {
         let portal = OAuthUserConfiguration(portalURL: URL(string: "https://gis.example/portal")!, clientID: "app")
         let thrown = await #expect(throws: SignInError.self) {
-            try await OAuthUserCredential.credential(for: portal, using: .deviceCode, settings: SignInSettings(browser: nil))
+            try await OAuthUserCredential.credential(
+                for: portal, using: .deviceCode, settings: SignInSettings(browser: nil))
         }
         #expect(thrown?.category == .usage)
     }

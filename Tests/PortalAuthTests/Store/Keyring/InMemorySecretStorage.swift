@@ -40,7 +40,9 @@ final class InMemorySecretStorage: SecretItemStorage {
         if let error { throw error }
     }
 
-    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
+    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName)
+        throws(KeyringError)
+    {
         let failing = state.withLock { state -> Bool in
             state.calls += 1
             guard !state.failStores else { return true }

@@ -27,7 +27,9 @@ struct KeyringOffCooperativePoolTests {
             record()
             try storage.probe()
         }
-        func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) {
+        func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName)
+            throws(KeyringError)
+        {
             record()
             try storage.store(secret, attributes: attributes, label: label, schema: schema)
         }
@@ -71,7 +73,9 @@ struct KeyringOffCooperativePoolTests {
         #expect(try store.read().entry(for: KeyringStoreTests.key) == KeyringStoreTests.entry(refresh: "r2"))
     }
 
-    @Test("the probe before a refresh (checkSecretsWritable) runs on the pool, and its refusal still says nothing was sent")
+    @Test(
+        "the probe before a refresh (checkSecretsWritable) runs on the pool, and its refusal still says nothing was sent"
+    )
     func probeOnPool() async throws {
         let temporary = try TemporaryDirectory()
         let storage = ThreadRecordingStorage()
@@ -105,12 +109,14 @@ struct KeyringOffCooperativePoolTests {
         let temporary = try TemporaryDirectory()
         let storage = ThreadRecordingStorage()
         let store = keyringStore(temporary, storage)
-        let loaded = SignOutFakes.record(.oauthUser, refreshToken: "REFRESH-1", updatedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let loaded = SignOutFakes.record(
+            .oauthUser, refreshToken: "REFRESH-1", updatedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let key = loaded.key
         let credential = OAuthUserCredential(
             record: loaded, persistence: TokenKeeper.Persistence(store: store, key: key), settings: SignInSettings())
         // Another process rotated the refresh token since this one loaded the credential.
-        let rotated = SignOutFakes.record(.oauthUser, refreshToken: "REFRESH-2", updatedAt: Date(timeIntervalSince1970: 1_800_000_100))
+        let rotated = SignOutFakes.record(
+            .oauthUser, refreshToken: "REFRESH-2", updatedAt: Date(timeIntervalSince1970: 1_800_000_100))
         guard case .object(let entry) = rotated.json else { Issue.record("a record is a JSON object"); return }
         try await store.update { $0.set(entry, for: key) }
         let before = storage.calls.count

@@ -13,8 +13,11 @@ struct KeyringStoreTests {
     static let bus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
 
     static func entry(refresh: String, access: String = "access-1") -> JSONObject {
-        ["kind": .string("iap"), "client_id": .string("client"), "access_token": .string(access),
-         "refresh_token": .string(refresh), "id_token": .string("id-1"), "access_token_expires_at": .integer(1_800_000_000)]
+        [
+            "kind": .string("iap"), "client_id": .string("client"), "access_token": .string(access),
+            "refresh_token": .string(refresh), "id_token": .string("id-1"),
+            "access_token_expires_at": .integer(1_800_000_000),
+        ]
     }
 
     func keyringStore(_ temporary: TemporaryDirectory, _ storage: some SecretItemStorage) -> CredentialStoreFile {
@@ -24,7 +27,9 @@ struct KeyringStoreTests {
         return store
     }
 
-    func fileText(_ store: CredentialStoreFile) throws -> String { try String(contentsOfFile: store.path, encoding: .utf8) }
+    func fileText(_ store: CredentialStoreFile) throws -> String {
+        try String(contentsOfFile: store.path, encoding: .utf8)
+    }
 
     /// A keyring store holding the test entry (refresh token `r1`), and the item the file names for it; the
     /// folder lives as long as the value.
@@ -80,7 +85,9 @@ struct KeyringStoreTests {
         #expect(try store.read().entry(for: Self.key)?["refresh_token"]?.stringValue == "r2")
     }
 
-    @Test("an item a killed writer stored but never named in the file is taken over: its rotated refresh token is not lost")
+    @Test(
+        "an item a killed writer stored but never named in the file is taken over: its rotated refresh token is not lost"
+    )
     func killedWriterItemAdopted() async throws {
         let fixture = try await signedIn()
         defer { withExtendedLifetime(fixture) {} }
@@ -89,9 +96,11 @@ struct KeyringStoreTests {
         let named = fixture.named
         // The killed writer's newer item (sequence + 1), never named by the file.
         let newer = KeyringReference(generation: "killed", sequence: named.sequence + 1)
-        storage.plant(.init(schema: .credential,
-                            attributes: KeyringEntryFormat.itemAttributes(storePath: store.path, key: Self.key, reference: newer),
-                            secret: KeyringEntryFormat.itemSecret(of: Self.entry(refresh: "r2-rotated"))))
+        storage.plant(
+            .init(
+                schema: .credential,
+                attributes: KeyringEntryFormat.itemAttributes(storePath: store.path, key: Self.key, reference: newer),
+                secret: KeyringEntryFormat.itemSecret(of: Self.entry(refresh: "r2-rotated"))))
 
         let seen = try await store.update { $0.entry(for: Self.key)?["refresh_token"]?.stringValue }
         #expect(seen == "r2-rotated")
@@ -120,9 +129,12 @@ struct KeyringStoreTests {
         defer { withExtendedLifetime(fixture) {} }
         let storage = fixture.storage
         let store = fixture.store
-        storage.plant(.init(schema: .credential,
-                            attributes: KeyringEntryFormat.itemAttributes(storePath: store.path, key: "gone", reference: .init(generation: "g", sequence: 3)),
-                            secret: KeyringEntryFormat.itemSecret(of: Self.entry(refresh: "old"))))
+        storage.plant(
+            .init(
+                schema: .credential,
+                attributes: KeyringEntryFormat.itemAttributes(
+                    storePath: store.path, key: "gone", reference: .init(generation: "g", sequence: 3)),
+                secret: KeyringEntryFormat.itemSecret(of: Self.entry(refresh: "old"))))
         _ = try await store.update { $0.remove(Self.key) }
         #expect(storage.items.isEmpty)
         #expect(try store.read().isEmpty)
@@ -139,7 +151,8 @@ struct KeyringStoreTests {
         _ = try storage.clear(attributes: attributes, schema: .credential)
         storage.plant(.init(schema: .credential, attributes: attributes, secret: "not json \u{1B}[31m"))
         // A foreign item without a generation, for the same entry.
-        storage.plant(.init(schema: .credential, attributes: ["store": store.path, "entry": Self.key], secret: "foreign"))
+        storage.plant(
+            .init(schema: .credential, attributes: ["store": store.path, "entry": Self.key], secret: "foreign"))
 
         let read = try store.read().entry(for: Self.key)
         #expect(read?["access_token"] == nil)
@@ -152,7 +165,9 @@ struct KeyringStoreTests {
         #expect(storage.items.contains { $0.secret == "foreign" }, "the foreign item is kept")
     }
 
-    @Test("an old store file (tokens inline) loads with the keyring chosen, and its tokens move into the keyring at the next write")
+    @Test(
+        "an old store file (tokens inline) loads with the keyring chosen, and its tokens move into the keyring at the next write"
+    )
     func oldFileMovesIn() async throws {
         let temporary = try TemporaryDirectory()
         let storage = InMemorySecretStorage()
@@ -207,10 +222,12 @@ struct KeyringStoreTests {
 
     // MARK: - Choosing
 
-    @Test("--store words and paths", arguments: [
-        (nil, CredentialStoreFile.Choice.automatic), ("", .automatic), ("auto", .automatic), ("keyring", .keyring),
-        ("file", .file), ("./keyring", .path("./keyring")), ("/tmp/s.json", .path("/tmp/s.json")),
-    ] as [(String?, CredentialStoreFile.Choice)])
+    @Test(
+        "--store words and paths",
+        arguments: [
+            (nil, CredentialStoreFile.Choice.automatic), ("", .automatic), ("auto", .automatic), ("keyring", .keyring),
+            ("file", .file), ("./keyring", .path("./keyring")), ("/tmp/s.json", .path("/tmp/s.json")),
+        ] as [(String?, CredentialStoreFile.Choice)])
     func choiceWords(text: String?, choice: CredentialStoreFile.Choice) {
         #expect(CredentialStoreFile.Choice(text) == choice)
     }
@@ -220,19 +237,23 @@ struct KeyringStoreTests {
         let temporary = try TemporaryDirectory()
         let storage = InMemorySecretStorage()
         let environment = ["XDG_STATE_HOME": temporary.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
-        let chosen = try CredentialStoreFile.select(store: nil, environment: environment, currentDirectory: nil, storage: storage)
+        let chosen = try CredentialStoreFile.select(
+            store: nil, environment: environment, currentDirectory: nil, storage: storage)
         #expect(chosen.backend == .keyring)
         #expect(chosen.location.source == .xdgStateHome && chosen.path.hasSuffix("/portal-auth/credentials.json"))
 
         storage.setProbeError(KeyringError(.locked, message: "the default collection is locked"))
-        let fallback = try CredentialStoreFile.select(store: nil, environment: environment, currentDirectory: nil, storage: storage)
+        let fallback = try CredentialStoreFile.select(
+            store: nil, environment: environment, currentDirectory: nil, storage: storage)
         #expect(fallback.backend == .file)
         #expect(fallback.backendReason?.contains("locked") == true)
         #expect(throws: KeyringError(.locked, message: "the default collection is locked")) {
-            try CredentialStoreFile.select(store: "keyring", environment: environment, currentDirectory: nil, storage: storage)
+            try CredentialStoreFile.select(
+                store: "keyring", environment: environment, currentDirectory: nil, storage: storage)
         }
-        let path = try CredentialStoreFile.select(store: nil, environment: environment.merging(["PORTAL_AUTH_STORE": "/tmp/x.json"]) { $1 },
-                                                  currentDirectory: nil, storage: storage)
+        let path = try CredentialStoreFile.select(
+            store: nil, environment: environment.merging(["PORTAL_AUTH_STORE": "/tmp/x.json"]) { $1 },
+            currentDirectory: nil, storage: storage)
         #expect(path.backend == .file && path.path == "/tmp/x.json")
     }
 
@@ -240,11 +261,14 @@ struct KeyringStoreTests {
     func noBusNoCall() throws {
         let temporary = try TemporaryDirectory()
         let storage = InMemorySecretStorage()
-        let chosen = try CredentialStoreFile.select(store: nil, environment: ["XDG_STATE_HOME": temporary.path], currentDirectory: nil, storage: storage)
+        let chosen = try CredentialStoreFile.select(
+            store: nil, environment: ["XDG_STATE_HOME": temporary.path], currentDirectory: nil, storage: storage)
         #expect(chosen.backend == .file)
         #expect(storage.calls == 0)
         #expect(throws: KeyringError.self) {
-            try CredentialStoreFile.select(store: "keyring", environment: ["XDG_STATE_HOME": temporary.path], currentDirectory: nil, storage: storage)
+            try CredentialStoreFile.select(
+                store: "keyring", environment: ["XDG_STATE_HOME": temporary.path], currentDirectory: nil,
+                storage: storage)
         }
     }
 
@@ -258,19 +282,25 @@ struct KeyringStoreTests {
         let state = temporary.path
         // On a thread of its own, so that a choice waiting for a writer would fail by the time limit, not block the pool.
         let backend = try await BlockingWork.run {
-            try CredentialStoreFile.select(store: nil, environment: ["XDG_STATE_HOME": state], currentDirectory: nil, storage: storage).backend
+            try CredentialStoreFile.select(
+                store: nil, environment: ["XDG_STATE_HOME": state], currentDirectory: nil, storage: storage
+            ).backend
         }
         #expect(backend == .file)
     }
 
-    @Test("a lookup function (portal-auth token's getenv) chooses exactly what the same variables in a dictionary choose",
-          arguments: [nil, "auto", "file", "keyring", "./keyring"] as [String?])
+    @Test(
+        "a lookup function (portal-auth token's getenv) chooses exactly what the same variables in a dictionary choose",
+        arguments: [nil, "auto", "file", "keyring", "./keyring"] as [String?])
     func lookupChoosesAsDictionary(store: String?) throws {
         let temporary = try TemporaryDirectory()
         let environments: [[String: String]] = [
             ["XDG_STATE_HOME": temporary.path],
             ["XDG_STATE_HOME": temporary.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"],
-            ["HOME": temporary.path, "PORTAL_AUTH_STORE": "file", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"],
+            [
+                "HOME": temporary.path, "PORTAL_AUTH_STORE": "file",
+                "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent",
+            ],
             ["HOME": temporary.path, "PORTAL_AUTH_STORE": "keyring", "XDG_RUNTIME_DIR": temporary.path],
             ["XDG_STATE_HOME": "relative", "HOME": temporary.path, "PORTAL_AUTH_STORE": ""],
             ["PORTAL_AUTH_STORE": temporary.path + "/chosen.json"],
@@ -279,15 +309,27 @@ struct KeyringStoreTests {
         for environment in environments {
             let fromDictionary = InMemorySecretStorage()
             let fromLookup = InMemorySecretStorage()
-            let expected = Result { try CredentialStoreFile.select(store: store, environment: environment, currentDirectory: "/", storage: fromDictionary) }
-            let chosen = Result { try CredentialStoreFile.select(store: store, lookup: { environment[$0] }, currentDirectory: "/", storage: fromLookup) }
+            let expected = Result {
+                try CredentialStoreFile.select(
+                    store: store, environment: environment, currentDirectory: "/", storage: fromDictionary)
+            }
+            let chosen = Result {
+                try CredentialStoreFile.select(
+                    store: store, lookup: { environment[$0] }, currentDirectory: "/", storage: fromLookup)
+            }
             #expect(Self.outcome(chosen) == Self.outcome(expected), "\(environment)")
             #expect(fromLookup.calls == fromDictionary.calls, "\(environment)")
         }
         // The process's own environment through getenv, as `portal-auth token` reads it, against Foundation's copy.
-        let process = Result { try CredentialStoreFile.select(store: store, lookup: ProcessEnvironment.value(of:), currentDirectory: "/", storage: InMemorySecretStorage()) }
+        let process = Result {
+            try CredentialStoreFile.select(
+                store: store, lookup: ProcessEnvironment.value(of:), currentDirectory: "/",
+                storage: InMemorySecretStorage())
+        }
         let copied = Result {
-            try CredentialStoreFile.select(store: store, environment: ProcessInfo.processInfo.environment, currentDirectory: "/", storage: InMemorySecretStorage())
+            try CredentialStoreFile.select(
+                store: store, environment: ProcessInfo.processInfo.environment, currentDirectory: "/",
+                storage: InMemorySecretStorage())
         }
         #expect(Self.outcome(process) == Self.outcome(copied))
     }
@@ -305,7 +347,9 @@ struct KeyringStoreTests {
     @Test("candidates: newer unnamed items first, then the named one; older ones are leftovers")
     func candidates() {
         let named = KeyringReference(generation: "b", sequence: 2)
-        let items = [KeyringReference(generation: "a", sequence: 1), named, KeyringReference(generation: "c", sequence: 3)]
+        let items = [
+            KeyringReference(generation: "a", sequence: 1), named, KeyringReference(generation: "c", sequence: 3),
+        ]
         #expect(KeyringEntryFormat.candidates(among: items, for: named).map(\.generation) == ["c", "b"])
         #expect(KeyringEntryFormat.nextSequence(items: items, current: named) == 4)
         #expect(KeyringEntryFormat.nextSequence(items: [], current: nil) == 1)
@@ -322,8 +366,16 @@ struct KeyringStoreTests {
 /// A keyring that cannot be reached (a headless machine).
 struct UnreachableStorage: SecretItemStorage {
     func probe() throws(KeyringError) { throw KeyringError(.noSessionBus, message: "no bus") }
-    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName) throws(KeyringError) { try probe() }
-    func lookup(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> String? { try probe(); return nil }
-    func clear(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> Bool { try probe(); return false }
-    func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String: String]] { try probe(); return [] }
+    func store(_ secret: String, attributes: [String: String], label: String, schema: SecretSchemaName)
+        throws(KeyringError)
+    { try probe() }
+    func lookup(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> String? {
+        try probe(); return nil
+    }
+    func clear(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> Bool {
+        try probe(); return false
+    }
+    func search(attributes: [String: String], schema: SecretSchemaName) throws(KeyringError) -> [[String: String]] {
+        try probe(); return []
+    }
 }
