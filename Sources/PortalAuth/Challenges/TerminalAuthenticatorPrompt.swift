@@ -27,12 +27,9 @@ public struct TerminalAuthenticatorPrompt: AuthenticatorPrompt {
         }
         let username = try await TerminalInput.line("Username (empty to skip): ").trimmingCharacters(in: .whitespaces)
         guard !username.isEmpty else { return nil }
-        while true {
-            let password = try await TerminalInput.secret(
-                "Password for \(DisplayText.neutralised(username, limit: 200)): ")
-            if !password.isEmpty { return LoginAnswer(username: username, password: password) }
-            TerminalInput.say("The password is empty; type it (nothing is shown), or press Ctrl-C to stop.")
-        }
+        let password = try await TerminalInput.password(
+            "Password for \(DisplayText.neutralised(username, limit: 200)): ")
+        return LoginAnswer(username: username, password: password)
     }
 
     public func shouldTrust(_ certificate: CertificateInfo, for space: ProtectionSpace) async throws -> Bool {

@@ -103,10 +103,10 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     /// The password from standard input, or asked for on the terminal.
     private func readPassword() async throws -> String {
         if passwordStdin { return try SecretInput.firstLineOfStandardInput(naming: "password") }
-        guard SecretInput.canPrompt else {
+        guard TerminalInput.isAvailable else {
             throw InputError.usage(
                 "no terminal to ask for the password of \(username): give it on standard input with --password-stdin")
         }
-        return try await SecretInput.password("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
+        return try await TerminalInput.password("Password for \(username) at \(URL(string: portal)?.host ?? portal): ")
     }
 }

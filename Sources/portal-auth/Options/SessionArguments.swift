@@ -19,7 +19,7 @@ struct SessionArguments: Equatable {
         try validateStoreValues()
     }
 
-    /// Checks the browser values (`BrowserOptions`).
+    /// Checks the browser values (`BrowserOptions`, `LogoutOptions`).
     func validateBrowserChoice() throws {
         let forced = [(forceBrowser, "--browser"), (noBrowser, "--no-browser"), (deviceCode, "--device-code")].filter(
             \.0
@@ -72,6 +72,24 @@ struct SessionArguments: Equatable {
             // the same choice: no browser started over SSH or without a display.
             signInMethod: method
         )
+    }
+
+    /// Settings for revocations and identity-provider logouts: the browser, the choice of a remote path and the time
+    /// limit of these values, a terminal logout observer, the HTTP client with the CA bundle.
+    func signOutSettings() -> (settings: SignInSettings, observer: TerminalLogoutObserver) {
+        let observer = TerminalLogoutObserver()
+        let method = signInMethod
+        let settings = SignInSettings(
+            browser: noBrowser ? nil : CommandBrowserOpener.systemDefault(override: browserCommand),
+            timeout: .seconds(timeout),
+            observer: observer,
+            // Over SSH or without a display no browser starts: on a terminal the address the browser ends on is
+            // pasted back; without one the logout says at once that the browser session stays.
+            acceptsPastedRedirect: method != .browser && isatty(0) == 1,
+            httpClient: httpClient,
+            signInMethod: method
+        )
+        return (settings, observer)
     }
 
     /// The error for a sign-in that cannot go on without a terminal, with the command to run on one.
