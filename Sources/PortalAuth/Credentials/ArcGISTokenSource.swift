@@ -18,15 +18,7 @@ extension OAuthUserCredential: ArcGISTokenSource {
     }
 
     func renewedTokenInfo(refused: String) async throws -> TokenInfo {
-        let record = try await keeper.validCredential(force: true, refused: refused)
-        guard
-            let info = TokenInfo(
-                accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt,
-                isSSLRequired: record.isSSLRequired)
-        else {
-            throw CredentialError.signInRequired(targetDescription, because: "the stored access token is empty")
-        }
-        return info
+        try tokenInfo(of: await keeper.validCredential(force: true, refused: refused))
     }
 }
 

@@ -111,7 +111,11 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
 
     /// A token valid for at least `minimumValidity` (the refresh policy's margin when nil).
     public func tokenInfo(minimumValidity: Duration?, forceRefresh: Bool = false) async throws -> TokenInfo {
-        let record = try await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh)
+        try tokenInfo(of: await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh))
+    }
+
+    /// The access token of `record`, a valid stored sign-in of this credential; a sign-in is needed when it is empty.
+    func tokenInfo(of record: StoredCredential) throws -> TokenInfo {
         guard
             let info = TokenInfo(
                 accessToken: record.accessToken, expirationDate: record.accessTokenExpiresAt,

@@ -45,10 +45,7 @@ struct AppTokenCommand: AsyncParsableCommand {
         help: ArgumentHelp("Token lifetime to ask for, in minutes (default: the portal's, 120).", valueName: "minutes"))
     var expiration: Int?
 
-    @Option(
-        help: ArgumentHelp(
-            "Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.",
-            valueName: "format"))
+    @Option(help: TokenFormat.generatedTokenHelp)
     var format: TokenFormat = .plain
 
     @OptionGroup var transport: TransportOptions

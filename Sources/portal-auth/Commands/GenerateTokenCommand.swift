@@ -51,10 +51,7 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     )
     var referer: String = TokenCredential.defaultReferer
 
-    @Option(
-        help: ArgumentHelp(
-            "Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.",
-            valueName: "format"))
+    @Option(help: TokenFormat.generatedTokenHelp)
     var format: TokenFormat = .plain
 
     @OptionGroup var transport: TransportOptions

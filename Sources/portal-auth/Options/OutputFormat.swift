@@ -24,4 +24,9 @@ enum TokenFormat: String, CaseIterable, ExpressibleByArgument {
     case header
     /// One JSON object: the token, its type, expiry and owner.
     case json
+
+    /// The help of `--format` of the commands that have a portal generate a token (`generate-token`, `app-token`).
+    static let generatedTokenHelp = ArgumentHelp(
+        "Output format: plain (the token alone), header (X-Esri-Authorization: Bearer ...) or json.",
+        valueName: "format")
 }
