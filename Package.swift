@@ -78,16 +78,19 @@ let package = Package(
         .target(name: "PortalAuthTesting", dependencies: ["PortalAuth"]),
 
         // MARK: - Tests
+        // What the test targets share (`TestServerProcess`: one way to start a server and wait for it); no product,
+        // so no part of what an app gets.
+        .target(name: "TestSupport", dependencies: ["PortalAuthCore"], path: "Tests/TestSupport"),
         .testTarget(
             name: "PortalAuthTests",
             dependencies: [
                 "PortalAuthCore", "PortalAuthTransport", "PortalAuthStore", "PortalAuth", "PortalAuthTesting",
-                "FuzzChecks",
+                "FuzzChecks", "TestSupport",
             ],
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PortalAuth"],
+            dependencies: ["PortalAuth", "TestSupport"],
         ),
         // Code written for the ArcGIS Maps SDK for Swift, compiled against the public API only.
         .testTarget(

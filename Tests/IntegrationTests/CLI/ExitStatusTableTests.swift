@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import PortalAuth
 
 /// The exit-status table of CommandLineTool.md ("By command"), checked row by row against the built tool: each row
@@ -204,14 +205,16 @@ struct ExitStatusTableTests {
 /// `Tests/Fakes/fault_server.py` on 127.0.0.1 with an ephemeral port: any status (`/status/CODE`), redirects
 /// (`/redirect?to=URL`), JSON (`/json`).
 final class ReplyServer: Sendable {
-    private let server: FakeServerProcess
+    private let server: TestServerProcess
+    private let base: String
 
     init() throws {
-        server = try FakeServerProcess(script: "fault_server.py", arguments: ["--lifetime", "300"])
+        server = try TestServerProcess.fake("fault_server.py", ["--lifetime", "300"])
+        base = try server.announcedBase()
     }
 
     /// `http://127.0.0.1:PORT` + `pathAndQuery`.
-    func url(_ pathAndQuery: String) -> String { server.base + pathAndQuery }
+    func url(_ pathAndQuery: String) -> String { base + pathAndQuery }
 
     func stop() { server.stop() }
 }

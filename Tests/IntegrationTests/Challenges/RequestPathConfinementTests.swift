@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PortalAuth
 
 /// `portal-auth request` must not send a portal's token to a URL outside the portal's path once the path is read
@@ -10,7 +11,7 @@ struct RequestPathConfinementTests {
     /// A loopback HTTP server that answers every request with `{}` and logs `<raw path> LEAK|CLEAN` (whether the
     /// token appeared in the request line or a header) to a file.
     final class RecordingServer {
-        let process: ChildProcess
+        let process: TestServerProcess
         let port: Int
         let log: URL
 
@@ -37,28 +38,14 @@ struct RequestPathConfinementTests {
                 print("PORT", server.server_address[1], flush=True)
                 server.serve_forever()
                 """
-            let process = ChildProcess()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", script, token, log.path]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardInput = FileHandle.nullDevice
-            // Not the test runner's stderr: a server left running must not hold its pipe open.
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let line = readOutput(of: output, until: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
-                kill(process.processIdentifier, SIGKILL)
-                throw TestFailure("the recording server did not start: \(line)")
-            }
-            self.process = process
-            self.port = port
+            // Its standard error in its log, not the test runner's: a server left running must not hold its pipe open.
+            process = try TestServerProcess("python3", ["-c", script, token, log.path], readiness: .announcedPort)
+            port = try process.announcedPort()
         }
 
         deinit {
-            // SIGKILL: the test runner's children inherit SIGTERM ignored.
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            // No grace after SIGTERM: the test runner's children inherit SIGTERM ignored.
+            process.stop(grace: .zero)
         }
 
         /// The logged lines so far.

@@ -16,7 +16,7 @@ struct FastPathKeyringTests {
 
     @Test("token: the same stdout, stderr and exit status on both paths, for each store choice and the default sign-in")
     func sameTokenOutput() async throws {
-        let home = try KeyringScratch(keyring: try KeyringSession.shared())
+        let home = try KeyringScratch.onSharedKeyring()
         try await home.signIn(.portal, server: server)
         let selector = ["--portal", server.portal, "--client-id", server.clientID]
         let lines: [[String]] = [
@@ -45,7 +45,7 @@ struct FastPathKeyringTests {
     @Test(
         "refresh --format json on both paths: the same JSON members, the new tokens in the keyring item and in no file")
     func refreshKeepsTokensInKeyring() async throws {
-        let home = try KeyringScratch(keyring: try KeyringSession.shared())
+        let home = try KeyringScratch.onSharedKeyring()
         try await home.signIn(.portal, server: server)
         var shapes: [[String]] = []
         for mode in ["only", "off"] {

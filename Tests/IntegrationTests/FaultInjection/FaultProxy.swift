@@ -1,25 +1,26 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PortalAuth
 
 /// `Tests/Fakes/fault_proxy.py` in front of the test authorization server: forwards everything, and breaks the
 /// next token requests in the way asked (`arm`). It stops with `stop()`, and by itself when this process dies.
 final class FaultProxy: Sendable {
-    private let server: FakeServerProcess
+    private let server: TestServerProcess
     /// `http://127.0.0.1:PORT`.
-    var base: String { server.base }
+    let base: String
 
     /// Starts the proxy in front of `upstream`, waiting for it off the cooperative pool.
     static func start(upstream: String) async throws -> FaultProxy {
         try await BlockingWork.run {
-            FaultProxy(
-                server: try FakeServerProcess(
-                    script: "fault_proxy.py", arguments: ["--upstream", upstream, "--lifetime", "600"]))
+            try FaultProxy(
+                server: TestServerProcess.fake("fault_proxy.py", ["--upstream", upstream, "--lifetime", "600"]))
         }
     }
 
-    private init(server: FakeServerProcess) {
+    private init(server: TestServerProcess) throws {
         self.server = server
+        base = try server.announcedBase()
     }
 
     /// The proxy's counters: token requests seen and broken.

@@ -27,8 +27,8 @@ struct KeyringMidRefreshTests {
         "the keyring locked or its daemon killed during a rotating refresh: the new tokens are kept, and the sign-in works once the keyring is back",
         arguments: Disruption.allCases, [false, true])
     func disruptedRefresh(disruption: Disruption, forcedKeyring: Bool) async throws {
-        let keyring = try KeyringSession()
-        let home = try KeyringScratch(keyring: keyring)
+        let home = try KeyringScratch.onPrivateKeyring()
+        let keyring = home.keyring
         try await home.signIn(.iap, server: server)
         let store = forcedKeyring ? ["PORTAL_AUTH_STORE": "keyring"] : [:]
         let selector = ["--iap", server.iapConfig]
@@ -84,8 +84,8 @@ struct KeyringMidRefreshTests {
         "a keyring locked before the refresh: nothing is sent, exit 70 with what to do, and the sign-in works after unlocking"
     )
     func lockedBeforeRefresh() async throws {
-        let keyring = try KeyringSession()
-        let home = try KeyringScratch(keyring: keyring)
+        let home = try KeyringScratch.onPrivateKeyring()
+        let keyring = home.keyring
         try await home.signIn(.iap, server: server)
         let selector = ["--iap", server.iapConfig]
         try keyring.lock()
@@ -113,8 +113,8 @@ struct HungKeyringDeadlineTests {
 
     @Test("status, a forced-keyring token and iap login with --timeout 2 end by the command's time limit, saying so")
     func stoppedDaemon() async throws {
-        let keyring = try KeyringSession()
-        let home = try KeyringScratch(keyring: keyring)
+        let home = try KeyringScratch.onPrivateKeyring()
+        let keyring = home.keyring
         try await home.signIn(.iap, server: server)
         try keyring.pauseDaemon(true)
         defer { try? keyring.pauseDaemon(false) }

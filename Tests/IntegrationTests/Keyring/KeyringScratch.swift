@@ -8,9 +8,21 @@ struct KeyringScratch {
     let scratch: ScratchStore
     let keyring: KeyringSession
 
-    init(keyring: KeyringSession) throws {
+    private init(keyring: KeyringSession) throws {
         self.scratch = try ScratchStore()
         self.keyring = keyring
+    }
+
+    /// A new scratch home on the keyring `scripts/test` started (`KeyringSession.shared()`: a new private one when
+    /// none was), for tests that leave the keyring as it is.
+    static func onSharedKeyring() throws -> KeyringScratch {
+        try KeyringScratch(keyring: try KeyringSession.shared())
+    }
+
+    /// A new scratch home on a private keyring of its own (`scripts/keyring start` in a new folder, stopped when the
+    /// last copy of this value goes away), for tests that lock it, kill or pause its daemon.
+    static func onPrivateKeyring() throws -> KeyringScratch {
+        try KeyringScratch(keyring: try KeyringSession())
     }
 
     var home: String { scratch.directory.appendingPathComponent("home").path }

@@ -17,7 +17,7 @@ struct KeyringStoreIntegrationTests {
     @Test(
         "a sign-in keeps its tokens in the keyring: no token in any file of the home and state folders; status says so")
     func noTokenOnDisk() async throws {
-        let home = try KeyringScratch(keyring: try KeyringSession.shared())
+        let home = try KeyringScratch.onSharedKeyring()
         let signedIn = try await home.signIn(.iap, server: server)
         // The sign-in says where the tokens went, as status does (issue 28, point 10).
         #expect(signedIn.stderr.contains("Stored in the desktop keyring (index: "), "\(signedIn)")
@@ -40,7 +40,7 @@ struct KeyringStoreIntegrationTests {
         "16 concurrent `token` processes on an expired token with rotating refresh tokens: one refresh, one token, one item"
     )
     func concurrentProcesses() async throws {
-        let home = try KeyringScratch(keyring: try KeyringSession.shared())
+        let home = try KeyringScratch.onSharedKeyring()
         // A 1-second access token, waited out (by `status`): the next `token` refreshes it, whatever the rule for
         // tokens shorter than --min-valid.
         try await control.configure(["access_token_seconds": .integer(1)])
@@ -72,7 +72,7 @@ struct KeyringStoreIntegrationTests {
 
     @Test("kill -9 at moments of a refresh: the index stays valid, the sign-in works, and leftovers are removed")
     func killedMidRefresh() async throws {
-        let home = try KeyringScratch(keyring: try KeyringSession.shared())
+        let home = try KeyringScratch.onSharedKeyring()
         try await home.signIn(.portal, server: server)
         try await control.configure(["token_delay_ms": .integer(300)])
         // Kills before, during and after the token request (the answer then being stored).
@@ -102,7 +102,7 @@ struct KeyringStoreIntegrationTests {
 
     @Test("store migrate --to file and --to keyring keep the sign-in; revoke deletes the item")
     func migrateAndRevoke() async throws {
-        let home = try KeyringScratch(keyring: try KeyringSession.shared())
+        let home = try KeyringScratch.onSharedKeyring()
         try await home.signIn(.portal, server: server)
         let selector = ["--portal", server.portal, "--client-id", server.clientID]
 
@@ -162,8 +162,8 @@ struct KeyringStoreIntegrationTests {
         "a locked keyring: auto uses the file and says so, a sign-in there is reported unreadable with why; --store keyring fails at once (exit 70)"
     )
     func lockedCollection() async throws {
-        let keyring = try KeyringSession()
-        let home = try KeyringScratch(keyring: keyring)
+        let home = try KeyringScratch.onPrivateKeyring()
+        let keyring = home.keyring
         try await home.signIn(.portal, server: server)
         try keyring.lock()
         let status = try await home.run(["status"])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import PortalAuth
 
 /// Issue 25.1 with two real providers on loopback: the hostile A (`Tests/Fakes/mixup_provider.py`) relays the
@@ -12,17 +13,17 @@ import Testing
 struct MixUpIntegrationTests {
     /// The hostile provider A, stopped with `stop()` and when this process ends.
     final class HostileProvider: Sendable {
-        private let server: FakeServerProcess
-        var base: String { server.base }
+        private let server: TestServerProcess
+        let base: String
 
         static func start(honest issuer: String, document: String) async throws -> HostileProvider {
             try await BlockingWork.run { try HostileProvider(honest: issuer, document: document) }
         }
 
         private init(honest issuer: String, document: String) throws {
-            server = try FakeServerProcess(
-                script: "mixup_provider.py",
-                arguments: ["--honest", issuer, "--document", document, "--lifetime", "300"])
+            server = try TestServerProcess.fake(
+                "mixup_provider.py", ["--honest", issuer, "--document", document, "--lifetime", "300"])
+            base = try server.announcedBase()
         }
 
         /// How many token requests, codes and PKCE verifiers reached A.

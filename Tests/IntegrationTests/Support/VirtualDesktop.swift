@@ -1,6 +1,7 @@
 import Foundation
 import PortalAuth
 import Glibc
+import TestSupport
 
 /// A desktop session for the custom-scheme tests: an Xvfb display and private `XDG_DATA_HOME`, `XDG_CONFIG_HOME`
 /// and `XDG_RUNTIME_DIR`, with no desktop named (xdg-utils' generic path: `xdg-mime query default` and the
@@ -9,7 +10,7 @@ final class VirtualDesktop: @unchecked Sendable {
     let folder: URL
     /// The variables that make the tool, the browser driver and xdg-open use this desktop.
     let environment: [String: String]
-    private let xvfb: ChildProcess
+    private let xvfb: TestServerProcess
 
     init() throws {
         var template = Array("\(NSTemporaryDirectory())/pa-desktop-XXXXXX".utf8CString)
@@ -20,20 +21,12 @@ final class VirtualDesktop: @unchecked Sendable {
                 at: folder.appendingPathComponent(name), withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700])
         }
-        xvfb = ChildProcess()
-        xvfb.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        xvfb.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x800x24"]
-        let output = Pipe()
-        xvfb.standardOutput = output
-        xvfb.standardError = FileHandle.nullDevice
-        xvfb.standardInput = FileHandle.nullDevice
-        try xvfb.run()
-        let display = readOutput(of: output, until: "\n", timeout: .seconds(30)).trimmingCharacters(
-            in: .whitespacesAndNewlines)
-        guard !display.isEmpty, display.allSatisfy(\.isNumber) else {
-            xvfb.terminate()
-            throw POSIXError(.ENODEV)
-        }
+        // Xvfb writes the number of the display it chose on its standard output (-displayfd 1) once it accepts
+        // clients.
+        xvfb = try TestServerProcess(
+            "/usr/bin/Xvfb", ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x800x24"],
+            readiness: .line("a display number") { !$0.isEmpty && $0.allSatisfy(\.isNumber) }, deadline: .seconds(30))
+        let display = xvfb.readyLine ?? ""
         environment = [
             "DISPLAY": ":\(display)", "WAYLAND_DISPLAY": "",
             // No desktop environment named: xdg-open takes its generic path.
@@ -48,9 +41,8 @@ final class VirtualDesktop: @unchecked Sendable {
     }
 
     deinit {
-        // SIGKILL: the test runner's children may inherit a blocked SIGTERM.
-        if xvfb.isRunning { kill(xvfb.processIdentifier, SIGKILL) }
-        xvfb.waitUntilExit()
+        // No grace after SIGTERM: the test runner's children may inherit a blocked SIGTERM.
+        xvfb.stop(grace: .zero)
         try? FileManager.default.removeItem(at: folder)
     }
 

@@ -1,52 +1,29 @@
 import Foundation
 import PortalAuth
 import Testing
+import TestSupport
 
-/// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port.
+/// The fault-injection server of `Tests/Fakes/fault_server.py`, started on 127.0.0.1 with an ephemeral port through
+/// `TestServerProcess`.
 ///
 /// It stops when `stop()` closes its stdin, and by itself if this test process dies (stdin closes) or after
-/// its lifetime. Its state is set once in `init` and only read afterwards, hence the unchecked conformance, which lets
-/// it be started off the cooperative pool.
-final class FaultServer: @unchecked Sendable {
+/// its lifetime.
+final class FaultServer: Sendable {
     /// The port it listens on.
     let port: Int
     /// `http` or `https`.
     let scheme: String
-    private let process: ChildProcess
-    private let stdin: Pipe
+    private let server: TestServerProcess
 
-    /// Starts a server; `tls` serves https with that certificate, `clientCA` then requires client certificates.
+    /// Starts a server (blocking); `tls` serves https with that certificate, `clientCA` then requires client
+    /// certificates.
     init(tls: TestCertificate? = nil, clientCA: URL? = nil) throws {
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fakes/fault_server.py")
-        var arguments = [script.path, "--lifetime", "120"]
+        var arguments = ["--lifetime", "120"]
         if let tls { arguments += ["--tls-cert", tls.certificate.path, "--tls-key", tls.key.path] }
         if let clientCA { arguments += ["--client-ca", clientCA.path] }
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        // The server prints "PORT <n>" right after binding; EOF (an empty read) means it failed to start.
-        var output = Data()
-        while !output.contains(UInt8(ascii: "\n")) {
-            let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            output.append(chunk)
-        }
-        let line = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
-            process.terminate()
-            throw FaultServerError(message: "fault_server.py did not start: \(line)")
-        }
-        self.port = port
+        server = try TestServerProcess.fake("fault_server.py", arguments)
+        port = try server.announcedPort()
         self.scheme = tls == nil ? "http" : "https"
-        self.process = process
-        self.stdin = stdin
     }
 
     /// A URL on this server, e.g. `url("/echo?x=1")`; `host` may be another loopback name such as `localhost`.
@@ -56,8 +33,7 @@ final class FaultServer: @unchecked Sendable {
 
     /// Stops the server.
     func stop() {
-        try? stdin.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        server.stop()
     }
 
     /// Runs `body` with a started server and stops it afterwards, whatever happens.
