@@ -95,7 +95,12 @@
     X(p, ECDSA_SIG *, ECDSA_SIG_new, (void), ())                                                                 \
     X(p, void, ECDSA_SIG_free, (ECDSA_SIG *signature), (signature))                                              \
     X(p, int, ECDSA_SIG_set0, (ECDSA_SIG *signature, BIGNUM *r, BIGNUM *s), (signature, r, s))                   \
-    X(p, int, i2d_ECDSA_SIG, (const ECDSA_SIG *signature, unsigned char **out), (signature, out))
+    X(p, int, i2d_ECDSA_SIG, (const ECDSA_SIG *signature, unsigned char **out), (signature, out))             \
+    X(p, X509_STORE *, X509_STORE_new, (void), ())                                                               \
+    X(p, void, X509_STORE_free, (X509_STORE *store), (store))                                                    \
+    X(p, int, X509_STORE_load_file, (X509_STORE *store, const char *file), (store, file))                        \
+    X(p, int, X509_STORE_load_path, (X509_STORE *store, const char *path), (store, path))                        \
+    X(p, int, X509_STORE_set_flags, (X509_STORE *store, unsigned long flags), (store, flags))
 /// None of libcrypto's functions used here is variadic.
 #define PA_CRYPTO_VARIADIC_FUNCTIONS(X, p)
 PA_DYNAMIC_LIBRARY(crypto, PA_CRYPTO_FUNCTIONS, PA_CRYPTO_VARIADIC_FUNCTIONS, "libcrypto.so.3", "libssl3",
@@ -205,13 +210,15 @@ static inline int pa_verify_signature(EVP_PKEY *key, int digest, int pss, int ec
     return result;
 }
 
-/// The libssl functions of the client-certificate callbacks below (libcurl has loaded libssl by then).
+/// The libssl functions of the client-certificate callbacks below and of the shared CA store that the transfers'
+/// SSL_CTX callback installs (Sources/PortalAuthTransport/CAStore.swift; libcurl has loaded libssl by then).
 #define PA_SSL_FUNCTIONS(X, p)                                                                                   \
     X(p, SSL_CTX *, SSL_get_SSL_CTX, (const SSL *ssl), (ssl))                                                    \
     X(p, void *, SSL_CTX_get_ex_data, (const SSL_CTX *context, int index), (context, index))                     \
     X(p, int, SSL_CTX_set_ex_data, (SSL_CTX *context, int index, void *data), (context, index, data))            \
     X(p, void, SSL_CTX_set_client_cert_cb,                                                                       \
-      (SSL_CTX * context, int (*callback)(SSL *ssl, X509 **certificate, EVP_PKEY **key)), (context, callback))
+      (SSL_CTX * context, int (*callback)(SSL *ssl, X509 **certificate, EVP_PKEY **key)), (context, callback))   \
+    X(p, void, SSL_CTX_set1_cert_store, (SSL_CTX *context, X509_STORE *store), (context, store))
 /// None of libssl's functions used here is variadic.
 #define PA_SSL_VARIADIC_FUNCTIONS(X, p)
 PA_DYNAMIC_LIBRARY(ssl, PA_SSL_FUNCTIONS, PA_SSL_VARIADIC_FUNCTIONS, "libssl.so.3", "libssl3", "libssl-dev")

@@ -11,10 +11,18 @@ import Foundation
 package struct CurlHTTPClient: TransportClient {
     /// The settings used for every request.
     public var configuration: TransportConfiguration
+    /// The CA stores the client's connections share: the process's, but in tests that count their loads.
+    let caStores: CAStoreCache
 
     /// Creates a client.
     public init(configuration: TransportConfiguration = TransportConfiguration()) {
+        self.init(configuration: configuration, caStores: .shared)
+    }
+
+    /// Creates a client whose connections take their CA stores from `caStores`.
+    init(configuration: TransportConfiguration, caStores: CAStoreCache) {
         self.configuration = configuration
+        self.caStores = caStores
     }
 
     /// Sends `request`, following redirects hop by hop when `configuration.followRedirects` is set.
@@ -58,7 +66,7 @@ package struct CurlHTTPClient: TransportClient {
         let loop = try CurlMultiLoop.shared(for: request.url)
         let transfer = try CurlTransfer(
             request: request, target: target, configuration: configuration, deadline: deadline,
-            easy: try loop.handle(for: request.url))
+            easy: try loop.handle(for: request.url), caStores: caStores)
         return try await loop.run(transfer)
     }
 

@@ -15,10 +15,10 @@ import Synchronization
 /// - Easy handles are used again: a finished transfer's handle is reset (`curl_easy_reset`: every option back to its
 ///   default, the buffers kept) and goes back to the loop (up to ``maximumSpareHandles``) for the next request,
 ///   rather than a handle allocated and freed per request. A spare handle keeps nothing of its last request.
-/// - The multi handle holds the connection pool (`CURLMOPT_MAXCONNECTS`, ``maximumConnections``) and the CA store
-///   (OpenSSL's parsed bundle, cached by libcurl for `CURLOPT_CA_CACHE_TIMEOUT`, 24 h by default since 7.87: the
-///   bundle is read once, not once per request); HTTP/2 is negotiated where the server offers it and concurrent
-///   requests to one origin are multiplexed on one connection (`CURLOPT_PIPEWAIT`).
+/// - The multi handle holds the connection pool (`CURLMOPT_MAXCONNECTS`, ``maximumConnections``); HTTP/2 is
+///   negotiated where the server offers it and concurrent requests to one origin are multiplexed on one connection
+///   (`CURLOPT_PIPEWAIT`). The CA bundle is parsed once per process, not per connection: every connection that trusts
+///   it shares one OpenSSL store (`CAStore`, kept by `CAStoreCache`), installed by the transfer's SSL_CTX callback.
 /// - A share handle holds the connection cache, the TLS sessions (resumed handshakes) and the DNS cache for every
 ///   transfer of the loop. It has no lock callbacks, on purpose: only the loop thread ever touches it. A transfer's
 ///   easy handle is configured on the caller's thread without the share, and the loop attaches the share just

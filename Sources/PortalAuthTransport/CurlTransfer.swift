@@ -22,6 +22,11 @@ final class CurlTransfer: @unchecked Sendable {
     let easy: CurlEasyHandle
     /// The CA bundle path in use, for messages.
     private var caBundle: String?
+    /// Where the process's CA stores are kept (`CAStoreCache.shared` but in tests).
+    private let caStores: CAStoreCache
+    /// The CA store the transfer's TLS connection is given, kept alive until the transfer ends (libcurl holds only
+    /// an unretained pointer to it).
+    private var caStore: CAStore?
     /// Resumed once, by `finish`, on the loop thread, with the HTTP status; the caller then reads the response
     /// (`response(status:)`), which the loop no longer touches.
     var continuation: UnsafeContinuation<Int, any Error>?
@@ -39,9 +44,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// Sets every option of `easy`, a new handle or a used one (the loop sets the share handle).
     init(
         request: TransportRequest, target: RequestTarget, configuration: TransportConfiguration,
-        deadline: ContinuousClock.Instant, easy: CurlEasyHandle
+        deadline: ContinuousClock.Instant, easy: CurlEasyHandle, caStores: CAStoreCache = .shared
     ) throws(TransportError) {
         self.request = request
+        self.caStores = caStores
         self.target = target
         self.configuration = configuration
         self.deadline = deadline
@@ -138,23 +144,47 @@ final class CurlTransfer: @unchecked Sendable {
         try handle.set(CURLOPT_SSL_VERIFYPEER, 1, "CURLOPT_SSL_VERIFYPEER")
         try handle.set(CURLOPT_SSL_VERIFYHOST, 2, "CURLOPT_SSL_VERIFYHOST")
         var caBundle: String?
+        let file = configuration.tls.caBundle?.path ?? Self.environmentCABundle()
         if let trusted = request.credentials.trustedServerCertificates {
             try handle.set(CURLOPT_CAINFO_BLOB, blob: trusted, "CURLOPT_CAINFO_BLOB")
             caBundle = "(the trusted server certificate)"
-        } else if let file = configuration.tls.caBundle?.path ?? Self.environmentCABundle() {
+        } else if let source = file.map(CASource.init(file:)) ?? CASource.libcurlDefault {
+            try useSharedStore(of: source, handle)
+            caBundle = file
+        } else if let file {
             try handle.set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO")
             caBundle = file
         }
-        // The parsed bundle is kept by the multi handle and shared by its transfers (libcurl 7.87+; the default is
-        // already 24 h, set here so that it does not depend on it). An older libcurl without the option still works,
-        // reading the bundle for each connection.
-        try? handle.set(CURLOPT_CA_CACHE_TIMEOUT, 86_400, "CURLOPT_CA_CACHE_TIMEOUT")
         if let certificate = request.credentials.clientCertificate {
             try handle.set(CURLOPT_SSLCERT_BLOB, blob: certificate.pkcs12, "CURLOPT_SSLCERT_BLOB")
             try handle.set(CURLOPT_SSLCERTTYPE, "P12", "CURLOPT_SSLCERTTYPE")
             try handle.set(CURLOPT_KEYPASSWD, certificate.password, "CURLOPT_KEYPASSWD")
         }
         return caBundle
+    }
+
+    /// Gives the connection the process's one store of `source` (built on first use, by whichever transfer asks
+    /// first), rather than letting libcurl parse the bundle into a new store for each connection.
+    ///
+    /// libcurl 7.87+ keeps one parsed bundle per multi handle (`CURLOPT_CA_CACHE_TIMEOUT`), but only for a CA file
+    /// without a CA path, and Debian's libcurl has a default CA path: each connection parsed the whole system bundle
+    /// (about 140 certificates), 64 times for 64 requests started at once over HTTP/1.1. Here libcurl has no CA file
+    /// to read (`CURLOPT_CAINFO` unset), the source's path to keep connections of different sources apart
+    /// (`CASource.libcurlPath`), no cache of its own (it would hand one source's store to another's connection), and
+    /// the SSL_CTX callback that installs the shared store before libcurl looks at the store.
+    private func useSharedStore(of source: CASource, _ handle: CurlEasyHandle) throws(TransportError) {
+        let store: CAStore
+        do { store = try caStores.store(for: source) } catch {
+            throw TransportError(
+                .caBundleUnusable, url: redacted, detail: error.detail,
+                curlCode: Int(CURLE_SSL_CACERT_BADFILE.rawValue),
+                context: source.file)
+        }
+        try handle.set(CURLOPT_CAINFO, pointer: nil, "CURLOPT_CAINFO")
+        try handle.set(CURLOPT_CAPATH, source.libcurlPath, "CURLOPT_CAPATH")
+        try handle.set(CURLOPT_CA_CACHE_TIMEOUT, 0, "CURLOPT_CA_CACHE_TIMEOUT")
+        try handle.setSSLContextFunction(CAStore.installCallback, data: store.callbackData)
+        caStore = store
     }
 
     private func configureAuthentication(_ handle: CurlEasyHandle) throws(TransportError) {

@@ -42,7 +42,7 @@ package enum OpenSSLLibrary {
         pa_ssl_load() == 1 ? nil : SystemLibraryError(String(cString: pa_ssl_load_error()))
 
     /// Opens libcrypto if needed; call before any `pa_` function of libcrypto.
-    static func loadCrypto() throws(SystemLibraryError) {
+    package static func loadCrypto() throws(SystemLibraryError) {
         if let cryptoFailure { throw cryptoFailure }
     }
 
