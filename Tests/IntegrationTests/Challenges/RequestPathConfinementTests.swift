@@ -19,7 +19,7 @@ struct RequestPathConfinementTests {
             log = directory.appendingPathComponent("requests.log")
             let script = """
                 import http.server, sys
-                token, log = sys.argv[1], sys.argv[2]
+                token, log = open(sys.argv[1]).read(), sys.argv[2]
                 class Handler(http.server.BaseHTTPRequestHandler):
                     def do_GET(self):
                         seen = token in self.requestline or token in str(self.headers)
@@ -38,8 +38,13 @@ struct RequestPathConfinementTests {
                 print("PORT", server.server_address[1], flush=True)
                 server.serve_forever()
                 """
+            // The token from a private file, not argv: a failed start prints the command line.
+            let tokenFile = directory.appendingPathComponent("token")
+            try Data(token.utf8).write(to: tokenFile, options: .atomic)
+            guard chmod(tokenFile.path, 0o600) == 0 else { throw POSIXError(.EACCES) }
             // Its standard error in its log, not the test runner's: a server left running must not hold its pipe open.
-            process = try TestServerProcess("python3", ["-c", script, token, log.path], readiness: .announcedPort)
+            process = try TestServerProcess(
+                "python3", ["-c", script, tokenFile.path, log.path], readiness: .announcedPort)
             port = try process.announcedPort()
         }
 
