@@ -148,7 +148,11 @@ final class CurlTransfer: @unchecked Sendable {
         if let trusted = request.credentials.trustedServerCertificates {
             try handle.set(CURLOPT_CAINFO_BLOB, blob: trusted, "CURLOPT_CAINFO_BLOB")
             caBundle = "(the trusted server certificate)"
-        } else if let source = file.map(CASource.init(file:)) ?? CASource.libcurlDefault {
+        } else if request.url.scheme?.lowercased() == "https",
+            let source = file.map(CASource.init(file:)) ?? CASource.libcurlDefault
+        {
+            // Only a TLS transfer reads a CA bundle: a plain-HTTP one must not fail on a machine without one (a
+            // minimal system without ca-certificates asking a loopback server, as libcurl alone never did).
             try useSharedStore(of: source, handle)
             caBundle = file
         } else if let file {

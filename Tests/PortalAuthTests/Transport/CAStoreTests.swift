@@ -62,6 +62,26 @@ struct CAStoreTests {
         }
     }
 
+    @Test("a plain-HTTP request reads no CA bundle: it succeeds where the bundle is missing, and HTTPS reports it")
+    func plainHTTPReadsNoBundle() async throws {
+        let missing = URL(fileURLWithPath: "/nonexistent/portal-auth-\(UUID())/ca-certificates.crt")
+        let cache = CAStoreCache()
+        let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: missing)), caStores: cache)
+        try await FaultServer.with { server async throws in
+            #expect(try await client.send(.get(server.url("/json"))).statusCode == 200)
+            #expect(cache.loads == 0)
+        }
+        let certificate = try await TestCertificate.make()
+        defer { certificate.remove() }
+        try await FaultServer.with(tls: certificate) { server async throws in
+            let error = await #expect(throws: TransportError.self) {
+                try await client.send(.get(server.url("/json")))
+            }
+            #expect(error?.kind == .caBundleUnusable)
+            #expect(error?.description.contains(missing.path) == true)
+        }
+    }
+
     @Test("a CA bundle changed on disk is read again; an unreadable one is reported and not kept")
     func changedAndMissingFiles() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("portal-auth-ca-\(UUID())")
