@@ -32,7 +32,7 @@ struct CAStoreTests {
 
     @Test("the connection is verified against the shared store, not a bundle libcurl reads itself")
     func verifiedAgainstSharedStore() async throws {
-        try await withServerAndStranger { server, certificate, stranger in
+        try await FaultServer.withStranger { server, certificate, stranger in
             // The configuration names the server's own certificate, but the store is built from a stranger's.
             let strangerSource = CASource(file: stranger.certificate.path)
             let cache = CAStoreCache(loader: { _ throws(CAStore.LoadError) in try CAStore.load(strangerSource) })
@@ -46,7 +46,7 @@ struct CAStoreTests {
 
     @Test("a transfer with another CA file gets its own store, and no connection or TLS session verified by the first")
     func otherFileOwnStore() async throws {
-        try await withServerAndStranger { server, certificate, stranger in
+        try await FaultServer.withStranger { server, certificate, stranger in
             let cache = CAStoreCache()
             let trusting = CurlHTTPClient(
                 configuration: .init(tls: .init(caBundle: certificate.certificate)), caStores: cache)
@@ -105,21 +105,5 @@ struct CAStoreTests {
             to: bundle, options: .atomic)
         #expect(try cache.store(for: source) !== store)
         #expect(cache.loads == 3)
-    }
-
-    /// Runs `body` with a TLS fault server presenting a new self-signed certificate, that certificate, and a
-    /// stranger's (which the server's does not chain to); both are removed afterwards.
-    private func withServerAndStranger(
-        _ body: @escaping (FaultServer, TestCertificate, TestCertificate) async throws -> Void
-    ) async throws {
-        let certificate = try await TestCertificate.make()
-        let stranger = try await TestCertificate.make()
-        defer {
-            certificate.remove()
-            stranger.remove()
-        }
-        try await FaultServer.with(tls: certificate) { server async throws in
-            try await body(server, certificate, stranger)
-        }
     }
 }

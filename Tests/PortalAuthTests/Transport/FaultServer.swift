@@ -44,6 +44,22 @@ final class FaultServer: Sendable {
         defer { server.stop() }
         return try await body(server)
     }
+
+    /// Runs `body` with a TLS server presenting a new self-signed certificate, that certificate, and a stranger's
+    /// (which the server's does not chain to); both are removed afterwards.
+    static func withStranger<T>(
+        _ body: (FaultServer, TestCertificate, TestCertificate) async throws -> T
+    ) async throws -> T {
+        let certificate = try await TestCertificate.make()
+        let stranger = try await TestCertificate.make()
+        defer {
+            certificate.remove()
+            stranger.remove()
+        }
+        return try await with(tls: certificate) { server async throws in
+            try await body(server, certificate, stranger)
+        }
+    }
 }
 
 /// The fault server could not start.

@@ -49,13 +49,7 @@ struct TLSTests {
 
     @Test("a CA bundle without the server's certificate is refused")
     func strangerBundle() async throws {
-        let certificate = try await TestCertificate.make()
-        let stranger = try await TestCertificate.make()
-        defer {
-            certificate.remove()
-            stranger.remove()
-        }
-        try await FaultServer.with(tls: certificate) { server async throws in
+        try await FaultServer.withStranger { server, _, stranger async throws in
             let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: stranger.certificate)))
             let error = try #require(await transportError(client, .get(server.url("/json"))))
             #expect(error.kind == .tlsVerificationFailed)
