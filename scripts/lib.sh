@@ -13,32 +13,33 @@ export VENV_DIR
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# Puts the calling shell, and so every process it starts from then on, at the lowest CPU priority this machine
-# allows, for background work (builds) that must take only the CPU that the tests beside it leave idle. `nice` alone
-# does not do it: SwiftPM starts its compilers at nice 0 whatever its own nice value. So, as root with a writable cpu
-# cgroup (v1 or v2), it moves the shell into the cgroup "portal-auth-background" with the smallest CPU share (v1
-# cpu.shares 2, v2 cpu.weight 1, against 1024 and 100 of everything else), which its children cannot leave; otherwise
-# nice 19. Prints which one it got. Call it in a subshell before the work: ( lowest_cpu_priority; exec swift build ... )
-lowest_cpu_priority() {
-    local group
+# Puts the calling shell, and so every process it starts from then on, at a lower CPU priority, for background work
+# (builds) beside the tests: lower_cpu_priority NAME SHARE, where SHARE is its weight against a normal process's 1024
+# (2: only the CPU nothing else wants; 512: a third of the CPU when the tests want all of it). `nice` alone does not do
+# it: SwiftPM starts its compilers at nice 0 whatever its own nice value. So, as root with a writable cpu cgroup (v1 or
+# v2), it moves the shell into the cgroup "portal-auth-NAME" with that weight (v1 cpu.shares; v2 cpu.weight, scaled to
+# its 100), which its children cannot leave; otherwise nice 19. Prints which one it got. Call it in a subshell before
+# the work: ( lower_cpu_priority app-package 512; exec swift build ... )
+lower_cpu_priority() {
+    local name="$1" share="$2" group
     renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
-    for group in /sys/fs/cgroup/cpu/portal-auth-background /sys/fs/cgroup/portal-auth-background; do
+    for group in "/sys/fs/cgroup/cpu/portal-auth-$name" "/sys/fs/cgroup/portal-auth-$name"; do
         [ -w "$(dirname "$group")" ] || continue
         mkdir -p "$group" 2>/dev/null || continue
         if [ -f "$group/cpu.shares" ]; then
-            echo 2 >"$group/cpu.shares" 2>/dev/null || continue
+            echo "$share" >"$group/cpu.shares" 2>/dev/null || continue
         elif [ -f "$group/cpu.weight" ]; then
-            echo 1 >"$group/cpu.weight" 2>/dev/null || continue
+            echo $(( share * 100 / 1024 > 0 ? share * 100 / 1024 : 1 )) >"$group/cpu.weight" 2>/dev/null || continue
         else
             rmdir "$group" 2>/dev/null || true
             continue
         fi
         if echo "$BASHPID" >"$group/cgroup.procs" 2>/dev/null; then
-            echo "lowest CPU priority: cgroup $group"
+            echo "lower CPU priority: cgroup $group, weight $share of a normal process's 1024"
             return 0
         fi
     done
-    echo "lowest CPU priority: nice 19 (no writable cpu cgroup here; SwiftPM's compilers run at nice 0 anyway)"
+    echo "lower CPU priority: nice 19 (no writable cpu cgroup here; SwiftPM's compilers run at nice 0 anyway)"
 }
 
 # Installs the Debian packages given as arguments when any is missing (idempotent).
