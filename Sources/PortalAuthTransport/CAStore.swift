@@ -84,14 +84,11 @@ final class CAStore: @unchecked Sendable {
             throw LoadError(detail: error.description)
         }
         guard let store = pa_X509_STORE_new() else { throw LoadError(detail: "X509_STORE_new returned no store") }
-        let index = source.file.flatMap(CABundleIndex.read)
+        // An index that cannot be added to the store (OpenSSL out of memory) leaves the file to be loaded whole.
+        let index = source.file.flatMap(CABundleIndex.read).flatMap { $0.attach(to: store) ? $0 : nil }
         let loaded = CAStore(store, index: index)
         pa_ERR_clear_error()
-        if let index {
-            guard index.attach(to: store) else {
-                throw LoadError(detail: Self.openSSLReason(or: "the certificate index could not be added to the store"))
-            }
-        } else if let file = source.file, pa_X509_STORE_load_file(store, file) != 1 {
+        if index == nil, let file = source.file, pa_X509_STORE_load_file(store, file) != 1 {
             throw LoadError(detail: Self.openSSLReason(or: "no PEM certificate could be read from it"))
         }
         if let directory = source.directory, pa_X509_STORE_load_path(store, directory) != 1 {
@@ -131,7 +128,7 @@ final class CAStore: @unchecked Sendable {
     }
 
     /// The reason OpenSSL queued for the last failure (the queue then emptied), else `fallback`.
-    static func openSSLReason(or fallback: String) -> String {
+    private static func openSSLReason(or fallback: String) -> String {
         let code = pa_ERR_get_error()
         defer { pa_ERR_clear_error() }
         guard code != 0 else { return fallback }
