@@ -100,7 +100,33 @@
     X(p, void, X509_STORE_free, (X509_STORE *store), (store))                                                    \
     X(p, int, X509_STORE_load_file, (X509_STORE *store, const char *file), (store, file))                        \
     X(p, int, X509_STORE_load_path, (X509_STORE *store, const char *path), (store, path))                        \
-    X(p, int, X509_STORE_set_flags, (X509_STORE *store, unsigned long flags), (store, flags))
+    X(p, int, X509_STORE_set_flags, (X509_STORE *store, unsigned long flags), (store, flags))                   \
+    X(p, int, X509_STORE_add_cert, (X509_STORE *store, X509 *certificate), (store, certificate))                 \
+    X(p, int, X509_STORE_lock, (X509_STORE *store), (store))                                                     \
+    X(p, int, X509_STORE_unlock, (X509_STORE *store), (store))                                                   \
+    X(p, STACK_OF(X509_OBJECT) *, X509_STORE_get0_objects, (const X509_STORE *store), (store))                   \
+    X(p, X509_OBJECT *, X509_OBJECT_retrieve_by_subject,                                                         \
+      (STACK_OF(X509_OBJECT) * objects, X509_LOOKUP_TYPE type, const X509_NAME *name), (objects, type, name))    \
+    X(p, X509 *, X509_OBJECT_get0_X509, (const X509_OBJECT *object), (object))                                   \
+    X(p, int, X509_OBJECT_set1_X509, (X509_OBJECT *object, X509 *certificate), (object, certificate))            \
+    X(p, X509_LOOKUP_METHOD *, X509_LOOKUP_meth_new, (const char *name), (name))                                 \
+    X(p, int, X509_LOOKUP_meth_set_get_by_subject, (X509_LOOKUP_METHOD *method, X509_LOOKUP_get_by_subject_fn fn), \
+      (method, fn))                                                                                              \
+    X(p, int, X509_LOOKUP_meth_set_free, (X509_LOOKUP_METHOD *method, void (*fn)(X509_LOOKUP *lookup)),          \
+      (method, fn))                                                                                              \
+    X(p, X509_LOOKUP *, X509_STORE_add_lookup, (X509_STORE *store, X509_LOOKUP_METHOD *method), (store, method)) \
+    X(p, int, X509_LOOKUP_set_method_data, (X509_LOOKUP *lookup, void *data), (lookup, data))                    \
+    X(p, void *, X509_LOOKUP_get_method_data, (const X509_LOOKUP *lookup), (lookup))                             \
+    X(p, X509_STORE *, X509_LOOKUP_get_store, (const X509_LOOKUP *lookup), (lookup))                             \
+    X(p, X509_NAME *, d2i_X509_NAME, (X509_NAME **into, const unsigned char **cursor, long length),              \
+      (into, cursor, length))                                                                                    \
+    X(p, void, X509_NAME_free, (X509_NAME *name), (name))                                                        \
+    X(p, int, X509_NAME_cmp, (const X509_NAME *first, const X509_NAME *second), (first, second))                 \
+    X(p, BIO *, BIO_new_file, (const char *path, const char *mode), (path, mode))                                \
+    X(p, int, BIO_free, (BIO *bio), (bio))                                                                       \
+    X(p, int, PEM_read_bio, (BIO *bio, char **name, char **header, unsigned char **data, long *length),          \
+      (bio, name, header, data, length))                                                                         \
+    X(p, unsigned long, ERR_peek_last_error, (void), ())
 /// None of libcrypto's functions used here is variadic.
 #define PA_CRYPTO_VARIADIC_FUNCTIONS(X, p)
 PA_DYNAMIC_LIBRARY(crypto, PA_CRYPTO_FUNCTIONS, PA_CRYPTO_VARIADIC_FUNCTIONS, "libcrypto.so.3", "libssl3",

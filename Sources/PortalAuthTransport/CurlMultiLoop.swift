@@ -17,7 +17,7 @@ import Synchronization
 ///   rather than a handle allocated and freed per request. A spare handle keeps nothing of its last request.
 /// - The multi handle holds the connection pool (`CURLMOPT_MAXCONNECTS`, ``maximumConnections``); HTTP/2 is
 ///   negotiated where the server offers it and concurrent requests to one origin are multiplexed on one connection
-///   (`CURLOPT_PIPEWAIT`). The CA bundle is parsed once per process, not per connection: every connection that trusts
+///   (`CURLOPT_PIPEWAIT`). The CA bundle is read once per process, not per connection: every connection that trusts
 ///   it shares one OpenSSL store (`CAStore`, kept by `CAStoreCache`), installed by the transfer's SSL_CTX callback.
 /// - A share handle holds the connection cache, the TLS sessions (resumed handshakes) and the DNS cache for every
 ///   transfer of the loop. It has no lock callbacks, on purpose: only the loop thread ever touches it. A transfer's

@@ -62,6 +62,59 @@ struct CAStoreTests {
         }
     }
 
+    @Test(
+        "a bundle of certificates is indexed: a verification parses the certificates of its issuer's name, all of them")
+    func bundleIndexedByName() async throws {
+        var others: [TestCertificate] = []
+        for number in 0..<3 { others.append(try await TestCertificate.make(name: "PortalAuth test CA \(number)")) }
+        defer { others.forEach { $0.remove() } }
+        try await FaultServer.withStranger { server, certificate, stranger in
+            // Certificates of other names, then the stranger, which has the server's name (CN=127.0.0.1) and another
+            // key, before the server's own: a look-up that took the first certificate of a name would fail.
+            let bundle = certificate.directory.appendingPathComponent("bundle.pem")
+            try (others + [stranger, certificate]).map { try Data(contentsOf: $0.certificate) }.reduce(Data(), +)
+                .write(to: bundle)
+            let cache = CAStoreCache()
+            let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: bundle)), caStores: cache)
+            let index = try #require(try cache.store(for: CASource(file: bundle.path)).index)
+            #expect(index.count == 5)
+            #expect(index.parsed == 0)
+            #expect(try await client.send(.get(server.url("/json"))).statusCode == 200)
+            #expect(index.parsed == 2, "the two certificates named CN=127.0.0.1 and no other")
+            #expect(try await client.send(.get(server.url("/json"))).statusCode == 200)
+            #expect(index.parsed == 2)
+            #expect(cache.loads == 1)
+        }
+    }
+
+    @Test("a bundle holding more than plain certificates is loaded whole; a damaged one is reported")
+    func otherBundlesLoadedWhole() async throws {
+        try await FaultServer.withStranger { server, certificate, stranger in
+            // The server's certificate with trust settings (a TRUSTED CERTIFICATE block), which the index leaves to
+            // OpenSSL's own reading.
+            let trusted = certificate.directory.appendingPathComponent("trusted.pem")
+            try runTool(
+                "openssl",
+                [
+                    "x509", "-in", certificate.certificate.path, "-trustout", "-addtrust", "serverAuth", "-out",
+                    trusted.path,
+                ])
+            let bundle = certificate.directory.appendingPathComponent("bundle.pem")
+            try (Data(contentsOf: stranger.certificate) + Data(contentsOf: trusted)).write(to: bundle)
+            let cache = CAStoreCache()
+            let client = CurlHTTPClient(configuration: .init(tls: .init(caBundle: bundle)), caStores: cache)
+            #expect(try cache.store(for: CASource(file: bundle.path)).index == nil)
+            #expect(try await client.send(.get(server.url("/json"))).statusCode == 200)
+
+            let damaged = certificate.directory.appendingPathComponent("damaged.pem")
+            try
+                (Data(contentsOf: certificate.certificate)
+                + Data("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8))
+                .write(to: damaged)
+            #expect(throws: CAStore.LoadError.self) { try cache.store(for: CASource(file: damaged.path)) }
+        }
+    }
+
     @Test("a plain-HTTP request reads no CA bundle: it succeeds where the bundle is missing, and HTTPS reports it")
     func plainHTTPReadsNoBundle() async throws {
         let missing = URL(fileURLWithPath: "/nonexistent/portal-auth-\(UUID())/ca-certificates.crt")
