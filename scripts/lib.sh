@@ -15,11 +15,11 @@ die() { log "error: $*"; exit 1; }
 
 # Puts the calling shell, and so every process it starts from then on, at a lower CPU priority, for background work
 # (builds) beside the tests: lower_cpu_priority NAME SHARE, where SHARE is its weight against a normal process's 1024
-# (2: only the CPU nothing else wants; 512: a third of the CPU when the tests want all of it). `nice` alone does not do
-# it: SwiftPM starts its compilers at nice 0 whatever its own nice value. So, as root with a writable cpu cgroup (v1 or
-# v2), it moves the shell into the cgroup "portal-auth-NAME" with that weight (v1 cpu.shares; v2 cpu.weight, scaled to
-# its 100), which its children cannot leave; otherwise nice 19. Prints which one it got. Call it in a subshell before
-# the work: ( lower_cpu_priority app-package 512; exec swift build ... )
+# (2: only the CPU nothing else wants). `nice` alone does not do it: SwiftPM starts its compilers at nice 0 whatever
+# its own nice value. So, as root with a writable cpu cgroup (v1 or v2), it moves the shell into the cgroup
+# "portal-auth-NAME" with that weight (v1 cpu.shares; v2 cpu.weight, scaled to its 100), which its children cannot
+# leave; otherwise nice 19. Prints which one it got. Call it in a subshell before the work:
+# ( lower_cpu_priority app-package 2; exec swift build ... )
 lower_cpu_priority() {
     local name="$1" share="$2" group
     renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
