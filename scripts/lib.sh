@@ -42,6 +42,15 @@ lower_cpu_priority() {
     echo "lower CPU priority: nice 19 (no writable cpu cgroup here; SwiftPM's compilers run at nice 0 anyway)"
 }
 
+# Runs scripts/authserver for an instance of its own in run directory DIR (so its own port, database and counters),
+# without the caller's PORTAL_AUTH_TEST_* settings (those of another instance): authserver_instance DIR start|stop|env.
+authserver_instance() {
+    local directory="$1" unset=() name
+    shift
+    for name in $(compgen -e); do [[ "$name" != PORTAL_AUTH_TEST_* ]] || unset+=(-u "$name"); done
+    env "${unset[@]}" PORTAL_AUTH_RUN_DIR="$directory" "$PROJECT_ROOT/scripts/authserver" "$@"
+}
+
 # Installs the Debian packages given as arguments when any is missing (idempotent).
 ensure_debian_packages() {
     local missing=()
