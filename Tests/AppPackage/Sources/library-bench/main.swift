@@ -1,8 +1,9 @@
 // The client side of scripts/bench's library section (issue 27): N GETs of one URL at concurrency C through
 // PortalAuth's `AuthenticationManager.data(for:)`, Foundation's URLSession or AsyncHTTPClient, and the expiry burst
 // (requests while the token expires, against Tests/Bench/burst_server.py). Prints one JSON object: requests that
-// succeeded and failed, wall seconds, and the most threads the process had while it ran (read from
-// /proc/self/status every 20 ms by a task, which starts no thread of its own).
+// succeeded and failed, wall seconds, the most threads the process had while it ran (read from /proc/self/status
+// every 20 ms by a task, which starts no thread of its own), and the build it is ("debug" or "release": timing a
+// debug build says nothing of the library's speed, so library.py then checks only the functional goals).
 //
 //   library-bench portalauth|urlsession|ahc URL REQUESTS CONCURRENCY
 //   library-bench burst PORTAL_URL REQUESTS CONCURRENCY
@@ -31,6 +32,11 @@ struct Outcome: Encodable {
     var seconds = 0.0
     var maxThreads = 0
     var firstError: String?
+    #if DEBUG
+        var build = "debug"
+    #else
+        var build = "release"
+    #endif
 }
 
 /// The process's thread count now: the `Threads:` line of /proc/self/status, read with one `read` into a buffer
