@@ -24,6 +24,9 @@ struct LoopbackConnection {
     var head: [UInt8] = []
     /// Where the search for the end of the head resumes.
     var scanned = 0
+    /// Whether the head holds a complete request line (a line feed came): such a connection is never closed to make
+    /// room, however slow its headers are (the connection time limit still applies).
+    var hasRequestLine = false
     /// The response bytes and how many are written.
     var output: [UInt8] = []
     var written = 0

@@ -35,7 +35,9 @@ package final class LoopbackListener: Sendable {
         package var maximumHeadBytes: Int
         /// How long one connection may stay open, from accepting to closing.
         package var connectionTimeout: Duration
-        /// The most connections served at once; a new one beyond that replaces the oldest idle one.
+        /// The most connections served at once. Beyond that, room is made by closing a connection already answered,
+        /// else the oldest one that has not sent a complete request line within a second; when there is none, the
+        /// new connection is closed instead (after its request, if it sent one at once, was answered).
         package var maximumConnections: Int
         /// For `localhost` on an ephemeral port: how many ports to try for one that both 127.0.0.1 and ::1 can
         /// take before going on with 127.0.0.1 alone.
@@ -56,6 +58,12 @@ package final class LoopbackListener: Sendable {
             self.connectionTimeout = connectionTimeout
             self.maximumConnections = max(maximumConnections, 1)
             self.dualStackAttempts = max(dualStackAttempts, 1)
+        }
+
+        /// How long the kernel holds a connection that has sent nothing before handing it to the listener
+        /// (`TCP_DEFER_ACCEPT`): the connection time limit, in whole seconds.
+        var deferAcceptSeconds: Int32 {
+            Int32(clamping: max(connectionTimeout.components.seconds, 1))
         }
     }
 
@@ -193,14 +201,16 @@ package final class LoopbackListener: Sendable {
         while true {
             let first: (fd: Int32, port: Int)
             do {
-                first = try LoopbackSocket.listen(on: primary, port: endpoint.port)
+                first = try LoopbackSocket.listen(
+                    on: primary, port: endpoint.port, deferSeconds: configuration.deferAcceptSeconds)
             } catch {
                 throw .bindFailed(address: primary.description, port: endpoint.port, error)
             }
             guard endpoint.addresses.count > 1 else { return ([first.fd], first.port) }
             let secondary = endpoint.addresses[1]
             do {
-                let second = try LoopbackSocket.listen(on: secondary, port: first.port)
+                let second = try LoopbackSocket.listen(
+                    on: secondary, port: first.port, deferSeconds: configuration.deferAcceptSeconds)
                 return ([first.fd, second.fd], first.port)
             } catch  where error.errno == EADDRINUSE {
                 if endpoint.port != 0 {

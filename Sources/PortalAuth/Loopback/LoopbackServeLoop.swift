@@ -7,9 +7,18 @@ import PortalAuthCore
 ///
 /// It polls the wake pipe, the listening sockets and every client, answers each request from its head alone, and
 /// keeps every client within bounds: a head of at most `maximumHeadBytes`, a life of at most `connectionTimeout`,
-/// at most `maximumConnections` at once (the oldest silent one makes room for a new one, after a last read that
-/// answers a request already waiting, so a flood of silent connections cannot lock the browser out). When the awaited response arrives it stops accepting, closes the
-/// listening sockets and every other client, sends the page, and ends.
+/// at most `maximumConnections` at once. When the awaited response arrives it stops accepting, closes the listening
+/// sockets and every other client, sends the page, and ends.
+///
+/// A flood of local connections (silent ones, unfinished request lines) cannot cut the browser off:
+/// - the kernel hands a connection over only once it has sent something (`TCP_DEFER_ACCEPT`), so silent ones wait
+///   there and the browser's arrives with its request;
+/// - every connection is accepted as soon as it is pending and read at once, so a request already there is answered
+///   before anything can push it out;
+/// - room under the cap is made only by closing a connection already answered, or one that has not sent a complete
+///   request line and is older than ``evictionGrace``, oldest first, each read a last time first; a connection with a
+///   complete request line is never closed to make room;
+/// - when nothing may be closed, the new connection is the one closed (its answer, if it had a request, already sent).
 final class LoopbackServeLoop {
     /// What one wait needs to know.
     struct Settings: Sendable {
@@ -33,6 +42,9 @@ final class LoopbackServeLoop {
     private static let acceptBatch = 32
     /// How long accepting pauses when the process is out of descriptors and nothing can be evicted.
     private static let acceptPause = Duration.milliseconds(100)
+    /// How long a connection is kept, whatever comes after it, before it may be closed to make room: time for a
+    /// browser whose connection was handed over before its request (the kernel defers, but not for ever) to send it.
+    static let evictionGrace = Duration.seconds(1)
 
     private let control: LoopbackControl
     private let settings: Settings
@@ -147,45 +159,58 @@ final class LoopbackServeLoop {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     logger.debug(
                         "loopback listener out of descriptors or memory", metadata: ["errno": "\(error.errno)"])
-                    if evictOne(now: now) { continue }
+                    if evictOne(now: now, sparing: nil) { continue }
                     acceptResumesAt = now + Self.acceptPause
                     return nil
                 default:
                     return .listenerFailed("\(error)")
                 }
             }
-            if connections.count >= settings.configuration.maximumConnections { _ = evictOne(now: now) }
-            guard accepting else {
-                Glibc.close(fd)  // The wait has just ended on a request read while making room.
-                return nil
-            }
             connections.append(
                 LoopbackConnection(fd: fd, acceptedAt: now, deadline: now + settings.configuration.connectionTimeout))
             statistics.accepted += 1
+            // Read at once: a request already there (the browser's, which the kernel hands over with its request) is
+            // answered before anything can push it out.
+            readHead(connections.count - 1, now: now)
+            guard accepting else { return nil }  // That request ended the wait; every other client is closed.
+            if connections[connections.count - 1].fd < 0 {
+                connections.removeLast()  // It went away, or got its answer and was let go.
+                continue
+            }
+            if connections.count > settings.configuration.maximumConnections
+                && !evictOne(now: now, sparing: connections[connections.count - 1].fd)
+            {
+                guard accepting else { return nil }
+                // Nothing may be closed to make room: the newcomer goes (its page, if it asked, is already sent).
+                close(connections.count - 1)
+                connections.removeLast()
+                statistics.evicted += 1
+                continue
+            }
+            guard accepting else { return nil }
             statistics.peakConnections = max(statistics.peakConnections, connections.count)
         }
         return nil
     }
 
-    /// Closes the connection that loses least: one already answered, else a silent one, else any; the oldest first.
+    /// Closes one connection to make room, never `spared` (the newcomer); false when none may be closed.
     ///
-    /// "Silent" is checked, not assumed: a connection that has sent nothing since the last poll is read first, so a
-    /// browser whose request is already waiting in its socket is answered (the sign-in goes on) rather than cut off
-    /// because a flood of strangers' connections arrived in the same instant. Each connection is read this way at
-    /// most once while silent, so making room costs no more than accepting.
-    private func evictOne(now: ContinuousClock.Instant) -> Bool {
+    /// First one already answered (draining), then the oldest that is still sending its head without a complete
+    /// request line and is older than ``evictionGrace``. A candidate still reading is read a last time first, so a
+    /// request that arrived since the last poll is answered (the sign-in goes on) rather than cut off.
+    private func evictOne(now: ContinuousClock.Instant, sparing spared: Int32?) -> Bool {
         while true {
-            guard let victim = evictionCandidate() else { return false }
-            if connections[victim].stage == .reading && connections[victim].head.isEmpty {
+            guard let victim = evictionCandidate(now: now, sparing: spared) else { return false }
+            if connections[victim].stage == .reading {
                 readHead(victim, now: now)
+                if decided != nil { return true }  // The wait ended: every other client is closed.
                 if connections[victim].fd < 0 {
-                    connections.remove(at: victim)  // It went away (or was the awaited response, now sent).
+                    connections.remove(at: victim)  // It went away.
                     return true
                 }
-                if connections[victim].stage != .reading || !connections[victim].head.isEmpty {
+                if connections[victim].stage != .reading || connections[victim].hasRequestLine {
                     statistics.rescuedFromEviction += 1
-                    if decided != nil { return true }  // The wait ended: every other client is closed.
-                    continue  // It has spoken: no longer silent, choose again.
+                    continue  // It has spoken: choose again.
                 }
             }
             close(victim)
@@ -195,21 +220,19 @@ final class LoopbackServeLoop {
         }
     }
 
-    /// The connection to close first (see `evictOne(now:)`), without reading it.
-    private func evictionCandidate() -> Int? {
-        func rank(_ connection: LoopbackConnection) -> Int {
-            switch connection.stage {
-            case .draining: 0
-            case .reading where connection.head.isEmpty: 1
-            case .reading: 2
-            case .writing: 3
-            }
+    /// The connection to close first (see `evictOne(now:sparing:)`), without reading it; nil when none may go.
+    private func evictionCandidate(now: ContinuousClock.Instant, sparing spared: Int32?) -> Int? {
+        let candidates = connections.indices.filter {
+            connections[$0].fd >= 0 && connections[$0].fd != spared && !connections[$0].isFinal
         }
-        let candidates = connections.indices.filter { connections[$0].fd >= 0 && !connections[$0].isFinal }
-        return candidates.min(by: {
-            (rank(connections[$0]), connections[$0].acceptedAt)
-                < (rank(connections[$1]), connections[$1].acceptedAt)
-        })
+        let byAge = { (first: Int, second: Int) in
+            self.connections[first].acceptedAt < self.connections[second].acceptedAt
+        }
+        if let answered = candidates.filter({ connections[$0].stage == .draining }).min(by: byAge) { return answered }
+        return candidates.filter {
+            connections[$0].stage == .reading && !connections[$0].hasRequestLine
+                && now - connections[$0].acceptedAt >= Self.evictionGrace
+        }.min(by: byAge)
     }
 
     // MARK: - Serving a client
@@ -244,6 +267,9 @@ final class LoopbackServeLoop {
                 return
             }
             connections[index].head += scratch[..<count]
+            if !connections[index].hasRequestLine, scratch[..<count].contains(UInt8(ascii: "\n")) {
+                connections[index].hasRequestLine = true
+            }
             statistics.peakHeadBytes = max(statistics.peakHeadBytes, connections[index].head.count)
             if let end = HTTPRequestHead.endOfHead(in: connections[index].head, from: connections[index].scanned - 2) {
                 answer(index, head: connections[index].head[..<end], now: now)

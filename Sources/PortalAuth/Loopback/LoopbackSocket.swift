@@ -7,8 +7,13 @@ import PortalAuthCore
 enum LoopbackSocket {
     /// A listening TCP socket on `address:port` (0 for an ephemeral port) with the port it got.
     /// `SO_REUSEADDR` lets a port in TIME_WAIT from an earlier run be bound again; never `SO_REUSEPORT`, which would
-    /// let a second process share the port.
-    static func listen(on address: LoopbackEndpoint.Address, port: Int) throws(SystemError) -> (fd: Int32, port: Int) {
+    /// let a second process share the port. `TCP_DEFER_ACCEPT` (`deferSeconds`): a connection is handed to the
+    /// listener only once its first bytes have come (or after that long), so connections that never say anything
+    /// wait in the kernel instead of taking places in the listener's table, and the browser's connection arrives
+    /// with its request.
+    static func listen(on address: LoopbackEndpoint.Address, port: Int, deferSeconds: Int32) throws(SystemError)
+        -> (fd: Int32, port: Int)
+    {
         let family = address == .ipv6Loopback ? AF_INET6 : AF_INET
         let fd = try syscall("socket") {
             socket(
@@ -34,6 +39,8 @@ enum LoopbackSocket {
                 socketAddress.sin6_addr = in6addr_loopback
                 try bind(fd, &socketAddress)
             }
+            try setOption(
+                fd, Int32(IPPROTO_TCP), Self.tcpDeferAccept, max(deferSeconds, 1), "setsockopt(TCP_DEFER_ACCEPT)")
             try syscall("listen") { Glibc.listen(fd, SOMAXCONN) }
             return (fd, try boundPort(fd))
         } catch {
@@ -97,6 +104,9 @@ enum LoopbackSocket {
         }
         return (ends[0], ends[1])
     }
+
+    /// `TCP_DEFER_ACCEPT` from `<netinet/tcp.h>`, which Swift's Glibc module does not export.
+    private static let tcpDeferAccept: Int32 = 9
 
     // MARK: - Helpers
 

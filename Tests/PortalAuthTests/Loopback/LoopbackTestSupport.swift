@@ -89,8 +89,11 @@ final class TestSocket: @unchecked Sendable {
         case closed, reset, timedOut
     }
 
+    /// What ``readToEnd()`` read, and how the reading ended.
+    typealias Reading = (bytes: [UInt8], end: End)
+
     /// Reads until the peer closes (or resets, or the receive limit passes).
-    func readToEnd() -> (bytes: [UInt8], end: End) {
+    func readToEnd() -> Reading {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 8192)
         while true {
@@ -263,5 +266,34 @@ struct CapturingLogHandler: LogHandler {
     func log(event: LogEvent) {
         let line = "\(event.message) \(event.metadata ?? [:])"
         storage.append(line)
+    }
+}
+
+/// Processes that keep `count` cores busy (a shell loop each) until ``stop()``: a loaded machine for tests of what
+/// must hold under load, bounded by the test that starts them.
+final class BusyCores: Sendable {
+    private let processes: [ChildProcess]
+
+    init(count: Int) throws {
+        var started: [ChildProcess] = []
+        for _ in 0..<count {
+            let process = ChildProcess()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "while :; do :; done"]
+            do {
+                try process.run()
+            } catch {
+                for running in started { kill(running.processIdentifier, SIGKILL) }
+                throw error
+            }
+            started.append(process)
+        }
+        processes = started
+    }
+
+    /// Kills the processes (SIGKILL) and reaps them.
+    func stop() {
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for process in processes { process.waitUntilExit() }
     }
 }
