@@ -82,7 +82,8 @@ struct PortalAuthTestingTests {
         let clock = ManualClock(start: Date())
         let start = clock.now
         let client = Self.provider(clock: clock, pending: 2)
-        let settings = SignInSettings(browser: nil, httpClient: client, clock: clock, environment: Self.noDisplay)
+        let settings = SignInSettings(
+            browser: nil, observer: ShowsDeviceCode(), httpClient: client, clock: clock, environment: Self.noDisplay)
 
         let credential = try await IAPCredential.credential(
             for: Self.configuration(), using: .deviceCode, settings: settings)
@@ -111,7 +112,8 @@ struct PortalAuthTestingTests {
     func deviceCodeExpires() async throws {
         let clock = ManualClock(start: Date())
         let client = Self.provider(clock: clock, pending: .max, expiresIn: 12)
-        let settings = SignInSettings(browser: nil, httpClient: client, clock: clock, environment: Self.noDisplay)
+        let settings = SignInSettings(
+            browser: nil, observer: ShowsDeviceCode(), httpClient: client, clock: clock, environment: Self.noDisplay)
 
         let thrown = await #expect(throws: DeviceCodeError.self) {
             try await IAPCredential.credential(for: Self.configuration(), using: .deviceCode, settings: settings)
@@ -136,4 +138,10 @@ private final class TokenPolls: Sendable {
             return true
         }
     }
+}
+
+/// An app's observer that shows the device code (a device-code sign-in nobody is shown fails at once); these tests
+/// approve it through the scripted provider instead of a person.
+struct ShowsDeviceCode: SignInObserver {
+    func deviceCodeIssued(_ authorization: DeviceAuthorization) {}
 }

@@ -12,7 +12,8 @@ extension IAPCredential {
     /// browser the person or the app named, such as `$BROWSER`, whatever the display); otherwise, or at once when the
     /// browser command fails, the device code when the identity provider offers one, else paste-back when the settings
     /// accept pasted addresses, else ``SignInError`` at once. Without an observer (the silent default) no remote path
-    /// can be shown to anyone, so that ends in ``SignInError`` at once too, logged with what to set.
+    /// can be shown to anyone, so that ends in ``SignInError`` at once too, logged with what to set; so does
+    /// ``SignInMethod/deviceCode`` without an observer (nothing would show the code).
     ///
     /// The device authorization endpoint is `deviceAuthorizationURL` when given, else for Microsoft Entra
     /// `…/oauth2/v2.0/devicecode` beside the authorize endpoint, else the discovery document's
@@ -41,6 +42,8 @@ extension IAPCredential {
                     explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
                     httpClient: settings.httpClient)
             else { throw DeviceCodeError.notOffered(authorizeURL: configuration.authorizeURL) }
+            // A code shown to nobody would be a silent wait until it expires: stop now, and say what to set.
+            if settings.tellsNobody { throw settings.unheard("a device code was asked for (SignInMethod.deviceCode)") }
             return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
         case .outOfBand:
             throw SignInError.methodUnsupported(

@@ -213,8 +213,12 @@ struct AuthorizationCodeFlow: Sendable {
                             authorizationURL: authorizationURL, expectedRedirect: listener.redirectURL, state: state,
                             issuer: issuer,
                             reading: { listener.pastedOutcome($0, state: state, issuer: issuer) })
-                } catch is SignInError {
-                    return nil  // end of input: keep waiting for the browser
+                } catch let error as SignInError {
+                    // End of input. The person was asked to paste (paste-back, or after a failed browser command):
+                    // nothing else can come, so the sign-in ends now. Beside a browser nobody asked about, its
+                    // redirect may still arrive: keep waiting for it.
+                    if !opensBrowser || asked { throw error }
+                    return nil
                 }
             }
             defer { group.cancelAll() }

@@ -105,7 +105,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingCode, .pastedURLRejected: return .invalidContent
         case .missingIssuer, .requestRefused: return .refused
         case .missingIDToken: return .invalidContent
-        case .inputClosed: return .cancelled
+        case .inputClosed: return .usage
         case .browserFailed: return .unavailable
         case .noRemotePath, .noRemoteLogout, .methodUnsupported, .portalHasNoDeviceCode, .unheard: return .usage
         case .notLoopbackRedirect: return .usage
@@ -131,6 +131,11 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .noRemoteLogout:
             return "Give the logout a browser command that works here (SignInSettings.browser) or pasted addresses "
                 + "(SignInSettings.takePastedAddresses(from:)) to end it."
+        case .inputClosed:
+            return
+                "Keep the pasted lines open until the address is pasted (SignInSettings.takePastedAddresses(from:)), "
+                + "or sign in another way: SignInMethod.deviceCode where the identity provider offers one, or a browser "
+                + "command that works here (SignInSettings.browser)."
         case .portalHasNoDeviceCode:
             return
                 "Sign in with SignInMethod.pasteBack (with pasted addresses: SignInSettings.takePastedAddresses(from:)), "

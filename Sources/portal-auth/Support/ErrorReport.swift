@@ -133,7 +133,10 @@ enum ErrorReport {
         case .unheard:
             return error.summary + " Run the command \(onATerminal), or \(nameABrowser)."
         case .inputClosed:
-            return "standard input closed before a redirect URL was pasted."
+            return "standard input ended (Ctrl-D, or input that is not a terminal) before the address the browser ends "
+                + "on was pasted, so the sign-in stopped. Run the command again \(onATerminal) and paste the whole "
+                + "address from the browser's address bar, or sign in with --device-code where the identity provider "
+                + "offers one."
         default:
             return toolWords(error.summary)
         }

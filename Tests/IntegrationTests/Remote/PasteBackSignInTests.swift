@@ -73,6 +73,24 @@ struct PasteBackSignInTests {
         #expect(try store.entries().count == 1)
     }
 
+    @Test("Ctrl-D at the paste prompt ends the sign-in at once: exit 64, saying what to do, nothing stored")
+    func endOfInputAtThePrompt() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        // The wait's own limit is far away: the tool must end on the end of input, not on it (exit 75).
+        let tool = try TerminalTool(
+            ["login", "--portal", server.portal, "--client-id", server.clientID, "--timeout", "60"],
+            environment: ["PORTAL_AUTH_STORE": store.path])
+        let text = tool.read(until: "Paste that address here and press Enter:")
+        tool.endInput()
+        let (status, rest) = try await tool.finish()
+        #expect(status == 64, "\(text)\(rest)")
+        #expect(rest.contains("standard input ended"), "\(rest)")
+        #expect(rest.contains("paste the whole address"), "names what to do: \(rest)")
+        #expect(!rest.contains("within 60 s"), "it did not wait for the time limit: \(rest)")
+        #expect(!FileManager.default.fileExists(atPath: store.path), "nothing stored")
+    }
+
     @Test("no terminal and no display: fails at once with the command to run, without starting xdg-open or waiting")
     func noTerminal() async throws {
         let server = try TestServer.current()

@@ -56,6 +56,11 @@ final class TerminalTool: @unchecked Sendable {
         try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
+    /// Types Ctrl-D at the start of a line: the terminal's end of input.
+    func endInput() {
+        try? input.fileHandleForWriting.write(contentsOf: Data([4]))
+    }
+
     /// Waits for the tool to end; its exit status and the rest of the terminal's output.
     func finish() async throws -> (status: Int32, rest: String) {
         let (process, output) = (self.process, self.output)

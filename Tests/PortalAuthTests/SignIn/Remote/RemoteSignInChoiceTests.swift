@@ -46,11 +46,53 @@ struct RemoteSignInChoiceTests {
         var provider = FakeIdentityProvider()
         provider.audience = "someone-else"
         let settings = SignInSettings(
-            browser: nil, httpClient: provider.client(), clock: ManualClock(), environment: Self.noDisplay)
+            browser: nil, observer: RecordingSignInObserver(), httpClient: provider.client(), clock: ManualClock(),
+            environment: Self.noDisplay)
         await #expect(throws: IDTokenError.self) {
             try await IAPCredential.credential(
                 for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
         }
+    }
+
+    @Test(
+        "SignInMethod.deviceCode with the default observer (nobody is shown the code): SignInError at once naming what to set, nothing polled"
+    )
+    func deviceCodeNobodySees() async throws {
+        let clock = ManualClock()
+        let settings = SignInSettings(
+            browser: nil, httpClient: FakeIdentityProvider().client(), clock: clock, environment: Self.noDisplay)
+        let thrown = await #expect(throws: SignInError.self) {
+            try await IAPCredential.credential(
+                for: FakeIdentityProvider.configuration(), using: .deviceCode, settings: settings)
+        }
+        #expect(thrown?.needsTerminal == true, "\(String(describing: thrown))")
+        #expect(thrown?.category == .usage)
+        for name in ["SignInSettings.observer", "deviceCodeIssued"] {
+            #expect(thrown?.description.contains(name) == true, "names \(name): \(String(describing: thrown))")
+        }
+        #expect(clock.sleeps.isEmpty, "no poll was waited for")
+    }
+
+    @Test(
+        "end of the pasted lines at the paste prompt ends the sign-in at once (paste-back, and after a failed browser command)",
+        .timeLimit(.minutes(1)), arguments: [false, true])
+    func pastedLinesEnd(afterBrowserFailure: Bool) async throws {
+        var provider = FakeIdentityProvider()
+        provider.offersDeviceCode = false
+        let observer = RecordingSignInObserver()
+        let settings = SignInSettings(
+            browser: afterBrowserFailure ? RecordingBrowserOpener(.exits(3)) : nil, timeout: .seconds(600),
+            observer: observer, acceptsPastedRedirect: true, httpClient: provider.client(),
+            environment: afterBrowserFailure ? Self.desktop : Self.noDisplay,
+            pastedLines: { AsyncStream { $0.finish() } })
+        let thrown = await #expect(throws: SignInError.self) {
+            try await IAPCredential.credential(
+                for: FakeIdentityProvider.configuration(), using: afterBrowserFailure ? .automatic : .pasteBack,
+                settings: settings)
+        }
+        #expect(thrown?.isInputClosed == true, "\(String(describing: thrown))")
+        #expect(thrown?.category == .usage)
+        #expect(thrown?.description.contains("SignInSettings.takePastedAddresses(from:)") == true)
     }
 
     @Test("--device-code against a provider without one says so and what to do instead")
