@@ -74,6 +74,66 @@ struct StoreLockFileRemovalTests {
         #expect(try store.read().entry(for: "counter") == counterEntry(1))
     }
 
+    /// Issue 43 item 6, the race itself: A holds the lock (as a refresh does while the provider answers), the lock file
+    /// is removed, B creates a new file at the same path and locks it; B must still wait for A, and run after it on
+    /// what A wrote (two refreshes with one refresh token otherwise). A and B are two stores, so two open file
+    /// descriptions, as two processes have; with the file and with the keyring backend.
+    @Test(
+        "the lock file removed while A holds the lock: B creates and locks a new one, and still waits for A",
+        arguments: ["file", "keyring"])
+    func removedWhileHeldSecondWaits(backend: String) async throws {
+        let temporary = try TemporaryDirectory()
+        let storage = InMemorySecretStorage()
+        func store() -> CredentialStoreFile {
+            var store = temporary.store(lockTimeout: .seconds(60))
+            if backend == "keyring" {
+                store.secretStorage = storage
+                store.backend = .keyring
+            }
+            return store
+        }
+        let a = store(), b = store()
+        let lockPath = a.location.lockPath
+        let order = LogLines()
+        try await a.update { increment(&$0) }
+        let originalLock = try inode(of: lockPath)
+        let second = try await a.withExclusiveAccess { snapshot -> Task<Void, any Error> in
+            #expect(unlink(lockPath) == 0)
+            let second = Task {
+                try await b.update { snapshot in
+                    order.append("B read \(snapshot.entry(for: "counter")?["count"]?.integerValue ?? 0)")
+                    increment(&snapshot)
+                }
+            }
+            // B has created and locked a new lock file at the same path...
+            try await Self.waitUntilLocked(lockPath, other: originalLock)
+            // ...and is inside its update unless the lock holds: give it the chance it would take.
+            for _ in 0..<100 where order.text.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            order.append("A done")
+            increment(&snapshot)
+            return second
+        }
+        try await second.value
+        #expect(order.text == "A done\nB read 2", "B ran beside A (\(backend))")
+        #expect(try a.read().entry(for: "counter")?["count"]?.integerValue == 3, "both updates count (\(backend))")
+    }
+
+    /// Waits until a file other than inode `other` is at `path` and a process holds its `flock` (bounded).
+    private static func waitUntilLocked(_ path: String, other: UInt64) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            var info = stat()
+            if lstat(path, &info) == 0, UInt64(info.st_ino) != other,
+                FileLock.flockHolder(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) != nil
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("no new lock file was locked at \(path)")
+        throw CancellationError()
+    }
+
     /// Waits until this process has `path` open (the waiter's descriptor), bounded.
     private func waitUntilOpen(_ path: String) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
