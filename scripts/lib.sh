@@ -131,7 +131,8 @@ BACKGROUND_JOBS=()
 stop_background_jobs() {
     local pid tree=() living=() tries
     for pid in "${BACKGROUND_JOBS[@]}"; do
-        kill -0 "$pid" 2>/dev/null || continue
+        # Still this script's child (a finished job's process ID may belong to another process by now).
+        [ "$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null)" = "$$" ] || continue
         kill -STOP "$pid" 2>/dev/null || true
         # shellcheck disable=SC2207
         tree+=($(process_tree "$pid"))
