@@ -39,6 +39,7 @@ extension IAPCredential {
             guard
                 let endpoint = await DeviceAuthorizationEndpoint.resolve(
                     explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                    issuer: configuration.issuer,
                     httpClient: settings.httpClient)
             else { throw DeviceCodeError.notOffered(authorizeURL: configuration.authorizeURL) }
             return try await deviceCodeCredential(for: configuration, endpoint: endpoint, settings: settings)
@@ -55,6 +56,7 @@ extension IAPCredential {
                     let offersDeviceCode: @Sendable () async -> Bool = {
                         await DeviceAuthorizationEndpoint.resolve(
                             explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                            issuer: configuration.issuer,
                             httpClient: settings.httpClient) != nil
                     }
                     return try await authorizationCodeCredential(
@@ -71,6 +73,7 @@ extension IAPCredential {
             settings.observer.browserUnavailable(reason: reason)
             if let endpoint = await DeviceAuthorizationEndpoint.resolve(
                 explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                issuer: configuration.issuer,
                 httpClient: settings.httpClient)
             {
                 if settings.tellsNobody { throw settings.unheard(reason) }

@@ -80,6 +80,12 @@ enum LogoutWords {
         let why: String
         switch result.revocation {
         case .failed(let reason): why = reason
+        case .notOffered where result.tokenEndpoint.map(IAPConfiguration.isMicrosoftEntraEndpoint) == true:
+            // MicrosoftDocs/entra-docs v2-protocols-oidc.md ("Send a sign-out request") and refresh-tokens.md: the
+            // logout ends the browser session only; issued tokens live on, and there is no revocation endpoint.
+            why =
+                "Microsoft Entra ID has no revocation endpoint, and its logout ends only the browser session: the access "
+                + "token also stays valid until it expires"
         case .notOffered: why = "the identity provider offers no revocation endpoint"
         case .revoked: return nil
         }
