@@ -503,6 +503,8 @@ class TLSHandler(BaseHTTPRequestHandler):
             return
         segment = parts[0].lower()
         rest = "/".join(parts[1:])
+        if rest == "oauth2/v2.0/authorize":
+            count("authorize")  # every authorization request, whatever the page answers
         special = segment in ("common", "organizations", "consumers")
         tid = None if segment in ("common", "organizations") else (
             CONSUMERS_TID if segment == "consumers" else tenant_of(segment, cloud))
@@ -554,7 +556,6 @@ class TLSHandler(BaseHTTPRequestHandler):
         """v2-oauth2-auth-code-flow.md ("Request an authorization code"). Sign-in without a person: the test user of
         the authority's tenant (or `login_hint`, or the user set by /control/next-user) is signed in at once, and the
         page redirects to the app with `code` and `state` (no `iss`: Entra does not send RFC 9207's parameter)."""
-        count("authorize")
         client = params.get("client_id", "")
         redirect = params.get("redirect_uri", "")
         if segment == "consumers":
@@ -566,6 +567,21 @@ class TLSHandler(BaseHTTPRequestHandler):
         if not redirect_allowed(client, redirect):
             self.error_page(50011, client=client, redirect=redirect)
             return
+        separator = "&" if "?" in redirect else "?"
+        state_value = params.get("state")
+        if "ESTSAUTHPERSISTENT=" not in (self.headers.get("Cookie") or ""):
+            # No session cookie: a client reading the page itself, not the person's browser (entra-browser sends the
+            # cookie of a signed-in session). prompt=none without a session answers login_required
+            # (v2-oauth2-auth-code-flow.md); otherwise Entra shows its sign-in page.
+            if params.get("prompt") == "none":
+                query = {"error": "login_required",
+                         "error_description": "AADSTS50058: A silent sign-in request was sent but no user is signed in."}
+                if state_value is not None:
+                    query["state"] = state_value
+                self.redirect(redirect + separator + urllib.parse.urlencode(query))
+            else:
+                self.page(200, "Sign in to your account", "Enter your email, phone, or Skype.")
+            return
         with lock:
             upn = state["next_user"] or params.get("login_hint") or None
             state["next_user"] = None
@@ -574,22 +590,6 @@ class TLSHandler(BaseHTTPRequestHandler):
         user = USERS[upn]
         if tid is not None and user["tid"] != tid or not app_visible(client, user["tid"]):
             self.error_page(700016, client=client, tenant=user["tid"])
-            return
-        separator = "&" if "?" in redirect else "?"
-        state_value = params.get("state")
-        if "ESTSAUTHPERSISTENT=" not in (self.headers.get("Cookie") or "") and params.get("prompt") != "none":
-            # No session cookie (a client reading the page itself, not the person's browser): the sign-in page, as
-            # Entra shows it to a browser without a session. entra-browser sends the cookie of a signed-in session.
-            self.page(200, "Sign in to your account", "Enter your email, phone, or Skype.")
-            return
-        if params.get("prompt") == "none":
-            # v2-oauth2-auth-code-flow.md: prompt=none never shows a page; without a session the answer is
-            # login_required. The simulation keeps no browser session between runs of the test browser.
-            query = {"error": "login_required",
-                     "error_description": "AADSTS50058: A silent sign-in request was sent but no user is signed in."}
-            if state_value is not None:
-                query["state"] = state_value
-            self.redirect(redirect + separator + urllib.parse.urlencode(query))
             return
         code = "1.AAAA" + b64url(secrets.token_bytes(48))
         with lock:
