@@ -257,6 +257,17 @@ struct EntraCommandTests {
         #expect(!EntraSimulation.hasSignIn(store))
     }
 
+    @Test("AADSTS700016 (the client is not in the tenant) shows only on Entra's page: the tool names it and client_id")
+    func unknownClient() async throws {
+        let (entra, store) = try await EntraSimulation.fresh()
+        let login = try await entra.login("unknown-client", store, timeout: 8)
+        #expect(login.status != 0, "\(login)")
+        #expect(login.stderr.contains("AADSTS700016"), "\(login)")
+        #expect(login.stderr.contains("client_id"), "the key to fix is named: \(login)")
+        #expect(!login.stderr.contains("\r"))
+        #expect(!EntraSimulation.hasSignIn(store))
+    }
+
     @Test("AADSTS90002 (unknown tenant) is found before the browser opens: the discovery document answers it")
     func unknownTenant() async throws {
         let (entra, store) = try await EntraSimulation.fresh()
