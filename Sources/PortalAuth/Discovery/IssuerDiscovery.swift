@@ -171,6 +171,15 @@ enum IssuerDiscovery {
         guard let advertised = issuer?.metadata?.tokenEndpoint,
             URLNormalization.comparable(advertised) != URLNormalization.comparable(tokenURL)
         else { return nil }
+        // An Entra authority named by a domain: its document names the same endpoint with the tenant's ID.
+        if let entra = issuer?.entra, let tenantID = entra.tenantID(inIssuer: issuer?.identifier ?? ""),
+            let configured = EntraAuthority(endpoint: tokenURL), configured.host == entra.host,
+            configured.segment.lowercased() == entra.segment.lowercased(),
+            URLNormalization.comparable(advertised)
+                == URLNormalization.comparable(entra.endpoint("token", tenantID: tenantID))
+        {
+            return nil
+        }
         return
             "the token_url \(RedactedURL(tokenURL)) is not the token_endpoint \(RedactedURL(advertised)) that the issuer "
             + "\(issuer?.identifier ?? "?")'s discovery document names; the sign-in's code and PKCE verifier go to the token_url: "

@@ -102,8 +102,16 @@ struct EntraDiscoveryTests {
         arguments: ["contoso.onmicrosoft.com", "contoso.com", F.tenant])
     func domainTenant(tenant: String) async throws {
         let http = Self.entra()
-        let credential = try await Self.signIn(Self.configuration(tenant: tenant), idToken: F.t1, http: http)
+        let configuration = Self.configuration(tenant: tenant)
+        let credential = try await Self.signIn(configuration, idToken: F.t1, http: http)
         #expect(credential.username == "alice@contoso.com")
+        // The document names the token endpoint with the tenant's ID: the same endpoint, no warning.
+        let issuer = try await IssuerDiscovery.issuer(forAuthorizeURL: configuration.authorizeURL, httpClient: http)
+        #expect(IssuerDiscovery.tokenEndpointWarning(issuer, tokenURL: configuration.tokenURL) == nil)
+        #expect(
+            IssuerDiscovery.tokenEndpointWarning(
+                issuer, tokenURL: URL(string: "https://login.microsoftonline.com/other.example/oauth2/v2.0/token")!)
+                != nil)
         #expect(
             http.requests.first?.url.absoluteString
                 == "https://login.microsoftonline.com/\(tenant)/v2.0/.well-known/openid-configuration",
