@@ -29,7 +29,13 @@ extension IAPConfiguration {
             !tenantID.isEmpty
             && tenantID.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
         var issues: [ConfigurationIssue] = []
-        if !tenantIsValid {
+        if tenantID.lowercased() == "consumers" {
+            issues.append(
+                ConfigurationIssue(
+                    message: "`tenantID` cannot be consumers: "
+                        + EntraAuthority.personalAccountsReason(host: "login.microsoftonline.com"),
+                    key: "tenantID"))
+        } else if !tenantIsValid {
             issues.append(
                 ConfigurationIssue(
                     message:

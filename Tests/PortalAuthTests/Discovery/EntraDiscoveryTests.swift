@@ -167,6 +167,13 @@ struct EntraDiscoveryTests {
         }
         #expect(error?.description.contains("organizations") == true, "\(String(describing: error))")
         #expect(http.requests.isEmpty)
+        // IAPConfiguration.microsoft(tenantID:) says so when the configuration is made.
+        let made = #expect(throws: ConfigurationError.self) {
+            _ = try IAPConfiguration.microsoft(
+                tenantID: "consumers", clientID: F.client, redirectURL: URL(string: "http://localhost/callback")!,
+                hostsBehindProxy: ["*.msappproxy.net"])
+        }
+        #expect(made?.issues.first?.message.contains("personal Microsoft accounts") == true)
     }
 
     @Test("the issuer given explicitly pins organizations to one tenant; the authority's own template is accepted")
