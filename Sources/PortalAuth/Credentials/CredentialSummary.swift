@@ -1,4 +1,5 @@
 package import Foundation
+import PortalAuthCore
 
 /// What `status` shows of a stored credential: never a token.
 package struct CredentialSummary: Sendable, Equatable {
@@ -43,6 +44,9 @@ package struct CredentialSummary: Sendable, Equatable {
     package let accessTokenClaims: TokenClaims?
     /// The claims of the ID token, when one is held (never the token).
     package let idTokenClaims: TokenClaims?
+    /// For a Microsoft Entra ID sign-in, the directory (tenant) ID the user signed in to: its ID token's `tid`, which
+    /// names the tenant also where the configuration says `organizations`, `common` or a domain.
+    package let entraTenantID: String?
 
     /// Whether the sign-in can still give tokens without a new sign-in at `now`: the access token is valid, or a
     /// refresh token is held that has not expired and was not refused.
@@ -75,5 +79,11 @@ package struct CredentialSummary: Sendable, Equatable {
         proxyToken = record.proxyToken
         accessTokenClaims = TokenClaims(jwt: record.accessToken)
         idTokenClaims = record.idToken.flatMap(TokenClaims.init(jwt:))
+        entraTenantID =
+            record.authorizeURL.flatMap(EntraAuthority.init(endpoint:)) == nil
+            ? nil
+            : record.idToken.flatMap { try? IDToken(compact: $0) }?.tenantID.flatMap {
+                EntraAuthority.isTenantID($0) ? $0 : nil
+            }
     }
 }

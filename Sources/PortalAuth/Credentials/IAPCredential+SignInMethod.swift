@@ -40,6 +40,7 @@ extension IAPCredential {
             guard
                 let endpoint = await DeviceAuthorizationEndpoint.resolve(
                     explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                    issuer: configuration.issuer,
                     httpClient: settings.httpClient)
             else { throw DeviceCodeError.notOffered(authorizeURL: configuration.authorizeURL) }
             // A code shown to nobody would be a silent wait until it expires: stop now, and say what to set.
@@ -58,6 +59,7 @@ extension IAPCredential {
                     let offersDeviceCode: @Sendable () async -> Bool = {
                         await DeviceAuthorizationEndpoint.resolve(
                             explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                            issuer: configuration.issuer,
                             httpClient: settings.httpClient) != nil
                     }
                     return try await authorizationCodeCredential(
@@ -74,6 +76,7 @@ extension IAPCredential {
             settings.observer.browserUnavailable(reason: reason)
             if let endpoint = await DeviceAuthorizationEndpoint.resolve(
                 explicit: deviceAuthorizationURL, authorizeURL: configuration.authorizeURL,
+                issuer: configuration.issuer,
                 httpClient: settings.httpClient)
             {
                 if settings.tellsNobody { throw settings.unheard(reason) }

@@ -74,7 +74,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             redirectURL: configuration.redirectURL,
             extraParameters: extra,
             wantsNonce: configuration.scopes.contains("openid"),
-            expectedIssuer: issuer?.identifier,
+            expectedIssuer: issuer?.exactIdentifier,
             requiresIssuerInResponse: issuer?.sendsIssuerInResponses ?? false,
             successMessage:
                 "You are signed in to \(configuration.authorizeURL.host ?? configuration.authorizeURL.absoluteString).",
@@ -123,9 +123,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         var idTokenExpiry: Date?
         var username = tokens.username
         var userInfo: UserInfo?
-        let issuer = known?.identifier
+        var issuer = known?.exactIdentifier
         if let idToken = tokens.idToken {
             let decoded = try IDToken(compact: idToken)
+            if let known { issuer = try known.expectedIssuer(of: decoded) }
             try decoded.validate(clientID: configuration.clientID, nonce: nonce, expectedIssuer: issuer, now: now)
             // With no issuer known, an ID token from another origin than the authorize endpoint names another
             // provider (mix-up): refused, and said so before the signature (which cannot verify without keys either).
@@ -143,7 +144,9 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
             username = username ?? decoded.username ?? decoded.subject
             // UserInfo (OIDC Core §5.3), when discovery names it: its sub must be the ID token's, or the sign-in fails;
             // an endpoint that cannot be read is reported and the sign-in goes on.
-            if let endpoint = known?.metadata?.userinfoEndpoint, let subject = decoded.subject {
+            if let endpoint = known?.metadata?.userinfoEndpoint, let subject = decoded.subject,
+                Self.userInfoCanAnswer(known, accessToken: tokens.accessToken)
+            {
                 do {
                     userInfo = try await UserInfo.fetch(
                         from: endpoint, accessToken: tokens.accessToken, expectedSubject: subject,
@@ -183,9 +186,22 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         )
         record.jwksURI = known?.metadata?.jwksURI
         record.signsIDTokensWithNone = known?.metadata?.signsWithNone ?? false
+        record.issuer = tokens.idToken == nil ? known?.exactIdentifier : issuer
         record.userInfoName = userInfo?.name
         record.userInfoEmail = userInfo?.email
         return IAPCredential(record: record, configuration: configuration, persistence: nil, settings: settings)
+    }
+
+    /// Whether the UserInfo endpoint of `issuer`'s document can answer for `accessToken`.
+    ///
+    /// Microsoft Entra's UserInfo is Microsoft Graph's and accepts only Graph-audience access tokens (MicrosoftDocs/
+    /// entra-docs `userinfo.md`: "you can't use … a token for your own API … with the UserInfo endpoint"); a sign-in
+    /// for an application proxy's scope (`{client}/.default`) holds another audience, so asking would be a certain
+    /// 401 and a warning on every sign-in. Other providers are asked.
+    static func userInfoCanAnswer(_ issuer: IssuerDiscovery.Issuer?, accessToken: String) -> Bool {
+        guard issuer?.entra != nil else { return true }
+        guard let claims = TokenClaims(jwt: accessToken) else { return false }
+        return claims.audiences.contains { EntraAuthority.graphAudiences.contains($0.lowercased()) }
     }
 
     /// Rebuilds a credential from its record (the configuration is rebuilt from it when not given).

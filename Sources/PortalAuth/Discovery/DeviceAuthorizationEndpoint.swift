@@ -7,29 +7,27 @@ import PortalAuthTransport
 /// `…/oauth2/v2.0/authorize`; else `device_authorization_endpoint` of the provider's verified OpenID Connect discovery
 /// document (see `IssuerDiscovery`).
 enum DeviceAuthorizationEndpoint {
-    static func resolve(explicit: URL?, authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
+    static func resolve(explicit: URL?, authorizeURL: URL, issuer: URL? = nil, httpClient: any TransportClient) async
+        -> URL?
+    {
         if let explicit { return explicit }
         if let entra = entra(authorizeURL) { return entra }
-        return await discovered(authorizeURL: authorizeURL, httpClient: httpClient)
+        return await discovered(authorizeURL: authorizeURL, issuer: issuer, httpClient: httpClient)
     }
 
-    /// `https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode` for an Entra v2.0 authorize endpoint.
+    /// `https://{host}/{tenant}/oauth2/v2.0/devicecode` for an Entra v2.0 authorize endpoint, in any of Entra's
+    /// clouds (MicrosoftDocs/entra-docs `v2-oauth2-device-code.md`, `authentication-national-cloud.md`).
     static func entra(_ authorizeURL: URL) -> URL? {
-        guard URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com" else { return nil }
-        var components = URLComponents(url: authorizeURL, resolvingAgainstBaseURL: false)
-        var parts = authorizeURL.path.split(separator: "/").map(String.init)
-        guard parts.count >= 2, parts.last?.lowercased() == "authorize" else { return nil }
-        parts[parts.count - 1] = "devicecode"
-        components?.path = "/" + parts.joined(separator: "/")
-        components?.query = nil
-        components?.fragment = nil
-        return components?.url
+        EntraAuthority(endpoint: authorizeURL).map(\.deviceCodeURL)
     }
 
-    /// The verified discovery document's `device_authorization_endpoint` (found as `IssuerDiscovery` finds it: the
-    /// authorize URL's folder and the folders above it), when it is a usable endpoint.
-    static func discovered(authorizeURL: URL, httpClient: any TransportClient) async -> URL? {
-        guard let issuer = try? await IssuerDiscovery.issuer(forAuthorizeURL: authorizeURL, httpClient: httpClient)
+    /// The verified discovery document's `device_authorization_endpoint` (found as the sign-in finds it: the
+    /// configuration's `issuer`'s document when one is given, else the authorize URL's folder and the folders above
+    /// it), when it is a usable endpoint: the same document, by the same rule, as the sign-in's.
+    static func discovered(authorizeURL: URL, issuer explicit: URL?, httpClient: any TransportClient) async -> URL? {
+        guard
+            let issuer = try? await IssuerDiscovery.issuer(
+                forAuthorizeURL: authorizeURL, explicit: explicit, httpClient: httpClient)
         else { return nil }
         return issuer.metadata?.deviceAuthorizationEndpoint
     }

@@ -10,6 +10,8 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
 
     private init(_ text: String) { self.text = text }
 
+    init(text: String) { self.text = text }
+
     static func issuerMismatch(document: URL, claimed: String?, expected: String) -> DiscoveryError {
         let claim = claimed.map { "issuer \(DisplayText.neutralised($0, limit: 200))" } ?? "no usable issuer"
         return DiscoveryError(

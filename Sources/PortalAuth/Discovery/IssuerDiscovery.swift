@@ -14,13 +14,49 @@ import PortalAuthTransport
 enum IssuerDiscovery {
     /// What is known of the issuer of an authorization server.
     struct Issuer: Sendable, Equatable {
-        /// The issuer identifier, compared exactly with `iss`.
-        let identifier: String
+        /// The issuer identifier, compared exactly with `iss` (for Entra's template, see `expectedIssuer(of:)`).
+        var identifier: String
         /// Whether the server says it puts `iss` into authorization responses (RFC 9207 §3): a response
         /// without it is then refused as possibly coming from another server (mix-up attack).
         let sendsIssuerInResponses: Bool
         /// The verified discovery document, when one was found.
         var metadata: ProviderMetadata? = nil
+        /// The Microsoft Entra authority the issuer was found for (its document is the authority's v2.0 one).
+        var entra: EntraAuthority? = nil
+        /// Whether the configuration's issuer chose the Entra tenant (`organizations`/`common` pinned to one).
+        var isPinned = false
+
+        /// Whether `identifier` is Entra's issuer template (`organizations`, `common`): `iss` is then compared with
+        /// the template with the token's `tid` substituted (`expectedIssuer(of:)`), never with the template itself.
+        var isTemplate: Bool { entra.map { identifier == $0.issuerTemplate } ?? false }
+
+        /// The issuer `iss` must equal, when it is known before any token arrives (nil for a template).
+        var exactIdentifier: String? { isTemplate ? nil : identifier }
+
+        /// The issuer `token`'s `iss` must equal: `identifier`, or for Entra's template the template with the
+        /// token's `tid` substituted, as Microsoft.IdentityModel's AadIssuerValidator and MSAL do (MicrosoftDocs/
+        /// entra-docs `v2-protocols-oidc.md`: "the issuer value … is a template … substitute the tenant ID").
+        ///
+        /// - Throws: `IDTokenError` when the template cannot be filled in: no `tid`, a `tid` that is no directory
+        ///   ID (it would make another issuer), or a personal Microsoft account through `common` (see
+        ///   `EntraAuthority.unusableReason`).
+        func expectedIssuer(of token: IDToken) throws(IDTokenError) -> String {
+            guard isTemplate, let entra else { return identifier }
+            guard let tenantID = token.tenantID, EntraAuthority.isTenantID(tenantID) else {
+                let shown = token.tenantID.map { "tid \(DisplayText.neutralised($0, limit: 60))" } ?? "no tid"
+                throw .claimMismatch(
+                    "tid",
+                    "the token has \(shown), not a directory ID, so the issuer template \(identifier) of the "
+                        + "\(entra.segment) authority cannot be filled in to check iss")
+            }
+            if tenantID.lowercased() == EntraAuthority.consumerTenantID {
+                throw .claimMismatch(
+                    "tid",
+                    "a personal Microsoft account signed in (tid \(tenantID)) through common: "
+                        + EntraAuthority.personalAccountsReason(host: entra.host))
+            }
+            return entra.issuer(tenantID: tenantID)
+        }
     }
 
     /// The most path levels walked up from the authorize URL (each one GET).
@@ -28,9 +64,9 @@ enum IssuerDiscovery {
 
     /// The expected issuer for an authorize endpoint, or `nil` when it cannot be known.
     ///
-    /// In order: `explicit` (its discovery document, when it has one, must agree); for Microsoft Entra tenants the
-    /// fixed form `https://login.microsoftonline.com/{tenant}/v2.0` (and its document); else the discovery documents
-    /// at the authorize URL's folder and each folder above it, the first that names the same authorize endpoint.
+    /// For a Microsoft Entra authority, its v2.0 document only (`entraIssuer`); else in order: `explicit` (its
+    /// discovery document, when it has one, must agree); the discovery documents at the authorize URL's folder and
+    /// each folder above it, the first that names the same authorize endpoint.
     ///
     /// - Throws: `DiscoveryError` when a document describes the configured authorize endpoint but names another
     ///   issuer than the URL it was fetched for, disagrees with `explicit`, or names a `jwks_uri` that cannot be
@@ -38,6 +74,9 @@ enum IssuerDiscovery {
     static func issuer(
         forAuthorizeURL authorizeURL: URL, explicit: URL? = nil, httpClient: any TransportClient
     ) async throws(DiscoveryError) -> Issuer? {
+        if let entra = EntraAuthority(endpoint: authorizeURL) {
+            return try await entraIssuer(entra, explicit: explicit, authorizeURL: authorizeURL, httpClient: httpClient)
+        }
         if let explicit {
             let identifier = explicit.absoluteString
             guard let document = await fetch(discoveryURL(forIssuer: identifier), httpClient: httpClient) else {
@@ -47,16 +86,6 @@ enum IssuerDiscovery {
             return metadata.map {
                 Issuer(identifier: $0.issuer, sendsIssuerInResponses: $0.sendsIssuerInResponses, metadata: $0)
             }
-        }
-        if let entra = entraIssuer(authorizeURL) {
-            if let document = await fetch(discoveryURL(forIssuer: entra), httpClient: httpClient),
-                let metadata = try verify(document, fetchedFor: entra, authorizeURL: authorizeURL, required: false)
-            {
-                return Issuer(
-                    identifier: metadata.issuer, sendsIssuerInResponses: metadata.sendsIssuerInResponses,
-                    metadata: metadata)
-            }
-            return Issuer(identifier: entra, sendsIssuerInResponses: false)
         }
         for candidate in candidateIssuers(authorizeURL) {
             guard let document = await fetch(discoveryURL(forIssuer: candidate), httpClient: httpClient) else {
@@ -103,7 +132,7 @@ enum IssuerDiscovery {
     }
 
     /// The JSON object at `url`, or nil when there is none (not found, unreachable, not a JSON object).
-    private static func fetch(_ url: URL?, httpClient: any TransportClient) async -> (url: URL, object: JSONObject)? {
+    static func fetch(_ url: URL?, httpClient: any TransportClient) async -> (url: URL, object: JSONObject)? {
         guard let url, let response = try? await httpClient.send(.get(url)), response.statusCode == 200,
             let object = try? JSONValue.parse(response.body).objectValue
         else { return nil }
@@ -142,20 +171,19 @@ enum IssuerDiscovery {
         guard let advertised = issuer?.metadata?.tokenEndpoint,
             URLNormalization.comparable(advertised) != URLNormalization.comparable(tokenURL)
         else { return nil }
+        // An Entra authority named by a domain: its document names the same endpoint with the tenant's ID.
+        if let entra = issuer?.entra, let tenantID = entra.tenantID(inIssuer: issuer?.identifier ?? ""),
+            let configured = EntraAuthority(endpoint: tokenURL), configured.host == entra.host,
+            configured.segment.lowercased() == entra.segment.lowercased(),
+            URLNormalization.comparable(advertised)
+                == URLNormalization.comparable(entra.endpoint("token", tenantID: tenantID))
+        {
+            return nil
+        }
         return
             "the token_url \(RedactedURL(tokenURL)) is not the token_endpoint \(RedactedURL(advertised)) that the issuer "
             + "\(issuer?.identifier ?? "?")'s discovery document names; the sign-in's code and PKCE verifier go to the token_url: "
             + "check that it belongs to this identity provider"
-    }
-
-    /// `https://login.microsoftonline.com/{tenant}/v2.0` for a tenant-specific Entra v2.0 endpoint.
-    static func entraIssuer(_ authorizeURL: URL) -> String? {
-        guard URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com" else { return nil }
-        let parts = authorizeURL.path.split(separator: "/")
-        guard let tenant = parts.first, !["common", "organizations", "consumers"].contains(tenant.lowercased()) else {
-            return nil
-        }
-        return "https://login.microsoftonline.com/\(tenant)/v2.0"
     }
 
     /// Whether `issuer` is a URL of the same origin (scheme, host, port) as `url`: with no issuer known, an `iss` of

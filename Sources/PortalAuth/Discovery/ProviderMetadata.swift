@@ -74,7 +74,15 @@ struct ProviderMetadata: Sendable, Equatable {
 /// `revocation_endpoint`, so that the refresh token is revoked too, and the `userinfo_endpoint`, where the sign-in's
 /// access token shows whether the logout ended the session it belongs to.
 ///
-/// Microsoft Entra ID publishes no revocation endpoint and is not asked.
+/// The rule of every use of a discovery document, the sign-in's included: only the document of the sign-in's issuer
+/// is read — fetched at that issuer's own address (OpenID Connect Discovery §4), naming exactly that `issuer` and the
+/// sign-in's authorize endpoint — and only its https (or loopback http) endpoints are used. A document of another
+/// issuer, wherever it is found, never receives the access token (UserInfo) nor the refresh token (revocation).
+///
+/// Microsoft Entra ID publishes no revocation endpoint, and its UserInfo (Microsoft Graph's) says nothing of a
+/// logout: a logout leaves access tokens valid until they expire (MicrosoftDocs/entra-docs `v2-protocols-oidc.md`,
+/// "Send a sign-out request"; `refresh-tokens.md`), and it accepts only Graph tokens (`userinfo.md`). Nothing is
+/// fetched for it.
 enum RevocationEndpointDiscovery {
     /// The endpoints a sign-out uses; nil each when not advertised.
     struct Endpoints: Sendable, Equatable {
@@ -82,27 +90,28 @@ enum RevocationEndpointDiscovery {
         var userInfo: URL?
     }
 
-    /// The revocation and UserInfo endpoints advertised, read from the first discovery document found where the
-    /// sign-in looks for its issuer's (the authorize URL's folder and each folder above it: LemonLDAP::NG publishes it
-    /// at its origin, beside `/oauth2/authorize`) that describes `authorizeURL`; none when no such document is read.
-    static func endpoints(forAuthorizeURL authorizeURL: URL, httpClient: any TransportClient) async -> Endpoints {
-        guard URLNormalization.host(of: authorizeURL) != "login.microsoftonline.com" else { return Endpoints() }
-        for candidate in IssuerDiscovery.candidateIssuers(authorizeURL) {
-            guard let discoveryURL = IssuerDiscovery.discoveryURL(forIssuer: candidate),
-                let response = try? await httpClient.send(.get(discoveryURL)), response.statusCode == 200,
-                let document = try? JSONValue.parse(response.body),
-                let advertisedAuthorize = document["authorization_endpoint"]?.stringValue.flatMap(URL.init(string:)),
-                URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
-            else { continue }
-            return endpoints(in: document)
-        }
-        return Endpoints()
+    /// The revocation and UserInfo endpoints of `issuer`'s discovery document (the issuer the sign-in's ID token was
+    /// checked against), when that document names `issuer` and `authorizeURL`; none otherwise, and none without a
+    /// known issuer or for Microsoft Entra.
+    static func endpoints(issuer: String?, authorizeURL: URL, httpClient: any TransportClient) async -> Endpoints {
+        guard let issuer, !EntraAuthority.isEntraHost(authorizeURL),
+            URL(string: issuer).map(EntraAuthority.isEntraHost) != true,
+            let discoveryURL = IssuerDiscovery.discoveryURL(forIssuer: issuer),
+            let document = await IssuerDiscovery.fetch(discoveryURL, httpClient: httpClient),
+            document.object["issuer"]?.stringValue == issuer,
+            let advertisedAuthorize = document.object["authorization_endpoint"]?.stringValue.flatMap(
+                URL.init(string:)),
+            URLNormalization.comparable(advertisedAuthorize) == URLNormalization.comparable(authorizeURL)
+        else { return Endpoints() }
+        return endpoints(in: document.object)
     }
 
-    /// The endpoints a discovery document advertises (absolute URLs only).
-    private static func endpoints(in document: JSONValue) -> Endpoints {
+    /// The endpoints a discovery document advertises: absolute https URLs, or http to a loopback host.
+    private static func endpoints(in document: JSONObject) -> Endpoints {
         func endpoint(_ key: String) -> URL? {
-            guard let url = document[key]?.stringValue.flatMap(URL.init(string:)), url.host != nil else { return nil }
+            guard let text = document[key]?.stringValue, let url = URLRules.url(from: text), url.host != nil,
+                URLRules.endpointProblem(url) == nil
+            else { return nil }
             return url
         }
         return Endpoints(revocation: endpoint("revocation_endpoint"), userInfo: endpoint("userinfo_endpoint"))

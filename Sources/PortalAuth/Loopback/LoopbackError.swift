@@ -140,9 +140,10 @@ package struct LoopbackError: CategorizedError, Sendable, Equatable, CustomStrin
             "The identity provider refused the sign-in: \(DisplayText.neutralised(code, limit: 80))"
                 + (description.map { " — \(DisplayText.neutralised($0, limit: 300))" } ?? "")
                 + (uri.map { " (see \(DisplayText.neutralised($0, limit: 200)))" } ?? "") + "."
-                + (code == "access_denied"
-                    ? " It was cancelled or refused in the browser; nothing was stored."
-                    : " Check the client ID, the redirect URL registered for it and the scopes asked for.")
+                + (EntraErrorAdvice.advice(forDescription: description).map { " " + $0 }
+                    ?? (code == "access_denied"
+                        ? " It was cancelled or refused in the browser; nothing was stored."
+                        : " Check the client ID, the redirect URL registered for it and the scopes asked for."))
         case .issuerMismatch(let expected, let received):
             "The sign-in response came from issuer \(DisplayText.neutralised(received, limit: 200)), not the expected \(expected) (RFC 9207); it was "
                 + "rejected. Sign in again, and check the identity provider configuration if this repeats."

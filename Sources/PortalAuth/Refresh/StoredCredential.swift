@@ -64,6 +64,10 @@ package struct StoredCredential: Sendable, Equatable {
     var jwksURI: URL? = nil
     /// Whether the provider's verified discovery document lists `none` among its ID-token signing algorithms.
     var signsIDTokensWithNone = false
+    /// The issuer the sign-in's ID token was checked against (for Microsoft Entra's `organizations`/`common`, the
+    /// template filled in with the token's tenant): the only issuer whose discovery document later uses of the
+    /// sign-in (sign-out, revocation) may read. Nil when none was known, and in entries written before.
+    var issuer: String? = nil
     /// The user's name and e-mail address as the provider's UserInfo endpoint gave them at sign-in.
     var userInfoName: String? = nil
     var userInfoEmail: String? = nil
@@ -136,6 +140,7 @@ extension StoredCredential {
         object["requested_scopes"] = requestedScopes.map { .array($0.map { .string($0) }) }
         object["jwks_uri"] = jwksURI.map { .string($0.absoluteString) }
         object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
+        object["issuer"] = issuer.map { .string($0) }
         object["userinfo_name"] = userInfoName.map { .string($0) }
         object["userinfo_email"] = userInfoEmail.map { .string($0) }
         object["short_lifetime_noted"] =
@@ -192,6 +197,7 @@ extension StoredCredential {
         self.requestedScopes = object["requested_scopes"]?.arrayValue?.compactMap(\.stringValue)
         self.jwksURI = object["jwks_uri"]?.stringValue.flatMap(URL.init(string:))
         self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
+        self.issuer = object["issuer"]?.stringValue
         self.userInfoName = object["userinfo_name"]?.stringValue
         self.userInfoEmail = object["userinfo_email"]?.stringValue
         self.shortLifetimesNoted = Self.shortLifetimes(object["short_lifetime_noted"])

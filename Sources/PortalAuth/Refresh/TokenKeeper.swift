@@ -413,7 +413,7 @@ package final class TokenKeeper: Sendable {
     /// with the names asked for at sign-in (its `.default` comes back expanded into other names in the response).
     static func refreshScope(_ credential: StoredCredential) -> String? {
         guard credential.kind == .iap, let authorizeURL = credential.authorizeURL,
-            URLNormalization.host(of: authorizeURL) == "login.microsoftonline.com"
+            EntraAuthority.isEntraHost(authorizeURL)
         else { return nil }
         let asked = credential.requestedScopes ?? credential.scopes
         return asked.isEmpty ? nil : asked.joined(separator: " ")
@@ -485,7 +485,9 @@ package final class TokenKeeper: Sendable {
         } else if let description = error.errorDescription {
             parts.append(description)
         }
-        return parts.isEmpty ? "HTTP \(error.statusCode)" : parts.joined(separator: ", ")
+        let said = parts.isEmpty ? "HTTP \(error.statusCode)" : parts.joined(separator: ", ")
+        // Microsoft Entra ID's AADSTS code names its own fix (an admin setting, or a new sign-in).
+        return EntraErrorAdvice.advice(forDescription: error.errorDescription).map { "\(said) — \($0)" } ?? said
     }
 }
 

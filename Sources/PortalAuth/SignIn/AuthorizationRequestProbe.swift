@@ -116,10 +116,25 @@ struct AuthorizationRequestProbe: Sendable {
                 said += " (\(TokenEndpointError.clean(description, limit: 300)))"
             }
             if refusals.contains(code) { return .refused(said) }
+        } else if let entra = entraError(in: response) {
+            // Microsoft Entra refuses a request it cannot serve (AADSTS50011, 700016, 90002 …) on an HTML page before
+            // any sign-in, and shows it only in the browser (reference-error-codes.md): the browser would get the same.
+            return .refused(said + " with \(entra.text)" + (entra.advice.map { ". " + $0 } ?? ""))
         } else if let title = title(of: response.body) {
             said += " with a page titled \"\(title)\""
         }
         return .errorPage(said)
+    }
+
+    /// The AADSTS error a Microsoft Entra error page states (`AADSTS50011: The redirect URI … does not match …`),
+    /// cleaned and shortened, with its fix when the table knows one; nil for other pages and hosts.
+    static func entraError(in response: TransportResponse) -> (text: String, advice: String?)? {
+        guard EntraAuthority.isEntraHost(response.url) else { return nil }
+        let text = String(decoding: response.body.prefix(512 * 1024), as: UTF8.self)
+        guard let start = text.range(of: "AADSTS") else { return nil }
+        let line = text[start.lowerBound...].prefix { !"<\"\\\r\n".contains($0) }
+        guard let code = EntraErrorAdvice.code(in: String(line)) else { return nil }
+        return (TokenEndpointError.clean(String(line), limit: 300), EntraErrorAdvice.advice(for: code))
     }
 
     /// Whether `url` is the redirect URI (scheme, host, port and path; the query is the provider's).

@@ -124,10 +124,18 @@ extension IAPCredential {
         return result
     }
 
-    /// The revocation and UserInfo endpoints the provider advertises, if any.
+    /// The revocation and UserInfo endpoints the sign-in's issuer advertises, if any (only its own discovery
+    /// document is read: see `RevocationEndpointDiscovery`).
     private func advertisedEndpoints(_ record: StoredCredential) async -> RevocationEndpointDiscovery.Endpoints {
         guard let authorizeURL = record.authorizeURL else { return .init() }
-        return await RevocationEndpointDiscovery.endpoints(forAuthorizeURL: authorizeURL, httpClient: keeper.httpClient)
+        return await RevocationEndpointDiscovery.endpoints(
+            issuer: Self.issuer(of: record), authorizeURL: authorizeURL, httpClient: keeper.httpClient)
+    }
+
+    /// The sign-in's issuer as its record keeps it: the issuer it was checked against, else (entries written before
+    /// that was kept) its ID token's `iss`, which the sign-in checked; nil when neither is known.
+    static func issuer(of record: StoredCredential) -> String? {
+        record.issuer ?? record.idToken.flatMap(TokenClaims.init(jwt:))?.issuer
     }
 
     /// RFC 7009 revocation of the refresh token at the endpoint the provider advertises, if any; never throws.

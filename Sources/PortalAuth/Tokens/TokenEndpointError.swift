@@ -140,6 +140,8 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
     }
 
     private var advice: String {
+        // Microsoft Entra ID names its error by an AADSTS code: its own fix is more precise than the generic one.
+        if let entra = EntraErrorAdvice.advice(forDescription: errorDescription) { return " " + entra }
         if requiresSignIn {
             return
                 " The sign-in has expired or was revoked: sign in again (portal-auth login, or portal-auth iap login)."

@@ -20,6 +20,8 @@ package struct IDToken: Sendable, CustomStringConvertible {
     package let issuedAt: Date?
     /// A human-facing user name: `preferred_username`, `upn`, `email` or `name`, whichever comes first.
     package let username: String?
+    /// The `tid` claim (Microsoft Entra ID: the directory the user signed in to, a GUID), when given.
+    package let tenantID: String?
     /// The protected header's `alg`.
     package let algorithm: String?
     /// The protected header's `kid`, when given.
@@ -68,6 +70,7 @@ package struct IDToken: Sendable, CustomStringConvertible {
         self.username =
             ["preferred_username", "upn", "email", "name"].lazy.compactMap { payload[$0]?.stringValue }.first
         self.algorithm = header["alg"]?.stringValue
+        self.tenantID = payload["tid"]?.stringValue
         self.hasCriticalHeader = header["crit"] != nil
         self.type = header["typ"]
         self.notBefore = payload["nbf"]

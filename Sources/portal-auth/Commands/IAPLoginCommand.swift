@@ -17,9 +17,11 @@ struct IAPLoginCommand: AsyncParsableCommand {
             nonce, expiry and issuer are checked before the tokens are stored; with openid among the scopes, an \
             answer without an ID token is refused. The ID token's signature is checked with the keys named by \
             the provider's OpenID Connect discovery document, looked for beside the authorize URL and in each folder \
-            above it (and for Microsoft Entra at the tenant's v2.0 issuer); a document whose issuer is not the \
-            address it came from stops the sign-in before the browser opens. Give --issuer when the document is \
-            elsewhere (Amazon Cognito). The scopes the provider grants are stored; refreshes send no \
+            above it (for Microsoft Entra: the authority's v2.0 document, /{tenant}/v2.0/.well-known/\
+            openid-configuration, whose issuer names the tenant's ID; with organizations or common, each ID \
+            token's tid fills in its issuer template, and consumers is refused); a document whose issuer is not \
+            the address it came from stops the sign-in before the browser opens. Give --issuer when the document \
+            is elsewhere (Amazon Cognito), or to pin organizations to one Entra tenant. The scopes the provider grants are stored; refreshes send no \
             scope (Microsoft Entra ID, which requires one, gets the scopes asked for at sign-in). With \
             authorization_prompt_type "none", the ID token of the stored sign-in for the same provider and client \
             is sent as id_token_hint (to the browser only, never printed).

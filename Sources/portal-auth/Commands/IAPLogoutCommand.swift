@@ -121,7 +121,8 @@ struct IAPLogoutCommand: AsyncParsableCommand {
         case .success(let result):
             if result.revocation == .revoked { StandardError.line("The identity provider revoked the tokens\(who).") }
             if let left = LogoutWords.refreshTokenLeft(result) {
-                StandardError.line("portal-auth: warning: \(left)\(who).")
+                StandardError.line(
+                    LogoutWords.isEntraByDesign(result) ? "\(left)\(who)." : "portal-auth: warning: \(left)\(who).")
             }
             if result.isSessionEndConfirmed {
                 StandardError.line(

@@ -173,6 +173,9 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.result(
                     "  user:           \(summary.username.map { DisplayText.neutralised($0, limit: 200) } ?? "unknown")"
                 )
+                if let tenant = summary.entraTenantID {
+                    Output.result("  tenant:         \(tenant) (the Microsoft Entra directory signed in to)")
+                }
                 if let name = summary.userInfoName {
                     Output.result("  name:           \(DisplayText.neutralised(name, limit: 200))")
                 }
@@ -251,6 +254,7 @@ struct StatusCommand: AsyncParsableCommand {
             "configuration_file": Output.json(summary.configurationFile),
             "client_id": .string(summary.clientID),
             "username": Output.json(summary.username),
+            "entra_tenant_id": Output.json(summary.entraTenantID),
             "userinfo_name": Output.json(summary.userInfoName),
             "userinfo_email": Output.json(summary.userInfoEmail),
             "usable": .bool(summary.isUsable(at: now)),

@@ -77,19 +77,33 @@ enum LogoutWords {
     /// valid at https://idp/token until 2026-12-01T10:00:00Z (its expiry); …", or nil when no refresh token stays valid.
     static func refreshTokenLeft(_ result: IAPLogoutResult) -> String? {
         guard result.refreshTokenStaysValid else { return nil }
+        let place = result.tokenEndpoint.map { " at \(DisplayText.neutralised($0.absoluteString, limit: 300))" } ?? ""
+        let until =
+            result.refreshTokenExpiry.map { "until \($0.ISO8601Format()) (its expiry)" }
+            ?? "until the identity provider expires it"
+        if isEntraByDesign(result) {
+            // MicrosoftDocs/entra-docs v2-protocols-oidc.md ("Send a sign-out request") and refresh-tokens.md: the
+            // logout ends the browser session only; issued tokens live on, and there is no revocation endpoint.
+            return
+                "Microsoft Entra ID's logout ends the browser session only, and Entra has no revocation endpoint: the access "
+                + "token stays valid until it expires, and the refresh token stays valid\(place) \(until); whoever holds a "
+                + "copy of it can still get tokens with it"
+        }
         let why: String
         switch result.revocation {
         case .failed(let reason): why = reason
         case .notOffered: why = "the identity provider offers no revocation endpoint"
         case .revoked: return nil
         }
-        let place = result.tokenEndpoint.map { " at \(DisplayText.neutralised($0.absoluteString, limit: 300))" } ?? ""
-        let until =
-            result.refreshTokenExpiry.map { "until \($0.ISO8601Format()) (its expiry)" }
-            ?? "until the identity provider expires it"
         return
             "the tokens were NOT revoked (\(why)): the refresh token stays valid\(place) \(until); whoever holds a copy of it "
             + "can still get tokens with it"
+    }
+
+    /// Whether what `result` left valid is Microsoft Entra ID's design (no revocation endpoint), not a failure: said
+    /// as a fact of every Entra logout rather than as a warning.
+    static func isEntraByDesign(_ result: IAPLogoutResult) -> Bool {
+        result.revocation == .notOffered && result.tokenEndpoint.map(IAPConfiguration.isMicrosoftEntraEndpoint) == true
     }
 
     /// "the identity provider returned after its logout page but did not confirm the end of a session: …", or nil

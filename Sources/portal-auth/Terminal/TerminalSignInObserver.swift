@@ -34,6 +34,10 @@ final class TerminalSignInObserver: SignInObserver {
         StandardError.line(
             "If the browser shows an error page from the identity provider, the client ID or this redirect URL is not registered with it."
         )
+        // Microsoft Entra shows AADSTS50011 (redirect URL not registered) only in the browser: name its fix here.
+        if let entra = IAPConfiguration.entraRedirectAdvice(authorizationURL: url, redirectURL: redirectURL) {
+            StandardError.line(entra)
+        }
         if pasteHint {
             StandardError.line(
                 "If your browser runs on another machine, paste the address it ends on (starting with \(redirectURL.absoluteString)) here and press Enter."

@@ -216,14 +216,37 @@ struct IDTokenTests {
         #expect(throws: IDTokenError.self) { try IDToken(compact: text) }
     }
 
-    @Test("Entra tenant issuers are derived; multi-tenant endpoints are not")
-    func entraIssuer() {
+    @Test("Entra authorities: the tenant forms and clouds are recognised; the v1 endpoints and other hosts are not")
+    func entraAuthority() throws {
+        func authority(_ text: String) -> EntraAuthority? { URL(string: text).flatMap(EntraAuthority.init(endpoint:)) }
+        let guid = try #require(
+            authority("https://login.microsoftonline.com/3F2504E0-4F89-41D3-9A0C-0305E82C3301/oauth2/v2.0/authorize"))
+        #expect(guid.tenant == .id("3f2504e0-4f89-41d3-9a0c-0305e82c3301"))
         #expect(
-            IssuerDiscovery.entraIssuer(URL(string: "https://login.microsoftonline.com/0e1f/oauth2/v2.0/authorize")!)
-                == "https://login.microsoftonline.com/0e1f/v2.0")
+            guid.discoveryURL.absoluteString
+                == "https://login.microsoftonline.com/3F2504E0-4F89-41D3-9A0C-0305E82C3301/v2.0/.well-known/openid-configuration"
+        )
         #expect(
-            IssuerDiscovery.entraIssuer(URL(string: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")!)
-                == nil)
-        #expect(IssuerDiscovery.entraIssuer(URL(string: "https://idp.example/authorize")!) == nil)
+            authority("https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token")?.tenant
+                == .domain("contoso.onmicrosoft.com"))
+        #expect(
+            authority("https://login.microsoftonline.com/Organizations/oauth2/v2.0/authorize")?.tenant == .organizations
+        )
+        #expect(
+            authority("https://login.microsoftonline.us/common/oauth2/v2.0/authorize")?.issuerTemplate
+                == "https://login.microsoftonline.us/{tenantid}/v2.0")
+        #expect(
+            authority("https://login.partner.microsoftonline.cn/consumers/oauth2/v2.0/authorize")?.unusableReason != nil
+        )
+        #expect(
+            authority("https://login.chinacloudapi.cn/contoso.cn/oauth2/v2.0/devicecode")?.deviceCodeURL.host
+                == "login.chinacloudapi.cn")
+        #expect(
+            authority("https://login.microsoftonline.com/3f2504e0-4f89-41d3-9a0c-0305e82c3301/oauth2/authorize") == nil,
+            "v1")
+        #expect(authority("http://login.microsoftonline.com/common/oauth2/v2.0/authorize") == nil)
+        #expect(authority("https://login.microsoftonline.com:8443/common/oauth2/v2.0/authorize") == nil)
+        #expect(authority("https://idp.example/common/oauth2/v2.0/authorize") == nil)
+        #expect(authority("https://login.microsoftonline.com/0e1f/oauth2/v2.0/authorize") == nil, "no tenant form")
     }
 }

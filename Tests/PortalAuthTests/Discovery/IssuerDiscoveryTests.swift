@@ -187,22 +187,25 @@ struct IssuerDiscoveryTests {
         #expect(bare == IssuerDiscovery.Issuer(identifier: "https://issuer.example/x", sendsIssuerInResponses: false))
     }
 
-    @Test("Microsoft Entra: the tenant's v2.0 issuer from the table, its document read there")
+    @Test("Microsoft Entra: the tenant's v2.0 document, read at /{tenant}/v2.0; without it, nothing is opened")
     func entra() async throws {
-        let authorize = "https://login.microsoftonline.com/0e1f/oauth2/v2.0/authorize"
-        let issuerURL = "https://login.microsoftonline.com/0e1f/v2.0"
+        let tenant = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
+        let authorize = "https://login.microsoftonline.com/\(tenant)/oauth2/v2.0/authorize"
+        let issuerURL = "https://login.microsoftonline.com/\(tenant)/v2.0"
         let client = Self.server([
             issuerURL + "/.well-known/openid-configuration": Self.document(
                 issuer: issuerURL, authorize: authorize,
-                token: "https://login.microsoftonline.com/0e1f/oauth2/v2.0/token")
+                token: "https://login.microsoftonline.com/\(tenant)/oauth2/v2.0/token")
         ])
         let issuer = try await IssuerDiscovery.issuer(forAuthorizeURL: URL(string: authorize)!, httpClient: client)
         #expect(issuer?.identifier == issuerURL)
         #expect(issuer?.metadata?.jwksURI?.absoluteString == issuerURL + "/keys")
-        // Unreachable: the table's issuer all the same, without keys.
-        let offline = try await IssuerDiscovery.issuer(
-            forAuthorizeURL: URL(string: authorize)!, httpClient: Self.server([:]))
-        #expect(offline == IssuerDiscovery.Issuer(identifier: issuerURL, sendsIssuerInResponses: false))
+        #expect(client.requests.count == 1, "one document, no walk")
+        // Unreachable: the sign-in stops before the browser (the issuer and keys would be unknown).
+        let offline = await #expect(throws: DiscoveryError.self) {
+            try await IssuerDiscovery.issuer(forAuthorizeURL: URL(string: authorize)!, httpClient: Self.server([:]))
+        }
+        #expect(offline?.description.contains("\(issuerURL)/.well-known/openid-configuration") == true)
     }
 
     @Test("candidate issuers: from the authorize URL's folder up to the origin, without query")
@@ -217,9 +220,9 @@ struct IssuerDiscoveryTests {
     }
 
     @Test(
-        "sign-out's endpoints: found where the issuer is (LemonLDAP::NG: /oauth2/authorize, its document at the origin), not only in the authorize URL's folder"
+        "sign-out's endpoints: read from the sign-in's issuer's document (LemonLDAP::NG: /oauth2/authorize, its issuer the origin)"
     )
-    func signOutEndpointsWalkUp() async throws {
+    func signOutEndpointsOfTheIssuer() async throws {
         let authorize = "https://auth.example/oauth2/authorize"
         let client = Self.server([
             "https://auth.example/.well-known/openid-configuration": Self.document(
@@ -230,7 +233,7 @@ struct IssuerDiscoveryTests {
                 ])
         ])
         let endpoints = await RevocationEndpointDiscovery.endpoints(
-            forAuthorizeURL: try #require(URL(string: authorize)), httpClient: client)
+            issuer: "https://auth.example", authorizeURL: try #require(URL(string: authorize)), httpClient: client)
         #expect(endpoints.userInfo?.absoluteString == "https://auth.example/oauth2/userinfo")
         #expect(endpoints.revocation?.absoluteString == "https://auth.example/oauth2/revoke")
         // A document that describes another authorize endpoint is not believed.
@@ -241,6 +244,11 @@ struct IssuerDiscoveryTests {
         ])
         #expect(
             await RevocationEndpointDiscovery.endpoints(
-                forAuthorizeURL: try #require(URL(string: authorize)), httpClient: other) == .init())
+                issuer: "https://auth.example", authorizeURL: try #require(URL(string: authorize)), httpClient: other)
+                == .init())
+        // No issuer known: no document is read at all.
+        #expect(
+            await RevocationEndpointDiscovery.endpoints(
+                issuer: nil, authorizeURL: try #require(URL(string: authorize)), httpClient: client) == .init())
     }
 }

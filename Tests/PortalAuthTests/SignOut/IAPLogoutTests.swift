@@ -13,7 +13,7 @@ struct IAPLogoutTests {
     static let plainDiscovery = Fakes.HTTP(
         status: 200,
         body:
-            #"{"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize"}"#
+            #"{"issuer":"https://idp.example.com/oauth2","authorization_endpoint":"https://idp.example.com/oauth2/authorize"}"#
     )
 
     @Test(
@@ -133,7 +133,7 @@ struct IAPLogoutTests {
                 if request.url == Fakes.discoveryURL {
                     return Fakes.response(
                         body: """
-                            {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                            {"issuer":"https://idp.example.com/oauth2","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
                              "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
                             """, url: request.url)
                 }
@@ -154,15 +154,13 @@ struct IAPLogoutTests {
     func foreignDiscovery() async throws {
         let http = Fakes.HTTP(
             body:
-                #"{"authorization_endpoint":"https://evil.example.com/authorize","revocation_endpoint":"https://evil.example.com/revoke"}"#
+                #"{"issuer":"https://idp.example.com/oauth2","authorization_endpoint":"https://evil.example.com/authorize","revocation_endpoint":"https://evil.example.com/revoke"}"#
         )
         _ = try await Fakes.iapCredential(http: http).invalidate(
             settings: Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack()))
-        // Each folder up from the authorize URL is asked for its document (as the sign-in asks), and nothing else.
+        // Only the sign-in's issuer's document is asked for, and nothing else.
         #expect(
-            http.requests.map(\.url.path) == [
-                "/oauth2/.well-known/openid-configuration", "/.well-known/openid-configuration",
-            ],
-            "only the discovery requests, no revocation")
+            http.requests.map(\.url.path) == ["/oauth2/.well-known/openid-configuration"],
+            "only the discovery request, no revocation")
     }
 }

@@ -20,7 +20,7 @@ struct LogoutEvidenceTests {
                 let revocation = revokes ? #","revocation_endpoint":"https://idp.example.com/oauth2/revoke""# : ""
                 return Fakes.response(
                     body: """
-                        {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                        {"issuer":"https://idp.example.com/oauth2","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
                          "userinfo_endpoint":"https://idp.example.com/oauth2/userinfo"\(revocation)}
                         """, url: request.url)
             case userInfoURL:

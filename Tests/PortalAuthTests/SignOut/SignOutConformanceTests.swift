@@ -42,7 +42,7 @@ struct SignOutConformanceTests {
             if request.url == Fakes.discoveryURL {
                 return Fakes.response(
                     body: """
-                        {"issuer":"https://idp.example.com","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
+                        {"issuer":"https://idp.example.com/oauth2","authorization_endpoint":"https://idp.example.com/oauth2/authorize",
                          "revocation_endpoint":"https://idp.example.com/oauth2/revoke"}
                         """, url: request.url)
             }

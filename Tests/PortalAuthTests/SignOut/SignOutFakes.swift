@@ -111,7 +111,7 @@ enum SignOutFakes {
         updatedAt: Date = Date(timeIntervalSince1970: 1_800_000_000)
     ) -> StoredCredential {
         let iap = kind == .iap
-        return StoredCredential(
+        var record = StoredCredential(
             kind: kind, clientID: iap ? "iap-client" : "portal-client", portalURL: iap ? nil : portal,
             redirectURL: URL(string: "http://127.0.0.1/callback")!,
             refreshTokenExpirationMinutes: iap ? nil : 20160, refreshTokenExchangeSeconds: iap ? nil : 86400,
@@ -127,6 +127,9 @@ enum SignOutFakes {
             scopes: iap ? ["openid"] : [], tokenType: "Bearer", isSSLRequired: false, createdAt: updatedAt,
             updatedAt: updatedAt
         )
+        // The issuer the sign-in checked: its discovery document (at `discoveryURL`) is the only one used.
+        record.issuer = iap ? "https://idp.example.com/oauth2" : nil
+        return record
     }
 
     /// Settings with `http`, no retry pause, and `browser`.

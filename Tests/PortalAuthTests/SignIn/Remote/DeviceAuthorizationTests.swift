@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PortalAuth
+import PortalAuthTesting
 @testable import PortalAuthTransport
 
 /// Reading the device authorization response, and finding the endpoint (explicit, Entra, discovery).
@@ -87,5 +88,38 @@ struct DeviceAuthorizationTests {
         #expect(
             await DeviceAuthorizationEndpoint.resolve(
                 explicit: explicit, authorizeURL: FakeIdentityProvider.authorizeURL, httpClient: client) == explicit)
+    }
+
+    @Test(
+        "the configured issuer's document gives the device endpoint, as it gives the sign-in's (issue 43.1: one rule), not a walk"
+    )
+    func configuredIssuer() async throws {
+        let authorize = URL(string: "https://auth.example/oauth2/authorize")!
+        let client = ScriptedHTTPClient { _, request in
+            let body: String
+            switch request.url.absoluteString {
+            case "https://issuer.example/pool/.well-known/openid-configuration":
+                body = """
+                    {"issuer":"https://issuer.example/pool","authorization_endpoint":"https://auth.example/oauth2/authorize",
+                     "device_authorization_endpoint":"https://auth.example/oauth2/device"}
+                    """
+            case "https://auth.example/oauth2/.well-known/openid-configuration":
+                // A document of another issuer at the walk's first stop.
+                body = """
+                    {"issuer":"https://evil.example","authorization_endpoint":"https://auth.example/oauth2/authorize",
+                     "device_authorization_endpoint":"https://evil.example/device"}
+                    """
+            default:
+                return TransportResponse(statusCode: 404, headers: [], body: Data(), url: request.url)
+            }
+            return TransportResponse(
+                statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8),
+                url: request.url)
+        }
+        let found = await DeviceAuthorizationEndpoint.resolve(
+            explicit: nil, authorizeURL: authorize, issuer: URL(string: "https://issuer.example/pool")!,
+            httpClient: client)
+        #expect(found?.absoluteString == "https://auth.example/oauth2/device")
+        #expect(!client.requests.contains { $0.url.host == "evil.example" })
     }
 }
