@@ -50,6 +50,7 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
         case noLocation
         case unsafeFile(mode: UInt32, ownedByOther: Bool)
         case unsafeDirectory(mode: UInt32, ownedByOther: Bool)
+        case unsafePath(PathProblem)
         case notRegularFile
         case corrupted(reason: String)
         case unsupportedVersion(found: Int64)
@@ -78,7 +79,7 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
     public var kind: Kind {
         switch code {
         case .noLocation: return .noLocation
-        case .unsafeFile, .unsafeDirectory: return .unsafePermissions
+        case .unsafeFile, .unsafeDirectory, .unsafePath: return .unsafePermissions
         case .notRegularFile: return .notRegularFile
         case .corrupted: return .corrupted
         case .unsupportedVersion: return .unsupportedVersion
@@ -93,7 +94,7 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
         case .corrupted, .unsupportedVersion: return .invalidContent
         case .lockTimeout: return .timedOut
         case .cancelled: return .cancelled
-        case .noLocation, .unsafeFile, .unsafeDirectory, .notRegularFile, .fileSystem: return .local
+        case .noLocation, .unsafeFile, .unsafeDirectory, .unsafePath, .notRegularFile, .fileSystem: return .local
         }
     }
 
@@ -118,6 +119,9 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
             }
             return "Refusing to keep credentials in \(path): other users can write to the directory "
                 + "(mode \(octal(mode))). Run `chmod 700 \(path)` or choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
+        case .unsafePath(let problem):
+            return "Refusing to keep credentials in \(path): \(problem.message(showingPaths: DisplayText.path)). "
+                + "Or choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
         case .notRegularFile:
             return
                 "Refusing to use the credential store \(path): it is not a regular file (a directory or a symbolic link?). "
@@ -160,6 +164,9 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
     static func unsafeDirectory(_ path: String, mode: UInt32, ownedByOther: Bool) -> Self {
         Self(.unsafeDirectory(mode: mode & 0o7777, ownedByOther: ownedByOther), path: path)
     }
+
+    /// A folder on the way to the store's directory `path` that another user owns or can write (`SafePath`).
+    static func unsafePath(_ path: String, _ problem: PathProblem) -> Self { Self(.unsafePath(problem), path: path) }
 
     static func notRegularFile(_ path: String) -> Self { Self(.notRegularFile, path: path) }
 

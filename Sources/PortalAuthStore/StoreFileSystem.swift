@@ -34,9 +34,6 @@ package enum StoreFileSystem {
     /// True when `info` describes a regular file.
     static func isRegularFile(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
 
-    /// True when `info` describes a directory.
-    static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
-
     // MARK: - Permission checks
 
     /// Refuses a store file (or its lock file) that is not a regular file, belongs to another user,
@@ -49,50 +46,44 @@ package enum StoreFileSystem {
         }
     }
 
-    /// Refuses a store directory that belongs to another user or that group or others can write.
-    ///
-    /// A writable directory would let another user replace the store or its lock file. A readable one
-    /// (an ordinary 0755 home directory given with `--store ~/file.json`) only reveals file names: the
-    /// store file itself must still be 0600, which `checkPrivateFile` enforces.
-    static func checkPrivateDirectory(_ info: stat, path: String) throws(CredentialStoreError) {
-        guard isDirectory(info) else { throw .notRegularFile(path) }
-        let ownedByOther = info.st_uid != geteuid()
-        if ownedByOther || info.st_mode & 0o022 != 0 {
-            throw .unsafeDirectory(path, mode: info.st_mode, ownedByOther: ownedByOther)
-        }
-    }
-
     /// Checks the store's directory when it exists; returns false when it does not.
+    ///
+    /// Every folder on the way is checked too (`SafePath`): one another user owns or can write could swap the
+    /// store's directory for theirs.
     @discardableResult
     static func checkDirectoryIfPresent(_ path: String) throws(CredentialStoreError) -> Bool {
-        guard let info = try status(of: path) else { return false }
-        try checkPrivateDirectory(info, path: path)
-        return true
+        do {
+            return try SafePath.checkFolder(path, private: false)
+        } catch {
+            throw directoryError(path, error)
+        }
     }
 
     /// Creates `path` and any missing parents with mode 0700, then checks it.
     ///
     /// Only the directories created here get their mode set; an existing directory (the home directory, say)
-    /// is never changed, and is refused by the check if it is not private.
+    /// is never changed, and is refused by the check if it is not private. Every component is created and opened
+    /// without following a link another user could have planted, its owner and mode checked (`SafePath`).
     package static func ensurePrivateDirectory(_ path: String) throws(CredentialStoreError) {
-        try createMissingDirectories(path)
-        guard let info = try status(of: path) else {
-            throw .fileSystem("create the directory", path, SystemError(call: "mkdir", errno: ENOENT))
+        do {
+            try SafePath.makeFolder(path, mode: 0o700, private: false)
+        } catch {
+            throw directoryError(path, error)
         }
-        try checkPrivateDirectory(info, path: path)
     }
 
-    private static func createMissingDirectories(_ path: String) throws(CredentialStoreError) {
-        guard try status(of: path) == nil else { return }
-        let parent = parentDirectory(of: path)
-        if parent != path { try createMissingDirectories(parent) }
-        do {
-            try syscall("mkdir") { mkdir(path, 0o700) }
-            // The umask may have removed owner bits; set exactly 0700 on the directory just made.
-            try syscall("chmod") { chmod(path, 0o700) }
-        } catch {
-            // Another process may have created it in between; what is there is checked afterwards.
-            if error.errno != EEXIST { throw .fileSystem("create the directory", path, error) }
+    /// The store's error for a `SafePath` refusal on the way to the store's directory `path`.
+    private static func directoryError(_ path: String, _ problem: PathProblem) -> CredentialStoreError {
+        if let code = problem.errno {
+            return .fileSystem("create the directory", problem.path, SystemError(call: "mkdir", errno: code))
+        }
+        guard problem.path == path else { return .unsafePath(path, problem) }
+        switch problem.reason {
+        case .notAFolder: return .notRegularFile(path)
+        case .writableByOthers: return .unsafeDirectory(path, mode: problem.mode, ownedByOther: false)
+        case .ownedByOther, .replaceableInSharedFolder:
+            return .unsafeDirectory(path, mode: problem.mode, ownedByOther: true)
+        default: return .unsafePath(path, problem)
         }
     }
 

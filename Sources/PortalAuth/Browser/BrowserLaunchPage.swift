@@ -15,19 +15,26 @@ import Synchronization
 /// Where the page goes (``directory(forCommand:environment:)``): `$PORTAL_AUTH_LAUNCH_DIR` when set; for a browser
 /// started from `/snap/bin` (a snap, which sees neither `/tmp` nor hidden folders), that snap's own runtime folder
 /// `$XDG_RUNTIME_DIR/snap.NAME/portal-auth`; else `$XDG_RUNTIME_DIR/portal-auth` (a per-user tmpfs, emptied at logout);
-/// else `$XDG_CACHE_HOME/portal-auth/launch` (`~/.cache/portal-auth/launch`).
+/// else `$XDG_CACHE_HOME/portal-auth/launch` (`~/.cache/portal-auth/launch`). Every component of that folder is
+/// created and opened without following a link another user could have planted, its owner and mode checked
+/// (`SafePath`); when one fails, the page goes to `~/.cache/portal-auth/launch` of the user's own home (from the
+/// password database) instead.
+///
+/// A process killed with SIGKILL cannot remove its page; the next page made in the same folder first removes the
+/// pages left there (``sweepStalePages(in:now:)``).
 package final class BrowserLaunchPage: Sendable {
     /// The page, as a `file:` URL: what the browser command receives.
     public let fileURL: URL
     private let removed = Mutex(false)
 
-    /// Writes a page that forwards to `target`, in `directory` (created 0700 when missing; refused when it is a
-    /// symbolic link, is not a folder, or belongs to another user).
+    /// Writes a page that forwards to `target`, in `directory` (created 0700 when missing; when it or a folder above
+    /// it is a symbolic link, is not a folder, or another user owns or can write it, the user's own
+    /// `~/.cache/portal-auth/launch` instead).
     ///
     /// - Throws: `BrowserError` naming the folder or file that could not be used.
     public init(forwardingTo target: URL, in directory: URL) throws(BrowserError) {
-        let folder = directory.standardizedFileURL.path
-        try Self.preparePrivateFolder(folder)
+        let folder = try Self.preparePrivateFolder(directory.standardizedFileURL.path)
+        Self.sweepStalePages(in: folder)
         let random: String
         do {
             random = try SecureRandom.token(byteCount: 16)
@@ -121,35 +128,73 @@ package final class BrowserLaunchPage: Sendable {
 
     // MARK: - The folder
 
-    /// Creates `folder` (and missing parents) and makes sure it is a real folder of this user, closed to others.
-    private static func preparePrivateFolder(_ folder: String) throws(BrowserError) {
-        var built = ""
-        for component in folder.split(separator: "/") {
-            built += "/" + component
-            if mkdir(built, 0o700) != 0 && errno != EEXIST {
-                throw BrowserError(
-                    command: built,
-                    reason: "cannot create the folder for the launch page: \(String(cString: strerror(errno)))")
+    /// Creates `folder` (and missing parents) as a real folder of this user, closed to others, every component
+    /// checked (`SafePath`); when that fails, the user's own `~/.cache/portal-auth/launch`. Returns the folder used.
+    private static func preparePrivateFolder(_ folder: String) throws(BrowserError) -> String {
+        let refusal: PathProblem
+        do {
+            return try SafePath.makeFolder(folder, mode: 0o700, private: true)
+        } catch {
+            refusal = error
+        }
+        if let home = passwordDatabaseHome() {
+            let fallback = home + "/.cache/portal-auth/launch"
+            if fallback != folder, let made = try? SafePath.makeFolder(fallback, mode: 0o700, private: true) {
+                return made
             }
         }
-        var info = stat()
-        guard lstat(folder, &info) == 0 else {
-            throw BrowserError(
-                command: folder,
-                reason: "cannot use the folder for the launch page: \(String(cString: strerror(errno)))")
+        throw BrowserError(
+            command: folder,
+            reason: "cannot use the folder for the launch page: \(refusal.message(showingPaths: DisplayText.path)); "
+                + "or set PORTAL_AUTH_LAUNCH_DIR to a folder of your own")
+    }
+
+    /// The home folder the password database gives this user (not `HOME`, which names the folder that failed).
+    private static func passwordDatabaseHome() -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let home = entry.pw_dir
+        else { return nil }
+        let path = String(cString: home)
+        return path.hasPrefix("/") ? path : nil
+    }
+
+    // MARK: - Leftovers
+
+    /// How old a page must be before a later run removes it: far longer than a browser takes to load it.
+    static let stalePageAge: Int = 10 * 60
+
+    /// Removes the pages earlier runs left in `folder` (after SIGKILL, which no handler sees): regular files of this
+    /// user named as this type names them (`launch-`, 22 random characters, `.html`), last changed more than
+    /// ``stalePageAge`` seconds before `now` (a page of a run still going is younger). Returns the names removed.
+    @discardableResult
+    static func sweepStalePages(in folder: String, now: time_t = time(nil)) -> [String] {
+        guard let stream = opendir(folder) else { return [] }
+        defer { closedir(stream) }
+        let descriptor = dirfd(stream)
+        var removed: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard isPageName(name) else { continue }
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+                info.st_uid == geteuid(), now - info.st_mtim.tv_sec > stalePageAge
+            else { continue }
+            if unlinkat(descriptor, name, 0) == 0 { removed.append(name) }
         }
-        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
-            throw BrowserError(
-                command: folder,
-                reason:
-                    "the folder for the launch page is not a folder of this user (or is a symbolic link); remove it, or set PORTAL_AUTH_LAUNCH_DIR"
-            )
-        }
-        if info.st_mode & 0o077 != 0, chmod(folder, 0o700) != 0 {
-            throw BrowserError(
-                command: folder,
-                reason:
-                    "cannot close the folder for the launch page to other users: \(String(cString: strerror(errno)))")
+        return removed
+    }
+
+    /// Whether `name` is a page's: `launch-` + 22 characters of base64url + `.html`.
+    static func isPageName(_ name: String) -> Bool {
+        let utf8 = Array(name.utf8)
+        guard utf8.count == 7 + 22 + 5, name.hasPrefix("launch-"), name.hasSuffix(".html") else { return false }
+        return utf8[7..<29].allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F
         }
     }
 

@@ -32,6 +32,10 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         public static let syntax = Kind("syntax")
         /// The content is JSON but breaks one or more rules; see `ConfigurationError.issues`.
         public static let invalidConfiguration = Kind("invalidConfiguration")
+        /// Another user than this one (or root) owns or can write the file, or a folder it is reached through: it
+        /// could say where the tokens go, so it is not used. The description names what was found and the `chmod`
+        /// or `chown` that fixes it.
+        public static let untrustedFile = Kind("untrustedFile")
 
         /// The kind's name, e.g. `fileNotFound`.
         public var description: String { name }
@@ -52,6 +56,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         case notUTF8(offset: Int, byte: UInt8)
         case syntax
         case invalidConfiguration
+        case untrustedFile
     }
 
     private let code: Code
@@ -82,15 +87,16 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         case .notUTF8: return .notUTF8
         case .syntax: return .syntax
         case .invalidConfiguration: return .invalidConfiguration
+        case .untrustedFile: return .untrustedFile
         }
     }
 
-    /// `.unreadableInput` when the file cannot be read, `.usage` for a URL that is not a file,
-    /// `.invalidContent` for everything about its content.
+    /// `.unreadableInput` when the file cannot be read or is not trusted (``Kind/untrustedFile``), `.usage` for a URL
+    /// that is not a file, `.invalidContent` for everything about its content.
     public var category: ErrorCategory {
         switch code {
         case .notAFileURL: return .usage
-        case .fileNotFound, .isDirectory, .unreadable: return .unreadableInput
+        case .fileNotFound, .isDirectory, .unreadable, .untrustedFile: return .unreadableInput
         case .empty, .tooLarge, .notUTF8, .syntax, .invalidConfiguration: return .invalidContent
         }
     }
@@ -148,6 +154,18 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
             issues: [
                 ConfigurationIssue(
                     message: "the file cannot be read (\(reason)); check that it is readable by this user")
+            ])
+    }
+
+    static func untrusted(_ file: URL, _ problem: PathProblem) -> ConfigurationError {
+        ConfigurationError(
+            .untrustedFile, file: file,
+            issues: [
+                ConfigurationIssue(
+                    message:
+                        "not used, since it decides where tokens go and another user could change it: "
+                        + problem.message(showingPaths: DisplayText.path)
+                )
             ])
     }
 

@@ -3,6 +3,10 @@ import Glibc
 import PortalAuthCore
 
 /// Reads a configuration file with a size limit, turning each way it can fail into its own error.
+///
+/// A configuration file decides where tokens go (`hosts_behind_proxy`, the logout URL), so one that another user (not
+/// root) owns or can write, or that is reached through a folder another user can write, is refused
+/// (`ConfigurationError.Kind.untrustedFile`; the rule is `SafePath`'s, OpenSSH's `StrictModes`).
 enum ConfigurationFileReader {
     /// Reads `file` on a thread outside the cooperative pool (a FIFO or a slow disk may block).
     static func read(_ file: URL, limit: Int = ConfigurationError.maximumFileSize) async throws(ConfigurationError)
@@ -37,6 +41,7 @@ enum ConfigurationFileReader {
             throw failure(file, error)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(file) }
+        try checkTrusted(file, opened: descriptor)
         if (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) > limit {
             throw .tooLarge(file, size: Int(info.st_size))
         }
@@ -57,6 +62,31 @@ enum ConfigurationFileReader {
         }
         if data.count > limit { throw .tooLarge(file, size: data.count) }
         return data
+    }
+
+    /// Refuses the file open at `descriptor` when another user could have written or placed it (`SafePath`).
+    static func checkTrusted(_ file: URL, opened descriptor: Int32) throws(ConfigurationError) {
+        do {
+            try SafePath.checkFile(file.path, opened: descriptor)
+        } catch {
+            if let code = error.errno { throw failure(file, SystemError(call: "open", errno: code)) }
+            throw .untrusted(file, error)
+        }
+    }
+
+    /// The refusal of `file` when it exists and another user could have written or placed it; nil when it is
+    /// trusted, or cannot be opened (what then happens is said by whatever reads it).
+    static func untrusted(_ file: URL) -> ConfigurationError? {
+        // O_NONBLOCK: a FIFO with no writer must not hang a check that reads nothing.
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        do {
+            try checkTrusted(file, opened: descriptor)
+            return nil
+        } catch {
+            return error.kind == .untrustedFile ? error : nil
+        }
     }
 
     /// The configuration error for a failed system call on `file`.

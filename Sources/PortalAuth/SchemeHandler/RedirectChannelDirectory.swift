@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PortalAuthCore
 
 /// The folder of the sign-in channels: `$XDG_RUNTIME_DIR/portal-auth`, owned by this user, mode 0700.
 ///
@@ -24,16 +25,29 @@ enum RedirectChannelDirectory {
                     + "sign in from a desktop session, or use a loopback redirect URL such as http://127.0.0.1/callback."
             )
         }
-        if mkdir(path, 0o700) != 0, errno != EEXIST {
-            throw SchemeRedirectError(
-                .runtimeDirectory, "cannot create \(path): \(String(cString: strerror(errno))); check XDG_RUNTIME_DIR.")
+        // Every component is created and opened without following a link another user could have planted, its
+        // owner and mode checked (`SafePath`).
+        do {
+            try SafePath.makeFolder(path, mode: 0o700, private: true)
+        } catch {
+            throw SchemeRedirectError(.runtimeDirectory, Self.refusal(path, error))
         }
         try check(path, fixingMode: true)
         return path
     }
 
+    /// The message for a folder `SafePath` refuses.
+    private static func refusal(_ path: String, _ problem: PathProblem) -> String {
+        "cannot use \(DisplayText.path(path)): \(problem.message(showingPaths: DisplayText.path)); check XDG_RUNTIME_DIR."
+    }
+
     /// Checks that `path` is a real folder (not a link) owned by this user with mode 0700.
     static func check(_ path: String, fixingMode: Bool) throws(SchemeRedirectError) {
+        do {
+            _ = try SafePath.checkFolder(path, private: false)
+        } catch {
+            throw SchemeRedirectError(.runtimeDirectory, Self.refusal(path, error))
+        }
         var info = stat()
         guard lstat(path, &info) == 0 else {
             throw SchemeRedirectError(.runtimeDirectory, "cannot read \(path): \(String(cString: strerror(errno))).")

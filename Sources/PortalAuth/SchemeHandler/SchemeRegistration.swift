@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import PortalAuthCore
 import PortalAuthStore
 
 /// Registers a program as the desktop's handler of a URL scheme, the way Linux desktops hand a browser's
@@ -239,20 +240,16 @@ public struct SchemeRegistration: Sendable {
         ]
     }
 
-    /// Creates `path` and its missing parents, each set to exactly 0755 (an existing folder is left as it is).
+    /// Creates `path` and its missing parents, each set to exactly 0755 (an existing folder is left as it is); every
+    /// component is created and opened without following a link another user could have planted, its owner and mode
+    /// checked (`SafePath`).
     static func createDirectories(_ path: String) throws(SchemeRedirectError) {
-        var built = ""
-        for component in path.split(separator: "/") {
-            built += "/" + component
-            if mkdir(built, 0o755) == 0 {
-                guard chmod(built, 0o755) == 0 else {
-                    throw SchemeRedirectError(
-                        .registrationFailed, "cannot set the mode of \(built): \(String(cString: strerror(errno)))")
-                }
-            } else if errno != EEXIST {
-                throw SchemeRedirectError(
-                    .registrationFailed, "cannot create \(built): \(String(cString: strerror(errno)))")
-            }
+        do {
+            try SafePath.makeFolder(path, mode: 0o755, private: false)
+        } catch {
+            throw SchemeRedirectError(
+                .registrationFailed,
+                "cannot use \(DisplayText.path(path)): \(error.message(showingPaths: DisplayText.path))")
         }
     }
 

@@ -8,6 +8,7 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
         case unknownName(String, known: [String])
         case unreadablePreferences(String)
         case configurationChanged(file: String, differences: [String])
+        case untrustedConfiguration(ConfigurationError)
     }
 
     /// The case.
@@ -32,6 +33,11 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
         SelectionError(code: .configurationChanged(file: file, differences: differences))
     }
 
+    /// The IAP configuration file named can be changed by another user (`ConfigurationError.Kind.untrustedFile`).
+    package static func untrustedConfiguration(_ error: ConfigurationError) -> SelectionError {
+        SelectionError(code: .untrustedConfiguration(error))
+    }
+
     /// The configuration file and what differs, for `configurationChanged`; nil for the other cases.
     package var configurationChange: (file: String, differences: [String])? {
         if case .configurationChanged(let file, let differences) = code { return (file, differences) }
@@ -41,6 +47,7 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
     package var category: ErrorCategory {
         switch code {
         case .configurationChanged: return .refused
+        case .untrustedConfiguration(let error): return error.category
         case .ambiguous, .unknownName: return .usage
         case .unreadablePreferences: return .invalidContent
         }
@@ -60,6 +67,8 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
             return "the IAP configuration \(DisplayText.path(file)) has changed since the sign-in stored for it: "
                 + differences.joined(separator: "; ")
                 + "; the stored tokens are for the sign-in's app registration, not the file's: sign in again with the file"
+        case .untrustedConfiguration(let error):
+            return error.description
         case .unreadablePreferences(let path):
             return
                 "\(path) is not a portal-auth preferences file (JSON with default, names and apps); delete it to start over"

@@ -12,8 +12,8 @@ package enum SignInSelection {
     /// The stored portal or IAP credential `query` names in `store`, or nil when none is stored.
     ///
     /// - Throws: `SelectionError` when the query is ambiguous, names an unknown name, names an IAP configuration file
-    ///   that now names another provider or client than the sign-in stored for it, or the preferences file cannot be
-    ///   read.
+    ///   that now names another provider or client than the sign-in stored for it or that another user could change,
+    ///   or the preferences file cannot be read.
     package static func select(_ query: SignInQuery, in store: ArcGISCredentialStore, preferences: SignInPreferences)
         async throws(SelectionError) -> ArcGISCredential?
     {
@@ -22,6 +22,8 @@ package enum SignInSelection {
         case .portal(let url, let clientID):
             return store.oauthUserCredential(portalURL: url, clientID: clientID)
         case .iap(let file):
+            // A file another user could change is not used, not even to pick the sign-in stored for it.
+            if let refusal = ConfigurationFileReader.untrusted(file) { throw .untrustedConfiguration(refusal) }
             if let found = store.iapCredentials(configurationFile: file).first {
                 // The file is the truth: when it names another provider or client than the sign-in stored for it,
                 // a sign-in to the file's provider and client is the one it names, and without one, a sign-in is

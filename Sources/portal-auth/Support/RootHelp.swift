@@ -36,7 +36,8 @@ enum RootHelp {
           22   request --fail: an HTTP status of 400 or more
           64   wrong usage
           65   invalid content (a configuration, the store, a server's answer)
-          66   an input file is missing or unreadable
+          66   an input file is missing or unreadable, or another user
+               can change it (an IAP configuration others can write)
           69   a server is unavailable
           70   an internal or local error
           75   timed out

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 import PortalAuth
@@ -108,6 +109,12 @@ struct ExitStatusTableTests {
             try await ToolRunner.run([
                 "iap", "check", "--config", $0.directory.appendingPathComponent("missing.json").path,
             ])
+        },
+        "iap check | another user can write the file": {
+            let file = $0.directory.appendingPathComponent("shared.json")
+            try Data(contentsOf: URL(fileURLWithPath: $0.entra)).write(to: file)
+            chmod(file.path, 0o666)
+            return try await ToolRunner.run(["iap", "check", "--config", file.path])
         },
         "request | HTTP 200": { try await $0.request("/json") },
         "request | HTTP 404": { try await $0.request("/status/404") },

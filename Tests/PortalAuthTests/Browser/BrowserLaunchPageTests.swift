@@ -44,9 +44,11 @@ struct BrowserLaunchPageTests {
         try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
         let link = directory.appendingPathComponent("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
-        #expect(throws: BrowserError.self) {
-            try BrowserLaunchPage(forwardingTo: URL(string: "https://idp.example/")!, in: link)
-        }
+        // The link is not followed: the page goes to the user's own cache folder instead (issue 43).
+        let elsewhere = try BrowserLaunchPage(forwardingTo: URL(string: "https://idp.example/")!, in: link)
+        #expect(!elsewhere.fileURL.path.hasPrefix(directory.path), "\(elsewhere.fileURL.path)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real.path).isEmpty)
+        elsewhere.remove()
         chmod(real.path, 0o755)
         let page = try BrowserLaunchPage(forwardingTo: URL(string: "https://idp.example/")!, in: real)
         var info = stat()
