@@ -308,6 +308,12 @@ public final class AuthenticationManager: Sendable {
     /// clears the stores — in that order, each step whatever the previous one gave. The stores in memory are empty
     /// afterwards; use `signOutReport()` to learn what each step did.
     ///
+    /// Every IAP sign-in has its refresh token revoked where its identity provider advertises a revocation endpoint,
+    /// with or without a browser; its browser session is ended where a browser can be used (`settings`). What stays
+    /// valid — a refresh token that was not revoked, a browser session no browser could end, the last access token
+    /// until it expires — is logged as a `notice` for each sign-in (the settings' `Logger`) and reported by
+    /// `signOutReport()` (`SignOutReport.Entry.logoutResult`).
+    ///
     /// ```swift
     /// await ArcGISEnvironment.authenticationManager.signOut()
     /// ```
@@ -330,6 +336,12 @@ public final class AuthenticationManager: Sendable {
     public func signOutReport() async -> SignOutReport {
         let revocations = await revokeEachOAuthCredential()
         let invalidations = await invalidateEachIAPCredential()
+        for entry in revocations + invalidations {
+            guard let left = entry.leftValid(now: settings.clock.now) else { continue }
+            settings.logger.notice(
+                "signed out, but not everything ended",
+                metadata: ["credential": "\(entry.credential.targetDescription)", "still_valid": "\(left)"])
+        }
         let clearingError = await clearReportingError()
         return SignOutReport(revocations: revocations, invalidations: invalidations, clearingError: clearingError)
     }

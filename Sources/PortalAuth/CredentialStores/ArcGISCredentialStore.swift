@@ -298,8 +298,8 @@ public final class ArcGISCredentialStore: Sendable {
         }
     }
 
-    /// The key a credential is stored under (the same sign-in, user or token replaces it).
-    private static func storeKey(of credential: ArcGISCredential) -> String? {
+    /// The key a credential is stored under (the same sign-in, user or token replaces it; `status` shows it).
+    package static func storeKey(of credential: ArcGISCredential) -> String? {
         credential.kind.tokenKeeping?.storeKey ?? CredentialStoreEntry.entry(for: credential)?.key
     }
 
