@@ -87,7 +87,7 @@ public final class AuthenticationManager: Sendable {
     }
 
     /// The browser, time limit and observer of IAP logouts, the HTTP client of `data(for:)`, and the HTTP
-    /// client and refresh policy of credentials loaded by `setupPersistentCredentialStorage(file:)`.
+    /// client and refresh policy of credentials loaded by `setupPersistentCredentialStorage()`.
     public var settings: SignInSettings {
         get { state.withLock { $0.settings } }
         set { state.withLock { $0.settings = newValue } }
@@ -100,7 +100,7 @@ public final class AuthenticationManager: Sendable {
     /// try await manager.setupPersistentCredentialStorage()
     /// ```
     ///
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; the store is
+    /// - Throws: a store error (a `CategorizedError`) for unsafe permissions, a corrupted or newer-format file; the store is
     ///   then left as it was.
     public func setupPersistentCredentialStorage() async throws {
         try await setupPersistentCredentialStorage(file: nil)
@@ -134,8 +134,8 @@ public final class AuthenticationManager: Sendable {
     /// As in the toolkit, either both stores are replaced or neither: when the network credential store cannot be
     /// made persistent, the ArcGIS credential store is put back as it was and the error is thrown.
     ///
-    /// - Throws: `CredentialStoreError` for a store file that cannot be used (unsafe permissions, a corrupted or
-    ///   newer-format file, a keyring forced by `$PORTAL_AUTH_STORE` that is absent); `KeyringError` when the chosen
+    /// - Throws: a store error (a `CategorizedError`) for a store file that cannot be used (unsafe permissions, a corrupted or
+    ///   newer-format file, a keyring forced by `$PORTAL_AUTH_STORE` that is absent); a keyring error (a `CategorizedError`) when the chosen
     ///   keyring's items cannot be read. Both stores are then left as they were.
     public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false)
         async throws
@@ -157,7 +157,7 @@ public final class AuthenticationManager: Sendable {
     /// ```
     ///
     /// - Throws: as ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:)``, and with
-    ///   `requiringKeyring` a `KeyringError` when no usable desktop keyring answers (`noLibrary`, `noSessionBus`,
+    ///   `requiringKeyring` a keyring error (a `CategorizedError`) when no usable desktop keyring answers (`noLibrary`, `noSessionBus`,
     ///   `noService`, `locked`, `timedOut`).
     public func setupPersistentCredentialStorage(
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool

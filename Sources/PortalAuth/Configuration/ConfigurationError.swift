@@ -30,7 +30,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         public static let notUTF8 = Kind("notUTF8")
         /// The file is not well-formed JSON (duplicate keys included).
         public static let syntax = Kind("syntax")
-        /// The content is JSON but breaks one or more rules; see `ConfigurationError.issues`.
+        /// The content is JSON but breaks one or more rules; the description lists each.
         public static let invalidConfiguration = Kind("invalidConfiguration")
 
         /// The kind's name, e.g. `fileNotFound`.

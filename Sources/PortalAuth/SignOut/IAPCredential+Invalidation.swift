@@ -27,7 +27,7 @@ extension IAPCredential {
     ///   sign-in's access token at UserInfo any more where that can be asked); `false` when nothing came within
     ///   `settings.timeout`, or it came back without evidence of an ended session (the browser session may remain), or
     ///   no browser logout could run here (the refresh token is revoked all the same where the provider offers it).
-    /// - Throws: `LoopbackError` (the redirect URL cannot be listened on, or the provider redirected back with an
+    /// - Throws: a loopback error (a `CategorizedError`: the redirect URL cannot be listened on, or the provider redirected back with an
     ///   `error`), `CancellationError` when the task is cancelled.
     ///
     /// ``logOut(settings:)`` does the same and also tells what was revoked and what stays valid.

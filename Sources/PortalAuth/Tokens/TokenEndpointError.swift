@@ -142,7 +142,7 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
     private var advice: String {
         if requiresSignIn {
             return
-                " The sign-in has expired or was revoked: sign in again (portal-auth login, or portal-auth iap login)."
+                " The sign-in has expired or was revoked: sign in again (OAuthUserCredential.credential(for:settings:) or IAPCredential.credential(for:settings:replacing:))."
         }
         switch errorCode {
         case "invalid_client", "unauthorized_client":
