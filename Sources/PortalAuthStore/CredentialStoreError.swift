@@ -104,34 +104,34 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
         switch code {
         case .noLocation:
             return "Cannot tell where to keep credentials: HOME is not set. "
-                + "Set HOME, XDG_STATE_HOME or PORTAL_AUTH_STORE, or give the store a path (CredentialStoreFile.select(store:environment:))."
+                + "Set HOME, XDG_STATE_HOME or PORTAL_AUTH_STORE, or give the store a path (PORTAL_AUTH_STORE=PATH)."
         case .unsafeFile(let mode, let ownedByOther):
             if ownedByOther {
                 return "Refusing to use the credential store \(path): it is owned by another user. "
-                    + "Remove it or choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
+                    + "Remove it or choose another store (PORTAL_AUTH_STORE)."
             }
             return "Refusing to use the credential store \(path): other users can access it (mode \(octal(mode))). "
                 + "Run `chmod 600 \(path)`; if others may have read it, sign in again to replace its tokens."
         case .unsafeDirectory(let mode, let ownedByOther):
             if ownedByOther {
                 return "Refusing to keep credentials in \(path): the directory is owned by another user. "
-                    + "Choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
+                    + "Choose another store (PORTAL_AUTH_STORE)."
             }
             return "Refusing to keep credentials in \(path): other users can write to the directory "
-                + "(mode \(octal(mode))). Run `chmod 700 \(path)` or choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
+                + "(mode \(octal(mode))). Run `chmod 700 \(path)` or choose another store (PORTAL_AUTH_STORE)."
         case .unsafePath(let problem):
             return "Refusing to keep credentials in \(path): \(problem.message(showingPaths: DisplayText.path)). "
-                + "Or choose another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
+                + "Or choose another store (PORTAL_AUTH_STORE)."
         case .notRegularFile:
             return
                 "Refusing to use the credential store \(path): it is not a regular file (a directory or a symbolic link?). "
-                + "Point the store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE) at a file."
+                + "Point the store (PORTAL_AUTH_STORE) at a file."
         case .corrupted(let reason):
             return "The credential store \(path) is corrupted (\(reason)) and was left unchanged. "
                 + "To start over, move it aside (`mv \(path) \(path).bak`) and sign in again."
         case .unsupportedVersion(let found):
             return "The credential store \(path) has format version \(found), newer than this portal-auth reads "
-                + "(\(StoreDocument.currentVersion)); it was left unchanged. Use a newer PortalAuth, or another store (CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)."
+                + "(\(StoreDocument.currentVersion)); it was left unchanged. Use a newer PortalAuth, or another store (PORTAL_AUTH_STORE)."
         case .lockTimeout(let seconds, let holder):
             let who = holder.map { "held by \($0)" } ?? "held by another process"
             return "Timed out after \(formatSeconds(seconds)) waiting for the lock \(path), \(who). "

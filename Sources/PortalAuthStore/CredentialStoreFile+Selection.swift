@@ -31,8 +31,8 @@ extension CredentialStoreFile {
     /// given. The automatic choice follows a place the file records (`portal-auth store migrate`), else asks the
     /// Secret Service (at most a few seconds; at once when no session bus is set) and says why in ``backendReason``.
     ///
-    /// - Throws: `KeyringError` when the keyring is chosen and cannot be used (absent, locked, not answering);
-    ///   `CredentialStoreError` when no location can be derived.
+    /// - Throws: a keyring error (a `CategorizedError`) when the keyring is chosen and cannot be used (absent, locked, not answering);
+    ///   a store error (a `CategorizedError`) when no location can be derived.
     /// - Parameters:
     ///   - store: `auto`, `keyring`, `file` or a store file's path (the tool's `--store`); `nil` leaves the choice to
     ///     `PORTAL_AUTH_STORE`, else `auto`.

@@ -45,7 +45,7 @@ package struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Resolves the store location from an explicit path and the environment (see the type's documentation).
     ///
-    /// - Throws: `CredentialStoreError` of kind `noLocation` when nothing names a location.
+    /// - Throws: a store error (a `CategorizedError`) of kind `noLocation` when nothing names a location.
     public static func resolve(
         explicitPath: String? = nil,
         environment: [String: String],

@@ -16,7 +16,7 @@ import Synchronization
 /// ```
 public final class ScriptedHTTPClient: TransportClient {
     /// What the script answers to the request with this index (0-based): a response, or a thrown error (a
-    /// `TransportError` for a request that got no answer).
+    /// a transport error (a `CategorizedError`) for a request that got no answer).
     public typealias Script = @Sendable (_ index: Int, _ request: TransportRequest) throws -> TransportResponse
 
     private let script: Script

@@ -27,7 +27,7 @@ package struct CurlHTTPClient: TransportClient {
 
     /// Sends `request`, following redirects hop by hop when `configuration.followRedirects` is set.
     ///
-    /// - Throws: `TransportError` when no response was received, `CancellationError` when cancelled.
+    /// - Throws: a transport error (a `CategorizedError`) when no response was received, `CancellationError` when cancelled.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var deadline = ContinuousClock.now + configuration.timeouts.total
         if let overall = configuration.deadline {
@@ -157,8 +157,8 @@ package struct CurlHTTPClient: TransportClient {
 /// Sends HTTP requests: the seam through which the flows reach the network, and through which tests inject
 /// faults.
 ///
-/// `CurlHTTPClient` is the real implementation. An implementation returns every HTTP status as a response
-/// (a 500 is a response, not an error) and throws only when no response was received: a `TransportError`,
+/// The library has the real implementation (libcurl, the default of `SignInSettings.httpClient`). An implementation returns every HTTP status as a response
+/// (a 500 is a response, not an error) and throws only when no response was received: a transport error (a `CategorizedError`),
 /// or `CancellationError` when the calling task was cancelled.
 public protocol TransportClient: Sendable {
     /// Sends `request` and returns the response.

@@ -10,7 +10,7 @@ import PortalAuthCore
 /// This is how a server-trust challenge learns what the person is asked to trust; the certificate it returns
 /// (`certificate(of:)`, read by the credential layer) is then the only one trusted for that host
 /// (`NetworkCredentialStore.trust(_:for:)`), with verification on.
-/// Proxies and time limits come from the `TransportConfiguration`, as for requests.
+/// Proxies and time limits are those of requests.
 public struct ServerCertificateProbe: Sendable {
     /// The settings used (time limits; the CA bundle is not consulted).
     package var configuration: TransportConfiguration
@@ -46,7 +46,7 @@ public struct ServerCertificateProbe: Sendable {
     /// This tells a client-certificate challenge from other failures: over TLS 1.3 the server refuses a missing
     /// certificate only after the client's handshake has finished, and the refusal often arrives as a reset.
     ///
-    /// - Throws: `TransportError` when the handshake fails before the server could ask.
+    /// - Throws: a transport error (a `CategorizedError`) when the handshake fails before the server could ask.
     public func asksForClientCertificate(_ url: URL) async throws -> Bool {
         let redacted = RedactedURL(url)
         return try await offThread(url) { handle throws(TransportError) -> Bool in

@@ -55,7 +55,7 @@ package struct TransportConfiguration: Sendable {
     public var timeouts: Timeouts
     /// TLS settings.
     public var tls: TLS
-    /// Largest response body accepted (after decoding); a larger one fails with `TransportError.responseTooLarge`.
+    /// Largest response body accepted (after decoding); a larger one fails with a transport error (responseTooLarge; a `CategorizedError`).
     /// Default 4 MiB.
     public var maxResponseBytes: Int
     /// Whether to follow redirects (301, 302, 303, 307, 308); default `false`, because a token endpoint must not
@@ -67,7 +67,7 @@ package struct TransportConfiguration: Sendable {
     /// The `User-Agent` sent when a request has none; default `portal-auth/<version>`.
     public var userAgent: String
     /// The end of the whole operation the client serves (a command's `--timeout`), across requests, retries and
-    /// redirects: no request runs past it, and one started after it fails at once with `TransportError.timedOut`.
+    /// redirects: no request runs past it, and one started after it fails at once with a transport error (timedOut; a `CategorizedError`).
     /// `nil` (the default): each request has only `timeouts.total`.
     public var deadline: ContinuousClock.Instant?
 

@@ -56,7 +56,7 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
         TransportRequest(method: .get, url: url, headers: [("Accept", "application/json")])
     }
 
-    /// A `POST` of `fields` as `application/x-www-form-urlencoded` (see `FormEncoding`) that asks for JSON:
+    /// A `POST` of `fields` as `application/x-www-form-urlencoded` that asks for JSON:
     /// the shape of every OAuth token, revocation and ArcGIS REST request.
     public static func form(_ url: URL, fields: [(String, String)]) -> TransportRequest {
         TransportRequest(

@@ -121,7 +121,7 @@ extension TokenCredential {
     /// server that `{root}/rest/info` names), through the HTTP client of the manager that raised the challenge.
     ///
     /// - Throws: as `credential(for:username:password:tokenExpirationMinutes:referer:httpClient:)`;
-    ///   `TokenServiceError.credentialsRefused` for a wrong username or password.
+    ///   a token-service error (credentialsRefused; a `CategorizedError`) for a wrong username or password.
     public static func credential(
         for challenge: ArcGISAuthenticationChallenge, username: String, password: String,
         tokenExpirationMinutes: Int? = nil

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PortalAuthStore
 import PortalAuthTransport
 
@@ -71,6 +72,7 @@ struct AuthenticatedRequest {
                     in: response, for: url, sentBearerToken: sentBearer,
                     iapConfigurations: manager.knownIAPConfigurations)
             else {
+                noticeUnknownProxy(response)
                 return response
             }
             switch challenge {
@@ -89,6 +91,17 @@ struct AuthenticatedRequest {
             ?? AuthenticationChallengeError(
                 .tokenRequired, url: url, statusCode: nil,
                 detail: "still challenged after \(Self.maximumAttempts) attempts")
+    }
+
+    /// Logs a notice when `response` looks like an Identity-Aware Proxy's sign-in request while the manager knows no
+    /// IAP configuration at all: the challenge handler then sees no `.iap` challenge, and the app may not know why.
+    private func noticeUnknownProxy(_ response: TransportResponse) {
+        guard let looks = DetectedChallenge.proxyLookingAnswer(response, for: url),
+            manager.knownIAPConfigurations.isEmpty
+        else { return }
+        manager.settings.logger.notice(
+            "the answer looks like an Identity-Aware Proxy's sign-in request, but no IAP configuration is known, so no IAP challenge was raised: register one (AuthenticationManager.iapConfigurations) to sign in through the proxy",
+            metadata: ["url": "\(RedactedURL(url))", "answer": "\(looks)"])
     }
 
     // MARK: - Attaching credentials

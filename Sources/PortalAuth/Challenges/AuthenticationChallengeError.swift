@@ -39,7 +39,7 @@ public struct AuthenticationChallengeError: CategorizedError, CustomStringConver
     /// The HTTP status of the answer (200 for ArcGIS errors in an envelope).
     public let statusCode: Int?
     /// What the server said: the ArcGIS message, the `WWW-Authenticate` schemes, the redirect target host (one line,
-    /// control characters neutralised, see `DisplayText`).
+    /// control characters neutralised).
     public let detail: String
     /// Whether a credential was sent and refused (as opposed to none being held).
     public let credentialWasRefused: Bool

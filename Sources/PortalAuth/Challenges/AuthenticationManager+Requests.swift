@@ -35,10 +35,10 @@ extension AuthenticationManager {
     /// ```
     ///
     /// - Returns: the server's response (any HTTP status that is not a challenge).
-    /// - Throws: the challenge's error (`AuthenticationChallengeError`, or the `TransportError` of an untrusted
+    /// - Throws: the challenge's error (`AuthenticationChallengeError`, or a transport error (a `CategorizedError`) of an untrusted
     ///   server) when no credential answered it; `ArcGISChallengeCancellationError` when a handler cancelled; `CredentialError`
     ///   (`insecureTransport`, or a stored credential that cannot be refreshed for a reason other than a sign-in);
-    ///   `NetworkCredentialError` for a credential that cannot be stored; `TransportError`.
+    ///   a network-credential error (a `CategorizedError`) for a credential that cannot be stored; a transport error (a `CategorizedError`).
     public func data(for request: TransportRequest) async throws -> TransportResponse {
         try await AuthenticatedRequest(manager: self, original: request).send()
     }

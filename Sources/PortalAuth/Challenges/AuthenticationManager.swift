@@ -87,7 +87,7 @@ public final class AuthenticationManager: Sendable {
     }
 
     /// The browser, time limit and observer of IAP logouts, the HTTP client of `data(for:)`, and the HTTP
-    /// client and refresh policy of credentials loaded by `setupPersistentCredentialStorage(file:)`.
+    /// client and refresh policy of credentials loaded by `setupPersistentCredentialStorage()`.
     public var settings: SignInSettings {
         get { state.withLock { $0.settings } }
         set { state.withLock { $0.settings = newValue } }
@@ -100,7 +100,7 @@ public final class AuthenticationManager: Sendable {
     /// try await manager.setupPersistentCredentialStorage()
     /// ```
     ///
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; the store is
+    /// - Throws: a store error (a `CategorizedError`) for unsafe permissions, a corrupted or newer-format file; the store is
     ///   then left as it was.
     public func setupPersistentCredentialStorage() async throws {
         try await setupPersistentCredentialStorage(file: nil)
@@ -134,8 +134,8 @@ public final class AuthenticationManager: Sendable {
     /// As in the toolkit, either both stores are replaced or neither: when the network credential store cannot be
     /// made persistent, the ArcGIS credential store is put back as it was and the error is thrown.
     ///
-    /// - Throws: `CredentialStoreError` for a store file that cannot be used (unsafe permissions, a corrupted or
-    ///   newer-format file, a keyring forced by `$PORTAL_AUTH_STORE` that is absent); `KeyringError` when the chosen
+    /// - Throws: a store error (a `CategorizedError`) for a store file that cannot be used (unsafe permissions, a corrupted or
+    ///   newer-format file, a keyring forced by `$PORTAL_AUTH_STORE` that is absent); a keyring error (a `CategorizedError`) when the chosen
     ///   keyring's items cannot be read. Both stores are then left as they were.
     public func setupPersistentCredentialStorage(access: KeychainAccess, synchronizesWithiCloud: Bool = false)
         async throws
@@ -157,7 +157,7 @@ public final class AuthenticationManager: Sendable {
     /// ```
     ///
     /// - Throws: as ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:)``, and with
-    ///   `requiringKeyring` a `KeyringError` when no usable desktop keyring answers (`noLibrary`, `noSessionBus`,
+    ///   `requiringKeyring` a keyring error (a `CategorizedError`) when no usable desktop keyring answers (`noLibrary`, `noSessionBus`,
     ///   `noService`, `locked`, `timedOut`).
     public func setupPersistentCredentialStorage(
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
@@ -308,6 +308,12 @@ public final class AuthenticationManager: Sendable {
     /// clears the stores — in that order, each step whatever the previous one gave. The stores in memory are empty
     /// afterwards; use `signOutReport()` to learn what each step did.
     ///
+    /// Every IAP sign-in has its refresh token revoked where its identity provider advertises a revocation endpoint,
+    /// with or without a browser; its browser session is ended where a browser can be used (`settings`). What stays
+    /// valid — a refresh token that was not revoked, a browser session no browser could end, the last access token
+    /// until it expires — is logged as a `notice` for each sign-in (the settings' `Logger`) and reported by
+    /// `signOutReport()` (`SignOutReport.Entry.logoutResult`).
+    ///
     /// ```swift
     /// await ArcGISEnvironment.authenticationManager.signOut()
     /// ```
@@ -330,6 +336,12 @@ public final class AuthenticationManager: Sendable {
     public func signOutReport() async -> SignOutReport {
         let revocations = await revokeEachOAuthCredential()
         let invalidations = await invalidateEachIAPCredential()
+        for entry in revocations + invalidations {
+            guard let left = entry.leftValid(now: settings.clock.now) else { continue }
+            settings.logger.notice(
+                "signed out, but not everything ended",
+                metadata: ["credential": "\(entry.credential.targetDescription)", "still_valid": "\(left)"])
+        }
         let clearingError = await clearReportingError()
         return SignOutReport(revocations: revocations, invalidations: invalidations, clearingError: clearingError)
     }

@@ -90,6 +90,27 @@ enum DetectedChallenge: Sendable, Equatable {
         return nil
     }
 
+    /// What makes `response` to a request for `url` look like an Identity-Aware Proxy's sign-in request that only a
+    /// known IAP configuration makes a challenge of (a 401 without any challenge, a redirect to a sign-in page on
+    /// another host, a page that posts itself to an authorization endpoint), or nil. For the notice `data(for:)`
+    /// logs when no configuration is known at all.
+    static func proxyLookingAnswer(_ response: TransportResponse, for url: URL) -> String? {
+        if response.statusCode == 401, response.headers.values(for: "WWW-Authenticate").isEmpty {
+            return "HTTP 401 without a WWW-Authenticate challenge"
+        }
+        if (300..<400).contains(response.statusCode), let location = response.headers["Location"],
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            let host = URLNormalization.host(of: target), host != URLNormalization.host(of: url),
+            pathNamesSignIn(target.path(percentEncoded: true))
+        {
+            return "a redirect to a sign-in page at \(host)\(shortPath(target.path(percentEncoded: true)))"
+        }
+        if response.statusCode == 200, let provider = selfPostingSignInPage(response, covering: []) {
+            return "a page that posts itself to a sign-in at \(provider)"
+        }
+        return nil
+    }
+
     // MARK: - Redirects
 
     /// Why a redirect from `url` to `target` is a sign-in request, or nil when it is an ordinary one.

@@ -30,7 +30,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         public static let notUTF8 = Kind("notUTF8")
         /// The file is not well-formed JSON (duplicate keys included).
         public static let syntax = Kind("syntax")
-        /// The content is JSON but breaks one or more rules; see `ConfigurationError.issues`.
+        /// The content is JSON but breaks one or more rules; the description lists each.
         public static let invalidConfiguration = Kind("invalidConfiguration")
         /// Another user than this one (or root) owns or can write the file, or a folder it is reached through: it
         /// could say where the tokens go, so it is not used. The description names what was found and the `chmod`

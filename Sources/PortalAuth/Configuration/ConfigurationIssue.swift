@@ -16,7 +16,7 @@ package struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
     public let column: Int?
 
     /// Creates an issue; the message is made safe to show (its key names and values come from the file: no
-    /// control characters reach a terminal, see `DisplayText`).
+    /// control characters reach a terminal).
     public init(message: String, key: String? = nil, line: Int? = nil, column: Int? = nil) {
         self.message = DisplayText.neutralised(message)
         self.key = key

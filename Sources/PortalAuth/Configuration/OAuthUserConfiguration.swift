@@ -136,7 +136,7 @@ public struct OAuthUserConfiguration: Sendable, Hashable {
     /// boundaries (case-insensitive): `https://h/portal` covers `https://h/portal` and
     /// `https://h/portal/sharing/rest/…`, not `https://h/portal2`. Paths are compared percent-decoded with dot
     /// segments removed, and a path that servers may read otherwise (`/portal/%2e%2e/other`, an encoded `/`, a
-    /// backslash; see `URLNormalization.pathSegments(_:)`) is covered by nothing. For an ArcGIS Online portal (`arcgis.com`
+    /// backslash) is covered by nothing. For an ArcGIS Online portal (`arcgis.com`
     /// or a subdomain) every `https` URL on `arcgis.com` or a subdomain qualifies.
     public func canBeUsed(for url: URL) -> Bool {
         Self.url(url, isWithin: portalURL)

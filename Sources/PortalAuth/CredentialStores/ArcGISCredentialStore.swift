@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// Every kind of credential is kept: OAuth user and IAP sign-ins (refreshed under the file's lock), and
 /// `TokenCredential`, `OAuthApplicationCredential` and `PregeneratedTokenCredential` (with the password or client
-/// secret the first two renew with; see `CredentialStoreEntry`), so that a restarted app finds them all.
+/// secret the first two renew with), so that a restarted app finds them all.
 ///
 /// As in the ArcGIS Maps SDK, `add(_:)` and `removeAll()` are synchronous and do not throw: the credentials in
 /// memory change at once and the file follows, one write after another in order. A write that fails is logged
@@ -58,7 +58,7 @@ public final class ArcGISCredentialStore: Sendable {
     ///   - settings: the HTTP client and refresh policy the loaded credentials use.
     ///   - startingOverIfCorrupted: when the file is corrupted, start with no credentials instead of
     ///     failing; the next `add` keeps the corrupted file aside (renamed, never overwritten) and says where.
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted (unless allowed) or newer-format file.
+    /// - Throws: a store error (a `CategorizedError`) for unsafe permissions, a corrupted (unless allowed) or newer-format file.
     public static func makePersistent(
         settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
     ) throws -> ArcGISCredentialStore {
@@ -106,10 +106,10 @@ public final class ArcGISCredentialStore: Sendable {
     /// (see `KeychainAccess`), and `synchronizesWithiCloud` is ignored — nothing is synchronised anywhere; copy the
     /// file yourself if you want it elsewhere.
     ///
-    /// The file and the keyring are read on `BlockingWork`'s pool (the Secret Service may take seconds to answer), not
+    /// The file and the keyring are read on the library's small pool of threads for blocking work (the Secret Service may take seconds to answer), not
     /// on the caller's thread.
     ///
-    /// - Throws: `CredentialStoreError` for unsafe permissions, a corrupted or newer-format file; `CancellationError`
+    /// - Throws: a store error (a `CategorizedError`) for unsafe permissions, a corrupted or newer-format file; `CancellationError`
     ///   when the task is cancelled before the store is read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws
         -> ArcGISCredentialStore
@@ -125,7 +125,7 @@ public final class ArcGISCredentialStore: Sendable {
     /// let store = try await ArcGISCredentialStore.makePersistent(access: .whenUnlocked, requiringKeyring: true)
     /// ```
     ///
-    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:)``, and with `requiringKeyring` a `KeyringError`
+    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:)``, and with `requiringKeyring` a keyring error (a `CategorizedError`)
     ///   when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`, `locked`, `timedOut`).
     public static func makePersistent(
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
@@ -220,7 +220,7 @@ public final class ArcGISCredentialStore: Sendable {
     /// Waits until every change made so far has reached the file.
     ///
     /// - Returns: when a write found the file corrupted, where the unreadable copy was kept (since the last wait).
-    /// - Throws: the first write failure since the last wait (`CredentialStoreError`, `CancellationError`); the
+    /// - Throws: the first write failure since the last wait (a store error (a `CategorizedError`), `CancellationError`); the
     ///   credentials in memory are unaffected by it.
     @discardableResult
     public func waitForPersistence() async throws -> CorruptedStoreRecovery? {
@@ -298,8 +298,8 @@ public final class ArcGISCredentialStore: Sendable {
         }
     }
 
-    /// The key a credential is stored under (the same sign-in, user or token replaces it).
-    private static func storeKey(of credential: ArcGISCredential) -> String? {
+    /// The key a credential is stored under (the same sign-in, user or token replaces it; `status` shows it).
+    package static func storeKey(of credential: ArcGISCredential) -> String? {
         credential.kind.tokenKeeping?.storeKey ?? CredentialStoreEntry.entry(for: credential)?.key
     }
 

@@ -105,11 +105,11 @@ public actor NetworkCredentialStore {
     /// print(store.storageLocation)   // the desktop keyring, or the private file and why
     /// ```
     ///
-    /// The keyring is probed and read on `BlockingWork`'s pool (the Secret Service may take seconds to answer), not on
+    /// The keyring is probed and read on the library's small pool of threads for blocking work (the Secret Service may take seconds to answer), not on
     /// the caller's thread.
     ///
-    /// - Throws: `CredentialStoreError` when the file is used and has unsafe permissions, is corrupted or of a newer
-    ///   format; `KeyringError` when the keyring is used and its items cannot be read; `CancellationError` when the
+    /// - Throws: a store error (a `CategorizedError`) when the file is used and has unsafe permissions, is corrupted or of a newer
+    ///   format; a keyring error (a `CategorizedError`) when the keyring is used and its items cannot be read; `CancellationError` when the
     ///   task is cancelled before the store is read.
     public static func makePersistent(access: KeychainAccess, synchronizesWithiCloud: Bool = false) async throws
         -> NetworkCredentialStore
@@ -125,7 +125,7 @@ public actor NetworkCredentialStore {
     /// let store = try await NetworkCredentialStore.makePersistent(access: .whenUnlocked, requiringKeyring: true)
     /// ```
     ///
-    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:)``, and with `requiringKeyring` a `KeyringError`
+    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:)``, and with `requiringKeyring` a keyring error (a `CategorizedError`)
     ///   when no usable keyring answers (`noLibrary`, `noSessionBus`, `noService`, `locked`, `timedOut`).
     public static func makePersistent(
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
@@ -183,7 +183,7 @@ public actor NetworkCredentialStore {
     /// Waits until every change made so far has reached the private file, for a store kept in one (at once for the
     /// keyring, whose changes are written before they return, and for memory).
     ///
-    /// - Throws: the first write failure since the last wait (`CredentialStoreError`, `CancellationError`).
+    /// - Throws: the first write failure since the last wait (a store error (a `CategorizedError`), `CancellationError`).
     public nonisolated func waitForPersistence() async throws {
         try await file?.waitForPersistence()
     }
@@ -192,9 +192,9 @@ public actor NetworkCredentialStore {
 
     /// Keeps `credential` for `space`, replacing one of the same kind.
     ///
-    /// - Throws: `NetworkCredentialError.serverTrustUnusable` for `.serverTrust`: a trust needs the certificate the
+    /// - Throws: a network-credential error (serverTrustUnusable; a `CategorizedError`) for `.serverTrust`: a trust needs the certificate the
     ///   server presented; use `trust(_:for:)` (the manager does, with the certificate of the challenge).
-    ///   `KeyringError` when a persistent store cannot write it to the keyring (it is then not kept at all).
+    ///   a keyring error (a `CategorizedError`) when a persistent store cannot write it to the keyring (it is then not kept at all).
     public func add(_ credential: NetworkCredential, for space: ProtectionSpace) throws {
         var entry = entries[space] ?? Entry()
         switch credential {
@@ -221,7 +221,7 @@ public actor NetworkCredentialStore {
     /// (libcurl's `CURLOPT_CAINFO_BLOB`), with chain and host-name verification still on: a server there that
     /// presents another self-signed certificate is refused again, and no other host is affected.
     ///
-    /// - Throws: `NetworkCredentialError.serverTrustUnusable` when the certificate does not name the space's host —
+    /// - Throws: a network-credential error (serverTrustUnusable; a `CategorizedError`) when the certificate does not name the space's host —
     ///   the host name is still verified, so trusting such a certificate could not work.
     public func trust(_ certificate: CertificateInfo, for space: ProtectionSpace) throws {
         guard certificate.matches(host: space.host) else {

@@ -20,7 +20,7 @@ extension IAPCredential {
     /// `device_authorization_endpoint`. Device-code sign-ins have no nonce; the ID token's `aud`, `exp` and `iss`
     /// (when the issuer can be known) are checked as for the browser, and the credential is stored and refreshed alike.
     ///
-    /// - Throws: as ``credential(for:settings:replacing:)``, and `DeviceCodeError` (not offered, denied, expired);
+    /// - Throws: as ``credential(for:settings:replacing:)``, and a device-code error (a `CategorizedError`: not offered, denied, expired);
     ///   `CancellationError` at once when the task is cancelled, polling included.
     public static func credential(
         for configuration: IAPConfiguration, using method: SignInMethod, deviceAuthorizationURL: URL? = nil,

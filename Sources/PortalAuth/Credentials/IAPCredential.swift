@@ -94,10 +94,10 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// can show it, else the device code or paste-back, else ``SignInError`` at once.
     ///
     /// The ID token's signature (with the keys of the provider's discovery document), `aud`, `nonce`, `exp`, `iat`,
-    /// `sub` and `iss` are checked (`IDTokenError`); with `openid` among the scopes, a token response without an ID
+    /// `sub` and `iss` are checked (an ID-token error (a `CategorizedError`)); with `openid` among the scopes, a token response without an ID
     /// token is refused (`SignInError`). A discovery document that names the configured authorize endpoint but
-    /// another issuer than its own address stops the sign-in before the browser opens (`DiscoveryError`); a
-    /// UserInfo answer about another user fails it (`UserInfoError`). See ``IAPConfiguration/issuer``.
+    /// another issuer than its own address stops the sign-in before the browser opens (a discovery error (a `CategorizedError`)); a
+    /// UserInfo answer about another user fails it (a UserInfo error (a `CategorizedError`)). See ``IAPConfiguration/issuer``.
     ///
     /// - Parameters:
     ///   - configuration: the identity provider, client and scopes to sign in with.
@@ -264,16 +264,27 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     /// Set `.accessToken` for a proxy that checks access tokens instead (Microsoft's guide for native clients of
     /// the Entra application proxy has them send an access token for the proxied app's scope; a mod_auth_openidc
     /// proxy may check either). It is a setting of this object, not of the configuration file (the SDK's files
-    /// have no such key): a credential loaded from a persistent store starts with the choice kept with its sign-in
-    /// (`storedTokenSentToProxy`), else the ID token. A sign-in without an ID
-    /// token (no `openid` scope) sends its access token whatever this says.
+    /// have no such key). The choice is kept with the credential: it is written with it to a persistent store
+    /// (`ArcGISCredentialStore.addAndPersist(_:)`, and with each refresh's tokens), and a credential loaded from the
+    /// store starts with it; without a kept choice, the ID token. A sign-in without an ID token (no `openid` scope)
+    /// sends its access token whatever this says.
     ///
     /// ```swift
     /// credential.tokenSentToProxy = .accessToken
+    /// try await store.addAndPersist(credential)   // the next process sends the access token too
     /// ```
     public var tokenSentToProxy: IAPTokenInfo.Token {
         get { proxyTokenChoice.withLock { $0 } }
-        set { proxyTokenChoice.withLock { $0 = newValue } }
+        set {
+            proxyTokenChoice.withLock { $0 = newValue }
+            keeper.update { $0.proxyToken = newValue }
+        }
+    }
+
+    /// Sends `token` to the hosts behind the proxy from now on in this process only, without keeping the choice with
+    /// the credential (the tool's `--proxy-token` for one run).
+    package func sendToProxyForThisProcess(_ token: IAPTokenInfo.Token) {
+        proxyTokenChoice.withLock { $0 = token }
     }
 
     /// The choice of `tokenSentToProxy` kept with the sign-in in its store record: nil when none was kept (then the
@@ -282,10 +293,8 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     package var storedTokenSentToProxy: IAPTokenInfo.Token? {
         get { keeper.current.proxyToken }
         set {
-            var record = keeper.current
-            record.proxyToken = newValue
-            keeper.replace(record)
-            tokenSentToProxy = newValue ?? .idToken
+            keeper.update { $0.proxyToken = newValue }
+            proxyTokenChoice.withLock { $0 = newValue ?? .idToken }
         }
     }
 

@@ -58,8 +58,8 @@ public final class OAuthApplicationCredential: ArcGISCredential, CustomStringCon
     ///   - tokenExpirationMinutes: the token lifetime to ask for (`expiration`); the portal's default (2 hours)
     ///     when `nil`.
     ///   - httpClient: the HTTP client; libcurl by default.
-    /// - Throws: `ConfigurationError` for an unusable portal URL or an empty client ID, `TokenServiceError`
-    ///   (`credentialsRefused` for a wrong client ID or secret), `TokenEndpointError`, `TransportError`,
+    /// - Throws: `ConfigurationError` for an unusable portal URL or an empty client ID, a token-service error (a `CategorizedError`)
+    ///   (`credentialsRefused` for a wrong client ID or secret), a token-endpoint error (a `CategorizedError`), a transport error (a `CategorizedError`),
     ///   `CancellationError`.
     public static func credential(
         for portalURL: URL, clientID: String, clientSecret: String, tokenExpirationMinutes: Int? = nil,

@@ -29,9 +29,9 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
     /// the settings accept pasted addresses, else ``SignInError`` at once — never a browser started over SSH and a wait
     /// in silence.
     ///
-    /// - Throws: `ConfigurationError` for an unusable configuration, `LoopbackError` (port busy, the
+    /// - Throws: `ConfigurationError` for an unusable configuration, a loopback error (a `CategorizedError`: port busy, the
     ///   portal's `error` redirect such as `access_denied`), `SignInError` (timeout, no way to reach the person),
-    ///   `TransportError`, `TokenEndpointError`; `CancellationError` when the task is cancelled.
+    ///   a transport error (a `CategorizedError`), a token-endpoint error (a `CategorizedError`); `CancellationError` when the task is cancelled.
     public static func credential(
         for configuration: OAuthUserConfiguration, settings: SignInSettings = SignInSettings()
     ) async throws -> OAuthUserCredential {

@@ -68,8 +68,8 @@ public final class TokenCredential: ArcGISCredential, CustomStringConvertible, @
     ///   - tokenExpirationMinutes: the token lifetime to ask for (`expiration`); the server's default when `nil`.
     ///   - referer: the referer the token is bound to (`client=referer`).
     ///   - httpClient: the HTTP client; libcurl by default.
-    /// - Throws: `TokenServiceError` (`credentialsRefused` for a wrong username or password — the password is never
-    ///   repeated —, `invalidURL`, `discoveryFailed`, `notTokenSecured`), `TokenEndpointError`, `TransportError`,
+    /// - Throws: a token-service error (a `CategorizedError`: `credentialsRefused` for a wrong username or password — the password is never
+    ///   repeated —, `invalidURL`, `discoveryFailed`, `notTokenSecured`), a token-endpoint error (a `CategorizedError`), a transport error (a `CategorizedError`),
     ///   `CancellationError`.
     public static func credential(
         for url: URL, username: String, password: String, tokenExpirationMinutes: Int? = nil,

@@ -65,6 +65,9 @@ package final class TokenKeeper: Sendable {
     /// Replaces the credential as last seen (after a re-read of the store).
     func replace(_ credential: StoredCredential) { state.withLock { $0 = credential } }
 
+    /// Changes the credential as last seen in place (a setting kept with it), atomically with a refresh's update.
+    func update(_ change: (inout StoredCredential) -> Void) { state.withLock { change(&$0) } }
+
     /// The credential as last seen.
     var current: StoredCredential { state.withLock { $0 } }
 

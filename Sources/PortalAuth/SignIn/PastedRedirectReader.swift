@@ -37,7 +37,7 @@ public struct PastedRedirectReader: Sendable {
     ///     and path (a custom scheme such as `my-app://auth` too).
     ///   - state: the `state` sent; a pasted address with another one is refused and the next line is read.
     ///   - issuer: the issuer `iss` must equal, when known (RFC 9207).
-    /// - Throws: `LoopbackError` with the identity provider's error, `SignInError` when input ends first,
+    /// - Throws: a loopback error (a `CategorizedError`) with the identity provider's error, `SignInError` when input ends first,
     ///   `CancellationError`.
     public func callback(authorizationURL: URL, expectedRedirect: URL, state: String, issuer: String? = nil)
         async throws -> LoopbackCallback

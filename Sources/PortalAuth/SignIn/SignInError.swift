@@ -4,9 +4,9 @@ import PortalAuthTransport
 
 /// A sign-in that did not complete, for a reason of the flow itself.
 ///
-/// Failures of the pieces it uses keep their own types: `LoopbackError` (the redirect listener,
-/// including an identity provider's `error` redirect), `TransportError` (the network),
-/// `TokenEndpointError` (the token endpoint's refusal), `IDTokenError`, `BrowserError`.
+/// Failures of the pieces it uses keep their own types: a loopback error (a `CategorizedError`: the redirect listener,
+/// including an identity provider's `error` redirect), a transport error (a `CategorizedError`: the network),
+/// a token-endpoint error (a `CategorizedError`: the token endpoint's refusal), an ID-token error (a `CategorizedError`), `BrowserError`.
 public struct SignInError: Error, Sendable, CustomStringConvertible, CategorizedError {
     /// What went wrong, for a front end that words its own advice (the command-line tool names its options).
     package enum Code: Sendable, Equatable {

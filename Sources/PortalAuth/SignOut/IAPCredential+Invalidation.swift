@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Logging
 
 extension IAPCredential {
@@ -25,33 +25,53 @@ extension IAPCredential {
     ///
     /// - Returns: `true` when the identity provider confirmed the logout (it redirected back, and does not accept the
     ///   sign-in's access token at UserInfo any more where that can be asked); `false` when nothing came within
-    ///   `settings.timeout`, or it came back without evidence of an ended session (the browser session may remain).
-    /// - Throws: `LoopbackError` (the redirect URL cannot be listened on, or the provider redirected back with an
+    ///   `settings.timeout`, or it came back without evidence of an ended session (the browser session may remain), or
+    ///   no browser logout could run here (the refresh token is revoked all the same where the provider offers it).
+    /// - Throws: a loopback error (a `CategorizedError`: the redirect URL cannot be listened on, or the provider redirected back with an
     ///   `error`), `CancellationError` when the task is cancelled.
     ///
-    /// `logOut(settings:)` does the same and also tells whether the tokens were revoked.
+    /// ``logOut(settings:)`` does the same and also tells what was revoked and what stays valid.
     @discardableResult
     public func invalidate(settings: SignInSettings = SignInSettings()) async throws -> Bool {
         try await logOut(settings: settings).isSessionEndConfirmed
     }
 
     /// Signs the user out as ``invalidate(settings:)`` does, and reports each step on its own: whether the
-    /// provider confirmed the end of the session (see `IAPLogoutResult` for what counts), and whether it revoked the
-    /// tokens (a provider may confirm the one and refuse the other, leaving the tokens usable until they expire).
+    /// provider confirmed the end of the session (see ``IAPLogoutResult`` for what counts), whether it revoked the
+    /// tokens (a provider may confirm the one and refuse the other, leaving the tokens usable until they expire), and
+    /// what stays valid and until when.
     ///
     /// The browser logout comes first, then the check of the access token at the provider's UserInfo endpoint, then
     /// the revocation: a revocation first would make the check refuse the token whatever the logout did.
     ///
-    /// When the logout cannot run at all with `settings` (no browser can reach the person and nobody can paste the
-    /// address back: `browserLogoutUnavailable(settings:)`), it throws before anything is done: the credential stays
-    /// usable and nothing is revoked.
+    /// When no browser logout can run with `settings` (no browser can reach the person and nobody can paste the
+    /// address back), the refresh token is still revoked where the provider advertises a revocation endpoint (that
+    /// needs no browser), the credential gives no token afterwards, and the result says why the browser session
+    /// stays (``IAPLogoutResult/browserLogoutSkipped``).
     ///
-    /// - Throws: as ``invalidate(settings:)``, and `SignInError` when the logout cannot run with `settings`.
-    package func logOut(settings: SignInSettings = SignInSettings()) async throws -> IAPLogoutResult {
-        if let reason = Self.browserLogoutUnavailable(settings: settings) { throw SignInError.noRemoteLogout(reason) }
+    /// ```swift
+    /// let result = try await credential.logOut()
+    /// if let reason = result.browserLogoutSkipped { print("The browser session stays: \(reason)") }
+    /// if result.refreshTokenStaysValid { print("The refresh token was not revoked.") }
+    /// try await store.remove(credential)
+    /// ```
+    ///
+    /// - Throws: as ``invalidate(settings:)``.
+    public func logOut(settings: SignInSettings = SignInSettings()) async throws -> IAPLogoutResult {
         keeper.invalidate()
         let record = await latestRecord()
         let endpoints = await advertisedEndpoints(record)
+        if let reason = Self.browserLogoutUnavailable(settings: settings) {
+            settings.logger.notice(
+                "no browser logout: the browser session at the identity provider stays",
+                metadata: ["reason": "\(reason)"])
+            var result = IAPLogoutResult(
+                isSessionEndConfirmed: false,
+                revocation: await revoke(record, at: endpoints.revocation, settings: settings))
+            result.browserLogoutSkipped = reason
+            result.describe(record)
+            return result
+        }
         let logout = RPInitiatedLogout(
             logoutURL: record.logoutURL ?? configuration.logoutURL, clientID: record.clientID,
             redirectURL: record.redirectURL,
@@ -75,9 +95,7 @@ extension IAPCredential {
             isSessionEndConfirmed: returned && contrary == nil,
             revocation: await revoke(record, at: endpoints.revocation, settings: settings))
         result.returnWithoutEvidence = contrary
-        result.hadRefreshToken = record.refreshToken != nil
-        result.refreshTokenExpiry = record.refreshTokenExpiresAt
-        result.tokenEndpoint = record.tokenURL
+        result.describe(record)
         return result
     }
 
@@ -118,9 +136,7 @@ extension IAPCredential {
         let record = await latestRecord()
         var result = IAPLogoutResult(
             isSessionEndConfirmed: false, revocation: await revokeAdvertised(record, settings: settings))
-        result.hadRefreshToken = record.refreshToken != nil
-        result.refreshTokenExpiry = record.refreshTokenExpiresAt
-        result.tokenEndpoint = record.tokenURL
+        result.describe(record)
         return result
     }
 
@@ -161,5 +177,25 @@ extension IAPCredential {
             settings.logger.debug("revocation after logout failed", metadata: ["error": "\(error)"])
             return .failed("\(error)")
         }
+    }
+}
+
+extension IAPLogoutResult {
+    /// Records what `record` leaves valid: its refresh token (where and until when) and its access token's expiry.
+    mutating func describe(_ record: StoredCredential) {
+        hadRefreshToken = record.refreshToken != nil
+        refreshTokenExpiry = record.refreshTokenExpiresAt
+        tokenEndpoint = record.tokenURL
+        accessTokenExpiry = record.accessTokenExpiresAt
+    }
+}
+
+extension IAPCredential {
+    /// The RFC 7009 revocation endpoint the provider advertises, where a logout will revoke the refresh token; nil
+    /// when it advertises none (the refresh token then stays valid after a logout). For a confirmation asked before.
+    package func advertisedRevocationEndpoint() async -> URL? {
+        guard let authorizeURL = await latestRecord().authorizeURL else { return nil }
+        return await RevocationEndpointDiscovery.endpoints(forAuthorizeURL: authorizeURL, httpClient: keeper.httpClient)
+            .revocation
     }
 }

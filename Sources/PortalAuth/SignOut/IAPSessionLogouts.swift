@@ -92,9 +92,10 @@ enum IAPSessionLogouts {
         var done: [(Int, SignOutReport.Entry)] = []
         do {
             let result = try await first.logOut(settings: settings)
-            outcome = result.isSessionEndConfirmed ? .loggedOut : .logoutNotConfirmed
+            outcome =
+                result.browserLogoutSkipped.map { .browserLogoutSkipped($0) }
+                ?? (result.isSessionEndConfirmed ? .loggedOut : .logoutNotConfirmed)
             var entry = SignOutReport.Entry(credential: first, outcome: outcome)
-            entry.tokenRevocation = result.revocation
             entry.logoutResult = result
             done.append((session[0], entry))
         } catch {
@@ -105,8 +106,8 @@ enum IAPSessionLogouts {
             let credential = credentials[index]
             var result = await credential.endWithoutBrowserLogout(settings: settings)
             if case .loggedOut = outcome { result.isSessionEndConfirmed = true }
+            if case .browserLogoutSkipped(let reason) = outcome { result.browserLogoutSkipped = reason }
             var entry = SignOutReport.Entry(credential: credential, outcome: outcome)
-            entry.tokenRevocation = result.revocation
             entry.logoutResult = result
             done.append((index, entry))
         }

@@ -23,7 +23,7 @@ extension OAuthUserCredential {
     /// try await store.remove(credential)
     /// ```
     ///
-    /// - Throws: `RevocationError` (refused, failed, unreachable); `CancellationError` when the task is cancelled.
+    /// - Throws: a revocation error (a `CategorizedError`: refused, failed, unreachable); `CancellationError` when the task is cancelled.
     public func revokeToken() async throws {
         keeper.invalidate()
         let record = await latestRecord()

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Logging
 import PortalAuthCore
 
@@ -7,8 +7,9 @@ import PortalAuthCore
 /// Steps: bind a loopback listener on the registered redirect URL (its real port goes into
 /// `post_logout_redirect_uri`), open the browser on the logout endpoint with `client_id`,
 /// `post_logout_redirect_uri`, `state` and `id_token_hint`, then wait for the identity provider to redirect
-/// back with the same `state`. The listener is closed whatever the outcome. The observer is given the address to
-/// open by hand: with an ID token, a private `file:` launch page that carries it (as the browser command gets one).
+/// back with the same `state`. The listener is closed whatever the outcome. The observer is given the logout URL
+/// (without the ID token, which is for the browser only), an address that works on any machine; an observer of this
+/// machine's terminal (`LogoutPageObserver`) is also given a private `file:` launch page that carries the ID token.
 struct RPInitiatedLogout: Sendable {
     /// The identity provider's logout (end-session) endpoint.
     var logoutURL: URL
@@ -53,9 +54,12 @@ struct RPInitiatedLogout: Sendable {
         // What the observer shows for opening by hand: with an ID token, the address of a private launch page of its
         // own that carries it (0600, removed when the logout ends) — a provider may sign nothing out without the
         // hint (Glewlwyd answers an empty page) — never the token itself; else the logout URL.
-        let manualPage = idTokenHint == nil ? nil : Self.launchPage(forwardingTo: opened, settings: settings)
+        let pageObserver = settings.observer as? any LogoutPageObserver
+        let manualPage =
+            idTokenHint == nil || pageObserver == nil ? nil : Self.launchPage(forwardingTo: opened, settings: settings)
         defer { manualPage?.remove() }
-        settings.observer.signInWillOpenBrowser(url: manualPage?.fileURL ?? plain, listeningOn: listener.redirectURL)
+        if let manualPage { pageObserver?.logoutPageWritten(manualPage.fileURL) }
+        settings.observer.signInWillOpenBrowser(url: plain, listeningOn: listener.redirectURL)
         let page = settings.openBrowser(at: opened)
         defer { page?.remove() }
 
@@ -150,4 +154,12 @@ struct RPInitiatedLogout: Sendable {
             return false
         }
     }
+}
+
+/// An observer on this machine's terminal that can offer a private `file:` launch page for opening the logout by
+/// hand (the page carries the ID token to the logout endpoint; a provider may sign nothing out without it). Told
+/// before `signInWillOpenBrowser(url:listeningOn:)`, which receives the logout URL without the ID token.
+package protocol LogoutPageObserver: SignInObserver {
+    /// A private page (0600, removed when the logout ends) that sends the browser to the logout with the ID token.
+    func logoutPageWritten(_ page: URL)
 }

@@ -1,3 +1,7 @@
+package import Foundation
+import PortalAuthCore
+import PortalAuthTransport
+
 /// What `AuthenticationManager.signOutReport()` did with each credential, and whether the stores were emptied.
 public struct SignOutReport: Sendable {
     /// What became of one credential.
@@ -12,6 +16,10 @@ public struct SignOutReport: Sendable {
         /// No confirmation came in time, or the provider came back without evidence of an ended session: the
         /// browser session may remain.
         case logoutNotConfirmed
+        /// No browser logout could run here (the reason: no browser can reach the person and no address can be
+        /// pasted back): the browser session at the identity provider stays. What can be ended without a browser
+        /// was (the refresh token at the provider's revocation endpoint, see `Entry.logoutResult`).
+        case browserLogoutSkipped(String)
         /// The logout could not run or the identity provider refused it.
         case logoutFailed(any Error)
 
@@ -19,7 +27,7 @@ public struct SignOutReport: Sendable {
         public var succeeded: Bool {
             switch self {
             case .revoked, .loggedOut: return true
-            case .revocationFailed, .logoutNotConfirmed, .logoutFailed: return false
+            case .revocationFailed, .logoutNotConfirmed, .browserLogoutSkipped, .logoutFailed: return false
             }
         }
     }
@@ -32,10 +40,11 @@ public struct SignOutReport: Sendable {
         public let outcome: Outcome
         /// For an IAP credential: what the provider's revocation endpoint did with its tokens (`nil` when the
         /// logout did not get that far). A logout can be confirmed while the revocation failed.
-        package var tokenRevocation: IAPLogoutResult.Revocation? = nil
-        /// For an IAP credential: the whole logout result (why a return was no confirmation, the refresh token left
-        /// valid and until when); `nil` when the logout did not get that far.
-        package var logoutResult: IAPLogoutResult? = nil
+        public var tokenRevocation: IAPLogoutResult.Revocation? { logoutResult?.revocation }
+        /// For an IAP credential: the whole logout result — what ended (the browser session, the refresh token) and
+        /// what stays valid and until when (a refresh token not revoked, the last access token, a browser session no
+        /// browser could end); `nil` when the logout did not get that far (`Outcome.logoutFailed`).
+        public internal(set) var logoutResult: IAPLogoutResult? = nil
 
         /// Whether the server confirmed the outcome and no revocation failed.
         public var succeeded: Bool {
@@ -55,5 +64,70 @@ public struct SignOutReport: Sendable {
     /// Whether every revocation and logout was confirmed and the stores are empty.
     public var succeeded: Bool {
         clearingError == nil && (revocations + invalidations).allSatisfy(\.succeeded)
+    }
+}
+
+extension IAPLogoutResult {
+    /// What this logout ended, in words shared by the library's log and the tool ("the refresh token (revoked at
+    /// the identity provider)", …); empty when nothing is known to have ended.
+    package var ended: [String] {
+        var ended: [String] = []
+        if isSessionEndConfirmed { ended.append("the browser session at the identity provider (it confirmed the end)") }
+        if revocation == .revoked {
+            ended.append(
+                hadRefreshToken ? "the refresh token (revoked at the identity provider)" : "the access token (revoked)")
+        }
+        return ended
+    }
+
+    /// What stays valid after this logout and until when, at `now`, in words shared by the library's log and the
+    /// tool; empty when nothing does. The last access token is named only beside something else that stays: alone,
+    /// it is what every logout leaves until it expires.
+    package func stillValid(now: Date) -> [String] {
+        var left: [String] = []
+        if let reason = browserLogoutSkipped {
+            left.append(
+                "the browser session at the identity provider (no browser logout could run: \(DisplayText.neutralised(reason, limit: 300)))"
+            )
+        } else if !isSessionEndConfirmed {
+            left.append("possibly the browser session at the identity provider (the provider did not confirm its end)")
+        }
+        if refreshTokenStaysValid {
+            let why: String
+            switch revocation {
+            case .failed(let reason): why = "the revocation failed: \(DisplayText.neutralised(reason, limit: 300))"
+            case .notOffered: why = "the identity provider offers no revocation endpoint"
+            case .revoked: why = ""
+            }
+            let place = tokenEndpoint.map { " at \(RedactedURL($0))" } ?? ""
+            let until =
+                refreshTokenExpiry.map { "until \(UTCTimestamp.iso8601($0)) (its expiry)" }
+                ?? "until the identity provider expires it"
+            left.append("the refresh token\(place) \(until), not revoked (\(why))")
+        }
+        if !left.isEmpty, let expiry = accessTokenExpiry, expiry > now {
+            left.append(
+                "the last access token until \(UTCTimestamp.iso8601(expiry)), at services that check it without asking the identity provider"
+            )
+        }
+        return left
+    }
+}
+
+extension SignOutReport.Entry {
+    /// What stays valid after this entry's sign-out, at `now` (see `IAPLogoutResult.stillValid(now:)`), joined;
+    /// nil when nothing does.
+    package func leftValid(now: Date) -> String? {
+        switch outcome {
+        case .revocationFailed:
+            return "the portal's tokens, until they expire (the revocation failed)"
+        case .logoutFailed:
+            guard logoutResult == nil else { break }
+            return "the browser session at the identity provider, and the refresh token where it was not revoked"
+        default:
+            break
+        }
+        let left = logoutResult?.stillValid(now: now) ?? []
+        return left.isEmpty ? nil : left.joined(separator: "; ")
     }
 }

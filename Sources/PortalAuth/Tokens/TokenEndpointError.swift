@@ -144,7 +144,7 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
         if let entra = EntraErrorAdvice.advice(forDescription: errorDescription) { return " " + entra }
         if requiresSignIn {
             return
-                " The sign-in has expired or was revoked: sign in again (portal-auth login, or portal-auth iap login)."
+                " The sign-in has expired or was revoked: sign in again (OAuthUserCredential.credential(for:settings:) or IAPCredential.credential(for:settings:replacing:))."
         }
         switch errorCode {
         case "invalid_client", "unauthorized_client":

@@ -42,16 +42,16 @@ package struct KeyringError: CategorizedError, CustomStringConvertible, Sendable
         switch kind {
         case .noLibrary:
             return
-                "install libsecret (Debian: apt-get install libsecret-1-0), or keep the tokens in the private store file (CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)"
+                "install libsecret (Debian: apt-get install libsecret-1-0), or keep the tokens in the private store file (PORTAL_AUTH_STORE=file)"
         case .noSessionBus, .noService:
             return
-                "start a keyring (on a desktop: log in to its session; headless: gnome-keyring-daemon, unlocked, inside dbus-run-session), or keep the tokens in the private store file (CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)"
+                "start a keyring (on a desktop: log in to its session; headless: gnome-keyring-daemon, unlocked, inside dbus-run-session), or keep the tokens in the private store file (PORTAL_AUTH_STORE=file)"
         case .locked:
             return
-                "unlock the keyring (log in to the desktop session, or open Passwords and Keys / seahorse), or keep the tokens in the private store file (CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)"
+                "unlock the keyring (log in to the desktop session, or open Passwords and Keys / seahorse), or keep the tokens in the private store file (PORTAL_AUTH_STORE=file)"
         case .timedOut, .failed:
             return
-                "check the keyring daemon (gnome-keyring-daemon, KWallet, KeePassXC), or keep the tokens in the private store file (CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)"
+                "check the keyring daemon (gnome-keyring-daemon, KWallet, KeePassXC), or keep the tokens in the private store file (PORTAL_AUTH_STORE=file)"
         case .corruptedItem:
             return "the item is left in the keyring untouched; sign in again to replace it"
         }

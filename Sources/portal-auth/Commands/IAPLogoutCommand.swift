@@ -28,14 +28,17 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             was not revoked (no revocation endpoint, or the revocation failed) is named with where it \
             stays valid and until when.
 
-            Without a terminal and without a browser that can be seen (no display, an SSH session), the \
-            logout cannot be confirmed: nothing is revoked or deleted, the sign-in is kept, and the \
-            commands that work are shown (exit 64).
+            Without a terminal and without a browser that can be seen (no display, an SSH session), no \
+            browser logout can run: the refresh token is still revoked where the identity provider \
+            advertises a revocation endpoint (that needs no browser), the sign-in is deleted, and what stays \
+            valid is named: the browser session at the identity provider, a refresh token that was not \
+            revoked (where and until when), the last access token (until when). The same rule as \
+            `portal-auth sign-out` and the library's signOut().
 
             Exit status: 0 confirmed; 69 the session end was confirmed but the revocation endpoint refused or \
-            failed (the tokens stay usable until they expire; deleted anyway); 75 no confirmation in time, or \
-            a return without evidence of an ended session (deleted anyway); 64 no terminal and no browser \
-            here (nothing done, the sign-in kept); 77 the identity \
+            failed (the tokens stay usable until they expire; deleted anyway), or no browser logout could \
+            run here (the browser session stays; deleted anyway); 75 no confirmation in time, or \
+            a return without evidence of an ended session (deleted anyway); 77 the identity \
             provider redirected back with an error (deleted anyway); 130 interrupted (deleted anyway); \
             0 also when nothing was stored for the file.
             """
@@ -68,22 +71,6 @@ struct IAPLogoutCommand: AsyncParsableCommand {
                 "No stored IAP sign-in for \(DisplayText.path(config)); nothing to sign out of. `portal-auth status` lists the stored sign-ins."
             )
             return
-        }
-        // Nothing is deleted or revoked that cannot be signed out yet: without a browser that reaches the person and
-        // without a terminal to paste on, the sign-in is kept and a command that works is given.
-        if let reason = IAPCredential.browserLogoutUnavailable(settings: settings) {
-            let again = ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
-            let withBrowser = ShellWord.command(
-                ["portal-auth", "iap", "logout", "--config", config, "--browser", "--browser-command", "CMD"]
-                    + (session.storage.store.map { ["--store", $0] } ?? []))
-            StandardError.line(
-                "portal-auth: the stored IAP sign-in for \(DisplayText.path(config)) was kept: nothing was revoked or deleted. No browser "
-                    + "is opened here (\(reason)) and there is no terminal to paste the address the browser ends on, so the identity "
-                    + "provider's session cannot be ended from here (over SSH, ssh -t gives the command a terminal).\n"
-                    + "Run this on a terminal:\n    \(again)\n"
-                    + "or with a browser command CMD that opens a browser the person can see (one that reaches this machine's "
-                    + "loopback, such as wslview on WSL):\n    \(withBrowser)")
-            throw ExitCode(64)
         }
         var failure: ExitCode?
         for credential in credentials {
@@ -123,6 +110,20 @@ struct IAPLogoutCommand: AsyncParsableCommand {
             if let left = LogoutWords.refreshTokenLeft(result) {
                 StandardError.line(
                     LogoutWords.isEntraByDesign(result) ? "\(left)\(who)." : "portal-auth: warning: \(left)\(who).")
+            }
+            if let reason = result.browserLogoutSkipped {
+                let access =
+                    result.accessTokenExpiry.flatMap { expiry in
+                        expiry > settings.clock.now
+                            ? " The last access token may be accepted until \(expiry.ISO8601Format()) by services that check it "
+                                + "without asking the identity provider." : nil
+                    } ?? ""
+                StandardError.line(
+                    "portal-auth: warning: no browser logout could run here (\(DisplayText.neutralised(reason, limit: 300))), so the "
+                        + "browser session at the identity provider stays\(who): sign out on its own page in the browser you signed "
+                        + "in with (or run this command on a terminal next time: over SSH, ssh -t gives it one). The stored sign-in "
+                        + "for \(DisplayText.path(config)) was deleted.\(access)")
+                return ExitCode(69)
             }
             if result.isSessionEndConfirmed {
                 StandardError.line(

@@ -257,7 +257,7 @@ struct RequestCommand: AsyncParsableCommand {
         let chosen = try ProxyTokenChoice.override(proxyToken)
         for credential in stored {
             if let iap = credential.kind.iap {
-                iap.tokenSentToProxy = ProxyTokenChoice.chosen(proxyToken, for: iap).token
+                iap.sendToProxyForThisProcess(ProxyTokenChoice.chosen(proxyToken, for: iap).token)
             }
         }
         manager.handleChallenges(using: ProxyTokenChoosingHandler(authenticator: authenticator, token: chosen?.token))

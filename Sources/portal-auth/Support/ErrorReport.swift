@@ -178,9 +178,13 @@ enum ErrorReport {
             "--ca-bundle FILE or PORTAL_AUTH_CA_BUNDLE=FILE"
         ),
         ("TransportConfiguration.TLS.caBundle or PORTAL_AUTH_CA_BUNDLE", "--ca-bundle or PORTAL_AUTH_CA_BUNDLE"),
-        ("give the store a path (CredentialStoreFile.select(store:environment:))", "pass --store PATH"),
-        ("(CredentialStoreFile.select(store: \"file\", environment:), PORTAL_AUTH_STORE=file)", "(--store file)"),
-        ("(CredentialStoreFile.select(store:environment:), PORTAL_AUTH_STORE)", "(--store PATH or PORTAL_AUTH_STORE)"),
+        ("give the store a path (PORTAL_AUTH_STORE=PATH)", "pass --store PATH"),
+        ("(PORTAL_AUTH_STORE=file)", "(--store file)"),
+        ("(PORTAL_AUTH_STORE)", "(--store PATH or PORTAL_AUTH_STORE)"),
+        (
+            "(OAuthUserCredential.credential(for:settings:) or IAPCredential.credential(for:settings:replacing:))",
+            "(portal-auth login, or portal-auth iap login)"
+        ),
         (
             "(IAPConfiguration.issuer, the configuration file's issuer)",
             "(--issuer, or the configuration file's issuer)"

@@ -19,7 +19,7 @@ final class ProxyTokenChoosingHandler: ArcGISAuthenticationChallengeHandler, Net
     ) async throws -> ArcGISAuthenticationChallenge.Disposition {
         let disposition = try await authenticator.handleArcGISAuthenticationChallenge(challenge)
         if case .continueWithCredential(let credential) = disposition, let token {
-            credential.kind.iap?.tokenSentToProxy = token
+            credential.kind.iap?.sendToProxyForThisProcess(token)
         }
         return disposition
     }

@@ -179,7 +179,7 @@ extension SelectedCredential {
         guard case .iap(let credential, let file) = self else {
             return try await token(minimumValidity: minimumValidity, force: false, idToken: false)
         }
-        if let choice { credential.tokenSentToProxy = choice.token }
+        if let choice { credential.sendToProxyForThisProcess(choice.token) }
         let sent = try await credential.proxyToken(minimumValidity: minimumValidity)
         // The same rule as the call above, which it has just met: no second refresh.
         let info = try await credential.tokenInfo(minimumValidity: minimumValidity, keeping: sent.kind)

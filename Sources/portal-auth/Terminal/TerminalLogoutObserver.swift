@@ -1,13 +1,25 @@
 import Foundation
+import Synchronization
 import PortalAuth
 
 /// Shows an identity-provider logout on the terminal: what to open by hand (the private launch page carrying the ID
 /// token, or the logout URL when there is no ID token), browser problems, and, on a terminal, a one-line status with
 /// the time left.
-final class TerminalLogoutObserver: SignInObserver {
+final class TerminalLogoutObserver: LogoutPageObserver {
     private let status = StatusLine(waitingFor: "the sign-out in the browser")
+    /// The private launch page of the logout under way, shown instead of the logout URL (it carries the ID token).
+    private let page = Mutex<URL?>(nil)
 
-    func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) {
+    func logoutPageWritten(_ page: URL) {
+        self.page.withLock { $0 = page }
+    }
+
+    func signInWillOpenBrowser(url logoutURL: URL, listeningOn redirectURL: URL) {
+        let url =
+            page.withLock { page in
+                defer { page = nil }
+                return page
+            } ?? logoutURL
         clearStatus()
         StandardError.line(
             url.isFileURL

@@ -41,6 +41,8 @@ def discovery(request, *args, **kwargs):
         return response
     document = json.loads(response.content)
     document["device_authorization_endpoint"] = settings.ISSUER + "/device-authorization/"
+    if runtime.get_config()["advertise_revocation"]:
+        document["revocation_endpoint"] = settings.ISSUER + "/revoke_token/"
     grants = document.setdefault("grant_types_supported", [])
     if DEVICE_GRANT not in grants:
         grants.append(DEVICE_GRANT)

@@ -35,6 +35,9 @@ _DEFAULT_CONFIG = {
     "device_code_seconds": 0,
     # An OpenID Connect relying-party case the OIDC face plays (portaltest/oidccases.py; "" behaves).
     "oidc_case": "",
+    # The OIDC face's discovery document advertises its RFC 7009 revocation endpoint (/o/revoke_token/), as most
+    # providers do; DOT's own document names none.
+    "advertise_revocation": False,
 }
 _config = dict(_DEFAULT_CONFIG)
 

@@ -118,12 +118,12 @@ struct EnvironmentMatrixTests {
                 let after = try await run(["request", provider.app + "/auth/data"])
                 #expect(after.status == 77, "signed out: a sign-in is needed: \(after)")
             } else {
-                // No browser and no terminal: nothing is lost in silence (issue 34, item 6). The sign-in is kept, and the
-                // command that can end the session is given (exit 64).
-                #expect(logout.status == 64, "\(logout)")
-                #expect(kept, "the sign-in is kept: its browser session could not be ended")
-                #expect(logout.stderr.contains("Run this on a terminal:"), "\(logout)")
-                #expect(logout.stderr.contains("portal-auth iap logout"), "\(logout)")
+                // No browser and no terminal: what needs no browser is revoked where the provider offers it, the
+                // sign-in is deleted, and the browser session that stays is said (issue 45, exit 69).
+                #expect(logout.status == 69, "\(logout)")
+                #expect(!kept, "the sign-in is deleted")
+                #expect(logout.stderr.contains("no browser logout could run here"), "\(logout)")
+                #expect(logout.stderr.contains("the browser session at the identity provider stays"), "\(logout)")
             }
         }
     }

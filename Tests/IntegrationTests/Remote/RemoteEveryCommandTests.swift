@@ -4,7 +4,8 @@ import Testing
 
 /// Every command that may open a browser takes `login`'s remote path over SSH (issue 28, point 1): `token
 /// --interactive`, `request --interactive` and `iap logout` never run `xdg-open` in an SSH session without a
-/// forwarded display; without a terminal they fail at once (exit 64) with the command to run on one, and on a terminal
+/// forwarded display; without a terminal the first two fail at once (exit 64) with the command to run on one, and
+/// `iap logout` revokes what needs no browser and names the browser session that stays (issue 45, exit 69), and on a terminal
 /// (a pseudo-terminal through `script`) the address the browser ends on is pasted back. And a browser command's own
 /// output never reaches the tool's (point 4).
 @Suite("Remote paths of every command", .serialized, .enabled(if: TestServer.isConfigured))
@@ -84,18 +85,30 @@ struct RemoteEveryCommandTests {
     }
 
     @Test(
-        "iap logout over SSH without a terminal: exit 64 at once, the sign-in kept and nothing revoked (issue 34, item 6)"
+        "iap logout over SSH without a terminal: exit 69 at once without a browser, the sign-in deleted, the browser session and the unrevoked refresh token named (issue 45)"
     )
     func iapLogoutWithoutTerminal() async throws {
         let server = try TestServer.current()
         let store = try ScratchStore()
         let tokens = try await SignOutTests.iapLogin(server, store)
-        let before = try store.entries()
-        let text = try await expectFailsAtOnce(
+        let tool = try HeadlessTool(
             ["iap", "logout", "--config", server.iapConfig, "--timeout", "300"],
-            store: store, mentions: "was kept: nothing was revoked or deleted")
-        #expect(try store.entries() == before, "the stored sign-in is kept")
-        #expect(try await SignOutTests.iapStatus(server, token: tokens.access) == 200, "\(text)")
+            environment: Self.ssh.merging(["PORTAL_AUTH_STORE": store.path]) { $1 })
+        defer { tool.stop() }
+        // A hang guard far below --timeout 300: waiting for a browser that cannot come fails here.
+        let status = try await BlockingWork.run { tool.finish(timeout: .seconds(60)) }
+        let text = tool.stderr
+        #expect(status == 69, "\(text)")
+        #expect(
+            text.contains(
+                "no browser logout could run here (this is an SSH session without a forwarded display), so the browser session at the identity provider stays"
+            ), "\(text)")
+        // The bundled server advertises no revocation endpoint: the refresh token left valid is named.
+        #expect(
+            text.contains("the tokens were NOT revoked (the identity provider offers no revocation endpoint)"),
+            "\(text)")
+        #expect(!text.contains("not found") && !text.contains("exited with status"), "no browser command was run")
+        #expect(try store.entries().isEmpty, "the sign-in is deleted, and that is said")
         try await SignOutTests.revokeDirectly(server, refreshToken: tokens.refresh, portalFace: false)
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import PortalAuth
 
-/// Issue 34 item 6 and issue 35 item 5, against the bundled server: `iap logout` without a terminal or a browser
-/// that can be seen keeps the sign-in; a stored IAP sign-in follows its configuration file. In `SignOutTests`, whose
+/// Issue 45 and issue 35 item 5, against the bundled server: `sign-out` and `iap logout` without a terminal or a
+/// browser that can be seen revoke what needs no browser and say what stays; a stored IAP sign-in follows its
+/// configuration file. In `SignOutTests`, whose
 /// tests run one at a time (a logout at the server deletes every token of its one user).
 extension SignOutTests {
     /// No display, no `$BROWSER`, no SSH, standard input a pipe: a browser logout cannot be confirmed here.
@@ -12,35 +13,65 @@ extension SignOutTests {
     ]
 
     @Test(
-        "iap logout without a terminal or a visible browser: the sign-in is kept, nothing revoked, commands that work, exit 64"
+        "sign-out and iap logout without a terminal or a visible browser revoke the IAP refresh token (the server's revocation counter), delete the sign-in, and name the browser session that stays, exit 69 (issue 45)"
     )
-    func iapLogoutHeadless() async throws {
-        let server = try TestServer.current()
-        let store = try ScratchStore()
-        let tokens = try await Self.iapLogin(server, store)
-        let before = try store.entries()
-        let result = try await ToolRunner.run(
-            ["iap", "logout", "--config", server.iapConfig, "--timeout", "60"],
-            environment: Self.headless.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }, timeout: .seconds(60))
-        #expect(result.status == 64, "\(result)")
-        #expect(result.stderr.contains("was kept: nothing was revoked or deleted"), "\(result)")
-        #expect(result.stderr.contains("Run this on a terminal:\n    portal-auth iap logout --config"), "\(result)")
-        #expect(result.stderr.contains("--browser --browser-command CMD"), "\(result)")
-        #expect(try store.entries() == before, "the stored sign-in is untouched")
-        #expect(try await Self.iapStatus(server, token: tokens.access) == 200, "the server was told nothing")
-        Self.expectNoSecret(tokens.all, in: result)
+    func headlessSignOutRevokes() async throws {
+        let control = try await TestControl.prepared()
+        try await control.configure(["advertise_revocation": .bool(true)])
+        do {
+            try await headlessSignOut(server: control.server)
+        } catch {
+            try? await control.resetConfiguration()
+            throw error
+        }
+        try await control.resetConfiguration()
+    }
 
-        // The suggested command works once there is a terminal or a browser: here the test's browser, forced.
-        let done = try await ToolRunner.run(
-            [
-                "iap", "logout", "--config", server.iapConfig, "--browser", "--browser-command", server.browser,
-                "--timeout", "60",
-            ],
-            environment: Self.headless.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }, timeout: .seconds(90))
-        #expect(done.status == 0, "\(done)")
-        #expect(done.stderr.contains("The identity provider confirmed the end of the browser session"), "\(done)")
+    private func headlessSignOut(server: TestServer) async throws {
+        let store = try ScratchStore()
+        let environment = Self.headless.merging(["PORTAL_AUTH_STORE": store.path]) { $1 }
+
+        // sign-out, for scripts.
+        let first = try await Self.iapLogin(server, store)
+        var before = try await Self.revocationCount(server)
+        let signOut = try await ToolRunner.run(
+            ["sign-out", "--format", "json", "--timeout", "60"], environment: environment, timeout: .seconds(60))
+        #expect(signOut.status == 69, "the browser session stays: \(signOut)")
+        #expect(try await Self.revocationCount(server) - before == 1, "the refresh token was revoked at the server")
+        #expect(try await Self.oidcRefreshError(server, refreshToken: first.refresh) == "invalid_grant")
         #expect(try store.entries().isEmpty)
-        #expect(try await Self.iapStatus(server, token: tokens.access) == 401)
+        let json = try JSONValue.parse(Data(signOut.stdout.utf8))
+        let entry = try #require(json["credentials"]?.arrayValue?.first)
+        #expect(entry["kind"]?.stringValue == "iap")
+        #expect(entry["target"]?.stringValue == server.iapConfig, "the same target as status")
+        #expect(entry["outcome"]?.stringValue == "browser_logout_skipped")
+        #expect(entry["revocation"]?.stringValue == "revoked")
+        #expect(entry["tokens_revoked"]?.boolValue == true)
+        #expect(entry["session_ended"]?.boolValue == false)
+        #expect(entry["refresh_token_left_valid"]?.boolValue == false)
+        #expect(entry["browser_logout_skipped"]?.stringValue?.isEmpty == false)
+        #expect(
+            entry["still_valid"]?.arrayValue?.first?.stringValue?.hasPrefix(
+                "the browser session at the identity provider")
+                == true, "\(signOut)")
+        Self.expectNoSecret(first.all, in: signOut)
+
+        // iap logout: the same rule.
+        let second = try await Self.iapLogin(server, store)
+        before = try await Self.revocationCount(server)
+        let logout = try await ToolRunner.run(
+            ["iap", "logout", "--config", server.iapConfig, "--timeout", "60"], environment: environment,
+            timeout: .seconds(60))
+        #expect(logout.status == 69, "\(logout)")
+        #expect(try await Self.revocationCount(server) - before == 1, "the refresh token was revoked at the server")
+        #expect(try await Self.oidcRefreshError(server, refreshToken: second.refresh) == "invalid_grant")
+        #expect(logout.stderr.contains("The identity provider revoked the tokens (alice)."), "\(logout)")
+        #expect(
+            logout.stderr.contains("no browser logout could run here")
+                && logout.stderr.contains("so the browser session at the identity provider stays (alice)"), "\(logout)")
+        #expect(logout.stderr.contains("was deleted"), "\(logout)")
+        #expect(try store.entries().isEmpty)
+        Self.expectNoSecret(second.all, in: logout)
     }
 
     @Test(

@@ -209,7 +209,8 @@ struct SignOutTests {
         text += rest
         #expect(status == 1, "\(text)")
         #expect(
-            text.contains("  portal \(server.portal) (alice)"), "the sign-ins are listed before the question: \(text)")
+            text.contains("  portal \(server.portal) (alice): its tokens are revoked at the portal"),
+            "the sign-ins are listed before the question, with what will be revoked (issue 45): \(text)")
         #expect(text.contains("Sign out of it? [y/N]"))
         #expect(text.contains("Nothing was signed out."))
         #expect(try store.entries().count == 1, "nothing changed")

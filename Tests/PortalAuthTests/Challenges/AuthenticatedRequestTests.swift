@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 @testable import PortalAuth
@@ -293,6 +294,39 @@ struct AuthenticatedRequestTests {
         manager.iapConfigurations = [ChallengeDetectionTests.iap]
         #expect(try await manager.data(for: .get(url)).statusCode == 200)
         #expect(handler.challenges.map(\.kind) == [.iap])
+    }
+
+    @Test(
+        "IAP: a proxy-looking answer while no IAP configuration is known logs a notice naming iapConfigurations; an ordinary answer logs nothing (issue 45)"
+    )
+    func unknownProxyNotice() async throws {
+        let url = URL(string: "https://maps.example.com/portal/home")!
+        let http = ScriptedHTTPClient(respond: { request, _ in Fakes.answer("", status: 401, to: request) })
+        let lines = LogLines()
+        var settings = SignOutFakes.settings(http: http)
+        settings.logger = Logger(label: "test") { _ in CapturingLogHandler(storage: lines) }
+        let manager = AuthenticationManager(settings: settings)
+        let handler = Fakes.ArcGISHandler { _, _ in .continueWithCredential(SignOutFakes.iapCredential(http: http)) }
+        manager.arcGISAuthenticationChallengeHandler = handler
+        #expect(try await manager.data(for: .get(url)).statusCode == 401)
+        #expect(handler.challenges.isEmpty)
+        #expect(lines.text.contains("no IAP configuration is known"), "\(lines.text)")
+        #expect(lines.text.contains("AuthenticationManager.iapConfigurations"))
+        #expect(lines.text.contains("HTTP 401 without a WWW-Authenticate challenge"))
+
+        // An ordinary answer says nothing.
+        let quiet = LogLines()
+        settings.logger = Logger(label: "test") { _ in CapturingLogHandler(storage: quiet) }
+        let ordinary = AuthenticationManager(
+            settings: {
+                var ordinarySettings = settings
+                ordinarySettings.httpClient = ScriptedHTTPClient(respond: { request, _ in
+                    Fakes.answer("{}", to: request)
+                })
+                return ordinarySettings
+            }())
+        #expect(try await ordinary.data(for: .get(url)).statusCode == 200)
+        #expect(!quiet.text.contains("no IAP configuration is known"))
     }
 
     // MARK: - HTTP authentication

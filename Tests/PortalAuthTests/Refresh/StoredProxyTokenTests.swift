@@ -58,8 +58,22 @@ struct StoredProxyTokenTests {
         #expect(older.keeper.current.json["proxy_token"] == .string("access"))
 
         // What a command sets for one run (a flag) is not stored.
-        credential.tokenSentToProxy = .idToken
+        credential.sendToProxyForThisProcess(.idToken)
+        #expect(credential.tokenSentToProxy == .idToken)
         #expect(credential.storedTokenSentToProxy == .accessToken)
         #expect(credential.keeper.current.proxyToken == .accessToken)
+    }
+
+    @Test("tokenSentToProxy set by an app is kept with the credential: written to the store, read back (issue 45)")
+    func publicChoicePersisted() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.store()
+        let credential = IAPCredential(
+            record: try #require(StoredCredential(json: Self.entry())), persistence: nil, settings: SignInSettings())
+        credential.tokenSentToProxy = .accessToken
+        let store = try ArcGISCredentialStore.makePersistent(file: file)
+        try await store.addAndPersist(credential)
+        let loaded = try #require(ArcGISCredentialStore.makePersistent(file: file).credentials.first?.kind.iap)
+        #expect(loaded.tokenSentToProxy == .accessToken)
     }
 }

@@ -132,27 +132,17 @@ struct LibraryErrorWordingTests {
     /// library's sources names an option, outside comments.
     @Test("no string literal of Sources/PortalAuth* names a command-line option")
     func sourcesNameNoFlag() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../../Sources")
-            .standardizedFileURL
-        let targets = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter {
-            $0.hasPrefix("PortalAuth")
-        }
-        #expect(targets.contains("PortalAuth") && targets.contains("PortalAuthStore"))
+        let sources = try LibraryPublicNamesTests.sources()
+        #expect(
+            sources.contains { $0.path.hasPrefix("PortalAuth/") }
+                && sources.contains { $0.path.hasPrefix("PortalAuthStore/") })
         var found: [String] = []
-        for target in targets {
-            let folder = sources.appending(path: target)
-            let files =
-                FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter {
-                    $0.hasSuffix(".swift")
-                } ?? []
-            for file in files {
-                let text = try String(contentsOf: folder.appending(path: file), encoding: .utf8)
-                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                    let code = line.trimmingCharacters(in: .whitespaces)
-                    guard !code.hasPrefix("//"), let quote = code.firstIndex(of: "\"") else { continue }
-                    let literal = String(code[quote...]).components(separatedBy: " // ")[0]
-                    if !Self.flags(in: literal).isEmpty { found.append("\(target)/\(file):\(number + 1): \(code)") }
-                }
+        for source in sources {
+            for (number, line) in source.lines.enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                guard !code.hasPrefix("//"), let quote = code.firstIndex(of: "\"") else { continue }
+                let literal = String(code[quote...]).components(separatedBy: " // ")[0]
+                if !Self.flags(in: literal).isEmpty { found.append("\(source.path):\(number + 1): \(code)") }
             }
         }
         #expect(found.isEmpty, "\(found.joined(separator: "\n"))")

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @testable import PortalAuth
 import PortalAuthTesting
@@ -90,6 +91,35 @@ struct AuthenticationManagerTests {
         #expect(report.clearingError != nil)
         #expect(!report.succeeded)
         #expect(manager.arcGISCredentialStore.credentials.isEmpty)
+    }
+
+    @Test(
+        "signOut without a browser revokes the IAP refresh token at the advertised endpoint, reports what stays valid, and logs it (issue 45)"
+    )
+    func signOutHeadlessIAP() async throws {
+        let http = LogoutEvidenceTests.provider(userInfoStatus: 401, revokes: true)
+        let lines = LogLines()
+        var settings = LogoutEvidenceTests.headless(http)
+        settings.logger = Logger(label: "test") { _ in CapturingLogHandler(storage: lines) }
+        let manager = AuthenticationManager(settings: settings)
+        try await manager.arcGISCredentialStore.addAndPersist(Fakes.iapCredential(http: http))
+        let report = await manager.signOutReport()
+        let entry = try #require(report.invalidations.first)
+        guard case .browserLogoutSkipped(let reason) = entry.outcome else {
+            Issue.record("outcome \(entry.outcome)")
+            return
+        }
+        #expect(reason.contains("SSH"))
+        #expect(entry.tokenRevocation == .revoked)
+        #expect(entry.logoutResult?.browserLogoutSkipped == reason)
+        #expect(!entry.succeeded && !report.succeeded, "the browser session stays")
+        #expect(http.requests.filter { $0.url == LogoutEvidenceTests.revokeURL }.count == 1)
+        #expect(manager.arcGISCredentialStore.credentials.isEmpty)
+        let left = try #require(entry.leftValid(now: Date()))
+        #expect(left.contains("the browser session at the identity provider"), "\(left)")
+        #expect(lines.text.contains("signed out, but not everything ended"), "\(lines.text)")
+        #expect(lines.text.contains("the browser session at the identity provider"), "\(lines.text)")
+        #expect(!lines.text.contains("SECRET"))
     }
 
     @Test("signOut logs IAP credentials out with the manager's settings; an unconfirmed logout is not a success")

@@ -36,11 +36,15 @@ struct IAPLogoutTests {
         let redirect = try #require(query["post_logout_redirect_uri"].flatMap(URL.init(string:)))
         #expect(redirect.host == "127.0.0.1" && redirect.path == "/callback" && (redirect.port ?? 0) > 0)
 
-        // What is shown for opening by hand: the private launch page that carries the ID token, not the token.
+        // What the observer is given: the logout URL, which works on any machine, without the ID token (issue 45);
+        // the private launch page that carries the ID token only to an observer of this machine's terminal.
         let shown = try #require(observer.urls.first)
-        #expect(shown.isFileURL, "\(shown)")
+        #expect(!shown.isFileURL, "\(shown)")
+        #expect(shown.absoluteString.hasPrefix(Fakes.logoutURL.absoluteString + "?"), "\(shown)")
         #expect(!shown.absoluteString.contains("ID.TOKEN"), "the observer never sees the ID token")
-        #expect(!FileManager.default.fileExists(atPath: shown.path), "the page is removed when the logout ends")
+        let page = try #require(observer.pages.first)
+        #expect(page.isFileURL && !page.absoluteString.contains("ID.TOKEN"))
+        #expect(!FileManager.default.fileExists(atPath: page.path), "the page is removed when the logout ends")
         await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
     }
 
@@ -57,7 +61,7 @@ struct IAPLogoutTests {
         let person = Task {
             var shown: URL?
             while shown == nil, !Task.isCancelled {
-                shown = observer.urls.first
+                shown = observer.pages.first
                 if shown == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             let page = try #require(shown)
@@ -83,7 +87,7 @@ struct IAPLogoutTests {
         #expect(confirmed, "the page opened by hand ended the session")
         try await person.value
         #expect(pageContent.withLock { $0 }?.contains("id_token_hint") == true)
-        let shown = try #require(observer.urls.first)
+        let shown = try #require(observer.pages.first)
         #expect(shown.path.hasPrefix(launchDirectory.path + "/"), "the page goes where the browser command's pages go")
         #expect(!FileManager.default.fileExists(atPath: shown.path), "removed when the logout ends")
     }

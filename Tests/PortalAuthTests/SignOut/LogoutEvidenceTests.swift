@@ -93,22 +93,57 @@ struct LogoutEvidenceTests {
         #expect(!withoutRefresh.refreshTokenStaysValid, "no refresh token, nothing left valid")
     }
 
-    @Test(
-        "a logout that cannot run here (no browser can be seen, no terminal) ends nothing: no request, the token still given"
-    )
-    func cannotRun() async throws {
-        let http = Self.provider(userInfoStatus: 401, revokes: true)
-        let credential = Fakes.iapCredential(http: http)
+    /// Settings of a machine where no browser logout can run: an SSH session without a display, no terminal.
+    static func headless(_ http: Fakes.HTTP) -> SignInSettings {
         var settings = Fakes.settings(http: http, browser: Fakes.Browser.redirectingBack())
         settings.environment = SignInEnvironment(hasDisplay: false, isSSHSession: true, hasForwardedDisplay: false)
         settings.acceptsPastedRedirect = false
+        return settings
+    }
+
+    @Test(
+        "no browser logout can run here (no browser can be seen, no terminal): the refresh token is revoked all the same, no browser is opened, and the result says the browser session stays (issue 45)"
+    )
+    func headlessRevokes() async throws {
+        let http = Self.provider(userInfoStatus: 401, revokes: true)
+        let credential = Fakes.iapCredential(http: http)
+        let browser = Fakes.Browser.redirectingBack()
+        var settings = Self.headless(http)
+        settings.browser = browser
         #expect(IAPCredential.browserLogoutUnavailable(settings: settings) != nil)
-        await #expect(throws: SignInError.self) { try await credential.logOut(settings: settings) }
-        #expect(http.requests.isEmpty, "nothing revoked")
-        #expect(try await credential.tokenInfo.accessToken == "ACCESS-SECRET")
+        let result = try await credential.logOut(settings: settings)
+        #expect(browser.urls.isEmpty, "no browser")
+        let revocation = try #require(http.requests.first { $0.url == Self.revokeURL })
+        #expect(Fakes.fields(of: revocation)["token"] == "REFRESH-SECRET")
+        #expect(result.revocation == .revoked && !result.refreshTokenStaysValid)
+        #expect(!result.isSessionEndConfirmed && !result.isComplete)
+        let reason = try #require(result.browserLogoutSkipped)
+        #expect(reason.contains("SSH"), "\(reason)")
+        #expect(result.accessTokenExpiry != nil)
+        let left = result.stillValid(now: Date())
+        #expect(left.first?.contains("the browser session at the identity provider") == true, "\(left)")
+        #expect(left.contains { $0.contains("the last access token until") }, "\(left)")
+        #expect(!left.contains { $0.contains("refresh token") }, "revoked: not left valid")
+        await #expect(throws: CredentialError.self) { _ = try await credential.tokenInfo }
+
         settings.acceptsPastedRedirect = true
         #expect(
             IAPCredential.browserLogoutUnavailable(settings: settings) == nil,
             "on a terminal the address is pasted back")
+    }
+
+    @Test("no browser here and no revocation endpoint: the refresh token left valid is named, where and until when")
+    func headlessNothingRevocable() async throws {
+        let http = Self.provider(userInfoStatus: 401)
+        var record = Fakes.record(.iap)
+        record.refreshTokenExpiresAt = Date(timeIntervalSince1970: 1_900_000_000)
+        let result = try await Fakes.iapCredential(record, http: http).logOut(settings: Self.headless(http))
+        #expect(result.revocation == .notOffered && result.refreshTokenStaysValid)
+        let left = result.stillValid(now: Date()).joined(separator: "; ")
+        #expect(
+            left.contains("the refresh token at https://idp.example.com/oauth2/token until 2030-03-17T17:46:40Z"),
+            "\(left)")
+        #expect(left.contains("offers no revocation endpoint"), "\(left)")
+        #expect(!left.contains("SECRET"))
     }
 }

@@ -97,10 +97,13 @@ enum SignOutFakes {
     }
 
     /// An observer that records the URLs it is shown.
-    final class Observer: SignInObserver {
+    final class Observer: LogoutPageObserver {
         private let shown = Mutex<[URL]>([])
+        private let written = Mutex<[URL]>([])
         var urls: [URL] { shown.withLock { $0 } }
+        var pages: [URL] { written.withLock { $0 } }
         func signInWillOpenBrowser(url: URL, listeningOn redirectURL: URL) { shown.withLock { $0.append(url) } }
+        func logoutPageWritten(_ page: URL) { written.withLock { $0.append(page) } }
     }
 
     // MARK: - Credentials

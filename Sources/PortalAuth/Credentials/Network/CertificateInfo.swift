@@ -22,7 +22,7 @@ public struct CertificateInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a DER certificate.
     ///
-    /// - Throws: `NetworkCredentialError` when the bytes are not one X.509 certificate.
+    /// - Throws: a network-credential error (a `CategorizedError`) when the bytes are not one X.509 certificate.
     public init(der: Data) throws {
         guard let certificate = X509Certificate(der: der) else {
             throw NetworkCredentialError(.certificateUnreadable, detail: "not a DER X.509 certificate")
@@ -32,7 +32,7 @@ public struct CertificateInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads the first certificate of a PEM text (`-----BEGIN CERTIFICATE-----`).
     ///
-    /// - Throws: `NetworkCredentialError` when there is no readable certificate.
+    /// - Throws: a network-credential error (a `CategorizedError`) when there is no readable certificate.
     public init(pem: String) throws {
         let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
         guard let start = pem.range(of: begin), let stop = pem.range(of: end, range: start.upperBound..<pem.endIndex),
@@ -84,8 +84,8 @@ extension ServerCertificateProbe {
     /// The certificate presented by the server of `url` (an https URL), with the rest of its chain.
     ///
     /// - Returns: the server's certificate first.
-    /// - Throws: `TransportError` (`unsupportedURL` for a URL that is not https, connection and handshake
-    ///   failures), `NetworkCredentialError.certificateUnreadable` when the server sent no readable certificate.
+    /// - Throws: a transport error (a `CategorizedError`: `unsupportedURL` for a URL that is not https, connection and handshake
+    ///   failures), a network-credential error (certificateUnreadable; a `CategorizedError`) when the server sent no readable certificate.
     public func certificateChain(of url: URL) async throws -> [CertificateInfo] {
         let chain = try await certificateChainPEM(of: url).map { try CertificateInfo(pem: $0) }
         guard !chain.isEmpty else {
