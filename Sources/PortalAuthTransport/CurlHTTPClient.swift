@@ -36,7 +36,7 @@ package struct CurlHTTPClient: TransportClient {
                     .timedOut, url: RedactedURL(request.url),
                     detail: "the time limit of the whole operation passed before this request")
             }
-            deadline = min(deadline, overall)
+            if !request.outlastsDeadline { deadline = min(deadline, overall) }
         }
         var current = request
         var redirects = 0

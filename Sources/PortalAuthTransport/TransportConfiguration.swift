@@ -67,7 +67,8 @@ package struct TransportConfiguration: Sendable {
     /// The `User-Agent` sent when a request has none; default `portal-auth/<version>`.
     public var userAgent: String
     /// The end of the whole operation the client serves (a command's `--timeout`), across requests, retries and
-    /// redirects: no request runs past it, and one started after it fails at once with a transport error (timedOut; a `CategorizedError`).
+    /// redirects: no request runs past it (but one marked `TransportRequest.outlastsDeadline` once started), and one
+    /// started after it fails at once with a transport error (timedOut; a `CategorizedError`).
     /// `nil` (the default): each request has only `timeouts.total`.
     public var deadline: ContinuousClock.Instant?
 

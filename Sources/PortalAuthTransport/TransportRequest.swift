@@ -36,6 +36,11 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
     public var body: Data?
     /// Password, client certificate and server trust for this request's host; dropped when a redirect leaves it.
     public var credentials: TransportCredentials
+    /// Whether the answer is awaited past the client's overall deadline (`TransportConfiguration.deadline`) once the
+    /// request has started: for a request that cannot be taken back, whose answer must be had (a refresh that
+    /// rotates the refresh token: cut short, the new one is lost and the one held is spent). It still does not start
+    /// after the deadline, and still ends within `TransportConfiguration.Timeouts.total`.
+    package var outlastsDeadline = false
 
     /// Creates a request.
     public init(

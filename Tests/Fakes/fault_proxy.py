@@ -28,6 +28,9 @@ Modes:
   garbage       bytes that are not HTTP, then closed
   no-id-token   forwards; the answer's JSON without its "id_token" (a refresh answered as OIDC Core 12.2 allows)
   bad-id-token  forwards; an `id_token` in the JSON answer replaced by text that is not a JWT (the rest kept)
+  slow          forwards at once (the server processes it: a rotating one replaces the refresh token), then holds
+                the answer for `seconds` before sending it
+  expires-in    forwards; the JSON answer's "expires_in" replaced by `value` (any JSON: 0, "soon", -5)
 """
 import argparse
 import http.client
@@ -43,7 +46,7 @@ from urllib.parse import urlsplit
 
 STOP = threading.Event()
 MODES = {"status-500", "reset", "close", "stall", "truncate", "cut", "wrong-type", "html-200", "garbage", "no-id-token",
-         "bad-id-token"}
+         "bad-id-token", "slow", "expires-in"}
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "content-length"}
 
@@ -61,6 +64,7 @@ class Fault:
         self.mode = None
         self.remaining = 0
         self.seconds = 30.0
+        self.value = None
         self.token_requests = 0
         self.faulted = 0
 
@@ -151,6 +155,16 @@ class Handler(BaseHTTPRequestHandler):
                     answer = json.dumps(document).encode()
             except ValueError:
                 pass
+        elif mode == "slow":
+            STOP.wait(FAULT.seconds)
+        elif mode == "expires-in":
+            try:
+                document = json.loads(answer)
+                if isinstance(document, dict) and "access_token" in document:
+                    document["expires_in"] = FAULT.value
+                    answer = json.dumps(document).encode()
+            except ValueError:
+                pass
         elif mode == "wrong-type":
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"] + [("Content-Type", "text/html")]
         elif mode == "cut":
@@ -209,6 +223,7 @@ class Handler(BaseHTTPRequestHandler):
                     FAULT.mode = mode
                     FAULT.remaining = int(request.get("count", 1))
                     FAULT.seconds = float(request.get("seconds", 30))
+                    FAULT.value = request.get("value")
             except (ValueError, KeyError, TypeError) as error:
                 return self.answer(400, [("Content-Type", "application/json")], json.dumps({"error": str(error)}).encode())
         elif self.command == "DELETE":

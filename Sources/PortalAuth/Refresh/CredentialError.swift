@@ -11,6 +11,7 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         case notStored
         case invalidated
         case insecureTransport(String)
+        case unusableAccessToken(String)
     }
 
     private let code: Code
@@ -41,6 +42,11 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
     }
     static func notStored(_ target: String) -> CredentialError { CredentialError(.notStored, target: target) }
     static func invalidated(_ target: String) -> CredentialError { CredentialError(.invalidated, target: target) }
+    /// A refresh brought an access token too close to its expiry to hand out (see `TokenFreshness`); the refreshed
+    /// tokens are stored.
+    static func unusableAccessToken(_ target: String, reason: String) -> CredentialError {
+        CredentialError(.unusableAccessToken(reason), target: target)
+    }
     static func insecureTransport(_ target: String, url: String) -> CredentialError {
         CredentialError(.insecureTransport(url), target: target)
     }
@@ -49,7 +55,8 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
     public var requiresSignIn: Bool {
         switch code {
         case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return true
-        case .unavailable, .outcomeUnknown, .refreshedButNotStored, .insecureTransport: return false
+        case .unavailable, .outcomeUnknown, .refreshedButNotStored, .insecureTransport, .unusableAccessToken:
+            return false
         }
     }
 
@@ -68,7 +75,7 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
     public var category: ErrorCategory {
         switch code {
         case .signInRequired, .refreshTokenRejected, .notStored, .invalidated: return .refused
-        case .unavailable, .outcomeUnknown: return .unavailable
+        case .unavailable, .outcomeUnknown, .unusableAccessToken: return .unavailable
         case .refreshedButNotStored: return .local
         case .insecureTransport: return .usage
         }
@@ -103,6 +110,11 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
             return "no stored sign-in for \(target)"
         case .invalidated:
             return "the credential for \(target) was signed out"
+        case .unusableAccessToken(let reason):
+            return "the identity provider answered the refresh for \(target) with an access token that \(reason); "
+                + "it is not handed out (never a token known to be expired or past half its lifetime). The new tokens "
+                + "are stored and the next use refreshes again; if every answer is like this, the provider issues access "
+                + "tokens too short to use: have its access-token lifetime raised"
         case .insecureTransport(let url):
             return "the token for \(target) may only be sent over HTTPS, not to \(url)"
         }

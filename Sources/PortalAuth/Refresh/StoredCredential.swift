@@ -126,14 +126,14 @@ extension StoredCredential {
         object["hosts_behind_proxy"] = .array(hostsBehindProxy.map { .string($0) })
         object["username"] = username.map { .string($0) }
         object["access_token"] = .string(accessToken)
-        object["access_token_expires_at"] = Self.timestamp(accessTokenExpiresAt)
-        object["access_token_issued_at"] = accessTokenIssuedAt.map(Self.timestamp)
+        object["access_token_expires_at"] = Self.preciseTimestamp(accessTokenExpiresAt)
+        object["access_token_issued_at"] = accessTokenIssuedAt.map(Self.preciseTimestamp)
         object["refresh_token"] = refreshToken.map { .string($0) }
         object["refresh_token_expires_at"] = refreshTokenExpiresAt.map(Self.timestamp)
         object["refresh_token_issued_at"] = refreshTokenIssuedAt.map(Self.timestamp)
         object["id_token"] = idToken.map { .string($0) }
-        object["id_token_expires_at"] = idTokenExpiresAt.map(Self.timestamp)
-        object["id_token_issued_at"] = idTokenIssuedAt.map(Self.timestamp)
+        object["id_token_expires_at"] = idTokenExpiresAt.map(Self.preciseTimestamp)
+        object["id_token_issued_at"] = idTokenIssuedAt.map(Self.preciseTimestamp)
         object["id_token_refused"] = idTokenRefusal.map { .string($0) }
         object["refresh_token_refused"] = refreshTokenRefusal.map { .string($0) }
         object["scopes"] = .array(scopes.map { .string($0) })
@@ -244,5 +244,16 @@ extension StoredCredential {
     private static func timestamp(_ date: Date) -> JSONValue {
         let seconds = date.timeIntervalSince1970.rounded()
         return .integer(Int64(seconds.isNaN ? 0 : min(max(seconds, -timestampLimit), timestampLimit)))
+    }
+
+    /// Seconds from 1970 to the millisecond (an integer when whole), clamped like `timestamp(_:)`: the issue and expiry
+    /// times of the access and ID tokens, which `TokenFreshness` compares at sub-second scale. Whole seconds would
+    /// shift a 1-second token's first half by up to half a second, so that another process handed it out with
+    /// 20 ms left. Readers of every version take both forms (a number of seconds).
+    private static func preciseTimestamp(_ date: Date) -> JSONValue {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) < timestampLimit * 1000 else { return timestamp(date) }
+        let seconds = milliseconds / 1000
+        return seconds == seconds.rounded() ? .integer(Int64(seconds)) : .number(seconds)
     }
 }

@@ -37,6 +37,15 @@ package enum TokenFreshness {
         return now.timeIntervalSince(issuedAt) < lifetime * shortLifetimeShare
     }
 
+    /// Whether a token issued at `issuedAt` (nil: not recorded) is still in the first half of its lifetime at `now`,
+    /// whatever its length: what a token just refreshed must be to be handed out (never one that expired as it came,
+    /// `expires_in: 0`, nor a 1-second token whose answer took 600 ms).
+    package static func isInFirstHalf(issuedAt: Date?, expiresAt: Date, now: Date) -> Bool {
+        guard let issuedAt, expiresAt > now else { return false }
+        let lifetime = expiresAt.timeIntervalSince(issuedAt)
+        return lifetime > 0 && now.timeIntervalSince(issuedAt) < lifetime * shortLifetimeShare
+    }
+
     /// The lifetime, in whole seconds, of a token issued at `issuedAt` that expires at `expiresAt`; nil when the issue
     /// time was not recorded.
     package static func lifetime(issuedAt: Date?, expiresAt: Date) -> Int? {

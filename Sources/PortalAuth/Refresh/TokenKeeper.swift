@@ -106,7 +106,11 @@ package final class TokenKeeper: Sendable {
         let force = force && Self.isCurrent(refused, in: snapshot)
         // Tokens refreshed earlier that the store could not take yet are written first (under the lock).
         let pendingWrite = persistence.map { $0.keyringMovePending || unsaved.withLock { $0 != nil } } ?? false
-        if !force && !pendingWrite && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token) {
+        // A refresh token the provider refused makes the sign-in unusable (the same truth as `status`): the refresh
+        // path re-reads the store (a new sign-in may have replaced the entry) and otherwise says that one is needed.
+        if !force && !pendingWrite && snapshot.refreshTokenRefusal == nil
+            && !Self.needsRefresh(snapshot, margin: margin, now: now(), keeping: token)
+        {
             return snapshot
         }
 
@@ -128,6 +132,7 @@ package final class TokenKeeper: Sendable {
             task.cancel()
         }
         try requireValidIDToken(refreshed, previous: snapshot, keeping: token, margin: margin, now: now())
+        try requireFreshAccessToken(refreshed, keeping: token, margin: margin, now: now())
         return refreshed
     }
 
@@ -176,6 +181,42 @@ package final class TokenKeeper: Sendable {
         }
         throw CredentialError.signInRequired(
             target, because: "the ID token \(state), less than the \(Int(margin.timeInterval)) s asked for, \(why)")
+    }
+
+    /// Throws when the access token was asked for and the one a refresh (here or in another process) brought is not fresh
+    /// enough to hand out: it expired when or before the answer came (`expires_in: 0`, a slow answer), or it is past
+    /// half its lifetime (a 1-second token whose answer took 600 ms). A token in the first half of its lifetime is handed
+    /// out even when it is shorter than `margin` or just past it (a 301-second token against 300 s), by the rule of
+    /// `TokenFreshness`. The refreshed tokens are stored by then, with the new refresh token: only this access token is
+    /// not handed out, and a refresh is tried again at the next call.
+    private func requireFreshAccessToken(
+        _ credential: StoredCredential, keeping token: IAPTokenInfo.Token, margin: Duration, now: Date
+    ) throws {
+        let (issued, expiry) = (credential.accessTokenIssuedAt, credential.accessTokenExpiresAt)
+        guard token == .accessToken,
+            !TokenFreshness.isFresh(issuedAt: issued, expiresAt: expiry, minimumValidity: margin, now: now),
+            !TokenFreshness.isInFirstHalf(issuedAt: issued, expiresAt: expiry, now: now)
+        else { return }
+        let lifetime = issued.map { expiry.timeIntervalSince($0) } ?? 0
+        throw CredentialError.unusableAccessToken(
+            target, reason: Self.staleness(lifetime: lifetime, left: expiry.timeIntervalSince(now)))
+    }
+
+    /// What is wrong with an access token of `lifetime` seconds that has `left` seconds left, for a message.
+    private static func staleness(lifetime: TimeInterval, left: TimeInterval) -> String {
+        if lifetime <= 0 { return "expired as it was issued (a lifetime of \(seconds(lifetime)) s, expires_in)" }
+        if left <= 0 { return "had expired when the answer came (a lifetime of \(seconds(lifetime)) s)" }
+        return
+            "had \(seconds(left)) s of its lifetime of \(seconds(lifetime)) s left when the answer came, less than half"
+    }
+
+    /// Seconds as people read them: whole above 10, else to the millisecond ("0.02", "1", "3600").
+    private static func seconds(_ interval: TimeInterval) -> String {
+        if abs(interval) >= 10 { return "\(Int(interval.rounded()))" }
+        var text = String(format: "%.3f", interval)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 
     /// The provider's lifetime (whole seconds) of the token handed out for `token`, when it is shorter than
@@ -247,14 +288,25 @@ package final class TokenKeeper: Sendable {
     ) async throws -> StoredCredential {
         guard let persistence else {
             let current = self.current
+            if let refusal = current.refreshTokenRefusal {
+                throw CredentialError.refreshTokenRejected(target, detail: refusal)
+            }
             if !(force && Self.isCurrent(refused, in: current))
                 && !Self.needsRefresh(current, margin: margin, now: now(), keeping: token)
             {
                 return current
             }
-            let refreshed = try await refresh(current, now: now)
-            state.withLock { $0 = refreshed }
-            return refreshed
+            do {
+                let refreshed = try await refresh(current, now: now)
+                state.withLock { $0 = refreshed }
+                return refreshed
+            } catch let refused as RotatedInRefusedAnswer {
+                state.withLock { $0 = refused.rotated }
+                throw refused.error
+            } catch let error as CredentialError where error.isRefreshTokenRejection {
+                state.withLock { $0.refreshTokenRefusal = error.detail }
+                throw error
+            }
         }
         let started = now()
         let seen = current.accessToken
@@ -285,7 +337,7 @@ package final class TokenKeeper: Sendable {
         keyringDeferral.withLock { $0 = nil }
         // Rotated tokens the keyring cannot take once they came (locked or stopped meanwhile) stay in the store file.
         let deferring: (KeyringError) -> Void = { error in self.keyringDeferral.withLock { $0 = error.message } }
-        let outcome: Result<StoredCredential, CredentialError> = try await persistence.store.withExclusiveAccess(
+        let outcome: Result<StoredCredential, any Error> = try await persistence.store.withExclusiveAccess(
             reservingSpace: true, deferringKeyringFailure: deferring
         ) { snapshot in
             guard let entry = snapshot.entry(for: persistence.key), var stored = StoredCredential(json: .object(entry))
@@ -298,10 +350,19 @@ package final class TokenKeeper: Sendable {
                 stored = unsaved.credential
                 if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
             }
+            // A refresh token the provider refused is not sent again, and its sign-in's tokens are not handed out:
+            // only a new sign-in (an entry without the refusal) makes it usable, as `status` says.
+            if let refusal = stored.refreshTokenRefusal {
+                self.state.withLock { $0 = stored }
+                return .failure(CredentialError.refreshTokenRejected(self.target, detail: refusal))
+            }
             // Another process may have refreshed while this one waited for the lock: its token is as new
-            // as a refresh from here would give, even when the server's tokens are shorter than the margin
-            // (stored times are whole seconds, hence the second of slack).
-            let refreshedMeanwhile = stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
+            // as a refresh from here would give, even when the server's tokens are shorter than the margin, or when
+            // the ID token asked for did not come with it (stored times are whole seconds, hence the second of
+            // slack) — provided its access token is still fresh (else it is refreshed again, by the same rule).
+            let freshInStore = !Self.needsRefresh(stored, margin: margin, now: now())
+            let refreshedMeanwhile =
+                freshInStore && stored.accessToken != seen && stored.updatedAt >= started.addingTimeInterval(-1)
             // The refused token was replaced in the store (by another process): refreshing again would spend the
             // new refresh token for nothing.
             let force = force && Self.isCurrent(refused, in: stored)
@@ -321,6 +382,13 @@ package final class TokenKeeper: Sendable {
                 if case .object(let object) = stored.json { snapshot.set(object, for: persistence.key) }
                 self.state.withLock { $0 = stored }
                 return .failure(error)
+            } catch let refused as RotatedInRefusedAnswer {
+                // The answer was refused, but it replaced the refresh token: the new one is stored (the one sent is
+                // spent, and a provider with reuse detection would end the sign-in if it came again).
+                if case .object(let object) = refused.rotated.json { snapshot.set(object, for: persistence.key) }
+                self.state.withLock { $0 = refused.rotated }
+                if let spent = stored.refreshToken { self.unsaved.withLock { $0 = (spent, refused.rotated) } }
+                return .failure(refused.error)
             }
             refreshed.refreshTokenRefusal = nil
             if case .object(let object) = refreshed.json { snapshot.set(object, for: persistence.key) }
@@ -331,6 +399,11 @@ package final class TokenKeeper: Sendable {
                 self.unsaved.withLock { $0 = (spent, refreshed) }
             }
             return .success(refreshed)
+        }
+        if case .failure(let error) = outcome {
+            // What the closure recorded (a refusal, a rotated refresh token) is written.
+            self.unsaved.withLock { $0 = nil }
+            throw error
         }
         return try outcome.get()
     }
@@ -364,7 +437,7 @@ package final class TokenKeeper: Sendable {
             let sentAt = now()
             do {
                 let response = try await send(request)
-                let tokens = try TokenResponse.parse(response, endpoint: credential.tokenURL)
+                let tokens = try Self.tokens(in: response, of: credential, now: sentAt)
                 let signatureProblem = await refreshedIDTokenSignatureProblem(
                     tokens.idToken, of: credential, now: sentAt)
                 let refreshed = try credential.updated(with: tokens, now: sentAt, idTokenProblem: signatureProblem)
@@ -390,6 +463,25 @@ package final class TokenKeeper: Sendable {
             }
         }
         throw CredentialError.unavailable(target, attempts: policy.attempts, lastError: lastError)
+    }
+
+    /// The tokens of a refresh answer, read by `TokenResponse.parse(_:endpoint:)`.
+    ///
+    /// - Throws: what `parse` throws; when it refuses the answer for another member (a malformed `expires_in`, an
+    ///   access token that cannot be used) but the provider replaced the refresh token, `RotatedInRefusedAnswer` with
+    ///   the new one, which is kept whatever else is refused.
+    private static func tokens(in response: TransportResponse, of credential: StoredCredential, now: Date) throws
+        -> TokenResponse
+    {
+        let parsed = Result { () throws(TokenEndpointError) in
+            try TokenResponse.parse(response, endpoint: credential.tokenURL)
+        }
+        guard case .failure(let error) = parsed else { return try parsed.get() }
+        guard error.kind == .invalidResponse, let issued = TokenResponse.issuedRefreshToken(in: response),
+            issued.token != credential.refreshToken
+        else { throw error }
+        throw RotatedInRefusedAnswer(
+            rotated: credential.keeping(refreshToken: issued.token, lifetime: issued.lifetime, now: now), error: error)
     }
 
     /// Why a refreshed ID token's signature does not verify against the provider's keys recorded at sign-in, or nil
@@ -429,7 +521,8 @@ package final class TokenKeeper: Sendable {
     /// already replaced the stored one when it answers. So the request is not cancelled with the caller
     /// (Ctrl-C, SIGTERM, SIGHUP): its answer is awaited, within the attempt timeout, and stored, and the
     /// cancellation takes effect after that — at the next pause or lock wait. Only SIGKILL can still lose such
-    /// a sign-in.
+    /// a sign-in. For the same reason the HTTP client's overall deadline (the tool's `--timeout`) only keeps a refresh
+    /// from starting: once sent, its answer is awaited up to the attempt timeout, beyond that deadline if need be.
     private func send(_ request: TokenRequest) async throws -> TransportResponse {
         let client = httpClient
         let timeout = policy.attemptTimeout
@@ -441,7 +534,7 @@ package final class TokenKeeper: Sendable {
                     TransportError(.timedOut, url: url, detail: "no answer within \(timeout)")
                 }
             ) {
-                try await request.send(with: client)
+                try await request.send(with: client, outlastingDeadline: true)
             }
         }
         return try await shielded.value
@@ -494,9 +587,27 @@ package final class TokenKeeper: Sendable {
     }
 }
 
+/// A refresh answer refused (see `TokenResponse.parse`) that nonetheless replaced the refresh token: the credential with
+/// the new refresh token and its other tokens as they were, to store, and the refusal, to throw once it is stored.
+private struct RotatedInRefusedAnswer: Error {
+    let rotated: StoredCredential
+    let error: TokenEndpointError
+}
+
 // MARK: - Applying a token response
 
 extension StoredCredential {
+    /// This credential with `refreshToken`, which a refused answer issued (see `TokenResponse.issuedRefreshToken(in:)`),
+    /// instead of the one sent; its access and ID tokens stay as they were.
+    func keeping(refreshToken: String, lifetime: Duration?, now: Date) -> StoredCredential {
+        var copy = self
+        copy.refreshToken = refreshToken
+        copy.refreshTokenIssuedAt = now
+        copy.refreshTokenExpiresAt = lifetime.map { now.addingTimeInterval($0.timeInterval) }
+        copy.updatedAt = now
+        return copy
+    }
+
     /// This credential after a token response: the new access token, the newest refresh token
     /// (the old one is kept only when none was sent), and the new ID token when one came.
     ///

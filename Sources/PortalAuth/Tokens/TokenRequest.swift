@@ -103,8 +103,15 @@ package struct TokenRequest: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Posts the request with `client` and returns the endpoint's answer as it came (``TokenResponse/parse(_:endpoint:)``
     /// reads it).
-    package func send(with client: any TransportClient) async throws -> TransportResponse {
-        try await client.send(transportRequest)
+    ///
+    /// - Parameter outlastingDeadline: await the answer past the client's overall deadline once sent (see
+    ///   `TransportRequest.outlastsDeadline`): a refresh, whose answer holds the refresh token that replaces the one sent.
+    package func send(with client: any TransportClient, outlastingDeadline: Bool = false) async throws
+        -> TransportResponse
+    {
+        var request = transportRequest
+        request.outlastsDeadline = outlastingDeadline
+        return try await client.send(request)
     }
 
     /// The grant type and the endpoint without its query; never a parameter's value.

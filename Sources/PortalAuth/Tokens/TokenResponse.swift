@@ -102,6 +102,26 @@ package struct TokenResponse: Sendable, Equatable, CustomStringConvertible {
         return try TokenFields(object: object, invalid: invalid).response()
     }
 
+    /// The refresh token of an answer that `parse(_:endpoint:)` refused for another of its members (a malformed
+    /// `expires_in`, an access token with control characters), and its lifetime when that one is readable; nil when
+    /// the answer is no 2xx JSON object, reports an error, or holds no refresh token that could be used.
+    ///
+    /// A provider that rotates refresh tokens has replaced the one sent by the time it answers: the new one is kept
+    /// even when the rest of the answer is refused, or the next refresh sends the spent one (and a provider with
+    /// reuse detection then ends the whole sign-in).
+    package static func issuedRefreshToken(in response: TransportResponse) -> (token: String, lifetime: Duration?)? {
+        guard (200..<300).contains(response.statusCode), let json = try? JSONValue.parse(response.body),
+            let object = json.objectValue, object["error"] == nil,
+            let token = object["refresh_token"]?.stringValue, !token.isEmpty,
+            TokenCharacters.problem(inToken: token) == nil
+        else { return nil }
+        let fields = TokenFields(object: object) { problem in
+            TokenEndpointError(
+                .invalidResponse, endpoint: response.url, statusCode: response.statusCode, problem: problem)
+        }
+        return (token, try? fields.duration("refresh_token_expires_in"))
+    }
+
     // MARK: - Errors in the body
 
     /// The refusal or failure a JSON body reports, if it reports one.
@@ -208,7 +228,7 @@ private struct TokenFields {
     }
 
     /// Seconds as a number or a numeric string ("7200"); negative or non-finite values are invalid.
-    private func duration(_ key: String) throws(TokenEndpointError) -> Duration? {
+    func duration(_ key: String) throws(TokenEndpointError) -> Duration? {
         guard let value = object[key], value != .null else { return nil }
         let seconds = value.doubleValue ?? value.stringValue.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard let seconds, seconds.isFinite, seconds >= 0, seconds < 1e12 else {

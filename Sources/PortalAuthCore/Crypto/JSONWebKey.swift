@@ -33,10 +33,11 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
 
     /// The usable signing keys of a JWK Set document (`{"keys": [...]}`), and why the others were left out.
     ///
-    /// Keys for encryption (`use: enc`) are passed over without a word; keys of another type, RSA keys whose
-    /// exponent is not an odd number of at least 3 (with `e = 1` the "signature" is the padded hash itself, which
-    /// anyone can write) or whose modulus has fewer than 2048 bits, EC keys whose point is not on their named curve,
-    /// and keys OpenSSL refuses are left out and named in ``JSONWebKeySet/skipped``.
+    /// Keys not meant for signatures (`use` other than `sig`, or `key_ops` without `verify`: RFC 7517 §4.2, §4.3)
+    /// are passed over without a word; keys of another type, RSA keys whose exponent is not an odd number of at least 3
+    /// (with `e = 1` the "signature" is the padded hash itself, which anyone can write) or whose modulus has fewer than
+    /// 2048 bits, EC keys whose point is not on their named curve, keys whose `key_ops` is not an array of strings, and
+    /// keys OpenSSL refuses are left out and named in ``JSONWebKeySet/skipped``.
     ///
     /// - Throws: `CryptoError` when the document is not a JWK Set or OpenSSL cannot be opened.
     package static func keySet(_ document: JSONValue) throws(CryptoError) -> JSONWebKeySet {
@@ -74,7 +75,14 @@ package final class JSONWebKey: @unchecked Sendable, CustomStringConvertible {
     private static func key(from jwk: JSONObject) -> Reading {
         defer { pa_ERR_clear_error() }
         guard let type = jwk["kty"]?.stringValue else { return .unusable("it has no kty") }
+        // RFC 7517 §4.2 and §4.3: a key for encryption (`use`), or whose `key_ops` lack `verify`, checks no signature.
         if let use = jwk["use"]?.stringValue, use != "sig" { return .notForSignatures }
+        if let operations = jwk["key_ops"], operations != .null {
+            guard let names = operations.arrayValue?.compactMap(\.stringValue),
+                names.count == operations.arrayValue?.count
+            else { return .unusable("its key_ops is not an array of strings") }
+            if !names.contains("verify") { return .notForSignatures }
+        }
         func bytes(_ name: String) -> [UInt8]? { jwk[name]?.stringValue.flatMap { Base64URL.decode(Substring($0)) } }
         let curve = jwk["crv"]?.stringValue
         var made: OpaquePointer?

@@ -75,13 +75,44 @@ extension JSONValue {
 extension JSONValue {
     /// The value as JSON text: compact when `indent` is 0, else pretty-printed with that many spaces.
     ///
-    /// Non-finite numbers, which JSON cannot hold, are written as `null`.
+    /// Non-finite numbers, which JSON cannot hold, are written as `null`. Every control character is escaped
+    /// (`\u009B`), not only the C0 ones JSON requires: DEL and C1 (U+0080–U+009F, among them CSI U+009B and NEL
+    /// U+0085, which terminals obey), the line and paragraph separators U+2028 and U+2029 (line breaks to many
+    /// readers, and to JavaScript before ES2019), and the bidirectional controls (U+061C, U+200E, U+200F,
+    /// U+202A–U+202E, U+2066–U+2069, which reorder what a terminal or an editor shows). The text is the same JSON
+    /// value, so any reader gets the same strings back; only nothing raw reaches a terminal, a log or a page.
     package func serialized(indent: Int = 0) -> String {
         let tree = makeJansson()
         defer { pa_json_decref(tree) }
         guard let text = json_dumps(tree, pa_json_encode_flags(Int32(max(0, min(indent, 31))))) else { return "null" }
         defer { free(text) }
-        return String(cString: text)
+        return Self.escapingControls(String(cString: text))
+    }
+
+    /// `json` (jansson's output) with the controls it leaves raw (see `serialized(indent:)`) written as `\uXXXX`.
+    /// Outside strings JSON text is ASCII without DEL, so every such character is inside a string, where the escape
+    /// means the same character.
+    static func escapingControls(_ json: String) -> String {
+        guard json.utf8.contains(where: { $0 >= 0x7F }) else { return json }
+        var escaped = String.UnicodeScalarView()
+        for scalar in json.unicodeScalars {
+            guard mustEscape(scalar) else {
+                escaped.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            escaped.append(contentsOf: "\\u\(String(repeating: "0", count: 4 - hex.count))\(hex)".unicodeScalars)
+        }
+        return String(escaped)
+    }
+
+    /// Whether `scalar` is one `escapingControls` writes as an escape (all of them are below U+10000).
+    private static func mustEscape(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.value >= 0x7F else { return false }
+        if scalar.value <= 0x9F { return true }
+        let properties = scalar.properties
+        return properties.isBidiControl || properties.generalCategory == .lineSeparator
+            || properties.generalCategory == .paragraphSeparator
     }
 
     /// Builds a new jansson tree owned by the caller.

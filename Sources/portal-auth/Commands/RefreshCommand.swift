@@ -13,10 +13,13 @@ struct RefreshCommand: AsyncParsableCommand {
             refresh token is within its exchange interval of expiring) and stores the new tokens, under the \
             store's lock. If another process refreshed the same sign-in while this one waited for the lock, its \
             tokens are kept and no request is sent. Prints a status line on standard error, and the new token on \
-            standard output only with --format (or --print-token).
+            standard output only with --format (or --print-token). A refresh request once sent is waited for \
+            beyond --timeout if need be (up to 60 s): its answer holds the refresh token that replaces the one \
+            sent, which a provider that rotates them no longer takes.
 
             Exit status: 0 refreshed; 64 wrong usage; 65 the store is corrupted; 69 the identity provider is \
-            unreachable or failing (the stored sign-in is kept); 77 a sign-in is needed.
+            unreachable or failing, or its answer unusable, such as an access token that expired as it came (the \
+            stored sign-in is kept, with any new refresh token); 77 a sign-in is needed.
             """
     )
 

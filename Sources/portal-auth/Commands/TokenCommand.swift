@@ -32,7 +32,8 @@ struct TokenCommand: AsyncParsableCommand {
             a proxy or web-tier authentication) and `Authorization: Bearer ...` for an IAP (--header-name changes \
             the name); json prints the object every command that prints a token prints (see \
             `portal-auth help`): kind, url, username, client_id, token, token_type, expires_at (ISO 8601), \
-            expires_in (seconds left), ssl_required, and for an IAP configuration_file, id_token and its expiry.
+            expires_in (seconds left), ssl_required, and for an IAP configuration_file, id_token and its expiry \
+            (an expired ID token is left out: id_token null, its expiry kept; --id-token asks for a valid one).
 
             A browser is never opened unless --interactive is given. Without it, when a sign-in is needed \
             (nothing stored, or the refresh token expired or was revoked) the exit status is 77 and the command \
@@ -46,8 +47,15 @@ struct TokenCommand: AsyncParsableCommand {
               portal-auth token --format json \\
                   --url https://maps.contoso.com/portal/sharing/rest
 
+            A token known to be expired is never printed: when a refresh brings an access token that expired as \
+            it came (expires_in 0) or is already past half its lifetime (a 1-second token whose answer was slow), \
+            the exit status is 69 with the reason, and the refresh's new refresh token is stored. Once the \
+            identity provider refused the refresh token, no token of that sign-in is printed, even an access \
+            token not yet expired: exit 77, as `status` says ("not usable"), until a new sign-in.
+
             Exit status: 0 a token was printed; 64 wrong usage; 65 the store is corrupted; 69 the identity \
-            provider is unreachable or failing (the stored sign-in is kept; try again); 77 a sign-in is needed.
+            provider is unreachable or failing, or its answer unusable (the stored sign-in is kept; try again); \
+            77 a sign-in is needed (also after the refresh token was refused).
             """
     )
 

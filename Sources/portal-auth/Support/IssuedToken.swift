@@ -25,12 +25,18 @@ struct IssuedToken {
     let isIDToken: Bool
 
     /// The token in the one JSON shape of every command that prints a token (see `TokenJSON`).
+    ///
+    /// An ID token that has expired is left out (`id_token` null, its expiry kept, `id_token_expires_in` 0) rather than
+    /// shown beside a valid access token, and not refreshed for the purpose: a refresh for a token not asked for would
+    /// spend a refresh token (with rotation each one is a risk to the sign-in), and the provider may send no new ID
+    /// token (OIDC Core 12.2). `--id-token` asks for it: it is then kept valid, or a sign-in is asked for.
     func json(at now: Date = Date()) -> JSONValue {
         var extra: [(String, JSONValue)] = []
         if kind == .iap {
+            let idTokenShown = idTokenExpirationDate.map { $0 > now } ?? true ? idToken : nil
             extra = [
                 ("configuration_file", Output.json(configurationFile)),
-                ("id_token", Output.json(idToken)),
+                ("id_token", Output.json(idTokenShown)),
                 ("id_token_expires_at", Output.json(idTokenExpirationDate.map(UTCTimestamp.iso8601))),
                 (
                     "id_token_expires_in",

@@ -38,11 +38,13 @@ enum RootHelp {
           65   invalid content (a configuration, the store, a server's answer)
           66   an input file is missing or unreadable, or another user
                can change it (an IAP configuration others can write)
-          69   a server is unavailable
+          69   a server is unavailable, or its answer unusable (a refreshed
+               access token that expired as it came is never printed)
           70   an internal or local error
           75   timed out
-          77   refused, or a sign-in is needed (request: an HTTP 401 or 403
-               nothing answered, a redirect to a sign-in page)
+          77   refused, or a sign-in is needed (also once the refresh token was
+               refused: what status says; request: an HTTP 401 or 403 nothing
+               answered, a redirect to a sign-in page)
           126  exec: the command cannot be run
           127  exec: the command was not found
           130  interrupted

@@ -95,6 +95,32 @@ struct TokenFactsTests {
     }
 
     @Test(
+        "status --claims --format json: C1 (CSI, NEL), line separators and bidirectional controls in claims are escaped"
+    )
+    func claimsJSONEscaped() async throws {
+        let store = try PreparedStore()
+        var hostile = try Self.entry()
+        let controls = #"\u009b31m\u0085\u2028\u2029\u202e\u2066\u200e\u007f"#
+        hostile.entry["id_token"] = .string(
+            Self.jwt(
+                #"{"iss":"https://login.example/tenant/v2.0","aud":"6731de76","sub":"alice\#(controls)x","iat":\#(Self.now - 60),"exp":\#(Self.now + 3600)}"#
+            ))
+        try await store.write([hostile])
+        let result = try await Self.run(["status", "--claims", "--format", "json"], store)
+        #expect(result.status == 0, "\(result)")
+        for code: UInt32 in [0x9B, 0x85, 0x2028, 0x2029, 0x202E, 0x2066, 0x200E, 0x7F] {
+            #expect(
+                !result.stdout.unicodeScalars.contains(Unicode.Scalar(code)!),
+                "U+\(String(code, radix: 16, uppercase: true)) printed raw")
+        }
+        let credential = try #require(try JSONValue.parse(Data(result.stdout.utf8))["credentials"]?.arrayValue?.first)
+        #expect(
+            credential["id_token_claims"]?["sub"]
+                == .string("alice\u{9B}31m\u{85}\u{2028}\u{2029}\u{202E}\u{2066}\u{200E}\u{7F}x"),
+            "the claim reads back as it is")
+    }
+
+    @Test(
         "a stored access-token choice: token --url and exec send it; --proxy-token and the variable override; status shows it"
     )
     func storedChoice() async throws {
@@ -125,6 +151,26 @@ struct TokenFactsTests {
         let overridden = try JSONValue.parse(
             Data(try await Self.run(["status", "--format", "json", "--proxy-token", "id"], store).stdout.utf8))
         #expect(overridden["credentials"]?.arrayValue?.first?["proxy_token"] == .string("id"))
+    }
+
+    @Test("token --format json: an expired ID token is left out beside a valid access token, its expiry shown")
+    func expiredIDTokenLeftOut() async throws {
+        let store = try PreparedStore()
+        var expired = try Self.entry()
+        expired.entry["id_token_expires_at"] = .integer(Int64(Self.now - 60))
+        try await store.write([expired])
+        let result = try await Self.run(["token", "--format", "json"], store)
+        #expect(result.status == 0, "\(result)")
+        let json = try JSONValue.parse(Data(result.stdout.utf8))
+        #expect(json["token"] == .string(Self.accessToken))
+        #expect(json["id_token"] == .null, "an expired ID token was printed")
+        #expect(json["id_token_expires_in"] == .integer(0))
+        #expect(json["id_token_expires_at"]?.stringValue?.hasSuffix("Z") == true)
+        #expect(!result.stdout.contains(Self.idToken))
+
+        try await store.write([try Self.entry()])
+        let valid = try JSONValue.parse(Data(try await Self.run(["token", "--format", "json"], store).stdout.utf8))
+        #expect(valid["id_token"] == .string(Self.idToken), "a valid ID token is shown")
     }
 
     @Test("a store written before the choice existed: loads, sends the ID token, shows no stored choice")

@@ -29,9 +29,12 @@ final class FaultProxy: Sendable {
         let faulted: Int
     }
 
-    /// Breaks the next `count` token requests (-1: all until `clear()`) in `mode`; `stall` lasts `seconds`.
-    func arm(_ mode: String, count: Int = -1, seconds: Int = 30) async throws {
-        try await control(.post, body: #"{"mode": "\#(mode)", "count": \#(count), "seconds": \#(seconds)}"#)
+    /// Breaks the next `count` token requests (-1: all until `clear()`) in `mode`; `stall` and `slow` last `seconds`;
+    /// `value` is the JSON text `expires-in` puts in the answer.
+    func arm(_ mode: String, count: Int = -1, seconds: Int = 30, value: String = "null") async throws {
+        try await control(
+            .post,
+            body: #"{"mode": "\#(mode)", "count": \#(count), "seconds": \#(seconds), "value": \#(value)}"#)
     }
 
     /// Back to forwarding everything; returns the counters.

@@ -125,6 +125,34 @@ struct JSONWebKeyTests {
     }
 
     @Test(
+        "a key whose key_ops lack verify, or whose use is enc, verifies no signature (RFC 7517 §4.2, §4.3)",
+        arguments: [
+            (#"{"key_ops": ["encrypt"]}"#, false), (#"{"key_ops": ["sign", "decrypt"]}"#, false),
+            (#"{"key_ops": []}"#, false), (#"{"use": "enc"}"#, false), (#"{"key_ops": ["sign", "verify"]}"#, true),
+            (#"{"use": "sig"}"#, true), (#"{"key_ops": null}"#, true),
+        ])
+    func keyOperations(members: String, verifies: Bool) throws {
+        var key = try Self.fixtureKey("RSA")
+        for member in try JSONValue.parse(members).objectValue?.members ?? [] { key[member.key] = member.value }
+        let set = try JSONWebKey.keySet(.object(["keys": .array([.object(key)])]))
+        let token = try IDToken(compact: JWSFixtures.token("RS256"))
+        #expect(
+            set.keys.contains { $0.verifies(token.signature, of: token.signingInput, algorithm: .rs256) } == verifies)
+        // Left out without a word: it is a key, only not one for signatures.
+        #expect(set.skipped.isEmpty, "\(set.skipped)")
+    }
+
+    @Test("key_ops that is not an array of strings leaves the key out, named with why")
+    func malformedKeyOperations() throws {
+        var key = try Self.fixtureKey("RSA")
+        key["key_ops"] = .string("verify")
+        let set = try JSONWebKey.keySet(.object(["keys": .array([.object(key)])]))
+        #expect(set.keys.isEmpty)
+        #expect(
+            set.skipped.count == 1 && set.skipped[0].contains("key_ops is not an array of strings"), "\(set.skipped)")
+    }
+
+    @Test(
         "RSA: the exponent must be odd and at least 3, the modulus 2048 bits or more (RFC 8017 §3.1, RFC 8725 §3.5)",
         arguments: [
             ([UInt8(1)], 2048, "exponent e is 1"), ([0], 2048, "exponent e is 0"), ([2], 2048, "exponent e is 2"),

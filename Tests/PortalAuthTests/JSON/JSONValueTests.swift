@@ -47,4 +47,25 @@ struct JSONValueTests {
         #expect(try JSONValue.parse(value.serialized()) == value)
         #expect(try JSONValue.parse(value.serialized(indent: 2)) == value)
     }
+
+    @Test(
+        "C0, DEL, C1, line separators and bidirectional controls are written escaped, in keys and values; read back the same",
+        arguments: [
+            0x1B, 0x7F, 0x80, 0x85, 0x9B, 0x9F, 0x61C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A, 0x202E, 0x2066, 0x2069,
+        ]
+            as [UInt32])
+    func controlsEscaped(code: UInt32) throws {
+        let control = String(Unicode.Scalar(code)!)
+        let value: JSONValue = .object([
+            "sub\(control)": .string("alice\(control)[31m é ✓"), "list": .array([.string(control)]),
+        ])
+        for indent in [0, 2] {
+            let text = value.serialized(indent: indent)
+            #expect(!text.unicodeScalars.contains(Unicode.Scalar(code)!), "raw U+\(String(code, radix: 16)) in \(text)")
+            #expect(text.contains(String(format: "\\u%04X", code)), "\(text)")
+            // Letters beyond ASCII stay as they are.
+            #expect(text.contains("é ✓"), "\(text)")
+            #expect(try JSONValue.parse(text) == value)
+        }
+    }
 }

@@ -4,7 +4,7 @@ import Testing
 import PortalAuthTesting
 
 /// A refresh token the provider refuses is recorded in the store, so `status` can tell it from a valid one
-/// without a request; a later sign-in's refresh clears it.
+/// without a request; it stays until a new sign-in replaces the entry (the refused token is not sent again).
 @Suite("Refused refresh token recorded")
 struct RefreshRefusalRecordTests {
     @Test("the refusal is written to the entry and makes the summary unusable; nothing else changes")
@@ -25,15 +25,17 @@ struct RefreshRefusalRecordTests {
         #expect(CredentialSummary(record).isUsable(at: Date()), "the same entry before the refusal was usable")
     }
 
-    @Test("a successful refresh clears an earlier refusal")
-    func cleared() async throws {
+    @Test("a recorded refusal stays until a new sign-in: the refused refresh token is not sent again")
+    func keptUntilSignIn() async throws {
         var record = TokenKeeperTests.record()
         record.refreshTokenRefusal = "invalid_grant"
         let (temporary, store) = try await TokenKeeperTests.seeded(with: record)
         _ = temporary
-        let keeper = TokenKeeperTests.persisted(
-            record, in: store, ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2")]))
-        #expect(try await keeper.validCredential().accessToken == "access-2")
-        #expect(try TokenKeeperTests.stored(record, in: store)?.refreshTokenRefusal == nil)
+        let client = ScriptedHTTPClient([ScriptedHTTPClient.tokens("access-2")])
+        let keeper = TokenKeeperTests.persisted(record, in: store, client)
+        let error = try await #require(throws: CredentialError.self) { try await keeper.validCredential() }
+        #expect(error.requiresSignIn)
+        #expect(client.count == 0)
+        #expect(try TokenKeeperTests.stored(record, in: store)?.refreshTokenRefusal == "invalid_grant")
     }
 }

@@ -29,6 +29,29 @@ struct OverallDeadlineTests {
         }
     }
 
+    @Test(
+        "a request marked to outlast the deadline (a refresh once sent) gets its answer after it; an unmarked one is cut",
+        .timeLimit(.minutes(1)), .tags(.python), ExternalTools.condition)
+    func outlastingRequest() async throws {
+        try await FaultServer.with { server async throws in
+            func client() -> CurlHTTPClient {
+                var configuration = TransportConfiguration(timeouts: .init(connect: .seconds(10), total: .seconds(30)))
+                configuration.deadline = ContinuousClock.now + .milliseconds(300)
+                return CurlHTTPClient(configuration: configuration)
+            }
+            var marked = TransportRequest.get(server.url("/slow?seconds=1"))
+            marked.outlastsDeadline = true
+            let response = try await client().send(marked)
+            #expect(response.statusCode == 200)
+            do {
+                _ = try await client().send(.get(server.url("/slow?seconds=1")))
+                Issue.record("an unmarked request ran past the deadline")
+            } catch let error as TransportError {
+                #expect(error.kind == .timedOut, "\(error)")
+            }
+        }
+    }
+
     @Test("a request started after the deadline fails at once, naming the limit, without connecting")
     func afterDeadline() async throws {
         var configuration = TransportConfiguration()
