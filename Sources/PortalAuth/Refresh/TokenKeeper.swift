@@ -565,12 +565,9 @@ extension StoredCredential {
                 copy.idTokenIssuedAt = now
                 copy.idTokenRefusal = nil
             } catch {
-                // The check's message may quote the provider's claims: no control characters, bounded length.
-                let reason = String(
-                    String.UnicodeScalarView(
-                        "\(error)".unicodeScalars.prefix(300).map {
-                            $0.properties.generalCategory == .control ? "?" : $0
-                        }))
+                // The check's message may quote the provider's claims (each quote bounded where it is made): no
+                // control characters; the whole kept, as a cut sentence ended on nothing (issue 45: "… give ;").
+                let reason = DisplayText.neutralised("\(error)", limit: 2000)
                 copy.idTokenRefusal =
                     "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
             }

@@ -130,6 +130,10 @@ struct EarlierStoreFormatTests {
         let refreshed = try await iap.keeper.validCredential(force: true, now: { JWSFixtures.now })
         #expect(refreshed.accessToken == "access-new" && refreshed.refreshToken == "refresh-new")
         #expect(refreshed.idToken == JWSFixtures.token("RS256"))
+        // The refusal is whole, as the tool shows it: issue 45's sentence ended "… give ; the new access …".
+        let refusal = try #require(refreshed.idTokenRefusal)
+        #expect(refusal.hasSuffix("give that issuer (IAPConfiguration.issuer)"), "\(refusal)")
+        #expect(EmptyValueMessageTests.gaps(in: refusal).isEmpty, "\(refusal)")
         let lookups = client.requests.filter { $0.url.path.contains("/.well-known/") }.count
         #expect(lookups >= 1)
         _ = try await iap.keeper.validCredential(force: true, now: { JWSFixtures.now.addingTimeInterval(1) })
