@@ -23,7 +23,8 @@ struct KeyringUnreachable: CategorizedError, CustomStringConvertible {
             + "    DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus (XDG_RUNTIME_DIR is /run/user/$(id -u))\n"
             + "  - move the tokens into the private store file, once, from the desktop session:\n"
             + "    portal-auth store migrate --to file\n"
-            + "  - sign in for unattended jobs with the file store: portal-auth login --store file … or\n"
-            + "    portal-auth iap login --store file …"
+            + "  - sign in for the jobs into a file store of their own, and run them with the same --store:\n"
+            + "    portal-auth iap login --store ~/.local/state/portal-auth/jobs.json … (or PORTAL_AUTH_STORE=that path;\n"
+            + "    --store file alone is moved back into the keyring at the desktop's next refresh)"
     }
 }
