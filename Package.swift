@@ -92,6 +92,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: ["PortalAuth", "TestSupport"],
         ),
+        // An app on the public API only, run beside the tool by the integration test of store scopes (issue 45).
+        .executableTarget(name: "portal-auth-test-app", dependencies: ["PortalAuth"], path: "Tests/StoreScopeApp"),
         // Code written for the ArcGIS Maps SDK for Swift, compiled against the public API only.
         .testTarget(
             name: "SDKStyleTests",

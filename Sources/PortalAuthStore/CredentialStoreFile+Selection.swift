@@ -89,22 +89,30 @@ extension CredentialStoreFile {
             file.backend = .keyring
             return file
         case .automatic:
-            file = CredentialStoreFile(location: try StoreLocation.resolve(lookup: defaults))
-            file.secretStorage = storage
-            // Through the store's own reader: the same checks and the single parse of every read.
-            if (try? file.readFile())?.recorded == .file {
-                file.backendReason = "the store file records that its secrets stay in it (it was migrated to the file)"
-                return file
-            }
-            do {
-                try probe(storage, lookup: lookup)
-                file.backend = .keyring
-                file.backendReason = "a Secret Service answers and its default collection is unlocked"
-            } catch {
-                file.backendReason = "the desktop keyring cannot be used: \(error.message)"
-            }
+            return automatic(at: try StoreLocation.resolve(lookup: defaults), lookup: lookup, storage: storage)
+        }
+    }
+
+    /// The store at `location`, with its secrets where the automatic choice puts them: where the file records
+    /// (`portal-auth store migrate`), else in the keyring when it can be used, else in the file.
+    package static func automatic(
+        at location: StoreLocation, lookup: (String) -> String?, storage: any SecretItemStorage
+    ) -> CredentialStoreFile {
+        var file = CredentialStoreFile(location: location)
+        file.secretStorage = storage
+        // Through the store's own reader: the same checks and the single parse of every read.
+        if (try? file.readFile())?.recorded == .file {
+            file.backendReason = "the store file records that its secrets stay in it (it was migrated to the file)"
             return file
         }
+        do {
+            try probe(storage, lookup: lookup)
+            file.backend = .keyring
+            file.backendReason = "a Secret Service answers and its default collection is unlocked"
+        } catch {
+            file.backendReason = "the desktop keyring cannot be used: \(error.message)"
+        }
+        return file
     }
 
     /// Checks that the keyring can be used; without a session bus address (nor `$XDG_RUNTIME_DIR/bus`) it fails at
@@ -126,6 +134,24 @@ extension CredentialStoreFile {
 }
 
 extension CredentialStoreFile {
+    /// The entries that keep their secrets in the desktop keyring (the index names their items), with why the keyring
+    /// cannot be used now (no session bus, as under cron, no Secret Service, a locked keyring); nil when no entry keeps
+    /// its secrets there, or the keyring answers.
+    ///
+    /// - Parameter lookup: the variables that say where the session bus is (`DBUS_SESSION_BUS_ADDRESS`,
+    ///   `XDG_RUNTIME_DIR`).
+    package func unreachableKeyringEntries(lookup: (String) -> String?) -> (keys: [String], problem: KeyringError)? {
+        guard let entries = try? readFile().entries else { return nil }
+        let keys = entries.filter { KeyringEntryFormat.reference(in: $0.value) != nil }.keys.sorted()
+        guard !keys.isEmpty else { return nil }
+        do throws(KeyringError) {
+            try Self.probe(secretStorage, lookup: lookup)
+            return nil
+        } catch {
+            return (keys, error)
+        }
+    }
+
     /// Why entries that name a keyring item could not be read (the item is missing or corrupted, the keyring is
     /// locked or absent), by entry key; empty when all could.
     package func keyringProblems() -> [String: String] {

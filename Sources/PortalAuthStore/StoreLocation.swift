@@ -80,6 +80,22 @@ package struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
         throw .noLocation()
     }
 
+    /// The folder of apps' own stores inside the default store's folder: `…/portal-auth/apps/<app>/credentials.json`.
+    package static let appsDirectoryName = "apps"
+
+    /// The location of the own store of the app `identifier` (already checked to be a plain file name):
+    /// `$XDG_STATE_HOME/portal-auth/apps/<identifier>/credentials.json`, else under `$HOME/.local/state`.
+    /// `PORTAL_AUTH_STORE` (the shared store's) is not read.
+    ///
+    /// - Throws: `CredentialStoreError` of kind `noLocation` when neither variable names a location.
+    package static func appStore(identifier: String, lookup: (String) -> String?) throws(CredentialStoreError)
+        -> StoreLocation
+    {
+        let shared = try resolve(lookup: { $0 == environmentVariable ? nil : lookup($0) })
+        return StoreLocation(
+            path: "\(shared.directory)/\(appsDirectoryName)/\(identifier)/\(fileName)", source: shared.source)
+    }
+
     // MARK: - Derived paths
 
     /// The directory holding the store, its lock file and its temporary files.

@@ -43,13 +43,14 @@ enum ToolRunner {
         removing: [String] = [],
         stdin: Data? = nil,
         directory: URL? = nil,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(30),
+        executable: String = BinaryLocator.toolPath
     ) async throws -> Result {
         // Blocking waits stay off the cooperative thread pool.
         try await BlockingWork.run {
             try runBlocking(
                 arguments, environment: environment, removing: removing, stdin: stdin, directory: directory,
-                timeout: timeout)
+                timeout: timeout, executable: executable)
         }
     }
 
@@ -66,13 +67,13 @@ enum ToolRunner {
 
     private static func runBlocking(
         _ arguments: [String], environment: [String: String], removing: [String], stdin: Data?, directory: URL?,
-        timeout: Duration
+        timeout: Duration, executable: String
     ) throws -> Result {
         // Writing to a tool that has already exited must fail with EPIPE, not kill the test runner.
         signal(SIGPIPE, SIG_IGN)
 
         let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !removing.contains($0.key) }.merging(
             environment

@@ -167,21 +167,42 @@ public final class AuthenticationManager: Sendable {
             storage: SecretServiceClient())
     }
 
+    /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:)`` in `scope`: the app's
+    /// own stores (``CredentialStoreScope/app(_:)``), or the ones it shares with `portal-auth`
+    /// (``CredentialStoreScope/shared``, the default of the other forms: a sign-in made with `portal-auth login`
+    /// serves the app, and the app's `signOut()` revokes and removes only the sign-ins it added).
+    ///
+    /// ```swift
+    /// try await manager.setupPersistentCredentialStorage(access: .whenUnlocked, scope: .app("com.example.viewer"))
+    /// ```
+    ///
+    /// - Throws: as ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:)``, and
+    ///   ``CredentialStoreScope/InvalidIdentifier`` for an app identifier that cannot name a store.
+    public func setupPersistentCredentialStorage(
+        access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool = false,
+        scope: CredentialStoreScope
+    ) async throws {
+        try await setupPersistentCredentialStorage(
+            requiringKeyring: requiringKeyring, environment: ProcessInfo.processInfo.environment,
+            storage: SecretServiceClient(), scope: scope)
+    }
+
     /// ``setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:)`` with the environment
     /// that chooses the store and the keyring's items given (tests).
     package func setupPersistentCredentialStorage(
-        requiringKeyring: Bool, environment: [String: String], storage: any SecretItemStorage
+        requiringKeyring: Bool, environment: [String: String], storage: any SecretItemStorage,
+        scope: CredentialStoreScope = .shared
     ) async throws {
         let settings = self.settings
         let previousArcGISCredentialStore = arcGISCredentialStore
         do {
             let file = try await BlockingWork.run {
                 try CredentialStoreFile.forPersistentStores(
-                    requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+                    scope: scope, requiringKeyring: requiringKeyring, environment: environment, storage: storage)
             }
             // The manager's settings (HTTP client, refresh policy) for the loaded credentials, as the file form.
             arcGISCredentialStore = try await BlockingWork.run {
-                try ArcGISCredentialStore.makePersistent(file: file, settings: settings)
+                try ArcGISCredentialStore.makePersistent(file: file, settings: settings, owner: scope.owner)
             }
             let network = try await NetworkCredentialStore.load(
                 beside: file, storage: storage, requiringKeyring: requiringKeyring, environment: environment,
@@ -349,7 +370,10 @@ public final class AuthenticationManager: Sendable {
     // MARK: - Steps
 
     private func revokeEachOAuthCredential() async -> [SignOutReport.Entry] {
-        let credentials = arcGISCredentialStore.credentials.compactMap(\.kind.oAuthUser)
+        // In a store shared with the tool, only the sign-ins this app added (the others stay valid, see
+        // `CredentialStoreScope`).
+        let store = arcGISCredentialStore
+        let credentials = store.credentials.filter(store.mayRemove).compactMap(\.kind.oAuthUser)
         return await Self.concurrently(credentials) { credential in
             do {
                 try await credential.revokeToken()
@@ -363,7 +387,9 @@ public final class AuthenticationManager: Sendable {
     /// Logs the IAP credentials out: one browser logout per identity-provider session (see `IAPSessionLogouts`),
     /// those whose redirect URL has the same fixed port one after another (each logout listens on that port).
     private func invalidateEachIAPCredential() async -> [SignOutReport.Entry] {
-        await IAPSessionLogouts.run(arcGISCredentialStore.credentials.compactMap(\.kind.iap), settings: settings)
+        let store = arcGISCredentialStore
+        return await IAPSessionLogouts.run(
+            store.credentials.filter(store.mayRemove).compactMap(\.kind.iap), settings: settings)
     }
 
     private func clearReportingError() async -> (any Error)? {

@@ -33,6 +33,9 @@ public final class ArcGISCredentialStore: Sendable {
     /// Store keys of entries that could not be read back (shown by `status`; never their content).
     public let unreadableEntries: [String]
     private let settings: SignInSettings
+    /// The app that adds to a store it shares (``CredentialStoreScope/shared(as:)``): its additions are marked with
+    /// it, and only they are removed; nil where everything may be removed (an app's own store, memory, the tool).
+    package let owner: String?
 
     /// An empty in-memory store.
     public init() {
@@ -40,15 +43,18 @@ public final class ArcGISCredentialStore: Sendable {
         self.file = nil
         self.unreadableEntries = []
         self.settings = SignInSettings()
+        self.owner = nil
     }
 
     private init(
-        file: CredentialStoreFile, credentials: [ArcGISCredential], unreadable: [String], settings: SignInSettings
+        file: CredentialStoreFile, credentials: [ArcGISCredential], unreadable: [String], settings: SignInSettings,
+        owner: String?
     ) {
         self.held = Mutex(credentials)
         self.file = file
         self.unreadableEntries = unreadable
         self.settings = settings
+        self.owner = owner
     }
 
     /// A store persisted in the store file, loaded now: the keyring with its index in the XDG state directory when
@@ -67,8 +73,11 @@ public final class ArcGISCredentialStore: Sendable {
 
     /// `makePersistent(settings:startingOverIfCorrupted:)` with the store in `file` (`nil`: chosen by
     /// `CredentialStoreFile.select(environment:)`).
+    ///
+    /// - Parameter owner: the app adding to a shared store (see ``owner``); nil where everything may be removed.
     package static func makePersistent(
-        file: CredentialStoreFile?, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false
+        file: CredentialStoreFile?, settings: SignInSettings = SignInSettings(), startingOverIfCorrupted: Bool = false,
+        owner: String? = nil
     ) throws -> ArcGISCredentialStore {
         let file = try file ?? CredentialStoreFile.select(environment: ProcessInfo.processInfo.environment)
         let snapshot = try readSnapshot(of: file, startingOverIfCorrupted: startingOverIfCorrupted)
@@ -92,7 +101,8 @@ public final class ArcGISCredentialStore: Sendable {
             persistence.keyringMovePending = file.backend == .keyring && KeyringEntryFormat.isDeferred(entry)
             credentials.append(record.credential(persistence: persistence, settings: settings))
         }
-        return ArcGISCredentialStore(file: file, credentials: credentials, unreadable: unreadable, settings: settings)
+        return ArcGISCredentialStore(
+            file: file, credentials: credentials, unreadable: unreadable, settings: settings, owner: owner)
     }
 
     /// A persistent store, with the ArcGIS Maps SDK's labels.
@@ -130,11 +140,31 @@ public final class ArcGISCredentialStore: Sendable {
     public static func makePersistent(
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
     ) async throws -> ArcGISCredentialStore {
+        try await makePersistent(
+            access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: requiringKeyring,
+            scope: .shared)
+    }
+
+    /// ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)`` in `scope`: the app's own store
+    /// (``CredentialStoreScope/app(_:)``) or the one it shares with `portal-auth` (``CredentialStoreScope/shared``,
+    /// the default of the other forms), where its `removeAll()` removes only what it added.
+    ///
+    /// ```swift
+    /// let store = try await ArcGISCredentialStore.makePersistent(access: .whenUnlocked, scope: .app("com.example.viewer"))
+    /// ```
+    ///
+    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)``, and
+    ///   ``CredentialStoreScope/InvalidIdentifier`` for an app identifier that cannot name a store.
+    public static func makePersistent(
+        access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool = false,
+        scope: CredentialStoreScope
+    ) async throws -> ArcGISCredentialStore {
         let environment = ProcessInfo.processInfo.environment
         return try await BlockingWork.run {
             try makePersistent(
                 file: CredentialStoreFile.forPersistentStores(
-                    requiringKeyring: requiringKeyring, environment: environment))
+                    scope: scope, requiringKeyring: requiringKeyring, environment: environment),
+                owner: scope.owner)
         }
     }
 
@@ -194,10 +224,11 @@ public final class ArcGISCredentialStore: Sendable {
         hold(credential)
         guard let file else { return }
         if let keeping = credential.kind.tokenKeeping {
+            mark(keeping)
             persistence.runInBackground(logger: settings.logger, storePath: file.path) {
                 try await Self.write(keeping, to: file)
             }
-        } else if let stored = CredentialStoreEntry.entry(for: credential) {
+        } else if let stored = marked(CredentialStoreEntry.entry(for: credential)) {
             persistence.runInBackground(logger: settings.logger, storePath: file.path) {
                 try await Self.write(stored, to: file)
             }
@@ -205,16 +236,53 @@ public final class ArcGISCredentialStore: Sendable {
     }
 
     /// Removes every credential at once; a persistent store then empties its file (a failure is logged and thrown
-    /// by the next `waitForPersistence()`).
+    /// by the next `waitForPersistence()`). In a store shared with the tool (``CredentialStoreScope/shared``), only
+    /// the entries this app added leave the file: the others stay there, for the tool and the apps that added them.
     public func removeAll() {
         held.withLock { $0.removeAll() }
         guard let file else { return }
+        let owner = owner
         persistence.runInBackground(logger: settings.logger, storePath: file.path) {
             try await file.update(onCorruption: .keepAsideAndStartEmpty) { snapshot in
-                snapshot.removeAll()
+                Self.removeRemovable(from: &snapshot, owner: owner)
                 return snapshot.recovery
             }
         }
+    }
+
+    /// Removes from `snapshot` what `owner` may remove: every entry when nil, else those it added.
+    private static func removeRemovable(from snapshot: inout StoreSnapshot, owner: String?) {
+        guard let owner else { return snapshot.removeAll() }
+        for key in snapshot.keys where Self.addedBy(snapshot.entry(for: key)) == owner { snapshot.remove(key) }
+    }
+
+    /// The app recorded as having added `entry` to a shared store.
+    private static func addedBy(_ entry: JSONObject?) -> String? {
+        entry?[StoredCredential.addedByMember]?.stringValue
+    }
+
+    /// Whether this store may remove `credential` from its file (and so sign it out: revoke its tokens, end its
+    /// provider session): always, unless the store is shared and another app or the tool added it.
+    package func mayRemove(_ credential: ArcGISCredential) -> Bool {
+        guard let owner else { return true }
+        if let keeping = credential.kind.tokenKeeping { return keeping.keeper.current.addedBy == owner }
+        return true
+    }
+
+    /// Marks a sign-in as added by ``owner`` (kept with its record through refreshes).
+    private func mark(_ keeping: any TokenKeepingCredential) {
+        guard let owner else { return }
+        var record = keeping.keeper.current
+        guard record.addedBy != owner else { return }
+        record.addedBy = owner
+        keeping.keeper.replace(record)
+    }
+
+    /// A stored entry of a credential kept without a `TokenKeeper`, marked as added by ``owner``.
+    private func marked(_ stored: (key: String, entry: JSONObject)?) -> (key: String, entry: JSONObject)? {
+        guard var stored, let owner else { return stored }
+        stored.entry[StoredCredential.addedByMember] = .string(owner)
+        return stored
     }
 
     /// Waits until every change made so far has reached the file.
@@ -240,13 +308,14 @@ public final class ArcGISCredentialStore: Sendable {
             return nil
         }
         if let keeping = credential.kind.tokenKeeping {
+            mark(keeping)
             return try await persistence.run {
                 let recovery = try await Self.write(keeping, to: file)
                 self.hold(credential)
                 return recovery
             }
         }
-        guard let stored = CredentialStoreEntry.entry(for: credential) else {
+        guard let stored = marked(CredentialStoreEntry.entry(for: credential)) else {
             hold(credential)
             return nil
         }
@@ -257,24 +326,39 @@ public final class ArcGISCredentialStore: Sendable {
         }
     }
 
-    /// Removes a credential (and its entry in the file).
+    /// Removes a credential (and its entry in the file; in a store shared with the tool, only an entry this app
+    /// added: another's stays in the file).
     public func remove(_ credential: ArcGISCredential) async throws {
+        let owner = owner
         if let file, let keeping = credential.kind.tokenKeeping {
             // The key the entry was read under too: an entry of an older store may be under an older key.
             let keys = [keeping.storeKey, keeping.keeper.persistence?.key].compactMap { $0 }
-            try await persistence.run { try await file.update { snapshot in keys.forEach { snapshot.remove($0) } } }
+            try await persistence.run {
+                try await file.update { snapshot in
+                    for key in keys where owner == nil || Self.addedBy(snapshot.entry(for: key)) == owner {
+                        snapshot.remove(key)
+                    }
+                }
+            }
         } else if let file, let key = CredentialStoreEntry.entry(for: credential)?.key {
-            _ = try await persistence.run { try await file.update { snapshot in snapshot.remove(key) } }
+            _ = try await persistence.run {
+                try await file.update { snapshot in
+                    if owner == nil || Self.addedBy(snapshot.entry(for: key)) == owner { snapshot.remove(key) }
+                }
+            }
         }
         held.withLock { $0.removeAll { $0 === credential } }
     }
 
-    /// Removes every credential and empties the file, throwing when the file cannot be written (the credentials
-    /// are then kept).
+    /// Removes every credential and empties the file (in a store shared with the tool, of the entries this app
+    /// added), throwing when the file cannot be written (the credentials are then kept).
     public func removeAllAndPersist() async throws {
         if let file {
+            let owner = owner
             try await persistence.run {
-                try await file.update(onCorruption: .keepAsideAndStartEmpty) { $0.removeAll() }
+                try await file.update(onCorruption: .keepAsideAndStartEmpty) {
+                    Self.removeRemovable(from: &$0, owner: owner)
+                }
             }
         }
         held.withLock { $0.removeAll() }

@@ -63,7 +63,25 @@ extension CredentialStoreFile {
     static func forPersistentStores(
         requiringKeyring: Bool, environment: [String: String], storage: any SecretItemStorage = SecretServiceClient()
     ) throws -> CredentialStoreFile {
-        var file = try select(store: nil, environment: environment, currentDirectory: nil, storage: storage)
+        try forPersistentStores(
+            scope: .shared, requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+    }
+
+    /// ``forPersistentStores(requiringKeyring:environment:storage:)`` in `scope`: the shared store as that chooses
+    /// it, or the app's own at its place (`StoreLocation.appStore(identifier:lookup:)`), its secrets where the
+    /// automatic choice puts them.
+    static func forPersistentStores(
+        scope: CredentialStoreScope, requiringKeyring: Bool, environment: [String: String],
+        storage: any SecretItemStorage = SecretServiceClient()
+    ) throws -> CredentialStoreFile {
+        var file: CredentialStoreFile
+        if scope.isAppOwn {
+            let location = try StoreLocation.appStore(
+                identifier: scope.checkedIdentifier(), lookup: { environment[$0] })
+            file = automatic(at: location, lookup: { environment[$0] }, storage: storage)
+        } else {
+            file = try select(store: nil, environment: environment, currentDirectory: nil, storage: storage)
+        }
         if requiringKeyring && file.backend != .keyring {
             try probe(storage, environment: environment)
             file.backend = .keyring

@@ -187,6 +187,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         record.jwksURI = known?.metadata?.jwksURI
         record.signsIDTokensWithNone = known?.metadata?.signsWithNone ?? false
         record.issuer = tokens.idToken == nil ? known?.exactIdentifier : issuer
+        record.providerMetadataLookedUp = true
         record.userInfoName = userInfo?.name
         record.userInfoEmail = userInfo?.email
         return IAPCredential(record: record, configuration: configuration, persistence: nil, settings: settings)

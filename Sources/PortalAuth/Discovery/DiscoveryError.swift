@@ -13,9 +13,13 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
     init(text: String) { self.text = text }
 
     static func issuerMismatch(document: URL, claimed: String?, expected: String) -> DiscoveryError {
-        let claim = claimed.map { "issuer \(DisplayText.neutralised($0, limit: 200))" } ?? "no usable issuer"
+        let claim =
+            claimed.flatMap { $0.isEmpty ? nil : "issuer \(DisplayText.neutralised($0, limit: 200))" }
+            ?? "no usable issuer"
+        let fetchedFor =
+            expected.isEmpty ? "the issuer it was fetched for" : "\(expected), the issuer it was fetched for"
         return DiscoveryError(
-            "the OpenID Connect discovery document \(RedactedURL(document)) names \(claim), not \(expected), the issuer it was fetched for "
+            "the OpenID Connect discovery document \(RedactedURL(document)) names \(claim), not \(fetchedFor) "
                 + "(OpenID Connect Discovery §4.3); a provider that claims another's issuer may be relaying the sign-in to steal it "
                 + "(mix-up attack), so nothing was opened or sent. If the provider is genuine, give its issuer explicitly "
                 + "(IAPConfiguration.issuer, the configuration file's issuer)")
@@ -23,7 +27,9 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
 
     static func authorizeEndpointMismatch(document: URL, advertised: String?, configured: URL) -> DiscoveryError {
         let named =
-            advertised.map { "authorization_endpoint \(DisplayText.neutralised($0, limit: 200))" }
+            advertised.flatMap {
+                $0.isEmpty ? nil : "authorization_endpoint \(DisplayText.neutralised($0, limit: 200))"
+            }
             ?? "no authorization_endpoint"
         return DiscoveryError(
             "the OpenID Connect discovery document \(RedactedURL(document)) of the issuer given names \(named), not the configured "
@@ -33,8 +39,11 @@ package struct DiscoveryError: Error, Sendable, CustomStringConvertible, Categor
     /// A `jwks_uri` the keys cannot be fetched from safely; `value` and `problem` are neutralised here.
     static func unusableKeySet(document: URL, value: String, problem: String) -> DiscoveryError {
         DiscoveryError(
-            "the OpenID Connect discovery document \(RedactedURL(document)) names jwks_uri \(DisplayText.neutralised(value, limit: 200)), "
-                + "which cannot be used: \(DisplayText.neutralised(problem, limit: 300)). ID tokens could not be verified with it, and an "
+            "the OpenID Connect discovery document \(RedactedURL(document)) names "
+                + (value.isEmpty ? "an empty jwks_uri" : "jwks_uri \(DisplayText.neutralised(value, limit: 200))")
+                + ", which cannot be used"
+                + (problem.isEmpty ? "" : ": \(DisplayText.neutralised(problem, limit: 300))")
+                + ". ID tokens could not be verified with it, and an "
                 + "ID token whose signature is not verified is not accepted, so nothing was opened or sent; the provider must "
                 + "publish its keys at an https URL")
     }

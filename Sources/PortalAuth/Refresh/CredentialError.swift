@@ -1,4 +1,5 @@
 /// A credential that cannot give a valid token.
+import Foundation
 import PortalAuthCore
 
 public struct CredentialError: Error, Sendable, CustomStringConvertible, CategorizedError {
@@ -82,27 +83,35 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
     }
 
     public var description: String {
+        // No value is ever interpolated empty (issue 45: a sentence ended on one): an empty target, reason or
+        // detail leaves its words out.
+        let target = self.target.isEmpty ? "the service" : self.target
+        /// `text` without a final period, or nil when empty.
+        func sentence(_ text: String) -> String? {
+            let trimmed = text.hasSuffix(".") ? String(text.dropLast()) : text
+            return trimmed.trimmingCharacters(in: .whitespaces).isEmpty ? nil : trimmed
+        }
         switch code {
         case .signInRequired(let reason):
-            return "a new sign-in to \(target) is needed: \(reason)"
+            return "a new sign-in to \(target) is needed" + (sentence(reason).map { ": \($0)" } ?? "")
         case .refreshTokenRejected(let detail):
-            return "the stored sign-in to \(target) is no longer accepted (\(detail)); sign in again"
+            return "the stored sign-in to \(target) is no longer accepted"
+                + (sentence(detail).map { " (\($0))" } ?? "") + "; sign in again"
         case .unavailable(let attempts, let last):
             // The last error is a sentence of its own, usually ending with a period.
-            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
             return
-                "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(reason). "
-                + "The stored sign-in is kept; try again later"
+                "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s")"
+                + (sentence(last).map { ": \($0)" } ?? "") + ". The stored sign-in is kept; try again later"
         case .outcomeUnknown(let last):
-            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
             return
-                "the refresh request for \(target) may have reached the identity provider, but no usable answer came: \(reason). "
+                "the refresh request for \(target) may have reached the identity provider, but no usable answer came"
+                + (sentence(last).map { ": \($0)" } ?? "") + ". "
                 + "It was not sent again, because a provider that rotates refresh tokens takes a second use of one for theft "
                 + "and ends the sign-in. The stored sign-in is kept as it was; try again later, and if the provider then "
                 + "refuses the refresh token, sign in again"
         case .refreshedButNotStored(let store, let last):
-            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
-            return "the tokens for \(target) were refreshed, but could not be written to \(store): \(reason). "
+            return "the tokens for \(target) were refreshed, but could not be written to "
+                + (store.isEmpty ? "the credential store" : store) + (sentence(last).map { ": \($0)" } ?? "") + ". "
                 + "The new refresh token is held by this process only, and the stored one may already be spent. "
                 + "Free space or fix the file system; a program still running writes the new tokens at its next use, "
                 + "otherwise try again and, if the refresh token is refused, sign in again"
@@ -116,7 +125,8 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
                 + "are stored and the next use refreshes again; if every answer is like this, the provider issues access "
                 + "tokens too short to use: have its access-token lifetime raised"
         case .insecureTransport(let url):
-            return "the token for \(target) may only be sent over HTTPS, not to \(url)"
+            return "the token for \(target) may only be sent over HTTPS"
+                + (url.isEmpty ? "" : ", not to \(url)")
         }
     }
 }

@@ -68,6 +68,9 @@ package struct StoredCredential: Sendable, Equatable {
     /// template filled in with the token's tenant): the only issuer whose discovery document later uses of the
     /// sign-in (sign-out, revocation) may read. Nil when none was known, and in entries written before.
     var issuer: String? = nil
+    /// Whether the provider's discovery document was looked for: at sign-in, or once, at the first refresh that brings
+    /// an ID token, for an entry written before `jwks_uri` was recorded (then stored, found or not).
+    var providerMetadataLookedUp = false
     /// The user's name and e-mail address as the provider's UserInfo endpoint gave them at sign-in.
     var userInfoName: String? = nil
     var userInfoEmail: String? = nil
@@ -77,6 +80,10 @@ package struct StoredCredential: Sendable, Equatable {
     /// The token sent to the hosts behind the proxy, chosen at sign-in (IAP); nil when none was chosen (the ID
     /// token then, see `IAPCredential.tokenSentToProxy`) and in entries written before it was recorded.
     var proxyToken: IAPTokenInfo.Token? = nil
+    /// The app that added it to a store it shares with the tool and other apps (`CredentialStoreScope.shared(as:)`),
+    /// which alone may remove it from there; nil for the tool's sign-ins, an app's own store, and entries written
+    /// before it was recorded.
+    var addedBy: String? = nil
 }
 
 // MARK: - Keys
@@ -141,11 +148,13 @@ extension StoredCredential {
         object["jwks_uri"] = jwksURI.map { .string($0.absoluteString) }
         object["id_token_signing_none"] = signsIDTokensWithNone ? .bool(true) : nil
         object["issuer"] = issuer.map { .string($0) }
+        object["provider_looked_up"] = providerMetadataLookedUp && jwksURI == nil ? .bool(true) : nil
         object["userinfo_name"] = userInfoName.map { .string($0) }
         object["userinfo_email"] = userInfoEmail.map { .string($0) }
         object["short_lifetime_noted"] =
             shortLifetimesNoted.isEmpty ? nil : Self.shortLifetimesJSON(shortLifetimesNoted)
         object["proxy_token"] = proxyToken.map { .string($0 == .idToken ? "id" : "access") }
+        object[Self.addedByMember] = addedBy.map { .string($0) }
         object["token_type"] = .string(tokenType)
         object["ssl"] = .bool(isSSLRequired)
         object["created_at"] = Self.timestamp(createdAt)
@@ -198,6 +207,8 @@ extension StoredCredential {
         self.jwksURI = object["jwks_uri"]?.stringValue.flatMap(URL.init(string:))
         self.signsIDTokensWithNone = object["id_token_signing_none"]?.boolValue ?? false
         self.issuer = object["issuer"]?.stringValue
+        // Absent in entries written before it was recorded: a recorded jwks_uri says the lookup was made.
+        self.providerMetadataLookedUp = object["provider_looked_up"]?.boolValue ?? (self.jwksURI != nil)
         self.userInfoName = object["userinfo_name"]?.stringValue
         self.userInfoEmail = object["userinfo_email"]?.stringValue
         self.shortLifetimesNoted = Self.shortLifetimes(object["short_lifetime_noted"])
@@ -205,11 +216,15 @@ extension StoredCredential {
         self.proxyToken = object["proxy_token"]?.stringValue.flatMap {
             $0 == "id" ? .idToken : $0 == "access" ? .accessToken : nil
         }
+        self.addedBy = object[Self.addedByMember]?.stringValue
         self.tokenType = object["token_type"]?.stringValue ?? "Bearer"
         self.isSSLRequired = object["ssl"]?.boolValue ?? false
         self.createdAt = Self.date(object["created_at"]) ?? Date(timeIntervalSince1970: 0)
         self.updatedAt = Self.date(object["updated_at"]) ?? Date(timeIntervalSince1970: 0)
     }
+
+    /// The member naming the app that added an entry to a shared store (every kind of entry has it).
+    static let addedByMember = "added_by"
 
     /// `short_lifetime_noted`: `{"access_token": 20}`.
     static func shortLifetimesJSON(_ noted: [String: Int]) -> JSONValue {

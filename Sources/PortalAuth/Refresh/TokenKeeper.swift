@@ -438,9 +438,18 @@ package final class TokenKeeper: Sendable {
             do {
                 let response = try await send(request)
                 let tokens = try Self.tokens(in: response, of: credential, now: sentAt)
-                let signatureProblem = await refreshedIDTokenSignatureProblem(
-                    tokens.idToken, of: credential, now: sentAt)
-                let refreshed = try credential.updated(with: tokens, now: sentAt, idTokenProblem: signatureProblem)
+                var known = credential
+                var signatureProblem = await refreshedIDTokenSignatureProblem(
+                    tokens.idToken, of: known, now: sentAt)
+                // An entry of an earlier version, stored without the provider's keys: looked up once, then checked.
+                if signatureProblem != nil, Self.needsProviderLookup(known) {
+                    signatureProblem = await lookUpProvider(of: &known)
+                    if signatureProblem == nil {
+                        signatureProblem = await refreshedIDTokenSignatureProblem(
+                            tokens.idToken, of: known, now: sentAt)
+                    }
+                }
+                let refreshed = try known.updated(with: tokens, now: sentAt, idTokenProblem: signatureProblem)
                 if let refusal = refreshed.idTokenRefusal, refusal != credential.idTokenRefusal {
                     logger.warning(
                         "kept the refreshed access and refresh tokens but refused the new ID token",
@@ -482,6 +491,37 @@ package final class TokenKeeper: Sendable {
         else { throw error }
         throw RotatedInRefusedAnswer(
             rotated: credential.keeping(refreshToken: issued.token, lifetime: issued.lifetime, now: now), error: error)
+    }
+
+    /// Looks up, once, the keys of the provider of an IAP entry written before they were recorded (no `jwks_uri`, no
+    /// lookup recorded): its discovery document, found as at sign-in, gives them, and the entry keeps them (or that
+    /// none were found) when it is stored. Returns the discovery's refusal (a document naming another issuer), which
+    /// refuses the new ID token alone.
+    private func lookUpProvider(of credential: inout StoredCredential) async -> (any Error)? {
+        guard let authorizeURL = credential.authorizeURL else { return nil }
+        credential.providerMetadataLookedUp = true
+        do {
+            let issuer = try await IssuerDiscovery.issuer(forAuthorizeURL: authorizeURL, httpClient: httpClient)
+            if let metadata = issuer?.metadata {
+                credential.jwksURI = metadata.jwksURI
+                credential.signsIDTokensWithNone = metadata.signsWithNone
+            }
+            logger.notice(
+                "looked up the identity provider's keys for a sign-in stored by an earlier version",
+                metadata: [
+                    "target": "\(target)",
+                    "jwks_uri": "\(credential.jwksURI.map { RedactedURL($0).description } ?? "none found")",
+                ])
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Whether `credential` is an IAP entry written before the provider's keys were recorded, not looked up since.
+    static func needsProviderLookup(_ credential: StoredCredential) -> Bool {
+        credential.kind == .iap && credential.jwksURI == nil && !credential.providerMetadataLookedUp
+            && credential.authorizeURL != nil
     }
 
     /// Why a refreshed ID token's signature does not verify against the provider's keys recorded at sign-in, or nil
@@ -641,12 +681,9 @@ extension StoredCredential {
                 copy.idTokenIssuedAt = now
                 copy.idTokenRefusal = nil
             } catch {
-                // The check's message may quote the provider's claims: no control characters, bounded length.
-                let reason = String(
-                    String.UnicodeScalarView(
-                        "\(error)".unicodeScalars.prefix(300).map {
-                            $0.properties.generalCategory == .control ? "?" : $0
-                        }))
+                // The check's message may quote the provider's claims (each quote bounded where it is made): no
+                // control characters; the whole kept, as a cut sentence ended on nothing (issue 45: "… give ;").
+                let reason = DisplayText.neutralised("\(error)", limit: 2000)
                 copy.idTokenRefusal =
                     "the ID token sent with the refresh at \(now.ISO8601Format()) was refused: \(reason)"
             }

@@ -121,6 +121,13 @@ struct SessionArguments: Equatable {
         let settings = settings ?? SignInSettings(browser: nil, httpClient: httpClient)
         let store = try ArcGISCredentialStore.makePersistent(
             file: storeFile(), settings: settings, startingOverIfCorrupted: forSignIn)
+        // Sign-ins kept in a keyring that cannot be reached (cron): say so and stop, rather than "No stored sign-ins";
+        // a sign-in may go on (into the file, with --store file).
+        if !forSignIn, !store.unreadableEntries.isEmpty,
+            let unreachable = store.file?.unreachableKeyringEntries(lookup: ProcessEnvironment.value(of:))
+        {
+            throw KeyringUnreachable(keys: unreachable.keys, problem: unreachable.problem)
+        }
         if !store.unreadableEntries.isEmpty, let problem = store.file?.keyringProblems().values.sorted().first {
             let count = store.unreadableEntries.count
             StandardError.line(
