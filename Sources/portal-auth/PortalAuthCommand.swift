@@ -16,6 +16,7 @@ struct PortalAuthCommand: AsyncParsableCommand {
         NameCommand.self,
         TokenCommand.self,
         ExecCommand.self,
+        AgentCommand.self,
         RefreshCommand.self,
         RevokeCommand.self,
         SignOutCommand.self,

@@ -33,7 +33,7 @@ struct ExecCommand: AsyncParsableCommand {
             Every other PORTAL_AUTH_* variable and ARCGIS_TOKEN in portal-auth's own environment (left by an \
             outer exec or a CI job, possibly another sign-in's tokens) is removed from the command's \
             environment; only the tool's settings PORTAL_AUTH_STORE, PORTAL_AUTH_CA_BUNDLE, \
-            PORTAL_AUTH_LAUNCH_DIR and PORTAL_AUTH_FAST_PATH pass through unchanged, and \
+            PORTAL_AUTH_LAUNCH_DIR, PORTAL_AUTH_FAST_PATH and PORTAL_AUTH_AGENT pass through unchanged, and \
             PORTAL_AUTH_PROXY_TOKEN is set to the --proxy-token choice (else passed through), so a portal-auth \
             the command runs sends the same token to hosts behind the proxy. PORTAL_AUTH_CLIENT_SECRET is \
             removed too.
@@ -88,23 +88,14 @@ struct ExecCommand: AsyncParsableCommand {
         let environment: [String: String]
         let executable: String
         do {
-            let store = try session.credentialStore()
-            guard let credential = try await SelectedCredential.find(selection.target, in: store) else {
-                throw SignInNeeded(
-                    reason: TokenCommand.nothingStored(for: selection.target),
-                    command: SelectedCredential.signInCommand(
-                        for: selection.target, store: session.store, preferences: try store.preferences()))
-            }
-            let (minValid, choice) = (self.minValid, try ProxyTokenChoice.override(proxyToken))
+            let choice = try ProxyTokenChoice.override(proxyToken)
+            // The agent's when one serves (see `AgentAsk`), else the store's.
+            let fromAgent = try AgentAsk.token(
+                AgentTokenRequest(
+                    selection: selection.target, minValid: minValid, proxyToken: choice?.token, forHosts: true),
+                session: session.arguments)
             let issued: IssuedToken
-            do {
-                issued = try await Failure.cancellableOnInterrupt {
-                    try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: choice)
-                }
-                await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
-            } catch let error as CredentialError where error.requiresSignIn {
-                throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
-            }
+            if let fromAgent { issued = fromAgent } else { issued = try await storedToken(choice: choice) }
             if let problem = TokenCharacters.problem(inToken: issued.value) {
                 throw InputError(
                     category: .invalidContent,
@@ -127,13 +118,34 @@ struct ExecCommand: AsyncParsableCommand {
         throw ExitCode(failure.status)
     }
 
+    /// The token of the stored sign-in, as `tokenForHosts` gives it (refreshed first when needed).
+    private func storedToken(choice: ProxyTokenChoice?) async throws -> IssuedToken {
+        let store = try session.credentialStore()
+        guard let credential = try await SelectedCredential.find(selection.target, in: store) else {
+            throw SignInNeeded(
+                reason: TokenCommand.nothingStored(for: selection.target),
+                command: SelectedCredential.signInCommand(
+                    for: selection.target, store: session.store, preferences: try store.preferences()))
+        }
+        let minValid = self.minValid
+        do {
+            let issued = try await Failure.cancellableOnInterrupt {
+                try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: choice)
+            }
+            await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
+            return issued
+        } catch let error as CredentialError where error.requiresSignIn {
+            throw SignInNeeded(reason: "\(error)", command: credential.signInCommand(store: session.store))
+        }
+    }
+
     // MARK: - Environment
 
     /// The tool's own settings that a command run by `exec` keeps (a nested `portal-auth` behaves the same).
     /// None of them holds a secret.
     static let passedThrough: Set<String> = [
         "PORTAL_AUTH_STORE", "PORTAL_AUTH_CA_BUNDLE", "PORTAL_AUTH_LAUNCH_DIR", "PORTAL_AUTH_FAST_PATH",
-        ProxyTokenChoice.environmentVariable,
+        AgentSocket.environmentVariable, ProxyTokenChoice.environmentVariable,
     ]
 
     /// The command's environment: the inherited one without any variable of the token family (`PORTAL_AUTH_*`

@@ -14,7 +14,12 @@ struct TokenInvocation {
     var proxyToken: ProxyTokenChoice?
     var headerName: String?
     var interactive = false
+    /// The token the sign-in sends to what it covers, whatever the selection (an agent's request for `exec`).
+    var forHosts = false
     var session: SessionArguments
+    /// The command line that printed commands repeat (with `--interactive`): this process's, or for a request to
+    /// the agent, the `token` command that asks the same (none for `exec`'s, which has no `--interactive`).
+    var arguments = Array(CommandLine.arguments.dropFirst())
 
     /// Checks this command's own options (the selection and session values are checked by their own types,
     /// as ArgumentParser does for option groups); throws the `ValidationError` the command reports.
@@ -30,10 +35,13 @@ struct TokenInvocation {
         _ = try ProxyTokenChoice.resolved(proxyToken)
     }
 
-    /// Prints the token (or reports the failure and throws its `ExitCode`).
+    /// Prints the token (or reports the failure and throws its `ExitCode`): the agent's when one serves (see
+    /// `AgentAsk`; not with `--interactive`, which may sign in here), else the store's.
     func run() async throws {
         do {
-            let issued = try await obtain()
+            let fromAgent = interactive ? nil : try AgentAsk.token(agentRequest, session: session)
+            let issued: IssuedToken
+            if let fromAgent { issued = fromAgent } else { issued = try await obtain() }
             try print(issued)
         } catch {
             throw Failure.report(session.terminalNeeded(error))
@@ -42,7 +50,16 @@ struct TokenInvocation {
 
     // MARK: - Getting the token
 
-    private func obtain() async throws -> IssuedToken {
+    /// What the agent is asked for this command line (the proxy-token choice of `PORTAL_AUTH_PROXY_TOKEN` resolved
+    /// here, in the caller's environment).
+    var agentRequest: AgentTokenRequest {
+        AgentTokenRequest(
+            selection: selection.target, minValid: minValid, idToken: idToken,
+            proxyToken: ((try? ProxyTokenChoice.override(proxyToken)) ?? nil)?.token, forHosts: forHosts)
+    }
+
+    /// The token, without printing it (the agent answers with it).
+    func obtain() async throws -> IssuedToken {
         let store = try session.credentialStore()
         let target = selection.target
         let preferences = try store.preferences()
@@ -51,7 +68,7 @@ struct TokenInvocation {
                 reason: Self.nothingStored(for: target),
                 command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: preferences),
                 interactiveCommand: Self.interactiveCommand(
-                    for: target, preferences: preferences, credentialStored: false))
+                    for: target, preferences: preferences, credentialStored: false, arguments: arguments))
             guard interactive else { throw needed }
             return try await token(from: signIn(target, replacing: nil, store: store, preferences: preferences))
         }
@@ -62,7 +79,7 @@ struct TokenInvocation {
                 throw SignInNeeded(
                     reason: "\(error)", command: credential.signInCommand(store: session.store),
                     interactiveCommand: Self.interactiveCommand(
-                        for: target, preferences: preferences, credentialStored: true))
+                        for: target, preferences: preferences, credentialStored: true, arguments: arguments))
             }
             StandardError.line("portal-auth: \(error); signing in again.")
             return try await token(from: signIn(target, replacing: credential, store: store, preferences: preferences))
@@ -76,6 +93,7 @@ struct TokenInvocation {
         for target: CredentialSelection.Target, preferences: SignInPreferences, credentialStored: Bool,
         arguments: [String] = Array(CommandLine.arguments.dropFirst())
     ) -> String? {
+        guard !arguments.isEmpty else { return nil }
         var extra: [String] = []
         if !credentialStored {
             switch target {
@@ -102,19 +120,22 @@ struct TokenInvocation {
         let (minValid, idToken) = (self.minValid, self.idToken)
         // `--url` names a host to call: an IAP sign-in then gives the token `request` sends there (the ID token
         // unless --proxy-token access, or the choice stored with the sign-in); so does --proxy-token with any selection.
-        var forHosts = false
+        var sendsToHosts = false
         var hostsChoice: ProxyTokenChoice? = nil
         if !idToken, case .iap = credential {
-            if case .url = selection.target {
-                forHosts = true
+            if self.forHosts {
+                sendsToHosts = true
+                hostsChoice = proxyToken
+            } else if case .url = selection.target {
+                sendsToHosts = true
                 hostsChoice = (try? ProxyTokenChoice.override(proxyToken)) ?? nil
             } else if let proxyToken {
-                forHosts = true
+                sendsToHosts = true
                 hostsChoice = proxyToken
             }
         }
-        let issued = try await Failure.cancellableOnInterrupt { [forHosts, hostsChoice] in
-            if forHosts {
+        let issued = try await Failure.cancellableOnInterrupt { [sendsToHosts, hostsChoice] in
+            if sendsToHosts {
                 return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice)
             }
             return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)

@@ -12,6 +12,8 @@ struct SessionArguments: Equatable {
     var timeout = 300
     var store: String?
     var caBundle: String?
+    /// When `--timeout` starts counting: the command's start, or (in the agent) the request's.
+    var start = CommandClock.start
 
     /// Checks the values together; throws the `ValidationError` the command reports.
     func validate() throws {
@@ -44,7 +46,7 @@ struct SessionArguments: Equatable {
     /// whatever the retries (revocation, refresh, discovery).
     var httpClient: CurlHTTPClient {
         var client = TransportOptions.httpClient(caBundle: caBundle)
-        client.configuration.deadline = CommandClock.deadline(seconds: timeout)
+        client.configuration.deadline = start + .seconds(timeout)
         return client
     }
 
@@ -107,7 +109,7 @@ struct SessionArguments: Equatable {
     /// The credential store these options (or `PORTAL_AUTH_STORE`) choose: the keyring or the file.
     func storeFile() throws -> CredentialStoreFile {
         // Every keyring call counts against --timeout too (a hung Secret Service).
-        SecretServiceClient.limitCalls(until: CommandClock.deadline(seconds: timeout))
+        SecretServiceClient.limitCalls(until: start + .seconds(timeout))
         return try CredentialStoreFile.select(store: store, lookup: ProcessEnvironment.value(of:))
     }
 

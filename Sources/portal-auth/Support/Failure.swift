@@ -7,14 +7,7 @@ enum Failure {
     /// Prints `error` (with `hint` when given) and returns the exit code to throw.
     static func report(_ error: any Error, hint: String? = nil) -> ExitCode {
         if error is ExitCode { return error as! ExitCode }
-        let category: ErrorCategory
-        if let categorized = error as? any CategorizedError {
-            category = categorized.category
-        } else if error is CancellationError {
-            category = .cancelled
-        } else {
-            category = .local
-        }
+        let category = self.category(of: error)
         // A countdown line may still be on the terminal: start the report on a clean line.
         if StandardError.isTerminal { StandardError.write("\r\u{1B}[2K") }
         if category == .cancelled {
@@ -31,6 +24,12 @@ enum Failure {
             }
         }
         return ExitStatus.exitCode(for: category)
+    }
+
+    /// The kind of failure `error` is: its own category, `.cancelled` for a cancellation, else `.local`.
+    static func category(of error: any Error) -> ErrorCategory {
+        if let categorized = error as? any CategorizedError { return categorized.category }
+        return error is CancellationError ? .cancelled : .local
     }
 
     /// Runs `operation` in a task that Ctrl-C (or SIGTERM) cancels.

@@ -1,0 +1,334 @@
+import Foundation
+import Glibc
+package import Logging
+package import PortalAuthCore
+import Synchronization
+
+/// Serves the agent's protocol on a listening socket: one thread waits on every connection with `poll`; each request
+/// is answered by the handler in a task of its own, so a slow refresh holds up no other caller.
+///
+/// Every connection's peer is checked with `SO_PEERCRED` (another user's is refused), a request line is bounded
+/// (`AgentProtocol.maximumRequestBytes`), so is the number of connections served at once (`Limits`), and a
+/// connection with nothing in progress that sends nothing for `Limits.idleTimeout` is closed.
+package final class AgentServer: Sendable {
+    /// Answers one token request; `peer` is who asked (`status` and `stop` the server answers itself).
+    package typealias Handler = @Sendable (AgentRequest, PeerCredentials) async -> AgentAnswer
+
+    /// The bounds of the server.
+    package struct Limits: Sendable {
+        /// Connections served at once; one more is answered `busy` and closed.
+        package var maximumConnections = 128
+        /// A connection with no request in progress that sends nothing for this long is closed.
+        package var idleTimeout: Duration = .seconds(30)
+        /// The longest request line.
+        package var maximumRequestBytes = AgentProtocol.maximumRequestBytes
+
+        package init() {}
+    }
+
+    /// What `status` reports of the serving.
+    package struct Counts: Sendable {
+        package var open = 0
+        package var answered = 0
+        package var refusedUsers = 0
+        package var refusedBusy = 0
+    }
+
+    private struct Connection {
+        let fd: Int32
+        let peer: PeerCredentials
+        var input: [UInt8] = []
+        var output: [UInt8] = []
+        var deadline: ContinuousClock.Instant
+        var busy = false
+        var closeAfterWrite = false
+    }
+
+    private struct Shared {
+        var stopRequested = false
+        var answers: [(fd: Int32, serial: UInt64, answer: AgentAnswer)] = []
+        var counts = Counts()
+    }
+
+    private let listener: Int32
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    private let limits: Limits
+    private let handler: Handler
+    private let peerCredentials: @Sendable (Int32) throws -> PeerCredentials
+    private let allowedUID: UInt32
+    private let logger: Logger
+    private let details: JSONObject
+    private let shared = Mutex(Shared())
+
+    /// Serves on `listener` (a listening, nonblocking Unix socket the caller keeps open while `run()` runs);
+    /// `details` start the `"agent"` object of status answers (the version, the socket).
+    package init(
+        listener: Int32, details: JSONObject = [:], limits: Limits = Limits(), allowedUID: UInt32 = getuid(),
+        peerCredentials: @escaping @Sendable (Int32) throws -> PeerCredentials = { try PeerCredentials.of($0) },
+        logger: Logger = Logger(label: "PortalAuth.agent", factory: { _ in SwiftLogNoOpLogHandler() }),
+        handler: @escaping Handler
+    ) throws(SystemError) {
+        self.listener = listener
+        self.details = details
+        self.limits = limits
+        self.allowedUID = allowedUID
+        self.peerCredentials = peerCredentials
+        self.logger = logger
+        self.handler = handler
+        (wakeReader, wakeWriter) = try LoopbackSocket.makeWakePipe()
+    }
+
+    deinit {
+        Glibc.close(wakeReader)
+        Glibc.close(wakeWriter)
+    }
+
+    /// The counts so far.
+    package var counts: Counts { shared.withLock { $0.counts } }
+
+    /// Serves until `stop()`, a `stop` request (once its answer is written) or the task's cancellation.
+    package func run() async throws {
+        try await withTaskCancellationHandler {
+            try await BlockingWork.run(name: "PortalAuth.agent", dedicatedThread: true) { [self] in try serve() }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    /// Ends `run()`: connections are closed, answers in progress dropped. Idempotent.
+    package func stop() {
+        shared.withLock { $0.stopRequested = true }
+        wake()
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWriter, &byte, 1)
+    }
+
+    // MARK: - The loop (on the server's thread)
+
+    private func serve() throws {
+        var connections: [Int32: Connection] = [:]
+        // A connection's serial: an answer for a connection closed (and its number reused) meanwhile is dropped.
+        var serials: [Int32: UInt64] = [:]
+        var nextSerial: UInt64 = 0
+        var stopAfterWrite = false
+        defer {
+            for fd in connections.keys { Glibc.close(fd) }
+            shared.withLock { $0.counts.open = 0 }
+        }
+        func close(_ fd: Int32) {
+            connections[fd] = nil
+            serials[fd] = nil
+            Glibc.close(fd)
+        }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            if shared.withLock({ $0.stopRequested }) { return }
+            if stopAfterWrite && connections.values.allSatisfy({ $0.output.isEmpty }) { return }
+            shared.withLock { $0.counts.open = connections.count }
+            var descriptors = [
+                pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: listener, events: stopAfterWrite ? 0 : Int16(POLLIN), revents: 0),
+            ]
+            let now = ContinuousClock.now
+            var nearest: ContinuousClock.Instant?
+            for connection in connections.values {
+                var events: Int16 = 0
+                if !connection.output.isEmpty { events |= Int16(POLLOUT) }
+                if !connection.busy && !connection.closeAfterWrite { events |= Int16(POLLIN) }
+                descriptors.append(pollfd(fd: connection.fd, events: events, revents: 0))
+                if !connection.busy { nearest = min(nearest ?? connection.deadline, connection.deadline) }
+            }
+            var timeout: Int32 = -1
+            if let nearest {
+                let left = now.duration(to: nearest)
+                let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+                timeout = Int32(min(Int64(Int32.max), max(0, milliseconds + 1)))
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "poll", errno: errno)
+            }
+            if descriptors[0].revents != 0 {
+                var sink = [UInt8](repeating: 0, count: 64)
+                _ = read(wakeReader, &sink, sink.count)
+            }
+            // Answers ready.
+            let answered: [(fd: Int32, serial: UInt64, answer: AgentAnswer)] = shared.withLock { state in
+                defer { state.answers = [] }
+                return state.answers
+            }
+            for (fd, serial, answer) in answered {
+                guard serials[fd] == serial, var connection = connections[fd] else { continue }
+                connection.output += Array((answer.line + "\n").utf8)
+                connection.busy = false
+                connection.deadline = ContinuousClock.now + limits.idleTimeout
+                if case .stopping = answer { stopAfterWrite = true }
+                connections[fd] = connection
+                shared.withLock { $0.counts.answered += 1 }
+            }
+            // New connections.
+            if descriptors[1].revents != 0 {
+                while let client = acceptOne() {
+                    let peer: PeerCredentials
+                    do {
+                        peer = try peerCredentials(client)
+                    } catch {
+                        refuse(client, AgentFailure(.forbidden, "the agent cannot tell who is connecting"))
+                        continue
+                    }
+                    guard peer.uid == allowedUID else {
+                        logger.info(
+                            "agent: connection of another user refused",
+                            metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                        shared.withLock { $0.counts.refusedUsers += 1 }
+                        refuse(
+                            client, AgentFailure(.forbidden, "this agent serves only its own user (uid \(allowedUID))"))
+                        continue
+                    }
+                    guard connections.count < limits.maximumConnections else {
+                        shared.withLock { $0.counts.refusedBusy += 1 }
+                        refuse(
+                            client,
+                            AgentFailure(
+                                .busy, "the agent serves \(limits.maximumConnections) connections already; try again"))
+                        continue
+                    }
+                    nextSerial += 1
+                    serials[client] = nextSerial
+                    connections[client] = Connection(
+                        fd: client, peer: peer, deadline: ContinuousClock.now + limits.idleTimeout)
+                }
+            }
+            // Reading and writing.
+            for descriptor in descriptors.dropFirst(2) where descriptor.revents != 0 {
+                guard var connection = connections[descriptor.fd] else { continue }
+                if descriptor.revents & Int16(POLLOUT) != 0 {
+                    let written = connection.output.withUnsafeBytes {
+                        Glibc.send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                    if written > 0 {
+                        connection.output.removeFirst(written)
+                    } else if written < 0 && errno != EAGAIN && errno != EINTR {
+                        close(connection.fd)
+                        continue
+                    }
+                    if connection.output.isEmpty && connection.closeAfterWrite {
+                        close(connection.fd)
+                        continue
+                    }
+                }
+                if descriptor.revents & Int16(POLLIN) != 0 {
+                    let count = read(connection.fd, &buffer, buffer.count)
+                    if count < 0 && (errno == EAGAIN || errno == EINTR) {
+                        connections[connection.fd] = connection
+                        continue
+                    }
+                    guard count > 0 else {
+                        close(connection.fd)
+                        continue
+                    }
+                    connection.input += buffer[0..<count]
+                    connection.deadline = ContinuousClock.now + limits.idleTimeout
+                } else if descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && connection.output.isEmpty {
+                    close(connection.fd)
+                    continue
+                }
+                connections[connection.fd] = connection
+            }
+            // Requests complete: one at a time per connection, in order.
+            for fd in Array(connections.keys) {
+                guard var connection = connections[fd], !connection.busy, !connection.closeAfterWrite else { continue }
+                guard let newline = connection.input.firstIndex(of: 10) else {
+                    if connection.input.count > limits.maximumRequestBytes {
+                        connection.output += Array((tooLong.line + "\n").utf8)
+                        connection.closeAfterWrite = true
+                        connection.input = []
+                        connections[fd] = connection
+                    }
+                    continue
+                }
+                let bytes = connection.input[..<newline]
+                connection.input.removeSubrange(...newline)
+                let request: AgentRequest
+                do throws(AgentFailure) {
+                    guard bytes.count <= limits.maximumRequestBytes else { throw tooLongFailure }
+                    guard let text = String(validating: bytes, as: UTF8.self) else {
+                        throw .badRequest("the request is not UTF-8")
+                    }
+                    request = try AgentRequest.parse(text)
+                } catch {
+                    connection.output += Array((AgentAnswer.failure(error).line + "\n").utf8)
+                    if error.reason == .tooLong { connection.closeAfterWrite = true }
+                    connections[fd] = connection
+                    continue
+                }
+                connection.busy = true
+                connections[fd] = connection
+                let serial = serials[fd] ?? 0
+                let (handler, peer) = (self.handler, connection.peer)
+                Task { [self] in
+                    let answer: AgentAnswer
+                    switch request {
+                    case .stop: answer = .stopping
+                    case .status: answer = .status(status())
+                    case .token: answer = await handler(request, peer)
+                    }
+                    shared.withLock { $0.answers.append((fd, serial, answer)) }
+                    wake()
+                }
+            }
+            // Idle connections.
+            let later = ContinuousClock.now
+            for connection in connections.values where !connection.busy && connection.deadline <= later {
+                logger.debug("agent: idle connection closed", metadata: ["pid": "\(connection.peer.pid)"])
+                close(connection.fd)
+            }
+        }
+    }
+
+    /// The `"agent"` object of a status answer: the details given at creation, then the counts.
+    private func status() -> JSONObject {
+        var object = details
+        let counts = self.counts
+        object["protocol"] = .integer(AgentProtocol.version)
+        object["pid"] = .integer(Int64(getpid()))
+        object["uid"] = .integer(Int64(allowedUID))
+        object["connections"] = .integer(Int64(counts.open))
+        object["answered"] = .integer(Int64(counts.answered))
+        object["refused_other_users"] = .integer(Int64(counts.refusedUsers))
+        object["refused_busy"] = .integer(Int64(counts.refusedBusy))
+        return object
+    }
+
+    private var tooLongFailure: AgentFailure {
+        AgentFailure(.tooLong, "the request is longer than \(limits.maximumRequestBytes) bytes")
+    }
+
+    private var tooLong: AgentAnswer { .failure(tooLongFailure) }
+
+    /// One accepted connection (nonblocking, close-on-exec), or nil when none waits.
+    private func acceptOne() -> Int32? {
+        while true {
+            do {
+                return try LoopbackSocket.accept(listener)
+            } catch  where error.errno == ECONNABORTED {
+                continue
+            } catch {
+                logger.debug("agent: accept failed", metadata: ["error": "\(error)"])
+                return nil
+            }
+        }
+    }
+
+    /// Answers `failure` without waiting (best effort) and closes.
+    private func refuse(_ client: Int32, _ failure: AgentFailure) {
+        let bytes = Array((AgentAnswer.failure(failure).line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        Glibc.close(client)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import PortalAuth
+
+/// What the agent does with a token request: what `portal-auth token` does with the same selection and options
+/// (`TokenInvocation`, never interactive), on a store opened for the request, so that the store stays the truth.
+struct AgentTokenService: Sendable {
+    /// The agent's `--store`, `--ca-bundle` and `--timeout` (which counts from each request's start).
+    let session: SessionArguments
+
+    /// The answer to `request`: the token, or the failure with the message `token` prints and its exit status.
+    func answer(_ request: AgentRequest) async -> AgentAnswer {
+        guard case .token(let asked) = request else {
+            return .failure(.badRequest("this request is answered by the agent itself"))
+        }
+        var session = self.session
+        session.start = .now
+        let selection = SelectionArguments(query: asked.selection)
+        var invocation = TokenInvocation(selection: selection, session: session)
+        invocation.minValid = asked.minValid
+        invocation.idToken = asked.idToken
+        invocation.proxyToken = asked.proxyToken.map { $0 == .idToken ? .id : .access }
+        invocation.forHosts = asked.forHosts
+        invocation.arguments = asked.forHosts ? [] : ["token"] + selection.words
+        do {
+            return .token(try await invocation.obtain().agentToken)
+        } catch {
+            return .failure(Self.failure(for: error))
+        }
+    }
+
+    /// The protocol's failure for `error`, worded as the tool words it.
+    static func failure(for error: any Error) -> AgentFailure {
+        return AgentFailure(.init(Failure.category(of: error)), ErrorReport.message(for: error, hasTerminal: false))
+    }
+}
+
+extension SelectionArguments {
+    /// The option values that select what `query` says.
+    init(query: SignInQuery) {
+        switch query {
+        case .portal(let url, let clientID): self.init(portal: url.absoluteString, clientID: clientID)
+        case .iap(let file): self.init(iap: file.path)
+        case .url(let url): self.init(url: url.absoluteString)
+        case .name(let name): self.init(name: name)
+        case .automatic: self.init()
+        }
+    }
+}
+
+extension IssuedToken {
+    /// The token as the agent hands it out.
+    var agentToken: AgentToken {
+        AgentToken(
+            kind: kind, target: target, url: url, username: username, clientID: clientID,
+            configurationFile: configurationFile, value: value, type: type, expirationDate: expirationDate,
+            idToken: idToken, idTokenExpirationDate: idTokenExpirationDate, isIDToken: isIDToken)
+    }
+
+    /// A token the agent handed out.
+    init(_ token: AgentToken) {
+        self.init(
+            kind: token.kind, target: token.target, url: token.url, clientID: token.clientID,
+            configurationFile: token.configurationFile, username: token.username, value: token.value,
+            type: token.type, expirationDate: token.expirationDate, idToken: token.idToken,
+            idTokenExpirationDate: token.idTokenExpirationDate, isIDToken: token.isIDToken)
+    }
+}
+
+/// `token` and `exec` asking the agent: when `PORTAL_AUTH_AGENT` names a socket, or (with no store named by `--store`
+/// or `PORTAL_AUTH_STORE`, whose tokens an agent of the default store would not hold) the default socket answers.
+/// Nothing listening there means the store is read as without an agent; the agent's failures are the tool's.
+enum AgentAsk {
+    /// The socket to try; nil when no agent is to be asked (`PORTAL_AUTH_AGENT=off` says never).
+    static func socket(store: String?) -> String? {
+        guard let found = AgentSocket.clientPath(), found.path != "off" else { return nil }
+        if !found.explicit && (store != nil || ProcessEnvironment.value(of: "PORTAL_AUTH_STORE") != nil) { return nil }
+        return found.path
+    }
+
+    /// The agent's token for `request`, or nil when no agent serves (then the caller reads the store).
+    ///
+    /// - Throws: the agent's `AgentFailure` (the message and exit status `token` gives for it), or
+    ///   `AgentSocketError` when the agent cannot be talked to.
+    static func token(_ request: AgentTokenRequest, session: SessionArguments) throws -> IssuedToken? {
+        guard let path = socket(store: session.store),
+            let answer = try answer(to: request, at: path, timeout: session.timeout)
+        else { return nil }
+        switch answer {
+        case .token(let token): return IssuedToken(token)
+        case .failure(let failure): throw failure
+        case .status, .stopping:
+            throw AgentSocketError(
+                .socket, "the agent at \(DisplayText.path(path)) answered another request than the one sent")
+        }
+    }
+
+    /// The agent's answer; nil when nothing listens at `path`.
+    private static func answer(to request: AgentTokenRequest, at path: String, timeout: Int) throws(AgentSocketError)
+        -> AgentAnswer?
+    {
+        do {
+            return try AgentSocket.ask(.token(request), at: path, timeout: .seconds(timeout))
+        } catch {
+            if error.code == .notServing { return nil }
+            throw error
+        }
+    }
+}
