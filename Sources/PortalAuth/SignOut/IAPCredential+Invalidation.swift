@@ -194,8 +194,6 @@ extension IAPCredential {
     /// The RFC 7009 revocation endpoint the provider advertises, where a logout will revoke the refresh token; nil
     /// when it advertises none (the refresh token then stays valid after a logout). For a confirmation asked before.
     package func advertisedRevocationEndpoint() async -> URL? {
-        guard let authorizeURL = await latestRecord().authorizeURL else { return nil }
-        return await RevocationEndpointDiscovery.endpoints(forAuthorizeURL: authorizeURL, httpClient: keeper.httpClient)
-            .revocation
+        await advertisedEndpoints(latestRecord()).revocation
     }
 }
