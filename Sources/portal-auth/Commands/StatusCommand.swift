@@ -153,6 +153,7 @@ struct StatusCommand: AsyncParsableCommand {
         case .json:
             Output.json(
                 .object([
+                    "schema_version": .integer(Self.jsonSchemaVersion),
                     "store": .string(store.file?.path ?? ""),
                     "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
                     "secrets_in_reason": Output.json(store.file?.backendReason.map(ErrorReport.toolWords)),
@@ -232,6 +233,10 @@ struct StatusCommand: AsyncParsableCommand {
             }
         }
     }
+
+    /// The `schema_version` of `--format json` (CommandLineTool.md lists its fields): raised when a field changes
+    /// meaning or goes away.
+    static let jsonSchemaVersion: Int64 = 1
 
     /// "refused at the last refresh (invalid_grant)", "valid until …", "held, expiry not told by the server", "none".
     static func refreshState(_ summary: CredentialSummary, now: Date) -> String {
