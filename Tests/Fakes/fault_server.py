@@ -8,7 +8,7 @@ Paths (the behaviour is chosen by the path, so one server serves a whole test):
   /json                         200 {"ok": true}
   /status/<code>                <code> with a small JSON body
   /html/<code>                  <code> with an HTML error page (title "<code> Bad Gateway")
-  /reply?status=&type=&body=    any status, Content-Type and body
+  /reply?status=&type=&body=    any status, Content-Type and body (body_hex=: a body of any bytes)
   /echo                         200 JSON: method, path, query, headers (ordered pairs), body
   /big?bytes=N[&chunked=1]      N bytes, with Content-Length or chunked
   /slow?seconds=S               headers at once, then one body byte every 0.2 s for S seconds
@@ -88,7 +88,8 @@ class Handler(BaseHTTPRequestHandler):
             page = f"<html><head><title>{code} Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>"
             self.send(code, page.encode(), "text/html; charset=utf-8")
         elif path == "/reply":
-            self.send(int(query.get("status", "200")), query.get("body", "").encode(),
+            reply = bytes.fromhex(query["body_hex"]) if "body_hex" in query else query.get("body", "").encode()
+            self.send(int(query.get("status", "200")), reply,
                       query.get("type", "application/json"))
         elif path == "/echo":
             self.echo(parts, body)

@@ -31,7 +31,7 @@ struct IAPCheckCommandTests {
     /// Parses stdout as the one JSON object `--format json` prints, checking its shape.
     private func jsonReport(_ result: ToolRunner.Result) throws -> JSONObject {
         let object = try #require(try JSONValue.parse(result.stdout).objectValue, "\(result)")
-        #expect(object.keys == ["valid", "file", "errors", "warnings", "configuration", "urls"])
+        #expect(object.keys == ["schema_version", "valid", "file", "errors", "warnings", "configuration", "urls"])
         for issue in (object["errors"]?.arrayValue ?? []) + (object["warnings"]?.arrayValue ?? []) {
             #expect(issue.objectValue?.keys == ["message", "key", "line", "column"])
         }

@@ -29,7 +29,8 @@ enum DetectedChallenge: Sendable, Equatable {
     ///
     /// From a host that a known configuration covers, also:
     /// - a 401 with no password scheme offered (mod_auth_openidc answers 401 without `WWW-Authenticate` to API
-    ///   clients);
+    ///   clients), and a 403 without one to a request that carried `Authorization: Bearer` (the proxy refused the
+    ///   token it was given, as a 401 would say: one rule for a refused token, whichever of the two is used);
     /// - a redirect to the identity provider's host, to another path of the same host that is not below the
     ///   requested one (the proxy's own sign-in page), or to another host whose path names a sign-in (`login`,
     ///   `signin`, `sso`, `saml`, `oauth2`, …);
@@ -67,6 +68,9 @@ enum DetectedChallenge: Sendable, Equatable {
             }
             if response.statusCode == 401, !covering.isEmpty {
                 return .identityAwareProxy(detail: "HTTP 401 from a host behind the proxy")
+            }
+            if response.statusCode == 403, sentBearerToken, !covering.isEmpty {
+                return .identityAwareProxy(detail: "HTTP 403 from a host behind the proxy to a request with its token")
             }
             if response.statusCode == 401, sentBearerToken {
                 return .identityAwareProxy(detail: "HTTP 401 to a request that carried a bearer token")

@@ -167,6 +167,7 @@ struct IAPCheckCommand: AsyncParsableCommand {
 
     private func json(_ report: IAPConfigurationReport, checks: [(url: URL, canBeUsed: Bool)]) -> JSONValue {
         .object([
+            "schema_version": .integer(Self.jsonSchemaVersion),
             "valid": .bool(report.isValid),
             "file": .string(config),
             "errors": .array(report.errors.map(Self.json)),
@@ -176,6 +177,10 @@ struct IAPCheckCommand: AsyncParsableCommand {
                 checks.map { .object(["url": .string($0.url.absoluteString), "can_be_used": .bool($0.canBeUsed)]) }),
         ])
     }
+
+    /// The `schema_version` of `--format json` (CommandLineTool.md lists its fields): raised when a field changes
+    /// meaning or goes away.
+    static let jsonSchemaVersion: Int64 = 1
 
     private static func json(_ issue: ConfigurationIssue) -> JSONValue {
         .object([

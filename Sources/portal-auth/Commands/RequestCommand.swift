@@ -30,15 +30,19 @@ struct RequestCommand: AsyncParsableCommand {
             authorization request, to the proxy's sign-in page or to its identity provider, a 401, or a page that \
             posts itself to the identity provider exits 77 with the command that signs in (name the proxy's \
             configuration with --config when no stored sign-in covers the URL). A token the proxy refuses is \
-            refreshed once when it is at least a minute old; a fresh token refused exits 65 with the likely causes.
+            refreshed once when it is at least a minute old; a fresh token refused exits 65 with the likely causes, \
+            whether the host behind the proxy answers 401 or 403 (one rule: signing in again would bring the \
+            same kind of token).
 
             Standard output gets the response body (--format body) or one JSON object with status, headers and \
             body (--format json; Authorization-like headers and cookies are left out). An HTTP 401 or 403 that \
             nothing answered, and a redirect to a sign-in page that names this URL to return to, exit 77 with \
             what is known and print no body: a script never takes a sign-in page for the resource. Other \
-            statuses are a success (exit 0; one of 400 or more is noted on standard error with --format body), \
-            unless --fail is given: then a status of 400 or more exits 22, as curl --fail does, with no body \
-            printed (--format json still prints the response object).
+            statuses are a success (exit 0; one of 400 or more, or an ArcGIS error, is noted on standard error \
+            with --format body), unless --fail is given: then a status of 400 or more exits 22, as curl --fail \
+            does, with no body printed (--format json still prints the response object), and so does an ArcGIS \
+            error envelope: an HTTP 200 whose JSON body is {"error": {"code": …}}, how ArcGIS REST services \
+            report a failed request (the code and message are printed on standard error).
 
             Examples:
               portal-auth request \\
@@ -51,9 +55,10 @@ struct RequestCommand: AsyncParsableCommand {
                   --client-id abc123 --interactive \\
                   https://gis.example.com/server/rest/services/Roads/FeatureServer/0/query
 
-            Exit status: 0 a response was received; 22 with --fail, an HTTP status of 400 or more; 64 wrong \
+            Exit status: 0 a response was received; 22 with --fail, an HTTP status of 400 or more or an ArcGIS \
+            error envelope; 64 wrong \
             usage; 66 an input file is unreadable; 69 the server is unreachable or its certificate is not \
-            trusted; 65 the proxy refused a fresh IAP token; 77 a sign-in or credential is needed (or was \
+            trusted; 65 the proxy refused a fresh IAP token (HTTP 401 or 403 alike); 77 a sign-in or credential is needed (or was \
             refused: an HTTP 401 or 403 nothing answered, a redirect to a sign-in page); 130 interrupted.
             """
     )
@@ -116,7 +121,7 @@ struct RequestCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Exit 22 (as curl --fail) on an HTTP status of 400 or more, printing no body (401 and 403 exit 77 with or without it)."
+            "Exit 22 (as curl --fail) on an HTTP status of 400 or more or an ArcGIS error ({\"error\": {\"code\": …}} in an HTTP 200), printing no body (401 and 403 exit 77 or 65 with or without it)."
     )
     var fail = false
 
@@ -184,10 +189,12 @@ struct RequestCommand: AsyncParsableCommand {
         if let unanswered = UnansweredResponse.detect(in: response, for: target) {
             throw Failure.report(explanation(of: unanswered, configurations: configurations))
         }
-        if fail, response.statusCode >= 400 {
+        let arcGISError = Self.arcGISError(in: response)
+        if fail, response.statusCode >= 400 || arcGISError != nil {
             if format == .json { Output.json(PrintedResponse.json(response)) }
             let message =
-                "HTTP \(response.statusCode) from \(RedactedURL(response.url))"
+                (arcGISError.map { "\($0) in an HTTP \(response.statusCode) answer" } ?? "HTTP \(response.statusCode)")
+                + " from \(RedactedURL(response.url))"
                 + (format == .json ? " (--fail)" : " (--fail: the body is not printed)")
             StandardError.line("portal-auth: error: \(message)")
             ErrorReport.record(message, category: .unavailable)
@@ -200,10 +207,24 @@ struct RequestCommand: AsyncParsableCommand {
             if Self.needsFinalNewline(response.body) { FileHandle.standardOutput.write(Data("\n".utf8)) }
             if response.statusCode >= 400 {
                 StandardError.line("portal-auth: note: HTTP \(response.statusCode) from \(RedactedURL(response.url))")
+            } else if let arcGISError {
+                StandardError.line("portal-auth: note: \(arcGISError) from \(RedactedURL(response.url))")
             }
         case .json:
             Output.json(PrintedResponse.json(response))
         }
+    }
+
+    /// "ArcGIS error 400 (Invalid query)" when a success status carries an ArcGIS error envelope
+    /// (`{"error": {"code": …}}`, how ArcGIS REST services report a failed request); nil otherwise.
+    static func arcGISError(in response: TransportResponse) -> String? {
+        // An envelope is small; a large body (a feature query's result) is not parsed for one.
+        guard response.statusCode < 400, response.body.count <= 64 * 1024,
+            response.body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{"),
+            let envelope = ArcGISErrorEnvelope(body: response.body), let code = envelope.code
+        else { return nil }
+        return "ArcGIS error \(code)"
+            + (envelope.message.map { " (\(DisplayText.neutralised($0, limit: 200)))" } ?? "")
     }
 
     private func buildRequest() throws -> TransportRequest {

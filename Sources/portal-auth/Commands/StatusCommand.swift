@@ -19,6 +19,11 @@ struct StatusCommand: AsyncParsableCommand {
             proxy refuses a token (its audience, a missing scope). The token itself and its signature are never \
             printed, and nothing is checked or sent.
 
+            --url, --portal, --iap or --name show only the sign-in they pick (the one `token` and `request` \
+            would use); when none is stored for it, one line on standard error says so (exit 77). Under \
+            --format json the entry that counts has "selected": true (see the field table in the \
+            documentation).
+
             Examples:
               portal-auth status
               portal-auth status --claims --url https://maps.contoso.com/portal
@@ -71,7 +76,20 @@ struct StatusCommand: AsyncParsableCommand {
         // Several and no default, without options: usable when any is.
         let counted = selectedKey.map { key in summaries.filter { $0.storeKey == key } } ?? summaries
         let usable = counted.contains { $0.isUsable(at: now) }
-        if !quiet { show(summaries, store: store, preferences: preferences, selectedKey: selectedKey, now: now) }
+        // A selection shows only what it picks; nothing picked is said in one line.
+        let selecting: Bool
+        if case .automatic = selection.target { selecting = false } else { selecting = true }
+        if !quiet {
+            // Nothing picked: the one line alone in text (the JSON document still says where it looked).
+            if !(selecting && counted.isEmpty && format == .text) {
+                show(
+                    selecting ? counted : summaries, all: summaries, store: store, preferences: preferences,
+                    selectedKey: selectedKey, now: now)
+            }
+            if selecting && counted.isEmpty {
+                StandardError.line("portal-auth: \(TokenInvocation.nothingStored(for: selection.target))")
+            }
+        }
         if !usable { throw ExitStatus.exitCode(for: .refused) }
     }
 
@@ -125,23 +143,26 @@ struct StatusCommand: AsyncParsableCommand {
 
     // MARK: - Showing
 
+    /// Shows `summaries` (all stored, or the one a selection picks), with the default told among `all`.
     private func show(
-        _ summaries: [CredentialSummary], store: ArcGISCredentialStore, preferences: SignInPreferences,
-        selectedKey: String?, now: Date
+        _ summaries: [CredentialSummary], all: [CredentialSummary], store: ArcGISCredentialStore,
+        preferences: SignInPreferences, selectedKey: String?, now: Date
     ) {
+        let defaultKey = defaultKey(all, preferences: preferences)
         switch format {
         case .json:
             Output.json(
                 .object([
+                    "schema_version": .integer(Self.jsonSchemaVersion),
                     "store": .string(store.file?.path ?? ""),
                     "secrets_in": .string(store.file?.backend.rawValue ?? "memory"),
                     "secrets_in_reason": Output.json(store.file?.backendReason.map(ErrorReport.toolWords)),
-                    "default": Output.json(defaultKey(summaries, preferences: preferences)),
+                    "default": Output.json(defaultKey),
                     "credentials": .array(
                         summaries.map {
                             json(
-                                $0, preferences: preferences,
-                                defaultKey: defaultKey(summaries, preferences: preferences), now: now)
+                                $0, preferences: preferences, defaultKey: defaultKey, selectedKey: selectedKey,
+                                now: now)
                         }),
                     "unreadable_entries": .array(store.unreadableEntries.map { .string($0) }),
                 ]))
@@ -154,12 +175,12 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.result(
                     "Tokens kept in: \(place)\(file.backendReason.map { " (\(ErrorReport.toolWords($0)))" } ?? "")")
             }
-            if summaries.isEmpty {
+            if all.isEmpty {
                 Output.result("No stored sign-ins. Sign in with `portal-auth login` or `portal-auth iap login`.")
             }
             for summary in summaries {
                 var marks: [String] = []
-                if defaultKey(summaries, preferences: preferences) == summary.storeKey { marks.append("default") }
+                if defaultKey == summary.storeKey { marks.append("default") }
                 if let name = preferences.name(of: summary.storeKey) {
                     marks.append("name: \(DisplayText.neutralised(name, limit: 200))")
                 }
@@ -213,6 +234,10 @@ struct StatusCommand: AsyncParsableCommand {
         }
     }
 
+    /// The `schema_version` of `--format json` (CommandLineTool.md lists its fields): raised when a field changes
+    /// meaning or goes away.
+    static let jsonSchemaVersion: Int64 = 1
+
     /// "refused at the last refresh (invalid_grant)", "valid until …", "held, expiry not told by the server", "none".
     static func refreshState(_ summary: CredentialSummary, now: Date) -> String {
         guard summary.hasRefreshToken else { return "none" }
@@ -240,15 +265,17 @@ struct StatusCommand: AsyncParsableCommand {
         return "\(seconds) s"
     }
 
-    private func json(_ summary: CredentialSummary, preferences: SignInPreferences, defaultKey: String?, now: Date)
-        -> JSONValue
-    {
+    private func json(
+        _ summary: CredentialSummary, preferences: SignInPreferences, defaultKey: String?, selectedKey: String?,
+        now: Date
+    ) -> JSONValue {
         func date(_ value: Date?) -> JSONValue { value.map { .string($0.ISO8601Format()) } ?? .null }
         var object: JSONObject = [
             "kind": .string(summary.kind.rawValue),
             "key": .string(summary.storeKey),
             "name": Output.json(preferences.name(of: summary.storeKey)),
             "default": .bool(defaultKey == summary.storeKey),
+            "selected": .bool(selectedKey == summary.storeKey),
             "target": .string(summary.target),
             "url": .string(summary.url.absoluteString),
             "configuration_file": Output.json(summary.configurationFile),

@@ -22,7 +22,7 @@ enum ExitStatus {
     static let no: Int32 = 1
 
     /// `request --fail`: an HTTP status of 400 or more (curl's `--fail` status, so that scripts moving from curl
-    /// keep their test).
+    /// keep their test), or an ArcGIS error envelope in a success status.
     static let httpError: Int32 = 22
 
     /// The `ExitCode` to throw from a command for a failure of `category`.

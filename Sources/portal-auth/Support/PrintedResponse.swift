@@ -8,10 +8,15 @@ enum PrintedResponse {
         "authorization", "proxy-authorization", "x-esri-authorization", "cookie", "set-cookie", "x-auth-token",
     ]
 
+    /// The `schema_version` of `request --format json` (CommandLineTool.md lists its fields): raised when a field
+    /// changes meaning or goes away.
+    static let jsonSchemaVersion: Int64 = 1
+
     /// The response as one JSON object: `status`, `url` (without query), `headers` (ordered pairs), `body`
     /// (parsed when it is JSON, else text when it is UTF-8, else `body_base64`).
     static func json(_ response: TransportResponse) -> JSONValue {
         var object: JSONObject = [
+            "schema_version": .integer(jsonSchemaVersion),
             "status": .integer(Int64(response.statusCode)),
             "url": .string(RedactedURL(response.url).description),
             "headers": .array(

@@ -33,9 +33,11 @@ enum RootHelp {
         Exit status:
           0    success; for status, the sign-in that counts is usable
           1    the answer is no: iap check --url not covered, sign-out declined
-          22   request --fail: an HTTP status of 400 or more
+          22   request --fail: an HTTP status of 400 or more, or an ArcGIS
+               error envelope ({"error": {"code": …}} in an HTTP 200)
           64   wrong usage
-          65   invalid content (a configuration, the store, a server's answer)
+          65   invalid content (a configuration, the store, a server's answer;
+               request: a fresh IAP token refused with 401 or 403 alike)
           66   an input file is missing or unreadable, or another user
                can change it (an IAP configuration others can write)
           69   a server is unavailable, or its answer unusable (a refreshed

@@ -120,6 +120,10 @@ struct ExitStatusTableTests {
         "request | HTTP 404": { try await $0.request("/status/404") },
         "request --fail | HTTP 404": { try await $0.request("/status/404", ["--fail"]) },
         "request --fail | HTTP 200": { try await $0.request("/json", ["--fail"]) },
+        "request --fail | HTTP 200 with an ArcGIS error envelope": {
+            try await $0.request(ExitStatusTableTests.envelope, ["--fail"])
+        },
+        "request | HTTP 200 with an ArcGIS error envelope": { try await $0.request(ExitStatusTableTests.envelope) },
         "request | HTTP 401, nothing stored": { try await $0.request("/status/401") },
         "request | HTTP 403, nothing stored": { try await $0.request("/status/403") },
         "request | a redirect to a sign-in page that names the URL to return to": { fixture in
@@ -191,6 +195,22 @@ struct ExitStatusTableTests {
         let without = try await fixture.request("/status/404")
         #expect(without.status == 0)
         #expect(without.stdout.contains("404"), "the body is printed without --fail: \(without)")
+    }
+
+    /// HTTP 200 with `{"error": {"code": 400, …}}`: how ArcGIS REST services report a failure.
+    static let envelope =
+        "/reply?status=200&body=%7B%22error%22%3A%7B%22code%22%3A400%2C%22message%22%3A%22Invalid%20query%22%7D%7D"
+
+    @Test("request --fail: an ArcGIS error envelope in an HTTP 200 exits 22 and names the ArcGIS error")
+    func failOnEnvelope() async throws {
+        let fixture = try await Fixture()
+        let body = try await fixture.request(Self.envelope, ["--fail"])
+        #expect(body.status == 22, "\(body)")
+        #expect(body.stdout.isEmpty, "\(body)")
+        #expect(body.stderr.contains("ArcGIS error 400"), "\(body)")
+        let json = try await fixture.request(Self.envelope, ["--fail", "--format", "json"])
+        #expect(json.status == 22, "\(json)")
+        #expect(try JSONValue.parse(Data(json.stdout.utf8))["status"]?.integerValue == 200, "\(json)")
     }
 
     @Test("a suggested command with a quoted word comes back as the same argv")

@@ -147,6 +147,11 @@ struct ChallengeDetectionTests {
             status: 403, headers: [], body: "", expected: nil, sentBearer: true),
         // Hosts a known configuration covers.
         Case(
+            name: "403 without WWW-Authenticate to a bearer request, from a host behind the proxy",
+            url: "https://maps.example.com/portal/sharing/rest/portals/self", status: 403, headers: [], body: "",
+            expected: .identityAwareProxy(detail: "HTTP 403 from a host behind the proxy to a request with its token"),
+            sentBearer: true),
+        Case(
             name: "302 to the proxy's own sign-in page",
             url: "https://maps.example.com/portal/sharing/rest/portals/self", status: 302,
             headers: [("Location", "https://maps.example.com/signin.html")], body: "",
