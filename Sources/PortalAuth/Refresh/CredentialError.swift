@@ -81,6 +81,16 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         }
     }
 
+    /// `last` (another error's message) as a clause of this message: without its final period, and without the
+    /// "try again later" this message says itself.
+    private static func clause(_ last: String) -> String {
+        var reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+        for ending in ["; try again later", ". Try again later"] where reason.hasSuffix(ending) {
+            reason.removeLast(ending.count)
+        }
+        return reason
+    }
+
     public var description: String {
         switch code {
         case .signInRequired(let reason):
@@ -89,12 +99,12 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
             return "the stored sign-in to \(target) is no longer accepted (\(detail)); sign in again"
         case .unavailable(let attempts, let last):
             // The last error is a sentence of its own, usually ending with a period.
-            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+            let reason = Self.clause(last)
             return
                 "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(reason). "
                 + "The stored sign-in is kept; try again later"
         case .outcomeUnknown(let last):
-            let reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+            let reason = Self.clause(last)
             return
                 "the refresh request for \(target) may have reached the identity provider, but no usable answer came: \(reason). "
                 + "It was not sent again, because a provider that rotates refresh tokens takes a second use of one for theft "
