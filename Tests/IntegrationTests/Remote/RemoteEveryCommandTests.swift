@@ -126,7 +126,6 @@ struct RemoteEveryCommandTests {
         let text = result.stdout + result.stderr
         #expect(result.status == 69, "\(result)")
         #expect(text.contains("there is no display"), "\(text)")
-        #expect(text.contains("--browser-command COMMAND, or BROWSER=COMMAND"), "\(text)")
         for name in ["SignInSettings", "takePastedAddresses", "SignInMethod", "SignInObserver"] {
             #expect(!text.contains(name), "a library name in a tool message: \(name)")
         }

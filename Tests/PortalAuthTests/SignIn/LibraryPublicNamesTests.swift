@@ -137,6 +137,9 @@ struct LibraryPublicNamesTests {
         return found
     }
 
+    /// Words of the protocols that are also the names of package types: "the UserInfo endpoint" (OpenID Connect).
+    static let protocolTerms: Set<String> = ["UserInfo"]
+
     /// The names of `reference` (`Type.member(label:)`, `member(label:)`, `Type`; a message's bare `Type` is CamelCase) that the library declares but not
     /// for apps.
     static func nonPublic(_ reference: String, _ declared: Declarations) -> [String] {
@@ -156,7 +159,10 @@ struct LibraryPublicNamesTests {
         names.append(current)
         return names.map { String($0.prefix { $0 != "(" }) }.filter { name in
             guard let first = name.first else { return false }
-            if first.isUppercase { return declared.types.contains(name) && !declared.publicTypes.contains(name) }
+            if first.isUppercase {
+                return declared.types.contains(name) && !declared.publicTypes.contains(name)
+                    && !protocolTerms.contains(name)
+            }
             return declared.all.contains(name) && !declared.publicNames.contains(name)
         }
     }
