@@ -44,18 +44,18 @@ enum EntraErrorAdvice {
         case 50076:
             return
                 "Microsoft Entra requires multi-factor authentication for this access (AADSTS50076): sign in again in the "
-                + "browser and complete it (portal-auth iap login)."
+                + "browser and complete it (IAPCredential.credential(for:settings:replacing:))."
         case 50079:
             return
                 "The user must register for multi-factor authentication (AADSTS50079): sign in again in the browser and "
-                + "complete the registration (portal-auth iap login)."
+                + "complete the registration (IAPCredential.credential(for:settings:replacing:))."
         case 700_082:
             return "The sign-in expired after a long time unused (AADSTS700082, refresh token inactive): sign in again "
-                + "(portal-auth iap login)."
+                + "(IAPCredential.credential(for:settings:replacing:))."
         case 50173:
             return
                 "The sign-in was ended by a change of the account (AADSTS50173, for example a new password, or the admin "
-                + "revoked its sessions): sign in again (portal-auth iap login)."
+                + "revoked its sessions): sign in again (IAPCredential.credential(for:settings:replacing:))."
         case 53003:
             return
                 "A Conditional Access policy of the tenant blocks this sign-in (AADSTS53003): an administrator finds "

@@ -185,6 +185,7 @@ enum ErrorReport {
             "(OAuthUserCredential.credential(for:settings:) or IAPCredential.credential(for:settings:replacing:))",
             "(portal-auth login, or portal-auth iap login)"
         ),
+        ("(IAPCredential.credential(for:settings:replacing:))", "(portal-auth iap login)"),
         (
             "(IAPConfiguration.issuer, the configuration file's issuer)",
             "(--issuer, or the configuration file's issuer)"

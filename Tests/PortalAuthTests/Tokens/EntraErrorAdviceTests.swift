@@ -24,10 +24,10 @@ struct EntraErrorAdviceTests {
             (7_000_218, "invalid_client", "Allow public client flows"),
             (700_016, "unauthorized_client", "client_id"),
             (65001, "invalid_grant", "admin consent"),
-            (50076, "invalid_grant", "portal-auth iap login"),
+            (50076, "invalid_grant", "IAPCredential.credential(for:settings:replacing:)"),
             (50079, "invalid_grant", "register"),
-            (700_082, "invalid_grant", "portal-auth iap login"),
-            (50173, "invalid_grant", "portal-auth iap login"),
+            (700_082, "invalid_grant", "IAPCredential.credential(for:settings:replacing:)"),
+            (50173, "invalid_grant", "IAPCredential.credential(for:settings:replacing:)"),
             (53003, "invalid_grant", "Conditional Access"),
             (90002, "invalid_request", "authorize_url"),
         ])
