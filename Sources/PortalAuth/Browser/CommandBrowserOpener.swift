@@ -26,6 +26,9 @@ package struct CommandBrowserOpener: LaunchPageBrowserOpener {
     public let isVisibleWithoutDisplay: Bool
     /// How the launch page is given to the command.
     package var addressStyle: AddressStyle = .fileURL
+    /// Why this opener (the desktop's launcher, chosen on WSL because no Windows browser was found) may reach
+    /// nobody, and the fix: said with the missing display when no browser is started.
+    package var unreachedReason: String?
 
     /// How the command receives the launch page.
     package enum AddressStyle: Sendable, Equatable {
@@ -61,10 +64,13 @@ package struct CommandBrowserOpener: LaunchPageBrowserOpener {
             return CommandBrowserOpener(
                 commands: browser.split(separator: ":").map(String.init), isVisibleWithoutDisplay: true)
         }
-        if let windows = WindowsSubsystem(environment: environment, kernelRelease: kernelRelease)?.browserOpener() {
+        let windowsSubsystem = WindowsSubsystem(environment: environment, kernelRelease: kernelRelease)
+        if let windows = windowsSubsystem?.browserOpener() {
             return windows
         }
-        return CommandBrowserOpener(commands: ["xdg-open"], isVisibleWithoutDisplay: false)
+        var launcher = CommandBrowserOpener(commands: ["xdg-open"], isVisibleWithoutDisplay: false)
+        launcher.unreachedReason = windowsSubsystem?.missingOpenerReason
+        return launcher
     }
 
     package init(commands: [String], isVisibleWithoutDisplay: Bool) {

@@ -50,6 +50,21 @@ package struct WindowsSubsystem: Sendable, Equatable {
         return opener
     }
 
+    /// Why ``browserOpener()`` found no Windows browser, and the fix: nil when it finds one.
+    ///
+    /// WSL puts the Windows folders on `PATH` unless `/etc/wsl.conf` says `appendWindowsPath=false`; without them and
+    /// without `wslview` (Debian's `wslu`) nothing here reaches the Windows browser.
+    package var missingOpenerReason: String? {
+        guard browserOpener() == nil else { return nil }
+        if distribution == nil, find("cmd.exe") != nil || find("powershell.exe") != nil {
+            return "this is WSL, but WSL_DISTRO_NAME is not set, which cmd.exe and powershell.exe need to reach "
+                + "this distribution's files: run from a WSL session, or install wslu (wslview)"
+        }
+        return "this is WSL, but neither wslview nor cmd.exe or powershell.exe is on PATH (appendWindowsPath=false "
+            + "in /etc/wsl.conf leaves the Windows folders out): install wslu (wslview), or add "
+            + "/mnt/c/Windows/System32 to PATH"
+    }
+
     /// `path` as Windows programs reach the distribution's files: `\\wsl$\NAME\run\user\1000\…`.
     package static func windowsPath(of path: String, distribution: String) -> String {
         "\\\\wsl$\\" + distribution + path.replacingOccurrences(of: "/", with: "\\")

@@ -82,6 +82,16 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         }
     }
 
+    /// `last` (another error's message) as a clause of this message: without its final period, and without the
+    /// "try again later" this message says itself.
+    private static func clause(_ last: String) -> String {
+        var reason = last.hasSuffix(".") ? String(last.dropLast()) : last
+        for ending in ["; try again later", ". Try again later"] where reason.hasSuffix(ending) {
+            reason.removeLast(ending.count)
+        }
+        return reason
+    }
+
     public var description: String {
         // No value is ever interpolated empty (issue 45: a sentence ended on one): an empty target, reason or
         // detail leaves its words out.
@@ -101,17 +111,17 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
             // The last error is a sentence of its own, usually ending with a period.
             return
                 "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s")"
-                + (sentence(last).map { ": \($0)" } ?? "") + ". The stored sign-in is kept; try again later"
+                + (sentence(Self.clause(last)).map { ": \($0)" } ?? "") + ". The stored sign-in is kept; try again later"
         case .outcomeUnknown(let last):
             return
                 "the refresh request for \(target) may have reached the identity provider, but no usable answer came"
-                + (sentence(last).map { ": \($0)" } ?? "") + ". "
+                + (sentence(Self.clause(last)).map { ": \($0)" } ?? "") + ". "
                 + "It was not sent again, because a provider that rotates refresh tokens takes a second use of one for theft "
                 + "and ends the sign-in. The stored sign-in is kept as it was; try again later, and if the provider then "
                 + "refuses the refresh token, sign in again"
         case .refreshedButNotStored(let store, let last):
             return "the tokens for \(target) were refreshed, but could not be written to "
-                + (store.isEmpty ? "the credential store" : store) + (sentence(last).map { ": \($0)" } ?? "") + ". "
+                + (store.isEmpty ? "the credential store" : store) + (sentence(Self.clause(last)).map { ": \($0)" } ?? "") + ". "
                 + "The new refresh token is held by this process only, and the stored one may already be spent. "
                 + "Free space or fix the file system; a program still running writes the new tokens at its next use, "
                 + "otherwise try again and, if the refresh token is refused, sign in again"

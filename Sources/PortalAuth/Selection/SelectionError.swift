@@ -57,8 +57,8 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
         switch code {
         case .ambiguous(let choices):
             return
-                "\(choices.count) sign-ins are stored and none is the default; say which (SignInQuery: a portal, an IAP "
-                + "configuration file, a URL or a name), or make one the default (SignInPreferences):\n"
+                "\(choices.count) sign-ins are stored and none is the default; say which (a portal, an IAP "
+                + "configuration file, a URL or a name), or make one the default:\n"
                 + choices.map { "    \($0)" }.joined(separator: "\n")
         case .unknownName(let name, let known):
             let list = known.isEmpty ? "no sign-in has a name yet" : "the names are \(known.joined(separator: ", "))"

@@ -32,8 +32,14 @@ struct DeviceCodeFlow: Sendable {
         if !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
         let answer = try await settings.httpClient.send(.form(deviceAuthorizationURL, fields: fields))
         guard (200..<300).contains(answer.statusCode) else {
-            // A refusal (unauthorized_client, invalid_scope …) or failure, read like a token endpoint's.
-            _ = try TokenResponse.parse(answer, endpoint: deviceAuthorizationURL)
+            // A refusal (unauthorized_client, invalid_scope …) or failure, read like a token endpoint's and named as
+            // the device authorization endpoint's.
+            do {
+                _ = try TokenResponse.parse(answer, endpoint: deviceAuthorizationURL)
+            } catch var refusal as TokenEndpointError {
+                refusal.isDeviceAuthorization = true
+                throw refusal
+            }
             throw DeviceCodeError.invalidResponse(
                 endpoint: deviceAuthorizationURL, problem: "HTTP \(answer.statusCode)")
         }

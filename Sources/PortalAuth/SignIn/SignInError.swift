@@ -169,8 +169,9 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .browserFailed(let message):
             return "\(Self.browserFailureReason(message))."
         case .unheard(let reason):
-            return "\(reason), and nothing shows the person the sign-in URL or a code (the observer is "
-                + "SilentSignInObserver), so the sign-in stopped at once instead of waiting."
+            return "\(reason), and nothing shows the person the sign-in URL or a code (no SignInSettings.observer "
+                + "is set, so no SignInObserver.deviceCodeIssued or signInWillOpenBrowser shows them), so the sign-in "
+                + "stopped at once instead of waiting."
         case .noRemotePath(let reason, _):
             return "no browser can be used here (\(reason)) and there is no way to paste the final address."
         case .noRemoteLogout(let reason):

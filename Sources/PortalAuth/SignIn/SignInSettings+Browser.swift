@@ -44,7 +44,15 @@ extension SignInSettings {
 
     /// Why ``SignInMethod/automatic`` does not start the browser, for messages.
     var reasonBrowserUnused: String {
-        browser == nil ? "no browser is set" : environment.reasonBrowserCannotShow ?? "no browser can be started here"
+        browser == nil ? "no browser is set" : reasonBrowserCannotShow ?? "no browser can be started here"
+    }
+
+    /// Why the environment shows no browser (``SignInEnvironment/reasonBrowserCannotShow``), with what the browser
+    /// adds (on WSL: that no Windows browser was found, and the fix), or nil when one can be shown.
+    var reasonBrowserCannotShow: String? {
+        guard let reason = environment.reasonBrowserCannotShow else { return nil }
+        guard let unreached = (browser as? CommandBrowserOpener)?.unreachedReason else { return reason }
+        return "\(reason); \(unreached)"
     }
 
     /// Whether nobody is told what a remote path needs (a URL to open, a code to enter): the observer is the silent
@@ -69,7 +77,7 @@ extension SignInSettings {
     var remoteReason: String? {
         switch signInMethod {
         case .browser: return nil
-        case .automatic: return browser == nil || browserReachesPerson ? nil : environment.reasonBrowserCannotShow
+        case .automatic: return browser == nil || browserReachesPerson ? nil : reasonBrowserCannotShow
         case .pasteBack, .deviceCode, .outOfBand: return "\(signInMethod) was asked for"
         }
     }

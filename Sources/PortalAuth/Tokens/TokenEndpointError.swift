@@ -42,6 +42,12 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
     public let arcGISMessage: String?
     /// For `invalidResponse`, `unexpectedStatus` and bare failures: what was wrong with the answer.
     public let problem: String?
+    /// Whether the endpoint is the token endpoint or the device authorization endpoint (RFC 8628), whose answers
+    /// are read alike: the message names the one that answered, with the advice that fits it.
+    package var isDeviceAuthorization = false
+
+    /// The endpoint's name in the message.
+    private var endpointName: String { isDeviceAuthorization ? "device authorization endpoint" : "token endpoint" }
 
     package init(
         _ kind: Kind, endpoint: URL, statusCode: Int, errorCode: String? = nil, errorDescription: String? = nil,
@@ -101,16 +107,17 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
     public var description: String {
         switch kind {
         case .refused:
-            return "The token endpoint \(endpoint) refused the request: \(providerSays)." + advice
+            return "The \(endpointName) \(endpoint) refused the request: \(providerSays)." + advice
         case .serverFailure:
-            return "The token endpoint \(endpoint) failed with HTTP \(statusCode)\(detailSuffix). "
+            return "The \(endpointName) \(endpoint) failed with HTTP \(statusCode)\(detailSuffix). "
                 + "The identity provider is failing; try again later."
         case .unexpectedStatus:
-            return "The token endpoint \(endpoint) answered HTTP \(statusCode)\(detailSuffix). "
-                + "Check the portal or token URL."
+            return "The \(endpointName) \(endpoint) answered HTTP \(statusCode)\(detailSuffix). "
+                + (isDeviceAuthorization ? "Check the device authorization URL." : "Check the portal or token URL.")
         default:
-            return "The token endpoint \(endpoint) answered HTTP \(statusCode) with something that is not a token "
-                + "response\(detailSuffix). Check the portal or token URL."
+            return "The \(endpointName) \(endpoint) answered HTTP \(statusCode) with something that is not a "
+                + (isDeviceAuthorization ? "device authorization" : "token") + " response\(detailSuffix). "
+                + (isDeviceAuthorization ? "Check the device authorization URL." : "Check the portal or token URL.")
         }
     }
 
@@ -147,6 +154,11 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
                 " The sign-in has expired or was revoked: sign in again (OAuthUserCredential.credential(for:settings:) or IAPCredential.credential(for:settings:replacing:))."
         }
         switch errorCode {
+        case "invalid_client" where isDeviceAuthorization:
+            return " Check the client ID: the identity provider does not know this client."
+        case "unauthorized_client" where isDeviceAuthorization:
+            return " Check the client ID, and that the identity provider allows this client the device code "
+                + "(urn:ietf:params:oauth:grant-type:device_code); else sign in through a browser."
         case "invalid_client", "unauthorized_client":
             return " Check the client ID and that the application is registered for this redirect URL."
         case "invalid_scope":

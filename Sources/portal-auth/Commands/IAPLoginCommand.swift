@@ -51,19 +51,20 @@ struct IAPLoginCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("redirect-url"),
         help: ArgumentHelp(
-            "Redirect URL (loopback or custom scheme) to use instead of the file's redirect_url.", valueName: "url"))
+            "Redirect URL (loopback or custom scheme) to use (default: the file's redirect_url).", valueName: "url"))
     var redirectURL: String?
 
     @Option(
         name: .customLong("device-authorization-url"),
         help: ArgumentHelp(
-            "The identity provider's device authorization endpoint, when its discovery document does not name one.",
+            "The identity provider's device authorization endpoint, when its discovery document does not name one "
+                + "(default: the discovery document's device_authorization_endpoint).",
             valueName: "url"))
     var deviceAuthorizationURL: String?
 
     @Option(
         help: ArgumentHelp(
-            "The identity provider's issuer, when its OpenID Connect discovery document is not beside the authorize URL or in a folder above it (Amazon Cognito).",
+            "The identity provider's issuer, when its OpenID Connect discovery document is not beside the authorize URL or in a folder above it (Amazon Cognito) (default: the file's issuer, else found from the authorize URL).",
             valueName: "url"))
     var issuer: String?
 

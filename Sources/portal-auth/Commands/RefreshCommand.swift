@@ -32,7 +32,8 @@ struct RefreshCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Print the new token on standard output: plain, header or json (the shape `token --format json` prints).",
+            "Print the new token on standard output: plain, header or json (the shape `token --format json` prints) "
+                + "(default: none, or plain with --print-token).",
             valueName: "format"))
     var format: TokenFormat?
 

@@ -310,13 +310,33 @@ struct RequestCommand: AsyncParsableCommand {
                             oauth.clientID,
                         ] + storeWords)
                     return SignInNeeded(
-                        reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: true))
+                        reason: "\(challenge)", command: command, interactiveCommand: Self.again(withInteractive: true),
+                        interactiveLead: Self.interactiveLead)
+                }
+                // The portal and client ID as given (the portal's own when both are known), else their placeholders.
+                let portalWords =
+                    oauthConfiguration.map {
+                        ShellWord.command(["--portal", $0.portalURL.absoluteString, "--client-id", $0.clientID])
+                    } ?? "--portal URL --client-id ID"
+                let elsewhere =
+                    oauthConfiguration.map { oauth in
+                        oauth.canBeUsed(for: target)
+                            ? ""
+                            : " (\(RedactedURL(target)) is not on the portal \(oauth.portalURL.absoluteString): "
+                                + "give the portal that serves it)"
+                    } ?? ""
+                if interactive, let oauth = oauthConfiguration, oauth.canBeUsed(for: target) {
+                    return SignInNeeded(
+                        reason: "\(challenge)", command: nil,
+                        hint:
+                            "The browser sign-in with \(portalWords) did not answer it: run again to sign in anew, or "
+                            + "check that the server accepts that portal's tokens.")
                 }
                 return SignInNeeded(
                     reason: "\(challenge)", command: nil,
                     hint: interactive
-                        ? "Give --portal URL --client-id ID for a browser sign-in, or a username and password when asked."
-                        : "Run again with --interactive (with --portal URL --client-id ID for a browser sign-in, else you are asked for a username and password)."
+                        ? "Give \(portalWords) for a browser sign-in\(elsewhere), or a username and password when asked."
+                        : "Run again with --interactive (with \(portalWords) for a browser sign-in\(elsewhere), else you are asked for a username and password)."
                 )
             case .identityAwareProxy:
                 // A stored sign-in whose file now covers the URL but names another provider or client: what differs.
@@ -329,7 +349,8 @@ struct RequestCommand: AsyncParsableCommand {
                         reason:
                             "\(challenge): the IAP configuration \(DisplayText.path(changed.file)) covers it, but has changed since "
                             + "the sign-in stored for it: " + changed.change.differences.joined(separator: "; "),
-                        command: command, interactiveCommand: Self.again(withInteractive: true))
+                        command: command, interactiveCommand: Self.again(withInteractive: true),
+                        interactiveLead: Self.interactiveLead)
                 }
                 let storedFile = storedIAPFiles.first { $0.configuration.canBeUsed(for: target) }?.file
                 if let file = configurations.first(where: { $0.configuration.canBeUsed(for: target) })?.file
@@ -338,11 +359,14 @@ struct RequestCommand: AsyncParsableCommand {
                     let command = ShellWord.command(["portal-auth", "iap", "login", "--config", file] + storeWords)
                     return SignInNeeded(
                         reason: "\(challenge)", command: command,
-                        interactiveCommand: Self.again(withInteractive: !interactive))
+                        interactiveCommand: Self.again(withInteractive: !interactive),
+                        interactiveLead: Self.interactiveLead)
                 }
                 // Which proxy this is cannot be known here: the command, with the file to name.
                 let command = ShellWord.command(["portal-auth", "iap", "login"] + storeWords) + " --config FILE"
-                return SignInNeeded(reason: "\(challenge) (FILE: the proxy's IAP configuration file)", command: command)
+                return SignInNeeded(
+                    reason: "\(challenge)", command: command,
+                    commandLead: "Sign in with the proxy's IAP configuration file as FILE")
             case .iapTokenRefused:
                 let other: ProxyTokenChoice = challenge.refusedIAPToken == .accessToken ? .id : .access
                 return Advised(
@@ -400,12 +424,14 @@ struct RequestCommand: AsyncParsableCommand {
         }
         let storeWords = session.store.map { ["--store", $0] } ?? []
         return SignInNeeded(
-            reason:
-                "\(what), and nothing stored answers it; if this host is behind an Identity-Aware Proxy (FILE: the proxy's IAP configuration file)",
+            reason: "\(what), and nothing stored answers it",
             command: ShellWord.command(["portal-auth", "iap", "login"] + storeWords) + " --config FILE",
             interactiveCommand: configurations.isEmpty && !interactive
                 ? ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst())
-                    + " --config FILE --interactive" : nil)
+                    + " --config FILE --interactive" : nil,
+            commandLead:
+                "If this host is behind an Identity-Aware Proxy, sign in with the proxy's IAP configuration file as FILE",
+            interactiveLead: Self.interactiveLead)
     }
 
     /// The IAP configuration files of the stored sign-ins, with their configurations (for the sign-in command).
@@ -429,6 +455,9 @@ struct RequestCommand: AsyncParsableCommand {
     }
 
     /// This command line again with `--interactive`, ready to paste; nil when not `wanted`.
+    /// What `again(withInteractive:)` does, in a message that offers it after the sign-in command.
+    static let interactiveLead = "or sign in and make the request at once with"
+
     static func again(withInteractive wanted: Bool) -> String? {
         wanted ? ShellWord.command(["portal-auth"] + CommandLine.arguments.dropFirst() + ["--interactive"]) : nil
     }

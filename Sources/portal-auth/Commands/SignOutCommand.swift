@@ -279,7 +279,8 @@ extension SignOutReport.Entry {
         case .revocationFailed(let error) where Failure.isInterruption(error):
             return "interrupted; the tokens may still be valid on the server"
         case .revocationFailed(let error):
-            return "NOT revoked (\(error)); the tokens stay valid on the server until they expire"
+            return
+                "NOT revoked (\(ErrorReport.toolWords("\(error)"))); the tokens stay valid on the server until they expire"
         case .loggedOut:
             return "the identity provider confirmed the end of the browser session"
         case .logoutNotConfirmed where logoutResult?.returnWithoutEvidence != nil:
@@ -294,7 +295,8 @@ extension SignOutReport.Entry {
             return "interrupted; the browser session may remain"
         case .logoutFailed(let error):
             return
-                "sign-out failed (\(error)); the stored sign-in is deleted with the rest, but the browser session may remain: "
+                "sign-out failed (\(ErrorReport.toolWords("\(error)"))); the stored sign-in is deleted with the rest, but the "
+                + "browser session may remain: "
                 + "sign out on the identity provider's own page"
 
         }

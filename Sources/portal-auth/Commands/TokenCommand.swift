@@ -85,7 +85,8 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("header-name"),
         help: ArgumentHelp(
-            "With --format header: the header name to print instead of the default for the sign-in's kind.",
+            "With --format header: the header name to print (default: X-Esri-Authorization for a portal sign-in, "
+                + "Authorization for an IAP).",
             valueName: "name"))
     var headerName: String?
 

@@ -7,7 +7,8 @@ struct TransportOptions: ParsableArguments {
     @Option(
         name: .customLong("ca-bundle"),
         help: ArgumentHelp(
-            "PEM file of certificate authorities to trust (for TLS interception); also $PORTAL_AUTH_CA_BUNDLE.",
+            "PEM file of certificate authorities to trust (for TLS interception) (default: $PORTAL_AUTH_CA_BUNDLE, then "
+                + "$CURL_CA_BUNDLE, $SSL_CERT_FILE, else the system's).",
             valueName: "file"))
     var caBundle: String?
 

@@ -191,6 +191,37 @@ enum ErrorReport {
             "(--issuer, or the configuration file's issuer)"
         ),
         ("(register(force: true))", "(--force)"),
+        // The sign-in's and logout's settings (SignInError.appAdvice), where a library error reaches the tool inside
+        // another message (a sign-out's outcome): the longer phrases first.
+        (
+            "(SignInSettings.browser, SignInSettings.browserCommand(_:arguments:))",
+            "(--browser-command COMMAND, or BROWSER=COMMAND)"
+        ),
+        ("(SignInSettings.browser)", "(--browser-command COMMAND, or BROWSER=COMMAND)"),
+        (
+            "pasted addresses (SignInSettings.takePastedAddresses(from:))",
+            "the address pasted on a terminal (run the command on one; over SSH: ssh -t)"
+        ),
+        (
+            "Keep the pasted lines open until the address is pasted (SignInSettings.takePastedAddresses(from:))",
+            "Keep standard input open until the address is pasted (run the command on a terminal; over SSH: ssh -t)"
+        ),
+        (
+            "(with pasted addresses: SignInSettings.takePastedAddresses(from:))",
+            "(--no-browser, on a terminal: over SSH, ssh -t)"
+        ),
+        (
+            "a device code shown by the observer (SignInMethod.deviceCode, SignInObserver.deviceCodeIssued)",
+            "a device code (--device-code)"
+        ),
+        ("SignInSettings.signInMethod .pasteBack or .deviceCode", "--no-browser or --device-code"),
+        ("(SignInSettings.timeout)", "(--timeout)"),
+        ("SignInMethod.deviceCode", "--device-code"),
+        ("SignInMethod.pasteBack", "--no-browser"),
+        (
+            "with SignInMethod.outOfBand where the app's registration lists urn:ietf:wg:oauth:2.0:oob",
+            "with --redirect-url urn:ietf:wg:oauth:2.0:oob where the app's registration lists it"
+        ),
         ("the time limit for keyring calls", "the command's time limit (--timeout)"),
         ("Use a newer PortalAuth", "Use a newer portal-auth"),
     ]

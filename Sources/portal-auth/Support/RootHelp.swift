@@ -35,7 +35,7 @@ enum RootHelp {
           1    the answer is no: iap check --url not covered, sign-out declined
           22   request --fail: an HTTP status of 400 or more, or an ArcGIS
                error envelope ({"error": {"code": …}} in an HTTP 200)
-          64   wrong usage
+          64   wrong usage; standard input ended at a paste prompt
           65   invalid content (a configuration, the store, a server's answer;
                request: a fresh IAP token refused with 401 or 403 alike)
           66   an input file is missing or unreadable, or another user
@@ -49,23 +49,33 @@ enum RootHelp {
                answered, a redirect to a sign-in page)
           126  exec: the command cannot be run
           127  exec: the command was not found
-          130  interrupted
+          130  interrupted (Ctrl-C)
           With --format json a failure also prints {"error": {"status",
           "category", "message", "command", "alternative_command"}} on stdout.
 
         Environment:
           PORTAL_AUTH_STORE          auto, keyring, file or a store file (as --store)
-          XDG_STATE_HOME             store file folder (portal-auth/credentials.json)
+          XDG_STATE_HOME, HOME       store file folder (portal-auth/credentials.json)
+          DBUS_SESSION_BUS_ADDRESS   the desktop keyring's session bus
           PORTAL_AUTH_CA_BUNDLE      PEM bundle of trusted CAs (then CURL_CA_BUNDLE,
                                      SSL_CERT_FILE)
           PORTAL_AUTH_PROXY_TOKEN    id or access: the token sent to hosts behind an
                                      IAP (as --proxy-token)
           PORTAL_AUTH_CLIENT_SECRET  app-token's client secret when no file is given
           PORTAL_AUTH_LAUNCH_DIR     folder of the browser launch page
+          XDG_CACHE_HOME             launch pages without XDG_RUNTIME_DIR
           BROWSER                    the browser command (else xdg-open)
+          WSL_DISTRO_NAME            WSL: the Windows browser (wslview, cmd.exe)
           DISPLAY, WAYLAND_DISPLAY,  whether a browser can be shown here
-          SSH_CONNECTION
+          SSH_CONNECTION, SSH_CLIENT,
+          SSH_TTY
+          PATH                       browser commands, exec's command
           XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins
+          XDG_DATA_HOME,             register-scheme's desktop file and
+          XDG_CONFIG_HOME            mimeapps.list
+          COLUMNS                    width of messages
+          PORTAL_AUTH_FAST_PATH      off or only: token and refresh never or always
+                                     read by their fast parser (for tests)
           https_proxy, no_proxy      proxies (read by libcurl)
 
         Files:

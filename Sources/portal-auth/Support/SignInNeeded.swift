@@ -13,17 +13,21 @@ struct SignInNeeded: CategorizedError, CustomStringConvertible {
     var interactiveCommand: String? = nil
     /// What to do when no command can be told, instead of the general advice.
     var hint: String? = nil
+    /// The words before `command`, a sentence that ends with it ("If this host is behind …, sign in with").
+    var commandLead = "Sign in with"
+    /// The words before `interactiveCommand`, which say what that command does besides signing in.
+    var interactiveLead = "or sign in and print the token at once with"
 
     var category: ErrorCategory { .refused }
 
     var description: String {
         guard let command else {
             if let hint { return "\(reason). \(hint)" }
-            if let interactiveCommand { return "\(reason). Sign in with:\n    \(interactiveCommand)" }
+            if let interactiveCommand { return "\(reason). \(commandLead):\n    \(interactiveCommand)" }
             return "\(reason). Sign in with `portal-auth login --portal URL --client-id ID` "
                 + "or `portal-auth iap login --config FILE` first."
         }
-        return "\(reason). Sign in with:\n    \(command)"
-            + (interactiveCommand.map { "\nor sign in and print the token at once with:\n    \($0)" } ?? "")
+        return "\(reason). \(commandLead):\n    \(command)"
+            + (interactiveCommand.map { "\n\(interactiveLead):\n    \($0)" } ?? "")
     }
 }

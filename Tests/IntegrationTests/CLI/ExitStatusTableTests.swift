@@ -166,7 +166,13 @@ struct ExitStatusTableTests {
         #expect(text.status == 77, "\(text)")
         #expect(text.stdout.isEmpty)
         #expect(text.stderr.contains("HTTP 401 from"), "\(text)")
-        #expect(text.stderr.contains("if this host is behind an Identity-Aware Proxy"), "\(text)")
+        // Whole sentences (issue 45): the placeholder is explained before the command, not after the reason.
+        #expect(
+            text.stderr.contains(
+                "and nothing stored answers it. If this host is behind an Identity-Aware Proxy, sign in with the "
+                    + "proxy's IAP configuration file as FILE:\n    portal-auth iap login --config FILE\n"
+                    + "or sign in and make the request at once with:\n    portal-auth request "), "\(text)")
+        #expect(!text.stderr.contains("(FILE:") && !text.stderr.contains("print the token"), "\(text)")
         #expect(text.stderr.contains("portal-auth iap login --config FILE"), "\(text)")
 
         let json = try await fixture.request("/status/401", ["--format", "json"])

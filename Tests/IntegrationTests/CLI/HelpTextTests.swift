@@ -133,6 +133,93 @@ struct HelpTextTests {
         }
     }
 
+    /// The options that take a value and have no default: they pick a sign-in or give what the command needs.
+    static let optionsWithoutDefault: Set<String> = [
+        "--portal", "--client-id", "--iap", "--url", "--name", "--config", "--username", "--data", "--data-file",
+        "--header", "--scheme",
+    ]
+
+    @Test(
+        "every other option that takes a value says its default (issue 45: the manual page shows them)",
+        arguments: commands)
+    func optionDefaults(command: [String]) async throws {
+        let result = try await ToolRunner.run(["help"] + command, environment: ["COLUMNS": "200"])
+        #expect(result.status == 0, "\(result)")
+        // Each option of the OPTIONS sections with its help, continuation lines included.
+        var inOptions = false
+        var current: String?
+        var help: [String: String] = [:]
+        for line in result.stdout.components(separatedBy: "\n") {
+            if (try? /[A-Z ]*OPTIONS:/.wholeMatch(in: line)) != nil {
+                (inOptions, current) = (true, nil)
+                continue
+            }
+            guard inOptions else { continue }
+            if line.trimmingCharacters(in: .whitespaces).isEmpty {
+                current = nil
+            } else if let match = try? #/  (?:-\w, )?(--[\w-]+)( <[^>]+>)?.*/#.wholeMatch(in: line) {
+                current = match.output.2 == nil ? nil : String(match.output.1)
+                if let current { help[current] = line }
+            } else if let current {
+                help[current, default: ""] += " " + line.trimmingCharacters(in: .whitespaces)
+            }
+        }
+        for (option, text) in help.sorted(by: { $0.key < $1.key }) where !Self.optionsWithoutDefault.contains(option) {
+            #expect(
+                text.lowercased().contains("default"),
+                "portal-auth \(command.joined(separator: " ")) \(option) says no default: \(text)")
+        }
+    }
+
+    /// The variables `portal-auth exec` sets for its command (named in `help exec`), which the tool never reads.
+    static let setForExec: Set<String> = [
+        "PORTAL_AUTH_TOKEN", "ARCGIS_TOKEN", "PORTAL_AUTH_ID_TOKEN", "PORTAL_AUTH_KIND", "PORTAL_AUTH_TOKEN_EXPIRES_AT",
+        "PORTAL_AUTH_TOKEN_TYPE", "PORTAL_AUTH_URL",
+    ]
+
+    /// Every environment variable the sources of the tool and the library read: a string literal of upper-case
+    /// words joined by `_` (`XDG_CACHE_HOME`), or a one-word literal on a line that reads the environment
+    /// (`environment["PATH"]`, `getenv("COLUMNS")`, a list of variable names); libcurl's option names are not.
+    static func variablesRead() throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources")
+        var names: Set<String> = []
+        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
+        for file in files where file.hasSuffix(".swift") && !file.hasPrefix("PortalAuthTesting/") {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                let readsEnvironment = ["environment[", "getenv(", "value(", "lookup(", "Names", "variable"].contains {
+                    line.contains($0)
+                }
+                for match in line.matches(of: /"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)"/) {
+                    let name = String(match.output.1)
+                    guard !name.hasPrefix("CURLOPT_"), !name.hasPrefix("CURLINFO_"), !setForExec.contains(name) else {
+                        continue
+                    }
+                    if name.contains("_") || (readsEnvironment && name.count > 3) { names.insert(name) }
+                }
+            }
+        }
+        return names
+    }
+
+    @Test("the help's Environment (the manual page's ENVIRONMENT) lists every variable the sources read (issue 45)")
+    func everyVariableRead() async throws {
+        let read = try Self.variablesRead()
+        #expect(read.isSuperset(of: ["PORTAL_AUTH_STORE", "WSL_DISTRO_NAME", "SSH_TTY", "HOME", "PATH", "COLUMNS"]))
+        let result = try await ToolRunner.run(["--help"], environment: ["COLUMNS": "80"])
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stdout.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "Environment:" })
+        let section = lines[(start + 1)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let listed = Set(
+            section.joined(separator: " ").matches(of: /[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*/).map {
+                String($0.output)
+            })
+        let missing = read.subtracting(listed).sorted()
+        #expect(missing.isEmpty, "the help's Environment lacks \(missing)")
+    }
+
     /// The manual page installed beside the tool (`scripts/install`: DIR/bin/portal-auth, DIR/share/man/man1/portal-auth.1).
     static var installedManualPage: URL? {
         let page = URL(fileURLWithPath: BinaryLocator.toolPath).resolvingSymlinksInPath()

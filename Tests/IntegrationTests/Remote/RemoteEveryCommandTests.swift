@@ -113,6 +113,27 @@ struct RemoteEveryCommandTests {
     }
 
     @Test(
+        "sign-out with no display and no terminal: the logout that cannot run is told in the tool's options, never the library's API (issue 45)"
+    )
+    func signOutWithoutBrowserNamesOptions() async throws {
+        let server = try TestServer.current()
+        let store = try ScratchStore()
+        let tokens = try await SignOutTests.iapLogin(server, store)
+        let result = try await ToolRunner.run(
+            ["sign-out", "--yes", "--timeout", "60"], environment: ["PORTAL_AUTH_STORE": store.path],
+            removing: ["DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"],
+            timeout: .seconds(60))
+        let text = result.stdout + result.stderr
+        #expect(result.status == 69, "\(result)")
+        #expect(text.contains("there is no display"), "\(text)")
+        for name in ["SignInSettings", "takePastedAddresses", "SignInMethod", "SignInObserver"] {
+            #expect(!text.contains(name), "a library name in a tool message: \(name)")
+        }
+        #expect(try store.entries().isEmpty)
+        try await SignOutTests.revokeDirectly(server, refreshToken: tokens.refresh, portalFace: false)
+    }
+
+    @Test(
         "a browser command that writes to its stdout and stderr: nothing of it reaches the tool's; --format json stays JSON"
     )
     func browserOutputGoesNowhere() async throws {

@@ -38,7 +38,8 @@ struct SignInSelectionTests {
             try await SignInSelection.select(.automatic, in: store, preferences: .init())
         }
         #expect(error?.category == .usage)
-        #expect(error?.description.contains("SignInPreferences") == true)
+        #expect(error?.description.contains("make one the default") == true)
+        #expect(error?.description.contains("SignInPreferences") == false, "a package type an app cannot use")
         let last = try #require(store.credentials.last)
         let keyB = try #require(SignInSelection.storeKey(of: last))
         let chosen = try await SignInSelection.select(

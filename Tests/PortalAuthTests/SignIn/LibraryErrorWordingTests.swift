@@ -109,6 +109,25 @@ struct LibraryErrorWordingTests {
         }
     }
 
+    @Test("a refresh that failed after a server or network failure says \"try again later\" once (issue 45)")
+    func tryAgainLaterOnce() {
+        let endpoint = URL(string: "https://idp.example/o/token")!
+        let failures = [
+            "\(TokenEndpointError(.serverFailure, endpoint: endpoint, statusCode: 503))",
+            "\(TransportError(.timedOut, url: RedactedURL(endpoint), detail: "Operation timed out"))",
+        ]
+        for failure in failures {
+            #expect(failure.contains("try again later"), "\(failure)")
+            for error in [
+                CredentialError.unavailable("the portal https://gis.example/portal", attempts: 3, lastError: failure),
+                CredentialError.outcomeUnknown("the portal https://gis.example/portal", reason: failure),
+            ] {
+                let text = "\(error)"
+                #expect(text.components(separatedBy: "try again later").count == 2, "\(text)")
+            }
+        }
+    }
+
     @Test("the errors an app can act on name the settings to change")
     func namesSettings() {
         #expect(

@@ -137,7 +137,10 @@ struct LibraryPublicNamesTests {
         return found
     }
 
-    /// The names of `reference` (`Type.member(label:)`, `member(label:)`, `Type`) that the library declares but not
+    /// Words of the protocols that are also the names of package types: "the UserInfo endpoint" (OpenID Connect).
+    static let protocolTerms: Set<String> = ["UserInfo"]
+
+    /// The names of `reference` (`Type.member(label:)`, `member(label:)`, `Type`; a message's bare `Type` is CamelCase) that the library declares but not
     /// for apps.
     static func nonPublic(_ reference: String, _ declared: Declarations) -> [String] {
         var names: [String] = []
@@ -156,7 +159,10 @@ struct LibraryPublicNamesTests {
         names.append(current)
         return names.map { String($0.prefix { $0 != "(" }) }.filter { name in
             guard let first = name.first else { return false }
-            if first.isUppercase { return declared.types.contains(name) && !declared.publicTypes.contains(name) }
+            if first.isUppercase {
+                return declared.types.contains(name) && !declared.publicTypes.contains(name)
+                    && !protocolTerms.contains(name)
+            }
             return declared.all.contains(name) && !declared.publicNames.contains(name)
         }
     }
@@ -186,7 +192,7 @@ struct LibraryPublicNamesTests {
 
     nonisolated(unsafe) static let symbolSpan = /^[A-Za-z_]\w*(?:\([\w:]*\))?(?:\.[A-Za-z_]\w*(?:\([\w:]*\))?)*$/
     nonisolated(unsafe) static let messageName =
-        /\b([A-Z][A-Za-z0-9]+(?:\.[a-z][A-Za-z0-9]*(?:\([A-Za-z0-9_:]*\))?)+|[a-z][A-Za-z0-9]*\((?:[a-z_][A-Za-z0-9]*:)+\))/
+        /\b([A-Z][A-Za-z0-9]+(?:\.[a-z][A-Za-z0-9]*(?:\([A-Za-z0-9_:]*\))?)+|[a-z][A-Za-z0-9]*\((?:[a-z_][A-Za-z0-9]*:)+\)|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b)/
     nonisolated(unsafe) static let toolCommand =
         /portal-auth (?:login|iap|token|status|sign-out|logout|request|exec|refresh|revoke|use|name|store)\b/
 
@@ -269,6 +275,8 @@ struct LibraryPublicNamesTests {
             (#"return "sign in again (portal-auth login)""#, true),
             (#"return "set it (CredentialStoreFile.select(store:environment:))""#, true),
             (#"return "set it (SignInSettings.timeout)""#, false),
+            (#"return "nothing shows it (the observer is SilentSignInObserver)""#, true),
+            (#"return "nothing shows it (SignInSettings.observer)""#, false),
         ])
     func scanFinds(line: String, expected: Bool) throws {
         let declared = try #require(Self.library).declared

@@ -131,4 +131,18 @@ struct DeviceCodeFlowTests {
         let thrown = await #expect(throws: TokenEndpointError.self) { try await flow.run(settings: settings) }
         #expect(thrown?.errorCode == "unauthorized_client")
     }
+
+    @Test(
+        "a wrong client ID at the device authorization endpoint: the message names that endpoint and the client ID (issue 45)",
+        arguments: ["invalid_client", "unauthorized_client"])
+    func wrongClientID(error: String) async throws {
+        let client = ScriptedHTTPClient([ScriptedHTTPClient.json(#"{"error":"\#(error)"}"#, status: 401)])
+        let settings = SignInSettings(browser: nil, httpClient: client, clock: ManualClock())
+        let thrown = try #require(
+            await #expect(throws: TokenEndpointError.self) { try await flow.run(settings: settings) })
+        let text = "\(thrown)"
+        #expect(text.contains("device authorization endpoint \(FakeIdentityProvider.deviceURL)"), "\(text)")
+        #expect(!text.contains("token endpoint") && !text.contains("redirect URL"), "\(text)")
+        #expect(text.contains("Check the client ID"), "\(text)")
+    }
 }

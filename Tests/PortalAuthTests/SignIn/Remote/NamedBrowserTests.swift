@@ -172,6 +172,31 @@ struct NamedBrowserTests {
     }
 
     @Test(
+        "WSL with neither wslview nor cmd.exe on PATH (appendWindowsPath=false): the refusal names WSL and the fix",
+        arguments: [
+            (["WSL_DISTRO_NAME": "Debian"], linuxKernel, "appendWindowsPath=false"),
+            ([:], "5.15.153.1-microsoft-standard-WSL2", "appendWindowsPath=false"),
+        ] as [([String: String], String, String)])
+    func wslWithoutWindowsBrowser(variables: [String: String], kernel: String, fix: String) throws {
+        let folder = try Self.scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let opener = CommandBrowserOpener.systemDefault(
+            environment: variables.merging(["PATH": folder.path]) { $1 }, kernelRelease: kernel)
+        #expect(opener.commands == ["xdg-open"])
+        let settings = SignInSettings(browser: opener, environment: Self.noDisplay)
+        let reason = try #require(settings.remoteReason)
+        #expect(reason.contains("there is no display"), "\(reason)")
+        #expect(reason.contains("WSL") && reason.contains(fix) && reason.contains("wslview"), "\(reason)")
+        #expect(settings.reasonBrowserUnused == reason)
+        // Not WSL: the display alone.
+        let linux = SignInSettings(
+            browser: CommandBrowserOpener.systemDefault(
+                environment: ["PATH": folder.path], kernelRelease: Self.linuxKernel),
+            environment: Self.noDisplay)
+        #expect(linux.remoteReason?.contains("WSL") == false)
+    }
+
+    @Test(
         "no observer, no terminal, a browser that fails: the sign-in stops at once with what to set, and the log says it too",
         arguments: [SignInMethod.browser, .automatic])
     func nobodyToTell(method: SignInMethod) async throws {
