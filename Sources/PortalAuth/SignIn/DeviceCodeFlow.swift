@@ -36,7 +36,7 @@ struct DeviceCodeFlow: Sendable {
             // the device authorization endpoint's.
             do {
                 _ = try TokenResponse.parse(answer, endpoint: deviceAuthorizationURL)
-            } catch var refusal as TokenEndpointError {
+            } catch var refusal {
                 refusal.isDeviceAuthorization = true
                 throw refusal
             }
