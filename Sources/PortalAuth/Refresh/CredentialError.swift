@@ -111,7 +111,8 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
             // The last error is a sentence of its own, usually ending with a period.
             return
                 "could not refresh the token for \(target) after \(attempts) attempt\(attempts == 1 ? "" : "s")"
-                + (sentence(Self.clause(last)).map { ": \($0)" } ?? "") + ". The stored sign-in is kept; try again later"
+                + (sentence(Self.clause(last)).map { ": \($0)" } ?? "")
+                + ". The stored sign-in is kept; try again later"
         case .outcomeUnknown(let last):
             return
                 "the refresh request for \(target) may have reached the identity provider, but no usable answer came"
@@ -121,7 +122,8 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
                 + "refuses the refresh token, sign in again"
         case .refreshedButNotStored(let store, let last):
             return "the tokens for \(target) were refreshed, but could not be written to "
-                + (store.isEmpty ? "the credential store" : store) + (sentence(Self.clause(last)).map { ": \($0)" } ?? "") + ". "
+                + (store.isEmpty ? "the credential store" : store)
+                + (sentence(Self.clause(last)).map { ": \($0)" } ?? "") + ". "
                 + "The new refresh token is held by this process only, and the stored one may already be spent. "
                 + "Free space or fix the file system; a program still running writes the new tokens at its next use, "
                 + "otherwise try again and, if the refresh token is refused, sign in again"
