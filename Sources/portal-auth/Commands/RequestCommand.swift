@@ -41,7 +41,7 @@ struct RequestCommand: AsyncParsableCommand {
             statuses are a success (exit 0; one of 400 or more, or an ArcGIS error, is noted on standard error \
             with --format body), unless --fail is given: then a status of 400 or more exits 22, as curl --fail \
             does, with no body printed (--format json still prints the response object), and so does an ArcGIS \
-            error envelope: an HTTP 200 whose JSON body is {"error": {"code": …}}, how ArcGIS REST services \
+            error envelope: an HTTP 200 whose JSON body is {"error": {"code": ...}}, how ArcGIS REST services \
             report a failed request (the code and message are printed on standard error).
 
             Examples:
@@ -121,7 +121,7 @@ struct RequestCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Exit 22 (as curl --fail) on an HTTP status of 400 or more or an ArcGIS error ({\"error\": {\"code\": …}} in an HTTP 200), printing no body (401 and 403 exit 77 or 65 with or without it)."
+            "Exit 22 (as curl --fail) on an HTTP status of 400 or more or an ArcGIS error ({\"error\": {\"code\": ...}} in an HTTP 200), printing no body (401 and 403 exit 77 or 65 with or without it)."
     )
     var fail = false
 

@@ -34,7 +34,7 @@ enum RootHelp {
           0    success; for status, the sign-in that counts is usable
           1    the answer is no: iap check --url not covered, sign-out declined
           22   request --fail: an HTTP status of 400 or more, or an ArcGIS
-               error envelope ({"error": {"code": …}} in an HTTP 200)
+               error envelope ({"error": {"code": ...}} in an HTTP 200)
           64   wrong usage; standard input ended at a paste prompt
           65   invalid content (a configuration, the store, a server's answer;
                request: a fresh IAP token refused with 401 or 403 alike)
