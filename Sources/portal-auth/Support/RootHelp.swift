@@ -70,7 +70,12 @@ enum RootHelp {
           SSH_CONNECTION, SSH_CLIENT,
           SSH_TTY
           PATH                       browser commands, exec's command
-          XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins
+          XDG_RUNTIME_DIR            sockets of custom-scheme sign-ins and of the
+                                     agent (portal-auth/agent.sock)
+          PORTAL_AUTH_AGENT          the agent's socket for token and exec (off:
+                                     never ask an agent)
+          LISTEN_FDS, LISTEN_PID,    agent: the listening socket systemd hands over
+          LISTEN_FDNAMES             (socket activation)
           XDG_DATA_HOME,             register-scheme's desktop file and
           XDG_CONFIG_HOME            mimeapps.list
           COLUMNS                    width of messages
