@@ -85,7 +85,7 @@ let package = Package(
             name: "PortalAuthTests",
             dependencies: [
                 "PortalAuthCore", "PortalAuthTransport", "PortalAuthStore", "PortalAuth", "PortalAuthTesting",
-                "FuzzChecks", "TestSupport",
+                "FuzzChecks", "TestSupport", "portal-auth",
             ],
         ),
         .testTarget(

@@ -99,47 +99,57 @@ package struct CredentialStoreError: CategorizedError, CustomStringConvertible, 
     }
 
     public var description: String {
-        // A hostile file name must neither drive the terminal nor forge a line.
-        let path = DisplayText.path(self.path)
+        // A hostile file name must neither drive the terminal nor forge a line. An empty path (no error is made
+        // with one but `noLocation`'s) leaves its words out, and its commands take a placeholder.
+        let path = self.path.isEmpty ? "FILE" : DisplayText.path(self.path)
+        let named = MessagePart.given(" ", DisplayText.path(self.path))
         switch code {
         case .noLocation:
             return "Cannot tell where to keep credentials: HOME is not set. "
                 + "Set HOME, XDG_STATE_HOME or PORTAL_AUTH_STORE, or give the store a path (PORTAL_AUTH_STORE=PATH)."
         case .unsafeFile(let mode, let ownedByOther):
             if ownedByOther {
-                return "Refusing to use the credential store \(path): it is owned by another user. "
+                return "Refusing to use the credential store\(named): it is owned by another user. "
                     + "Remove it or choose another store (PORTAL_AUTH_STORE)."
             }
-            return "Refusing to use the credential store \(path): other users can access it (mode \(octal(mode))). "
+            return "Refusing to use the credential store\(named): other users can access it (mode \(octal(mode))). "
                 + "Run `chmod 600 \(path)`; if others may have read it, sign in again to replace its tokens."
         case .unsafeDirectory(let mode, let ownedByOther):
             if ownedByOther {
-                return "Refusing to keep credentials in \(path): the directory is owned by another user. "
+                return
+                    "Refusing to keep credentials in\(MessagePart.or(named, " its directory")): the directory is owned by "
+                    + "another user. "
                     + "Choose another store (PORTAL_AUTH_STORE)."
             }
-            return "Refusing to keep credentials in \(path): other users can write to the directory "
+            return
+                "Refusing to keep credentials in\(MessagePart.or(named, " its directory")): other users can write to the "
+                + "directory "
                 + "(mode \(octal(mode))). Run `chmod 700 \(path)` or choose another store (PORTAL_AUTH_STORE)."
         case .unsafePath(let problem):
-            return "Refusing to keep credentials in \(path): \(problem.message(showingPaths: DisplayText.path)). "
+            return "Refusing to keep credentials in\(MessagePart.or(named, " its directory")): "
+                + "\(problem.message(showingPaths: DisplayText.path)). "
                 + "Or choose another store (PORTAL_AUTH_STORE)."
         case .notRegularFile:
             return
-                "Refusing to use the credential store \(path): it is not a regular file (a directory or a symbolic link?). "
+                "Refusing to use the credential store\(named): it is not a regular file (a directory or a symbolic link?). "
                 + "Point the store (PORTAL_AUTH_STORE) at a file."
         case .corrupted(let reason):
-            return "The credential store \(path) is corrupted (\(reason)) and was left unchanged. "
+            return "The credential store\(named) is corrupted" + MessagePart.given(" (", reason, ")")
+                + " and was left unchanged. "
                 + "To start over, move it aside (`mv \(path) \(path).bak`) and sign in again."
         case .unsupportedVersion(let found):
-            return "The credential store \(path) has format version \(found), newer than this portal-auth reads "
+            return "The credential store\(named) has format version \(found), newer than this portal-auth reads "
                 + "(\(StoreDocument.currentVersion)); it was left unchanged. Use a newer PortalAuth, or another store (PORTAL_AUTH_STORE)."
         case .lockTimeout(let seconds, let holder):
-            let who = holder.map { "held by \($0)" } ?? "held by another process"
-            return "Timed out after \(formatSeconds(seconds)) waiting for the lock \(path), \(who). "
+            let who = "held by " + MessagePart.or(holder, "another process")
+            return
+                "Timed out after \(formatSeconds(seconds)) waiting for the lock\(MessagePart.or(named, " of the store")), \(who). "
                 + "Wait for it to finish and try again; if it is stuck, end it. Do not delete the lock file."
         case .cancelled:
-            return "Cancelled while waiting for the lock \(path)."
+            return "Cancelled while waiting for the lock\(MessagePart.or(named, " of the store"))."
         case .fileSystem(let action, let failure):
-            return "Cannot \(action) \(path): \(failure)."
+            return
+                "Cannot \(MessagePart.or(action, "use")) \(MessagePart.or(DisplayText.path(self.path), "the credential store")): \(failure)."
         }
     }
 

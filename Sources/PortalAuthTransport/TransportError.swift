@@ -103,7 +103,7 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
 
     public var description: String {
         let target = url.map(\.description) ?? "the server"
-        let cause = detail.isEmpty ? "" : ": \(detail)"
+        let cause = MessagePart.given(": ", detail)
         switch kind.code {
         case .insecureHTTP:
             return "Refused to send a request to \(target) over plain http: only loopback hosts "
@@ -127,7 +127,7 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
         case .tlsHandshakeFailed:
             return "The TLS handshake with \(target) failed\(cause)."
         case .caBundleUnusable:
-            let file = context.map { " \($0)" } ?? ""
+            let file = MessagePart.given(" ", context)
             return
                 "Could not use the CA bundle\(file) for \(target)\(cause). Check that TransportConfiguration.TLS.caBundle or "
                 + "PORTAL_AUTH_CA_BUNDLE (or CURL_CA_BUNDLE, SSL_CERT_FILE) names a readable PEM file."
@@ -143,11 +143,11 @@ package struct TransportError: CategorizedError, CustomStringConvertible, Equata
         case .invalidResponse:
             return "The server at \(target) did not answer with valid HTTP\(cause). Check the URL and its port."
         case .responseTooLarge:
-            let limit = context.map { " of \($0) bytes" } ?? ""
+            let limit = MessagePart.given(" of ", context, " bytes")
             return "The response from \(target) is larger than the limit\(limit); refused. "
                 + "Check the URL: a token endpoint answers with a small JSON document."
         case .responseHeadersTooLarge:
-            let limit = context.map { " of \($0) bytes" } ?? ""
+            let limit = MessagePart.given(" of ", context, " bytes")
             return
                 "The server at \(target) answered with response headers larger than libcurl's limit\(limit)\(cause); refused. "
                 + "The server (or a proxy in between) is misbehaving: check the URL, or ask its administrator."

@@ -57,5 +57,7 @@ public struct BrowserError: Error, Sendable, CustomStringConvertible, Categorize
     public let reason: String
 
     public var category: ErrorCategory { .local }
-    public var description: String { "could not start the browser command `\(command)`: \(reason)" }
+    public var description: String {
+        "could not start the browser command" + MessagePart.given(" `", command, "`") + MessagePart.given(": ", reason)
+    }
 }

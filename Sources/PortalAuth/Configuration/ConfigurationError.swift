@@ -106,6 +106,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
         let subject = file.map { "configuration file \(DisplayText.path($0.path))" } ?? "configuration"
         switch code {
         case .invalidConfiguration:
+            guard !issues.isEmpty else { return "\(subject) is invalid" }
             let count = issues.count == 1 ? "1 problem" : "\(issues.count) problems"
             return (["\(subject) is invalid (\(count)):"] + issues.map { "  \($0)" }).joined(separator: "\n")
         case .notAFileURL:
@@ -153,7 +154,9 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
             .unreadable(reason: reason), file: file,
             issues: [
                 ConfigurationIssue(
-                    message: "the file cannot be read (\(reason)); check that it is readable by this user")
+                    message:
+                        "the file cannot be read\(MessagePart.given(" (", reason, ")")); check that it is readable "
+                        + "by this user")
             ])
     }
 
@@ -204,7 +207,7 @@ public struct ConfigurationError: CategorizedError, Sendable, Hashable, CustomSt
     }
 
     static func syntax(_ file: URL?, _ error: JSONSyntaxError) -> ConfigurationError {
-        var message = "JSON syntax error: \(error.message)"
+        var message = "JSON syntax error" + MessagePart.given(": ", error.message)
         if error.message.localizedCaseInsensitiveContains("duplicate") {
             message += "; each key may appear only once"
         }

@@ -26,6 +26,7 @@ package struct ConfigurationIssue: Sendable, Hashable, CustomStringConvertible {
 
     /// The issue as `line 3, column 5: message`, or only the message when no position is known.
     public var description: String {
+        let message = MessagePart.or(self.message, "this is not valid")
         guard let line else { return message }
         guard let column else { return "line \(line): \(message)" }
         return "line \(line), column \(column): \(message)"

@@ -108,7 +108,8 @@ extension DiscoveryError {
     /// An Entra authority that cannot serve an application proxy (`consumers`).
     static func unusableAuthority(_ authorizeURL: URL, reason: String) -> DiscoveryError {
         DiscoveryError(
-            text: "the authorize_url \(RedactedURL(authorizeURL)) cannot be used: \(reason); nothing was opened or sent"
+            text: "the authorize_url \(RedactedURL(authorizeURL)) cannot be used\(MessagePart.given(": ", reason)); "
+                + "nothing was opened or sent"
         )
     }
 
@@ -116,7 +117,8 @@ extension DiscoveryError {
     static func entraDocumentMissing(_ document: URL, authorizeURL: URL, problem: String) -> DiscoveryError {
         DiscoveryError(
             text: "the Microsoft Entra discovery document \(RedactedURL(document)) of the authorize_url "
-                + "\(RedactedURL(authorizeURL)) could not be read (\(problem)); Microsoft publishes one for every tenant, "
+                + "\(RedactedURL(authorizeURL)) could not be read\(MessagePart.given(" (", problem, ")")); Microsoft publishes one "
+                + "for every tenant, "
                 + "so check the tenant's ID or domain in the authorize_url, and the network. Without it the issuer and the "
                 + "signing keys are unknown, so nothing was opened or sent")
     }
@@ -126,7 +128,7 @@ extension DiscoveryError {
         -> DiscoveryError
     {
         let expected =
-            documentIssuer.map { "the tenant's issuer \($0)" }
+            MessagePart.nonBlank(documentIssuer).map { "the tenant's issuer \($0)" }
             ?? "a tenant issuer \(authority.issuer(tenantID: "{tenant ID}")) or the template \(authority.issuerTemplate)"
         return DiscoveryError(
             text: "the configured issuer \(DisplayText.neutralised(explicit.absoluteString, limit: 200)) is not "

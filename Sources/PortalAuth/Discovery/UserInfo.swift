@@ -65,6 +65,6 @@ package struct UserInfoError: Error, Sendable, CustomStringConvertible, Categori
     public var category: ErrorCategory { .invalidContent }
     public var description: String {
         "the UserInfo endpoint \(RedactedURL(endpoint)) was " + (isSubjectMismatch ? "refused" : "not read")
-            + ": \(problem)"
+            + MessagePart.given(": ", problem)
     }
 }

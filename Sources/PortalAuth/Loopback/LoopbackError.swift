@@ -119,48 +119,60 @@ package struct LoopbackError: CategorizedError, Sendable, Equatable, CustomStrin
     }
 
     public var description: String {
-        switch code {
-        case .invalidRedirectURL(let url, let reason):
-            "The redirect URL \(url) cannot be used: \(reason)."
-        case .notLoopback(let url, let reason):
-            "The redirect URL \(url) cannot be used on this platform: \(reason). Use a loopback URL such as "
+        // An empty value leaves its words out (issue 45): no address, port or reason is ever shown empty.
+        func at(_ address: String, _ port: Int) -> String {
+            address.isEmpty ? (port > 0 ? "port \(port)" : "the loopback address") : "\(address):\(port)"
+        }
+        let said = { (reason: String) in MessagePart.given(": ", reason) }
+        let shown = { (url: String) in MessagePart.given(" ", url) }
+        return switch code {
+        case .invalidRedirectURL(let address, let reason):
+            "The redirect URL\(shown(address)) cannot be used\(said(reason))."
+        case .notLoopback(let address, let reason):
+            "The redirect URL\(shown(address)) cannot be used on this platform\(said(reason)). Use a loopback URL such as "
                 + "http://127.0.0.1/callback (any port, or none for a free one), http://[::1]/callback or "
                 + "http://localhost/callback, registered with the identity provider."
         case .portInUse(let address, let port):
-            "Cannot listen on \(address):\(port) for the sign-in response: another program is using port \(port). "
+            "Cannot listen on \(at(address, port)) for the sign-in response: another program is using "
+                + (port > 0 ? "port \(port). " : "it. ")
                 + "Close that program, or choose another port in the redirect URL (and register that URL with the "
                 + "identity provider); a redirect URL without a port uses a free one."
         case .portForbidden(let address, let port):
-            "Cannot listen on \(address):\(port) for the sign-in response: ports below 1024 need privileges. "
+            "Cannot listen on \(at(address, port)) for the sign-in response: ports below 1024 need privileges. "
                 + "Choose a port above 1023 in the redirect URL, or leave the port out to use a free one."
         case .socketFailed(let address, let port, let error):
-            "Cannot listen on \(address):\(port) for the sign-in response (\(error))."
+            "Cannot listen on \(at(address, port)) for the sign-in response (\(error))."
         case .identityProviderError(let code, let description, let uri):
             // The redirect's text is the identity provider's (or anyone's who can reach the port): one clean line.
-            "The identity provider refused the sign-in: \(DisplayText.neutralised(code, limit: 80))"
-                + (description.map { " — \(DisplayText.neutralised($0, limit: 300))" } ?? "")
-                + (uri.map { " (see \(DisplayText.neutralised($0, limit: 200)))" } ?? "") + "."
+            "The identity provider refused the sign-in"
+                + MessagePart.given(": ", DisplayText.neutralised(code, limit: 80))
+                + MessagePart.given(" — ", description.map { DisplayText.neutralised($0, limit: 300) })
+                + MessagePart.given(" (see ", uri.map { DisplayText.neutralised($0, limit: 200) }, ")") + "."
                 + (EntraErrorAdvice.advice(forDescription: description).map { " " + $0 }
                     ?? (code == "access_denied"
                         ? " It was cancelled or refused in the browser; nothing was stored."
                         : " Check the client ID, the redirect URL registered for it and the scopes asked for."))
         case .issuerMismatch(let expected, let received):
-            "The sign-in response came from issuer \(DisplayText.neutralised(received, limit: 200)), not the expected \(expected) (RFC 9207); it was "
+            "The sign-in response came from "
+                + MessagePart.or(
+                    MessagePart.given("issuer ", DisplayText.neutralised(received, limit: 200)), "an unnamed issuer")
+                + ", not the expected \(MessagePart.or(expected, "one")) (RFC 9207); it was "
                 + "rejected. Sign in again, and check the identity provider configuration if this repeats."
         case .invalidResponse(let reason):
-            "The identity provider's sign-in response cannot be used: \(reason). Sign in again; if this repeats, "
+            "The identity provider's sign-in response cannot be used\(said(reason)). Sign in again; if this repeats, "
                 + "the identity provider is misbehaving."
         case .notAwaitedResponse(let reason):
-            "The pasted address is not the awaited sign-in response: \(reason)."
+            "The pasted address is not the awaited sign-in response\(said(reason))."
         case .timedOut(let url, let seconds):
-            "No sign-in response reached \(url) within \(seconds) s. Finish signing in in the browser sooner, "
+            "No sign-in response reached \(MessagePart.or(url, "the redirect URL")) within \(seconds) s. Finish signing in "
+                + "in the browser sooner, "
                 + "or open the printed URL by hand, or allow more time."
         case .cancelled(let url):
-            "The sign-in was cancelled while waiting for the response at \(url)."
+            "The sign-in was cancelled while waiting for the response" + MessagePart.given(" at ", url) + "."
         case .closed(let url):
-            "The listener at \(url) was closed before a sign-in response arrived."
+            "The listener" + MessagePart.given(" at ", url) + " was closed before a sign-in response arrived."
         case .listenerFailed(let reason):
-            "The loopback listener failed: \(reason)."
+            "The loopback listener failed\(said(reason))."
         }
     }
 

@@ -132,7 +132,8 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, Categor
         case .invalidated:
             return "the credential for \(target) was signed out"
         case .unusableAccessToken(let reason):
-            return "the identity provider answered the refresh for \(target) with an access token that \(reason); "
+            return "the identity provider answered the refresh for \(target) with an access token that "
+                + MessagePart.or(sentence(reason), "cannot be used") + "; "
                 + "it is not handed out (never a token known to be expired or past half its lifetime). The new tokens "
                 + "are stored and the next use refreshes again; if every answer is like this, the provider issues access "
                 + "tokens too short to use: have its access-token lifetime raised"

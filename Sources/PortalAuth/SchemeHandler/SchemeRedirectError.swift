@@ -61,6 +61,8 @@ public struct SchemeRedirectError: CategorizedError, Sendable, Equatable, Custom
     }
 
     static func socket(_ what: String, path: String, _ error: SystemError) -> SchemeRedirectError {
-        SchemeRedirectError(.socketFailed, "cannot \(what) the sign-in channel \(path): \(error)")
+        SchemeRedirectError(
+            .socketFailed,
+            "cannot \(MessagePart.or(what, "use")) the sign-in channel\(MessagePart.given(" ", path)): \(error)")
     }
 }

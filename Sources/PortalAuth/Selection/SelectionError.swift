@@ -56,22 +56,30 @@ package struct SelectionError: Error, Sendable, CustomStringConvertible, Categor
     package var description: String {
         switch code {
         case .ambiguous(let choices):
+            let listed = choices.compactMap { MessagePart.given("    ", $0) }.filter { !$0.isEmpty }
             return
-                "\(choices.count) sign-ins are stored and none is the default; say which (a portal, an IAP "
-                + "configuration file, a URL or a name), or make one the default:\n"
-                + choices.map { "    \($0)" }.joined(separator: "\n")
+                "\(choices.count > 1 ? "\(choices.count) sign-ins are" : "several sign-ins are") stored and none is the "
+                + "default; say which (a portal, an IAP configuration file, a URL or a name), or make one the default"
+                + (listed.isEmpty ? "" : ":\n" + listed.joined(separator: "\n"))
         case .unknownName(let name, let known):
-            let list = known.isEmpty ? "no sign-in has a name yet" : "the names are \(known.joined(separator: ", "))"
-            return "no stored sign-in is named \"\(DisplayText.neutralised(name, limit: 80))\"; \(list)"
+            let names = known.filter { !$0.isEmpty }
+            let list = names.isEmpty ? "no sign-in has a name yet" : "the names are \(names.joined(separator: ", "))"
+            return
+                (name.isEmpty
+                ? "a sign-in name is needed"
+                : "no stored sign-in is named \"\(DisplayText.neutralised(name, limit: 80))\"") + "; \(list)"
         case .configurationChanged(let file, let differences):
-            return "the IAP configuration \(DisplayText.path(file)) has changed since the sign-in stored for it: "
-                + differences.joined(separator: "; ")
+            let changes = differences.filter { !$0.isEmpty }.joined(separator: "; ")
+            return
+                "the IAP configuration\(MessagePart.given(" ", DisplayText.path(file))) has changed since the sign-in "
+                + "stored for it\(MessagePart.given(": ", changes))"
                 + "; the stored tokens are for the sign-in's app registration, not the file's: sign in again with the file"
         case .untrustedConfiguration(let error):
             return error.description
         case .unreadablePreferences(let path):
             return
-                "\(path) is not a portal-auth preferences file (JSON with default, names and apps); delete it to start over"
+                "\(MessagePart.or(DisplayText.path(path), "the preferences file")) is not a portal-auth preferences file "
+                + "(JSON with default, names and apps); delete it to start over"
         }
     }
 }

@@ -72,7 +72,8 @@ package struct DeviceCodeError: Error, Sendable, CustomStringConvertible, Catego
         case .timedOut(let seconds):
             return "the sign-in was not approved within the time limit of \(seconds) s; the code was still valid."
         case .invalidResponse(let endpoint, let problem):
-            return "the device authorization endpoint \(endpoint) answered with something unusable: \(problem). "
+            return "the device authorization endpoint \(endpoint) answered with something unusable"
+                + MessagePart.given(": ", problem) + ". "
                 + "Check the identity provider's device authorization endpoint."
         }
     }

@@ -52,7 +52,7 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
     }
 
     private static func browserFailureReason(_ message: String) -> String {
-        "the browser could not be started (\(message))"
+        "the browser could not be started" + MessagePart.given(" (", message, ")")
     }
     static func noRemotePath(_ reason: String, deviceCodeRuledOut: Bool = false) -> SignInError {
         SignInError(.noRemotePath(reason, deviceCodeRuledOut: deviceCodeRuledOut))
@@ -160,30 +160,37 @@ public struct SignInError: Error, Sendable, CustomStringConvertible, Categorized
         case .missingCode:
             return "the identity provider redirected back without an authorization code; sign in again."
         case .pastedURLRejected(let why):
-            return "the pasted URL cannot finish this sign-in: \(why)"
+            return "the pasted URL cannot finish this sign-in" + MessagePart.given(": ", why)
         case .inputClosed:
             return "the pasted lines ended before a redirect URL was pasted."
         case .missingIssuer(let expected):
-            return "the sign-in response has no iss parameter although \(expected) announces one (RFC 9207); "
+            return "the sign-in response has no iss parameter although \(MessagePart.or(expected, "its issuer")) "
+                + "announces one (RFC 9207); "
                 + "it may come from another server, so it was refused. Sign in again."
         case .browserFailed(let message):
             return "\(Self.browserFailureReason(message))."
         case .unheard(let reason):
-            return "\(reason), and nothing shows the person the sign-in URL or a code (no SignInSettings.observer "
+            return
+                "\(MessagePart.or(reason, "no browser can be used")), and nothing shows the person the sign-in URL or "
+                + "a code (no SignInSettings.observer "
                 + "is set, so no SignInObserver.deviceCodeIssued or signInWillOpenBrowser shows them), so the sign-in "
                 + "stopped at once instead of waiting."
         case .noRemotePath(let reason, _):
-            return "no browser can be used here (\(reason)) and there is no way to paste the final address."
+            return
+                "no browser can be used here\(MessagePart.given(" (", reason, ")")) and there is no way to paste the "
+                + "final address."
         case .noRemoteLogout(let reason):
             return
-                "no browser can be used here (\(reason)) and there is no way to paste the address the browser ends on, "
+                "no browser can be used here\(MessagePart.given(" (", reason, ")")) and there is no way to paste the address "
+                + "the browser ends on, "
                 + "so the browser session at the identity provider stays."
         case .requestRefused(let endpoint, let said):
             return
-                "the identity provider refuses this sign-in request at \(endpoint): \(said), so no browser was opened. "
+                "the identity provider refuses this sign-in request at \(endpoint)\(MessagePart.given(": ", said)), so no "
+                + "browser was opened. "
                 + "Check the client ID and that the redirect URL is registered for it."
         case .methodUnsupported(let why):
-            return why
+            return MessagePart.or(why, "this sign-in method cannot be used here.")
         case .portalHasNoDeviceCode:
             return "ArcGIS portals have no device code."
         case .missingIDToken(let tokenURL):

@@ -68,18 +68,18 @@ package struct RevocationError: CategorizedError, Sendable, Equatable, CustomStr
     }
 
     public var description: String {
-        let head = "could not revoke the tokens of \(target) at \(endpoint)"
+        let head = "could not revoke the tokens of \(MessagePart.or(target, "the sign-in")) at \(endpoint)"
         switch code {
         case .refused(let says):
-            return "\(head): the server refused: \(says)"
+            return "\(head): the server refused" + MessagePart.given(": ", says)
         case .serverFailure(let status, let says):
-            return "\(head): the server failed (HTTP \(status)\(says.map { ", \($0)" } ?? ""))"
+            return "\(head): the server failed (HTTP \(status)\(MessagePart.given(", ", says)))"
         case .unexpectedStatus(let status):
             return "\(head): unexpected HTTP \(status)"
         case .invalidResponse(let problem):
-            return "\(head): \(problem)"
+            return "\(head): " + MessagePart.or(problem, "its answer cannot be used")
         case .unreachable(let error, _):
-            return "\(head): \(error)"
+            return "\(head): " + MessagePart.or(error, "it cannot be reached")
         }
     }
 }

@@ -55,7 +55,8 @@ package struct TokenServiceError: CategorizedError, CustomStringConvertible, Equ
         while said.hasSuffix(".") { said.removeLast() }  // the server's own sentence, then ours
         switch kind {
         case .credentialsRefused:
-            return "The token service \(url) refused \(principal)\(said). Check them and try again."
+            return "The token service \(url) refused \(MessagePart.or(principal, "the credentials given"))\(said). "
+                + "Check them and try again."
         case .notTokenSecured:
             return "The server \(url) does not use ArcGIS token security\(said). It may be open, or protected by "
                 + "the web server (HTTP password or client certificate): use a network credential instead."

@@ -56,12 +56,13 @@ package struct TokenEndpointError: CategorizedError, CustomStringConvertible, Eq
         self.kind = kind
         self.endpoint = RedactedURL(endpoint)
         self.statusCode = statusCode
-        self.errorCode = errorCode.map { Self.clean($0, limit: 80) }
-        self.errorDescription = errorDescription.map { Self.clean($0, limit: 300) }
-        self.errorURI = errorURI.map { Self.clean($0, limit: 200) }
+        // An empty field says nothing: it is kept as none, so the message leaves its words out (issue 45).
+        self.errorCode = MessagePart.nonBlank(errorCode).map { Self.clean($0, limit: 80) }
+        self.errorDescription = MessagePart.nonBlank(errorDescription).map { Self.clean($0, limit: 300) }
+        self.errorURI = MessagePart.nonBlank(errorURI).map { Self.clean($0, limit: 200) }
         self.arcGISCode = arcGISCode
-        self.arcGISMessage = arcGISMessage.map { Self.clean($0, limit: 200) }
-        self.problem = problem
+        self.arcGISMessage = MessagePart.nonBlank(arcGISMessage).map { Self.clean($0, limit: 200) }
+        self.problem = MessagePart.nonBlank(problem)
     }
 
     // MARK: - Meaning

@@ -32,11 +32,12 @@ package struct CryptoError: Error, Sendable, CustomStringConvertible, Categorize
 
     public var description: String {
         switch code {
-        case .randomUnavailable: return "the system's random number generator failed (OpenSSL: \(detail))"
-        case .digestFailed: return "SHA-256 failed (OpenSSL: \(detail))"
-        case .invalidKey: return "unusable signing key: \(detail)"
-        case .invalidSignature: return "signature check failed: \(detail)"
-        case .libraryUnavailable: return "OpenSSL is needed and missing: \(detail)"
+        case .randomUnavailable:
+            return "the system's random number generator failed" + MessagePart.given(" (OpenSSL: ", detail, ")")
+        case .digestFailed: return "SHA-256 failed" + MessagePart.given(" (OpenSSL: ", detail, ")")
+        case .invalidKey: return "unusable signing key" + MessagePart.given(": ", detail)
+        case .invalidSignature: return "signature check failed" + MessagePart.given(": ", detail)
+        case .libraryUnavailable: return "OpenSSL is needed and missing" + MessagePart.given(": ", detail)
         }
     }
 }

@@ -183,21 +183,25 @@ package struct IDTokenError: Error, Sendable, CustomStringConvertible, Categoriz
     private init(text: String) { self.text = text }
 
     package static func malformed(_ why: String) -> IDTokenError {
-        IDTokenError(text: "the ID token is malformed: \(why)")
+        IDTokenError(text: "the ID token is malformed" + MessagePart.given(": ", why))
     }
     package static func claimMismatch(_ claim: String, _ why: String) -> IDTokenError {
-        IDTokenError(text: "the ID token's \(claim) claim was rejected: \(why)")
+        IDTokenError(
+            text: "the ID token's " + MessagePart.given("", claim, " ") + "claim was rejected"
+                + MessagePart.given(": ", why))
     }
 
     package static func headerRejected(_ parameter: String, _ why: String) -> IDTokenError {
-        IDTokenError(text: "the ID token's \(parameter) header was rejected: \(why)")
+        IDTokenError(
+            text: "the ID token's " + MessagePart.given("", parameter, " ") + "header was rejected"
+                + MessagePart.given(": ", why))
     }
 
     package static func signature(_ why: String) -> IDTokenError {
-        IDTokenError(text: "the ID token's signature was rejected: \(why)")
+        IDTokenError(text: "the ID token's signature was rejected" + MessagePart.given(": ", why))
     }
     package static func keys(_ why: String) -> IDTokenError {
-        IDTokenError(text: "the ID token's signature cannot be checked: \(why)")
+        IDTokenError(text: "the ID token's signature cannot be checked" + MessagePart.given(": ", why))
     }
 
     public var category: ErrorCategory { .invalidContent }

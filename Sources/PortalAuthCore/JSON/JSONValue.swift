@@ -148,6 +148,7 @@ package struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     public var description: String {
-        line > 0 ? "line \(line), column \(column): \(message)" : message
+        let message = MessagePart.or(message, "the JSON is not well-formed")
+        return line > 0 ? "line \(line), column \(column): \(message)" : message
     }
 }

@@ -141,5 +141,7 @@ package struct ChildProcessError: Error, CustomStringConvertible {
     /// The `errno` value.
     package let errno: Int32
 
-    package var description: String { "cannot run \(program): \(String(cString: strerror(errno)))" }
+    package var description: String {
+        "cannot run \(MessagePart.or(program, "the program")): \(String(cString: strerror(errno)))"
+    }
 }

@@ -50,6 +50,7 @@ package struct CoreDumpProtectionError: Error, Sendable, CustomStringConvertible
 
     package var category: ErrorCategory { .local }
     package var description: String {
-        "core dumps could not be disabled (\(failures.joined(separator: "; "))); a crash could leave tokens in a core file"
+        "core dumps could not be disabled" + MessagePart.given(" (", failures.joined(separator: "; "), ")")
+            + "; a crash could leave tokens in a core file"
     }
 }

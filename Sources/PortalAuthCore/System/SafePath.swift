@@ -312,8 +312,9 @@ package struct PathProblem: Error, Sendable, Hashable {
     /// What was found, and the command that fixes it: "other users can write /tmp/x (mode 0777, owner root (uid 0));
     /// run `chmod go-w /tmp/x`". `display` makes each path safe for a terminal (`DisplayText.path`, a layer above).
     package func message(showingPaths display: (String) -> String) -> String {
-        let shown = display(path)
-        let word = display(Self.shellWord(path))
+        // An empty path (never given by SafePath itself) is named in words, and its commands take a placeholder.
+        let shown = path.isEmpty ? "the file" : display(path)
+        let word = path.isEmpty ? "FILE" : display(Self.shellWord(path))
         let found = "mode \(Self.octal(mode)), owner \(display(Self.userName(owner)))"
         let me = display(Self.shellWord(Self.userName(geteuid(), withID: false)))
         let isLink = mode & S_IFMT == S_IFLNK
@@ -325,7 +326,8 @@ package struct PathProblem: Error, Sendable, Hashable {
             return "other users can write \(shown) (\(found)); run `chmod go-w \(word)`"
                 + (owner == geteuid() ? "" : " as its owner, or use a copy in a folder of your own")
         case .replaceableInSharedFolder(let folder):
-            return "\(shown) belongs to another user (\(found)) and sits in the shared folder \(display(folder)), "
+            return "\(shown) belongs to another user (\(found)) and sits in the shared folder "
+                + (folder.isEmpty ? "it is in, " : "\(display(folder)), ")
                 + "where that user can replace it; run `sudo chown \(isLink ? "-h " : "")\(me) \(word)`, or use a copy "
                 + "in a folder of your own"
         case .notAFolder:
@@ -335,7 +337,7 @@ package struct PathProblem: Error, Sendable, Hashable {
         case .replaced:
             return "\(shown) was replaced while it was being read; try again"
         case .failed(let call, let code):
-            return "\(shown): \(call) failed: \(String(cString: strerror(code)))"
+            return "\(shown): " + MessagePart.given("", call, " ") + "failed: \(String(cString: strerror(code)))"
         }
     }
 

@@ -13,7 +13,7 @@ package struct SystemError: Error, Sendable, Equatable, CustomStringConvertible 
         self.errno = errno
     }
 
-    package var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    package var description: String { MessagePart.given("", call, ": ") + String(cString: strerror(errno)) }
 }
 
 /// Runs a system call, retrying on `EINTR`, and turns a `-1` result into a `SystemError`.

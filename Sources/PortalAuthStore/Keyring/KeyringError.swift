@@ -57,5 +57,7 @@ package struct KeyringError: CategorizedError, CustomStringConvertible, Sendable
         }
     }
 
-    public var description: String { "the desktop keyring cannot be used: \(message); \(advice)" }
+    public var description: String {
+        "the desktop keyring cannot be used" + MessagePart.given(": ", message) + "; \(advice)"
+    }
 }

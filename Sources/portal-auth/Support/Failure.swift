@@ -68,7 +68,7 @@ struct Advised: CategorizedError, CustomStringConvertible {
     let error: any CategorizedError
     let advice: String
     var category: ErrorCategory { error.category }
-    var description: String { "\(ErrorReport.message(for: error))\n\(advice)" }
+    var description: String { ErrorReport.message(for: error) + MessagePart.given("\n", advice) }
 }
 
 /// A request that only turns out to be wrong once the stored sign-in is known (`--id-token` for a portal

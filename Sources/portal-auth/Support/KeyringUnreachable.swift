@@ -12,12 +12,15 @@ struct KeyringUnreachable: CategorizedError, CustomStringConvertible {
     var category: ErrorCategory { .local }
 
     var description: String {
+        let keys = self.keys.filter { !$0.isEmpty }
         let count = keys.count
-        let listed = keys.prefix(10).map { "    \(DisplayText.path($0))" }
+        let listed = keys.prefix(10).map { "\n    \(DisplayText.path($0))" }
+        let why = MessagePart.given(": ", DisplayText.neutralised(ErrorReport.toolWords(problem.message), limit: 300))
         return
-            "\(count) stored sign-in\(count == 1 ? " keeps its" : "s keep their") tokens in the desktop keyring, which "
-            + "cannot be reached now: \(DisplayText.neutralised(ErrorReport.toolWords(problem.message), limit: 300)).\n"
-            + listed.joined(separator: "\n") + (count > 10 ? "\n    and \(count - 10) more" : "") + "\n"
+            (count == 0
+            ? "Stored sign-ins keep their" : "\(count) stored sign-in\(count == 1 ? " keeps its" : "s keep their")")
+            + " tokens in the desktop keyring, which cannot be reached now\(why)."
+            + listed.joined() + (count > 10 ? "\n    and \(count - 10) more" : "") + "\n"
             + "Cron jobs, systemd services and CI jobs get no desktop session. Any of these fixes it:\n"
             + "  - reach the user's keyring (the desktop session running, its keyring unlocked): set\n"
             + "    DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus (XDG_RUNTIME_DIR is /run/user/$(id -u))\n"

@@ -235,6 +235,7 @@ struct NoIDToken: CategorizedError, CustomStringConvertible {
     let target: String
     var category: ErrorCategory { .invalidContent }
     var description: String {
-        "the identity provider sent no ID token for \(target); add \"openid\" to the configuration's scope and sign in again"
+        "the identity provider sent no ID token" + MessagePart.given(" for ", target)
+            + "; add \"openid\" to the configuration's scope and sign in again"
     }
 }

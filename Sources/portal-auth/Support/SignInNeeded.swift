@@ -21,8 +21,11 @@ struct SignInNeeded: CategorizedError, CustomStringConvertible {
     var category: ErrorCategory { .refused }
 
     var description: String {
-        guard let command else {
-            if let hint { return "\(reason). \(hint)" }
+        // An empty reason, command or hint leaves its words out (issue 45).
+        let reason = MessagePart.or(reason, "A sign-in is needed")
+        let interactiveCommand = MessagePart.nonBlank(interactiveCommand)
+        guard let command = MessagePart.nonBlank(command) else {
+            if let hint = MessagePart.nonBlank(hint) { return "\(reason). \(hint)" }
             if let interactiveCommand { return "\(reason). \(commandLead):\n    \(interactiveCommand)" }
             return "\(reason). Sign in with `portal-auth login --portal URL --client-id ID` "
                 + "or `portal-auth iap login --config FILE` first."

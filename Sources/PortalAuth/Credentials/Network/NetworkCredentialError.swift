@@ -52,25 +52,31 @@ package struct NetworkCredentialError: CategorizedError, CustomStringConvertible
     }
 
     public var description: String {
-        let name = file?.path ?? "the certificate"
+        // An empty path or detail leaves its words out (issue 45).
+        let path = MessagePart.nonBlank(file?.path)
+        let name = path ?? "the certificate file"
+        let said = MessagePart.given(": ", detail)
         switch kind {
         case .fileUnreadable:
-            return "Cannot read the certificate file \(name): \(detail)."
+            return "Cannot read the certificate file\(MessagePart.given(" ", path))\(said)."
         case .notPKCS12:
-            return "\(name) is not a PKCS#12 (.p12/.pfx) file: \(detail)."
+            return "\(name) is not a PKCS#12 (.p12/.pfx) file\(said)."
         case .wrongPassword:
-            return "The password does not open the certificate file \(name). Check the password for this file."
+            return "The password does not open the certificate file\(MessagePart.given(" ", path)). Check the password "
+                + "for this file."
         case .unsupportedEncryption:
-            return "\(name) uses encryption that OpenSSL 3 does not load by default (\(detail)). Re-export it with "
-                + "current encryption: openssl pkcs12 -legacy -in OLD.p12 -nodes | openssl pkcs12 -export -out NEW.p12"
+            return
+                "\(name) uses encryption that OpenSSL 3 does not load by default\(MessagePart.given(" (", detail, ")")). "
+                + "Re-export it with current encryption: openssl pkcs12 -legacy -in OLD.p12 -nodes | openssl pkcs12 -export "
+                + "-out NEW.p12"
         case .noIdentity:
-            return "\(name) cannot identify you: \(detail)."
+            return "\(name) cannot identify you\(said)."
         case .certificateExpired:
-            return "The certificate in \(name) \(detail). Get a new certificate."
+            return "The certificate in \(name) \(MessagePart.or(detail, "is not valid now")). Get a new certificate."
         case .certificateUnreadable:
-            return "Cannot read \(name): \(detail)."
+            return "Cannot read \(path ?? "the certificate")\(said)."
         default:
-            return "Cannot trust the server: \(detail)."
+            return "Cannot trust the server\(said)."
         }
     }
 }
