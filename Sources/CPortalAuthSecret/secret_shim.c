@@ -51,7 +51,13 @@ static const PASchema credential_schema = {
 
 static const PASchema network_schema = {
     "org.portalauth.NetworkCredential", 0,
-    {{"kind", 0}, {"host", 0}, {"port", 0}, {"username", 0}, {"file", 0}, {NULL, 0}},
+    {{"kind", 0}, {"host", 0}, {"port", 0}, {"username", 0}, {"file", 0}, {"added_by", 0}, {NULL, 0}},
+    0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+static const PASchema app_network_schema = {
+    "org.portalauth.AppNetworkCredential", 0,
+    {{"kind", 0}, {"host", 0}, {"port", 0}, {"username", 0}, {"file", 0}, {"store", 0}, {NULL, 0}},
     0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
@@ -212,7 +218,11 @@ static int failure(Watch *watch, PAError *error, const char *what, char **messag
 }
 
 static const PASchema *schema_for(int schema) {
-    return schema == PA_SECRET_SCHEMA_NETWORK ? &network_schema : &credential_schema;
+    switch (schema) {
+    case PA_SECRET_SCHEMA_NETWORK: return &network_schema;
+    case PA_SECRET_SCHEMA_APP_NETWORK: return &app_network_schema;
+    default: return &credential_schema;
+    }
 }
 
 static void *attribute_table(const char *const *names, const char *const *values, int count) {

@@ -30,8 +30,10 @@ enum {
 enum {
     /// org.portalauth.Credential: store, entry, generation, sequence.
     PA_SECRET_SCHEMA_CREDENTIAL = 0,
-    /// org.portalauth.NetworkCredential: kind, host, port, username, file.
+    /// org.portalauth.NetworkCredential: kind, host, port, username, file, added_by.
     PA_SECRET_SCHEMA_NETWORK = 1,
+    /// org.portalauth.AppNetworkCredential: kind, host, port, username, file, store (an app's own store).
+    PA_SECRET_SCHEMA_APP_NETWORK = 2,
 };
 
 /// Loads libsecret and checks that a Secret Service answers on the session bus within `timeout_ms` and that its

@@ -206,7 +206,7 @@ public final class AuthenticationManager: Sendable {
             }
             let network = try await NetworkCredentialStore.load(
                 beside: file, storage: storage, requiringKeyring: requiringKeyring, environment: environment,
-                logger: settings.logger)
+                logger: settings.logger, scope: scope)
             await setNetworkCredentialStore(network)
             settings.logger.notice(
                 "persistent credential storage set up",

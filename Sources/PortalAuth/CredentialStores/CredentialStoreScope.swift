@@ -23,6 +23,9 @@ import PortalAuthCore
 ///   once with `portal-auth login` serves the user's apps too. An app signing out of it removes only the
 ///   credentials it added itself (recorded with each entry, under ``appIdentifier``): the sign-ins of the tool and of
 ///   other apps stay, valid, and stay out of its revocations and logouts.
+///
+/// Network credentials follow the same scope (`NetworkCredentialStore.makePersistent(access:synchronizesWithiCloud:requiringKeyring:scope:)`,
+/// and the manager's store after `setupPersistentCredentialStorage(access:synchronizesWithiCloud:requiringKeyring:scope:)`).
 public struct CredentialStoreScope: Sendable, Hashable, CustomStringConvertible {
     /// Whether the store is the app's own.
     public let isAppOwn: Bool

@@ -120,6 +120,7 @@ final class NetworkCredentialFile: SecretItemStorage {
         switch schema {
         case .credential: return "credential"
         case .network: return "network"
+        case .appNetwork: return "app-network"
         }
     }
 

@@ -8,8 +8,30 @@ import PortalAuthStore
 /// (passwords) or `file` (the PKCS#12 file of a certificate); the secret is the password, the PKCS#12 file's
 /// password, or the trusted certificate in PEM. An item that cannot be read back (a certificate file gone, a foreign
 /// item) is skipped when loading and left in the keyring.
+///
+/// The app's `CredentialStoreScope` decides which items it sees and removes, as `ArcGISCredentialStore` does with its
+/// entries: an app's own store keeps its items under a schema of their own (`org.portalauth.AppNetworkCredential`) with
+/// the attribute `store` (its store file's path), so that it sees only those and no other app's removals reach them;
+/// in the shared ones an item records the app that added it (`added_by`), and an app's removals touch only the items
+/// it added (those of other apps, and those written before apps were recorded, stay).
 struct NetworkCredentialKeyring: Sendable {
     let storage: any SecretItemStorage
+    /// The app's own store file these credentials belong to (attribute `store`); nil for the shared ones.
+    var ownStore: String? = nil
+    /// The app that adds to the shared ones, whose items alone it may remove (attribute `added_by`); nil: it may
+    /// remove any (a keyring used without a scope).
+    var owner: String? = nil
+
+    /// The schema of this scope's items.
+    private var schema: SecretSchemaName { ownStore == nil ? .network : .appNetwork }
+
+    /// The attributes every item of this scope has.
+    private var scopeAttributes: [String: String] { ownStore.map { ["store": $0] } ?? [:] }
+
+    /// Whether this scope may remove an item of it.
+    private func mayRemove(_ attributes: [String: String]) -> Bool {
+        ownStore != nil || owner == nil || attributes["added_by"] == owner
+    }
 
     /// One credential read back.
     enum Loaded {
@@ -22,10 +44,10 @@ struct NetworkCredentialKeyring: Sendable {
     func load(now: Date = Date()) throws(KeyringError) -> (credentials: [(ProtectionSpace, Loaded)], skipped: Int) {
         var credentials: [(ProtectionSpace, Loaded)] = []
         var skipped = 0
-        for attributes in try storage.search(attributes: [:], schema: .network) {
+        for attributes in try storage.search(attributes: scopeAttributes, schema: schema) {
             guard let kind = attributes["kind"], let host = attributes["host"],
                 let port = attributes["port"].flatMap(Int.init),
-                let secret = try storage.lookup(attributes: Self.identifying(attributes), schema: .network)
+                let secret = try storage.lookup(attributes: Self.identifying(attributes), schema: schema)
             else {
                 skipped += 1
                 continue
@@ -79,15 +101,18 @@ struct NetworkCredentialKeyring: Sendable {
             label: "portal-auth trusted certificate of \(space)")
     }
 
-    /// Removes the credentials of `kind` (all kinds when nil) for `space` (every space when nil).
+    /// Removes the credentials of `kind` (all kinds when nil) for `space` (every space when nil) that this scope
+    /// may remove.
     func remove(kind: NetworkCredential.Kind?, for space: ProtectionSpace?) throws(KeyringError) {
-        var attributes: [String: String] = [:]
+        var attributes = scopeAttributes
         if let kind { attributes["kind"] = Self.name(of: kind) }
         if let space {
             attributes["host"] = space.host
             attributes["port"] = String(space.port)
         }
-        try storage.clear(attributes: attributes, schema: .network)
+        for item in try storage.search(attributes: attributes, schema: schema) where mayRemove(item) {
+            try storage.clear(attributes: Self.identifying(item), schema: schema)
+        }
     }
 
     // MARK: - Helpers
@@ -95,12 +120,19 @@ struct NetworkCredentialKeyring: Sendable {
     private func replace(kind: String, space: ProtectionSpace, extra: [String: String], secret: String, label: String)
         throws(KeyringError)
     {
-        let base = ["kind": kind, "host": space.host, "port": String(space.port)]
-        let attributes = base.merging(extra) { $1 }
-        let previous = try storage.search(attributes: base, schema: .network)
-        try storage.store(secret, attributes: attributes, label: label, schema: .network)
-        for item in previous where Self.identifying(item) != attributes {
-            try storage.clear(attributes: Self.identifying(item), schema: .network)
+        let base = ["kind": kind, "host": space.host, "port": String(space.port)].merging(scopeAttributes) { $1 }
+        var attributes = base.merging(extra) { $1 }
+        if ownStore == nil, let owner { attributes["added_by"] = owner }
+        let previous = try storage.search(attributes: base, schema: schema).map(Self.identifying).filter {
+            $0 != attributes
+        }
+        // An earlier item whose attributes are all among the new one's (one stored before apps were recorded) would be
+        // cleared with the new one, since a clear matches every item that has the attributes given: it goes first.
+        let contained = previous.filter { $0.allSatisfy { attributes[$0.key] == $0.value } }
+        for item in contained { try storage.clear(attributes: item, schema: schema) }
+        try storage.store(secret, attributes: attributes, label: label, schema: schema)
+        for item in previous where !contained.contains(item) {
+            try storage.clear(attributes: item, schema: schema)
         }
     }
 

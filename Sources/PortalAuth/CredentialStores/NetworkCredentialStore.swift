@@ -96,8 +96,9 @@ public actor NetworkCredentialStore {
     /// file (0600 in a 0700 folder), as gh, az and kubelogin fall back to a private file. ``storageLocation`` says
     /// which, and why. The credentials kept there before are loaded now (a certificate whose PKCS#12 file is gone or
     /// no longer opens is skipped, and left where it is), and every `add`, `trust` and removal also changes the
-    /// keyring or the file. An app that accepts the keyring only says so:
-    /// ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)``. `access` and `synchronizesWithiCloud`
+    /// keyring or the file. These are the shared ones, of which this app's removals remove only those it added; an app's
+    /// own: ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:scope:)``. An app that accepts the keyring
+    /// only says so: ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)``. `access` and `synchronizesWithiCloud`
     /// have no Linux meaning (see `KeychainAccess`).
     ///
     /// ```swift
@@ -130,39 +131,67 @@ public actor NetworkCredentialStore {
     public static func makePersistent(
         access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool
     ) async throws -> NetworkCredentialStore {
+        try await makePersistent(
+            access: access, synchronizesWithiCloud: synchronizesWithiCloud, requiringKeyring: requiringKeyring,
+            scope: .shared)
+    }
+
+    /// ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)`` in `scope`, as
+    /// `ArcGISCredentialStore.makePersistent(access:synchronizesWithiCloud:requiringKeyring:scope:)`: the app's own
+    /// (``CredentialStoreScope/app(_:)``: beside its own store file, or in the keyring under its store's path, seen and
+    /// removed by no other app) or the ones it shares with the other apps (``CredentialStoreScope/shared``, the default
+    /// of the other forms), where its removals touch only the credentials it added.
+    ///
+    /// ```swift
+    /// let store = try await NetworkCredentialStore.makePersistent(access: .whenUnlocked, scope: .app("com.example.viewer"))
+    /// ```
+    ///
+    /// - Throws: as ``makePersistent(access:synchronizesWithiCloud:requiringKeyring:)``, and
+    ///   ``CredentialStoreScope/InvalidIdentifier`` for an app identifier that cannot name a store.
+    public static func makePersistent(
+        access: KeychainAccess, synchronizesWithiCloud: Bool = false, requiringKeyring: Bool = false,
+        scope: CredentialStoreScope
+    ) async throws -> NetworkCredentialStore {
         let environment = ProcessInfo.processInfo.environment
         let storage = SecretServiceClient()
         let storeFile = try await BlockingWork.run {
             try CredentialStoreFile.forPersistentStores(
-                requiringKeyring: requiringKeyring, environment: environment, storage: storage)
+                scope: scope, requiringKeyring: requiringKeyring, environment: environment, storage: storage)
         }
         return try await load(
-            beside: storeFile, storage: storage, requiringKeyring: requiringKeyring, environment: environment)
+            beside: storeFile, storage: storage, requiringKeyring: requiringKeyring, environment: environment,
+            scope: scope)
     }
 
-    /// The persistent store that goes with the credential store file `storeFile`: in the keyring (the items of
-    /// `storage`) when the file keeps its secrets there, else in the private file beside it (`requiringKeyring`:
-    /// in the keyring or a failure).
+    /// The persistent store that goes with the credential store file `storeFile` of `scope`: in the keyring (the
+    /// items of `storage`) when the file keeps its secrets there, else in the private file beside it
+    /// (`requiringKeyring`: in the keyring or a failure).
     static func load(
         beside storeFile: CredentialStoreFile, storage: any SecretItemStorage, requiringKeyring: Bool,
-        environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger = SignInSettings().logger
+        environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger = SignInSettings().logger,
+        scope: CredentialStoreScope = .shared
     ) async throws -> NetworkCredentialStore {
+        let ownStore = scope.isAppOwn ? storeFile.path : nil
         if storeFile.backend == .keyring || requiringKeyring {
-            return try await load(from: storage, environment: environment)
+            return try await load(
+                from: storage, environment: environment, ownStore: ownStore, owner: scope.owner)
         }
         let path = NetworkCredentialFile.path(besideStoreAt: storeFile.path)
         return try await BlockingWork.run {
             let file = try NetworkCredentialFile(path: path, logger: logger)
             let location = CredentialStorageLocation(kind: .file, path: path, reason: storeFile.backendReason)
             return try NetworkCredentialStore(
-                keyring: NetworkCredentialKeyring(storage: file), file: file, location: location)
+                keyring: NetworkCredentialKeyring(storage: file, ownStore: ownStore, owner: scope.owner), file: file,
+                location: location)
         }
     }
 
     /// A persistent store of the items of `storage` (its session bus named in `environment`), probed and read on
-    /// `BlockingWork`'s pool.
+    /// `BlockingWork`'s pool: those of the app's own store `ownStore`, or the shared ones, of which `owner`'s alone
+    /// are removed.
     static func load(
-        from storage: any SecretItemStorage, environment: [String: String] = ProcessInfo.processInfo.environment
+        from storage: any SecretItemStorage, environment: [String: String] = ProcessInfo.processInfo.environment,
+        ownStore: String? = nil, owner: String? = nil
     ) async throws -> NetworkCredentialStore {
         try await BlockingWork.run {
             do throws(KeyringError) {
@@ -176,7 +205,9 @@ public actor NetworkCredentialStore {
             }
             let location = CredentialStorageLocation(
                 kind: .keyring, reason: "a Secret Service answers and its default collection is unlocked")
-            return try NetworkCredentialStore(keyring: NetworkCredentialKeyring(storage: storage), location: location)
+            return try NetworkCredentialStore(
+                keyring: NetworkCredentialKeyring(storage: storage, ownStore: ownStore, owner: owner),
+                location: location)
         }
     }
 

@@ -22,6 +22,11 @@ package protocol SecretItemStorage: Sendable {
 package enum SecretSchemaName: Sendable, Equatable {
     /// `org.portalauth.Credential`: a stored sign-in's entry (attributes `store`, `entry`, `generation`, `sequence`).
     case credential
-    /// `org.portalauth.NetworkCredential`: a network credential (attributes `kind`, `host`, `port`, `username`, `file`).
+    /// `org.portalauth.NetworkCredential`: a network credential (attributes `kind`, `host`, `port`, `username`, `file`,
+    /// and `added_by`, the app that added it).
     case network
+    /// `org.portalauth.AppNetworkCredential`: a network credential of an app's own store (the attributes of `network`
+    /// but `added_by`, and `store`, the path of the app's store file). A schema of its own, so that no removal of the
+    /// shared ones (which match every item with the attributes given) reaches an app's.
+    case appNetwork
 }

@@ -187,6 +187,7 @@ package struct SecretServiceClient: SecretItemStorage {
         switch schema {
         case .credential: return Int32(PA_SECRET_SCHEMA_CREDENTIAL)
         case .network: return Int32(PA_SECRET_SCHEMA_NETWORK)
+        case .appNetwork: return Int32(PA_SECRET_SCHEMA_APP_NETWORK)
         }
     }
 

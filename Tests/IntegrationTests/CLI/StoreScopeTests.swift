@@ -22,9 +22,9 @@ struct StoreScopeTests {
     var environment: [String: String] { ["HOME": home, "PORTAL_AUTH_STORE": ""] }
     static let removed = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "PORTAL_AUTH_STORE"]
 
-    func app(_ arguments: [String]) async throws -> ToolRunner.Result {
+    func app(_ arguments: [String], environment: [String: String]? = nil) async throws -> ToolRunner.Result {
         let result = try await ToolRunner.run(
-            arguments, environment: environment, removing: Self.removed, timeout: .seconds(60),
+            arguments, environment: environment ?? self.environment, removing: Self.removed, timeout: .seconds(60),
             executable: BinaryLocator.testAppPath)
         try #require(result.status == 0, "\(arguments): \(result)")
         return result
@@ -66,6 +66,49 @@ struct StoreScopeTests {
         #expect(try await listed(own).isEmpty)
         #expect(try await listed(editor) == [toolSignIn, "token https://editor.example/arcgis"])
         #expect(try await toolSignIns() == 1)
+    }
+
+    @Test(
+        "network credentials follow the scope: an app's own are its own, a shared app's sign-out removes only its own; in the private file and in the keyring",
+        arguments: [false, true])
+    func networkCredentials(keyring: Bool) async throws {
+        // The keyring may be the one scripts/test shares: hosts and apps named for this run only, removed at the end.
+        let session = keyring ? try KeyringSession.shared() : nil
+        var environment = self.environment
+        if let session { environment["DBUS_SESSION_BUS_ADDRESS"] = session.busAddress }
+        let run = UUID().uuidString.prefix(8).lowercased()
+        let viewer = ["--shared", "viewer-\(run)"], editor = ["--shared", "editor-\(run)"]
+        let own = ["--own", "com.example.field-\(run)"]
+        func passwords(_ scope: [String]) async throws -> [String] {
+            try await app(scope + ["list"], environment: environment).stdout.split(separator: "\n")
+                .filter { $0.hasPrefix("password ") && $0.contains(run) }
+                .map { String($0.dropFirst("password ".count).prefix { $0 != "-" }) }.sorted()
+        }
+        for (scope, name) in [(viewer, "viewer"), (editor, "editor"), (own, "field")] {
+            try await _ = app(scope + ["add-password", "\(name)-\(run)"], environment: environment)
+        }
+        #expect(try await passwords(viewer) == ["editor", "viewer"])
+        #expect(try await passwords(own) == ["field"], "the own store holds its own only")
+        let files = [
+            "\(home)/.local/state/portal-auth/credentials-network.json",
+            "\(home)/.local/state/portal-auth/apps/com.example.field-\(run)/credentials-network.json",
+        ]
+        for file in files {
+            #expect(
+                FileManager.default.fileExists(atPath: file) != keyring, "\(file): in the keyring only when it answers")
+        }
+
+        try await _ = app(viewer + ["sign-out"], environment: environment)
+        #expect(try await passwords(editor) == ["editor"], "the other app's stays")
+        #expect(try await passwords(own) == ["field"])
+
+        try await _ = app(own + ["sign-out"], environment: environment)
+        #expect(try await passwords(own).isEmpty)
+        #expect(try await passwords(editor) == ["editor"])
+
+        try await _ = app(editor + ["sign-out"], environment: environment)
+        #expect(try await passwords(editor).isEmpty)
+        withExtendedLifetime(session) {}
     }
 
     @Test("an app identifier that cannot name a store is refused with what to give")
