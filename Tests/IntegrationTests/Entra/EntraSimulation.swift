@@ -30,30 +30,23 @@ struct EntraSimulation: Sendable {
 
     /// Whether the simulation's variables are present; with `PORTAL_AUTH_REQUIRE_INTEGRATION=1` (scripts/test) a
     /// missing simulation is a failure, not a skip.
-    static var isConfigured: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["PORTAL_AUTH_ENTRA_PROXY"] != nil || environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
-    }
+    static var isConfigured: Bool { ServerVariables.isConfigured(by: "PORTAL_AUTH_ENTRA_PROXY") }
 
     static func current() throws -> EntraSimulation {
-        let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) throws -> String {
-            guard let value = environment[name], !value.isEmpty else {
-                Issue.record(
-                    "\(name) is not set: start the simulation with scripts/entra start and source .run/entra.env, or run scripts/test"
-                )
-                throw CancellationError()
-            }
-            return value
-        }
+        let variables = ServerVariables(
+            start: "start the simulation with scripts/entra start and source .run/entra.env")
         return EntraSimulation(
-            proxy: try value("PORTAL_AUTH_ENTRA_PROXY"), control: try value("PORTAL_AUTH_ENTRA_CONTROL"),
-            caBundle: try value("PORTAL_AUTH_ENTRA_CA_BUNDLE"), browser: try value("PORTAL_AUTH_ENTRA_BROWSER"),
-            configs: try value("PORTAL_AUTH_ENTRA_CONFIGS"), requestLog: try value("PORTAL_AUTH_ENTRA_REQUEST_LOG"),
-            app: try value("PORTAL_AUTH_ENTRA_APP"), tenantID: try value("PORTAL_AUTH_ENTRA_TENANT_ID"),
-            otherTenantID: try value("PORTAL_AUTH_ENTRA_OTHER_TENANT_ID"),
-            govTenantID: try value("PORTAL_AUTH_ENTRA_GOV_TENANT_ID"),
-            clientID: try value("PORTAL_AUTH_ENTRA_CLIENT_ID"))
+            proxy: try variables.value("PORTAL_AUTH_ENTRA_PROXY"),
+            control: try variables.value("PORTAL_AUTH_ENTRA_CONTROL"),
+            caBundle: try variables.value("PORTAL_AUTH_ENTRA_CA_BUNDLE"),
+            browser: try variables.value("PORTAL_AUTH_ENTRA_BROWSER"),
+            configs: try variables.value("PORTAL_AUTH_ENTRA_CONFIGS"),
+            requestLog: try variables.value("PORTAL_AUTH_ENTRA_REQUEST_LOG"),
+            app: try variables.value("PORTAL_AUTH_ENTRA_APP"),
+            tenantID: try variables.value("PORTAL_AUTH_ENTRA_TENANT_ID"),
+            otherTenantID: try variables.value("PORTAL_AUTH_ENTRA_OTHER_TENANT_ID"),
+            govTenantID: try variables.value("PORTAL_AUTH_ENTRA_GOV_TENANT_ID"),
+            clientID: try variables.value("PORTAL_AUTH_ENTRA_CLIENT_ID"))
     }
 
     /// The path of the IAP configuration `name` (`guid`, `organizations`, …).

@@ -19,31 +19,20 @@ struct GlewlwydServer: Sendable {
 
     /// Whether the server's variables are present; with `PORTAL_AUTH_REQUIRE_INTEGRATION=1` (scripts/test) a missing
     /// server is a failure, not a skip.
-    static var isConfigured: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["PORTAL_AUTH_GLEWLWYD_BASE"] != nil || environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
-    }
+    static var isConfigured: Bool { ServerVariables.isConfigured(by: "PORTAL_AUTH_GLEWLWYD_BASE") }
 
     static func current() throws -> GlewlwydServer {
-        let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) throws -> String {
-            guard let value = environment[name], !value.isEmpty else {
-                Issue.record(
-                    "\(name) is not set: start Glewlwyd with scripts/glewlwyd start and source .run/glewlwyd.env, or run scripts/test"
-                )
-                throw CancellationError()
-            }
-            return value
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+        let variables = ServerVariables(
+            start: "start Glewlwyd with scripts/glewlwyd start and source .run/glewlwyd.env")
         return GlewlwydServer(
-            base: try value("PORTAL_AUTH_GLEWLWYD_BASE"), issuer: try value("PORTAL_AUTH_GLEWLWYD_ISSUER"),
-            clientID: try value("PORTAL_AUTH_GLEWLWYD_CLIENT_ID"), redirect: try value("PORTAL_AUTH_GLEWLWYD_REDIRECT"),
-            iapConfig: try value("PORTAL_AUTH_GLEWLWYD_IAP_CONFIG"), user: try value("PORTAL_AUTH_GLEWLWYD_USER"),
-            passwordFile: try value("PORTAL_AUTH_GLEWLWYD_PASSWORD_FILE"),
-            browser: environment["PORTAL_AUTH_TEST_BROWSER"]
-                ?? root.appendingPathComponent("Tests/BrowserDriver/portal-auth-test-browser").path)
+            base: try variables.value("PORTAL_AUTH_GLEWLWYD_BASE"),
+            issuer: try variables.value("PORTAL_AUTH_GLEWLWYD_ISSUER"),
+            clientID: try variables.value("PORTAL_AUTH_GLEWLWYD_CLIENT_ID"),
+            redirect: try variables.value("PORTAL_AUTH_GLEWLWYD_REDIRECT"),
+            iapConfig: try variables.value("PORTAL_AUTH_GLEWLWYD_IAP_CONFIG"),
+            user: try variables.value("PORTAL_AUTH_GLEWLWYD_USER"),
+            passwordFile: try variables.value("PORTAL_AUTH_GLEWLWYD_PASSWORD_FILE"),
+            browser: variables.browser)
     }
 
     /// The environment of a tool run: the store, and the browser driver's Glewlwyd credentials, log and profile.

@@ -30,37 +30,25 @@ struct IAPProxyServer: Sendable {
 
     /// Whether the proxy's variables are present; with `PORTAL_AUTH_REQUIRE_INTEGRATION=1` (scripts/test) a missing
     /// proxy is a failure, not a skip.
-    static var isConfigured: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["PORTAL_AUTH_IAP_PROXY_PORT"] != nil || environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
-    }
+    static var isConfigured: Bool { ServerVariables.isConfigured(by: "PORTAL_AUTH_IAP_PROXY_PORT") }
 
     static func current() throws -> IAPProxyServer {
-        let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) throws -> String {
-            guard let value = environment[name], !value.isEmpty else {
-                Issue.record(
-                    "\(name) is not set: start the proxy with scripts/iap-proxy start (after scripts/authserver and scripts/glewlwyd) and source .run/iap-proxy.env, or run scripts/test"
-                )
-                throw CancellationError()
-            }
-            return value
-        }
+        let variables = ServerVariables(
+            start:
+                "start the proxy with scripts/iap-proxy start (after scripts/authserver and scripts/glewlwyd) and source .run/iap-proxy.env"
+        )
         var providers: [String: Provider] = [:]
-        for name in try value("PORTAL_AUTH_IAP_PROXY_PROVIDERS").split(separator: " ").map(String.init) {
+        for name in try variables.value("PORTAL_AUTH_IAP_PROXY_PROVIDERS").split(separator: " ").map(String.init) {
             let prefix = "PORTAL_AUTH_IAP_PROXY_\(name.uppercased())_"
             providers[name] = Provider(
-                name: name, app: try value(prefix + "APP"), post: try value(prefix + "POST"),
-                access: try value(prefix + "ACCESS"),
-                config: try value(prefix + "CONFIG"), issuer: try value(prefix + "ISSUER"),
-                otherConfig: environment[prefix + "OTHER_CONFIG"])
+                name: name, app: try variables.value(prefix + "APP"), post: try variables.value(prefix + "POST"),
+                access: try variables.value(prefix + "ACCESS"),
+                config: try variables.value(prefix + "CONFIG"), issuer: try variables.value(prefix + "ISSUER"),
+                otherConfig: variables.environment[prefix + "OTHER_CONFIG"])
         }
-        guard let port = Int(try value("PORTAL_AUTH_IAP_PROXY_PORT")) else {
-            Issue.record("PORTAL_AUTH_IAP_PROXY_PORT is not a port number")
-            throw CancellationError()
-        }
+        let port = try variables.number("PORTAL_AUTH_IAP_PROXY_PORT")
         return IAPProxyServer(
-            port: port, accessLog: try value("PORTAL_AUTH_IAP_PROXY_ACCESS_LOG"), providers: providers)
+            port: port, accessLog: try variables.value("PORTAL_AUTH_IAP_PROXY_ACCESS_LOG"), providers: providers)
     }
 
     /// The provider `name`, or a recorded failure when the proxy was started without it.

@@ -32,43 +32,25 @@ struct LemonLDAPServer: Sendable {
 
     /// Whether the server's variables are present; with `PORTAL_AUTH_REQUIRE_INTEGRATION=1` (scripts/test) a missing
     /// server is a failure, not a skip.
-    static var isConfigured: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["PORTAL_AUTH_LEMONLDAP_PORT"] != nil || environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
-    }
+    static var isConfigured: Bool { ServerVariables.isConfigured(by: "PORTAL_AUTH_LEMONLDAP_PORT") }
 
     static func current() throws -> LemonLDAPServer {
-        let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) throws -> String {
-            guard let value = environment[name], !value.isEmpty else {
-                Issue.record(
-                    "\(name) is not set: start LemonLDAP::NG with scripts/lemonldap start and source .run/lemonldap.env, or run scripts/test"
-                )
-                throw CancellationError()
-            }
-            return value
-        }
-        func number(_ name: String) throws -> Int {
-            guard let number = Int(try value(name)) else {
-                Issue.record("\(name) is not a number")
-                throw CancellationError()
-            }
-            return number
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+        let variables = ServerVariables(
+            start: "start LemonLDAP::NG with scripts/lemonldap start and source .run/lemonldap.env")
         return LemonLDAPServer(
-            port: try number("PORTAL_AUTH_LEMONLDAP_PORT"), portal: try value("PORTAL_AUTH_LEMONLDAP_PORTAL"),
-            issuer: try value("PORTAL_AUTH_LEMONLDAP_ISSUER"), app: try value("PORTAL_AUTH_LEMONLDAP_APP"),
-            api: try value("PORTAL_AUTH_LEMONLDAP_API"), id: try value("PORTAL_AUTH_LEMONLDAP_ID"),
-            config: try value("PORTAL_AUTH_LEMONLDAP_CONFIG"),
-            longConfig: try value("PORTAL_AUTH_LEMONLDAP_LONG_CONFIG"), user: try value("PORTAL_AUTH_LEMONLDAP_USER"),
-            passwordFile: try value("PORTAL_AUTH_LEMONLDAP_PASSWORD_FILE"),
-            accessLog: try value("PORTAL_AUTH_LEMONLDAP_ACCESS_LOG"),
-            accessTokenLifetime: try number("PORTAL_AUTH_LEMONLDAP_ACCESS_TOKEN_LIFETIME"),
-            idTokenLifetime: try number("PORTAL_AUTH_LEMONLDAP_ID_TOKEN_LIFETIME"),
-            browser: environment["PORTAL_AUTH_TEST_BROWSER"]
-                ?? root.appendingPathComponent("Tests/BrowserDriver/portal-auth-test-browser").path)
+            port: try variables.number("PORTAL_AUTH_LEMONLDAP_PORT"),
+            portal: try variables.value("PORTAL_AUTH_LEMONLDAP_PORTAL"),
+            issuer: try variables.value("PORTAL_AUTH_LEMONLDAP_ISSUER"),
+            app: try variables.value("PORTAL_AUTH_LEMONLDAP_APP"),
+            api: try variables.value("PORTAL_AUTH_LEMONLDAP_API"), id: try variables.value("PORTAL_AUTH_LEMONLDAP_ID"),
+            config: try variables.value("PORTAL_AUTH_LEMONLDAP_CONFIG"),
+            longConfig: try variables.value("PORTAL_AUTH_LEMONLDAP_LONG_CONFIG"),
+            user: try variables.value("PORTAL_AUTH_LEMONLDAP_USER"),
+            passwordFile: try variables.value("PORTAL_AUTH_LEMONLDAP_PASSWORD_FILE"),
+            accessLog: try variables.value("PORTAL_AUTH_LEMONLDAP_ACCESS_LOG"),
+            accessTokenLifetime: try variables.number("PORTAL_AUTH_LEMONLDAP_ACCESS_TOKEN_LIFETIME"),
+            idTokenLifetime: try variables.number("PORTAL_AUTH_LEMONLDAP_ID_TOKEN_LIFETIME"),
+            browser: variables.browser)
     }
 
     // MARK: - Running the tool

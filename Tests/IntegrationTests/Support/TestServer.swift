@@ -16,28 +16,21 @@ struct TestServer: Sendable {
 
     /// Whether the server's variables are present. `scripts/test` sets `PORTAL_AUTH_REQUIRE_INTEGRATION=1`,
     /// and then a missing server is a failure, not a skip.
-    static var isConfigured: Bool {
-        if ProcessInfo.processInfo.environment["PORTAL_AUTH_TEST_SERVER"] != nil { return true }
-        return ProcessInfo.processInfo.environment["PORTAL_AUTH_REQUIRE_INTEGRATION"] == "1"
-    }
+    static var isConfigured: Bool { ServerVariables.isConfigured(by: "PORTAL_AUTH_TEST_SERVER") }
 
     /// The running server, or a recorded failure.
     static func current() throws -> TestServer {
-        let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) throws -> String {
-            guard let value = environment[name], !value.isEmpty else {
-                Issue.record(
-                    "\(name) is not set: start the server with scripts/authserver start and source .run/authserver.env, or run scripts/test"
-                )
-                throw CancellationError()
-            }
-            return value
-        }
+        let variables = ServerVariables(
+            start: "start the server with scripts/authserver start and source .run/authserver.env")
         return TestServer(
-            base: try value("PORTAL_AUTH_TEST_SERVER"), portal: try value("PORTAL_AUTH_TEST_PORTAL"),
-            clientID: try value("PORTAL_AUTH_TEST_CLIENT_ID"), iapConfig: try value("PORTAL_AUTH_TEST_IAP_CONFIG"),
-            iapURL: try value("PORTAL_AUTH_TEST_IAP_URL"), browser: try value("PORTAL_AUTH_TEST_BROWSER"),
-            issuer: try value("PORTAL_AUTH_TEST_ISSUER"), testControl: try value("PORTAL_AUTH_TEST_TESTCTL")
+            base: try variables.value("PORTAL_AUTH_TEST_SERVER"),
+            portal: try variables.value("PORTAL_AUTH_TEST_PORTAL"),
+            clientID: try variables.value("PORTAL_AUTH_TEST_CLIENT_ID"),
+            iapConfig: try variables.value("PORTAL_AUTH_TEST_IAP_CONFIG"),
+            iapURL: try variables.value("PORTAL_AUTH_TEST_IAP_URL"),
+            browser: try variables.value("PORTAL_AUTH_TEST_BROWSER"),
+            issuer: try variables.value("PORTAL_AUTH_TEST_ISSUER"),
+            testControl: try variables.value("PORTAL_AUTH_TEST_TESTCTL")
         )
     }
 
