@@ -75,7 +75,7 @@ def peak_rss_kib(command, runs=RSS_RUNS):
 
 
 FLOOR = "swift hello -static-stdlib (floor)"
-TOKEN_GOAL = 2.0
+TOKEN_GOAL = 1.5  # issue 46 (issue 17 set 2.0)
 REFRESH_GOAL = 1.3
 
 

@@ -241,6 +241,12 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
         get async throws { try await tokenInfo(minimumValidity: nil) }
     }
 
+    /// Whether `tokenInfo(minimumValidity:keeping:)` hands out the tokens held as they are, with no refresh and no
+    /// store write.
+    package func holdsFreshToken(minimumValidity: Duration, keeping token: IAPTokenInfo.Token) -> Bool {
+        keeper.holdsFreshTokens(minimumValidity: minimumValidity, keeping: token)
+    }
+
     /// Tokens whose access token — or, with `keeping: .idToken`, whose ID token — is valid for at least
     /// `minimumValidity` (the refresh policy's margin when nil), refreshed first when needed.
     ///

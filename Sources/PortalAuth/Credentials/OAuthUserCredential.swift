@@ -114,6 +114,11 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
         try tokenInfo(of: await keeper.validCredential(minimumValidity: minimumValidity, force: forceRefresh))
     }
 
+    /// Whether `tokenInfo(minimumValidity:)` hands out the token held as it is, with no refresh and no store write.
+    package func holdsFreshToken(minimumValidity: Duration) -> Bool {
+        keeper.holdsFreshTokens(minimumValidity: minimumValidity)
+    }
+
     /// The access token of `record`, a valid stored sign-in of this credential; a sign-in is needed when it is empty.
     func tokenInfo(of record: StoredCredential) throws -> TokenInfo {
         guard

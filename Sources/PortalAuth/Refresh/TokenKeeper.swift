@@ -79,6 +79,22 @@ package final class TokenKeeper: Sendable {
     /// Marks the credential unusable (after sign-out).
     func invalidate() { invalidated.withLock { $0 = true } }
 
+    /// Whether `validCredential(minimumValidity:keeping:)`, called within `slack` from now, hands out the tokens held
+    /// as they are: no refresh and no store write, so a caller may leave out what only guards those (the tool's
+    /// signal watcher, a thread and a pipe, on every `portal-auth token`). `slack` covers the time until that call:
+    /// freshness only decreases with time, so tokens fresh at its end are fresh all through it.
+    package func holdsFreshTokens(
+        minimumValidity: Duration?, keeping token: IAPTokenInfo.Token = .accessToken, slack: Duration = .seconds(1)
+    ) -> Bool {
+        if invalidated.withLock({ $0 }) { return false }
+        let pendingWrite = persistence.map { $0.keyringMovePending || unsaved.withLock { $0 != nil } } ?? false
+        let snapshot = current
+        return !pendingWrite && snapshot.refreshTokenRefusal == nil
+            && !Self.needsRefresh(
+                snapshot, margin: minimumValidity ?? policy.margin, now: Date().addingTimeInterval(slack.timeInterval),
+                keeping: token)
+    }
+
     /// A credential whose `token` (the access token unless told otherwise) is valid for at least
     /// `minimumValidity` (the policy's margin when nil), refreshing first when needed or when `force` is set.
     ///

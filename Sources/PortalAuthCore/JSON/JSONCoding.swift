@@ -3,11 +3,22 @@ package import Foundation
 
 // MARK: - Parsing
 
+/// jansson's hash seed, set before its first object: left to itself, jansson seeds from `/dev/urandom` (an open, a
+/// read and a close on every `portal-auth token`); `getrandom(2)`, which Swift's generator calls, is one system call
+/// and as random. (jansson keeps the first seed set; a seed of 0 would mean "choose one yourself".)
+private enum JanssonSeed {
+    static let once: Void = {
+        var generator = SystemRandomNumberGenerator()
+        json_object_seed(Int(truncatingIfNeeded: generator.next() | 1))
+    }()
+}
+
 extension JSONValue {
     /// Parses `data` strictly: UTF-8 only, duplicate object keys rejected, nothing after the value.
     ///
     /// - Throws: `JSONSyntaxError` with jansson's line, column and message.
     package static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
+        JanssonSeed.once
         var error = json_error_t()
         let root: UnsafeMutablePointer<json_t>? = data.withUnsafeBytes { buffer in
             // jansson wants a non-null pointer even for an empty buffer.
@@ -82,6 +93,7 @@ extension JSONValue {
     /// U+202A–U+202E, U+2066–U+2069, which reorder what a terminal or an editor shows). The text is the same JSON
     /// value, so any reader gets the same strings back; only nothing raw reaches a terminal, a log or a page.
     package func serialized(indent: Int = 0) -> String {
+        JanssonSeed.once
         let tree = makeJansson()
         defer { pa_json_decref(tree) }
         guard let text = json_dumps(tree, pa_json_encode_flags(Int32(max(0, min(indent, 31))))) else { return "null" }

@@ -39,7 +39,9 @@ struct TokenInvocation {
     /// `AgentAsk`; not with `--interactive`, which may sign in here), else the store's.
     func run() async throws {
         do {
-            let fromAgent = interactive ? nil : try AgentAsk.token(agentRequest, session: session)
+            let fromAgent =
+                interactive || !Self.agentSocketMayExist(store: session.store)
+                ? nil : try AgentAsk.token(agentRequest, session: session)
             let issued: IssuedToken
             if let fromAgent { issued = fromAgent } else { issued = try await obtain() }
             try print(issued)
@@ -49,6 +51,16 @@ struct TokenInvocation {
     }
 
     // MARK: - Getting the token
+
+    /// Whether an agent's socket may be there: false when no socket is to be tried or the default path names nothing
+    /// (one failed `access(2)`, where asking costs a socket, a failed connect and a close on every `token` run without
+    /// an agent; nothing there is what `AgentAsk` answers nil for, so the store is read either way). A socket named by
+    /// `PORTAL_AUTH_AGENT` is always asked: what its absence means is `AgentAsk`'s to say.
+    static func agentSocketMayExist(store: String?) -> Bool {
+        guard let path = AgentAsk.socket(store: store) else { return false }
+        if AgentSocket.clientPath()?.explicit == true { return true }
+        return access(path, F_OK) == 0 || (errno != ENOENT && errno != ENOTDIR)
+    }
 
     /// What the agent is asked for this command line (the proxy-token choice of `PORTAL_AUTH_PROXY_TOKEN` resolved
     /// here, in the caller's environment).
@@ -62,8 +74,9 @@ struct TokenInvocation {
     func obtain() async throws -> IssuedToken {
         let store = try session.credentialStore()
         let target = selection.target
-        let preferences = try store.preferences()
         guard let credential = try await SelectedCredential.find(target, in: store, storeOption: session.store) else {
+            // The preferences (the app remembered for the portal) only shape the commands a failure suggests.
+            let preferences = try store.preferences()
             let needed = SignInNeeded(
                 reason: Self.nothingStored(for: target),
                 command: SelectedCredential.signInCommand(for: target, store: session.store, preferences: preferences),
@@ -75,6 +88,7 @@ struct TokenInvocation {
         do {
             return try await token(from: credential)
         } catch let error as CredentialError where error.requiresSignIn {
+            let preferences = try store.preferences()
             guard interactive else {
                 throw SignInNeeded(
                     reason: "\(error)", command: credential.signInCommand(store: session.store),
@@ -134,11 +148,17 @@ struct TokenInvocation {
                 hostsChoice = proxyToken
             }
         }
-        let issued = try await Failure.cancellableOnInterrupt { [sendsToHosts, hostsChoice] in
-            if sendsToHosts {
-                return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice)
+        let issued: IssuedToken
+        if !sendsToHosts && credential.holdsFreshToken(minimumValidity: .seconds(minValid), idToken: idToken) {
+            // The stored token as it is: nothing to cancel, so no signal watcher (a thread and a pipe) is started.
+            issued = try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
+        } else {
+            issued = try await Failure.cancellableOnInterrupt { [sendsToHosts, hostsChoice] in
+                if sendsToHosts {
+                    return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice)
+                }
+                return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
             }
-            return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         }
         await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
         return issued

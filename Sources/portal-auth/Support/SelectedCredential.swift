@@ -17,7 +17,8 @@ enum SelectedCredential: Sendable {
     {
         let found: ArcGISCredential?
         do {
-            found = try await SignInSelection.select(target, in: store, preferences: store.preferences())
+            let preferences = try Self.preferences(for: target, in: store)
+            found = try await SignInSelection.select(target, in: store, preferences: preferences)
         } catch let error as SelectionError {
             guard let change = error.configurationChange else { throw error }
             let storeWords = storeOption.map { ["--store", $0] } ?? []
@@ -33,6 +34,18 @@ enum SelectedCredential: Sendable {
             if case .iap(let file) = target { return .iap(credential, configurationFile: file.path) }
             return .iap(credential, configurationFile: credential.configuration.sourceFile?.path)
         case .token, .oAuthApplication, .pregeneratedToken, nil: return nil
+        }
+    }
+
+    /// The preferences `target` is chosen by: a name or the default (and the names that describe the sign-ins
+    /// when several could be meant); none for a portal, IAP file or URL, so `token --portal …` does not read
+    /// the preferences file.
+    private static func preferences(for target: CredentialSelection.Target, in store: ArcGISCredentialStore) throws
+        -> SignInPreferences
+    {
+        switch target {
+        case .name, .automatic: return try store.preferences()
+        case .portal, .iap, .url: return SignInPreferences()
         }
     }
 
@@ -122,6 +135,17 @@ enum SelectedCredential: Sendable {
             "portal-auth: warning: the desktop keyring could not take the refreshed tokens (\(DisplayText.neutralised(reason, limit: 400))); "
                 + "they are kept in the store file (0600) and move into the keyring the next time it is used while it answers"
         )
+    }
+
+    /// Whether `token(minimumValidity:force:idToken:)` without `force` hands out the token held as it is, with no
+    /// refresh and no store write.
+    func holdsFreshToken(minimumValidity: Duration, idToken: Bool) -> Bool {
+        switch self {
+        case .portal(let credential): return credential.holdsFreshToken(minimumValidity: minimumValidity)
+        case .iap(let credential, _):
+            return credential.holdsFreshToken(
+                minimumValidity: minimumValidity, keeping: idToken ? .idToken : .accessToken)
+        }
     }
 
     /// A token valid for at least `minimumValidity`, as the library hands it out (it decides whether to refresh;
