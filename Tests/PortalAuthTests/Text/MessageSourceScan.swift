@@ -8,8 +8,12 @@ import Foundation
 /// - its makers: every `static func` or `static let`/`var` of its own type, every `init` that is not private (by
 ///   selector: `corrupted(_:syntax:)`, `init(_:file:detail:)`), and `init(memberwise)` for a struct without an
 ///   `init` in its body;
-/// - its cases: those of the enums declared in it (`Code`, `Kind`, `Reason`) and the values of a `Kind` struct
-///   (`static let name = Kind(…)`), which its message switches over.
+/// - its cases: those of the enums declared in it (`Code`, `Kind`, `Reason`), or, for a type without one, the values
+///   of its `Kind` struct (`static let name = Kind(…)`): what its message switches over. The test finds which case a
+///   rendered value is with `Mirror`.
+///
+/// Makers whose whole text is their caller's (`UsageProblem(description:)`) are listed too; the texts their callers
+/// write are not rendered by this test.
 struct MessageSourceScan {
     struct MessageType {
         var name: String
