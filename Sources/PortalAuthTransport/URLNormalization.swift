@@ -35,7 +35,9 @@ package enum URLNormalization {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url.absoluteString
         }
-        components.scheme = components.scheme?.lowercased()
+        // Set only when it changes: Foundation's scheme setter re-encodes the host through ICU's IDNA (building its
+        // UTS #46 tables: about 5% of `portal-auth token`'s own work), and the host is set below anyway.
+        if let scheme = components.scheme, scheme != scheme.lowercased() { components.scheme = scheme.lowercased() }
         if let host = host(of: url) {
             if host.utf8.contains(UInt8(ascii: ":")) {
                 components.percentEncodedHost = "[\(host)]"

@@ -5,14 +5,14 @@
 scripts/bench passes everything in BENCH_* variables (the installed tool, the signed-in store, the oidc-agent account
 made with `oidc-gen --flow=password`; OIDC_SOCK names oidc-agent's socket). Standard library only.
 
-Socket rows (BENCH_AGENT_REQUESTS requests, default 10,000, at each concurrency C of 1, 16 and 64; C threads, every
-request timed):
+Socket rows (BENCH_AGENT_REQUESTS requests, default 10,000, at each concurrency C of 1, 16 and 64; C client
+processes, every request timed):
   - agent, AgentProtocol.md client: the page's own `agent_token` (taken from the page at run time), a connection
     per request, JSON encoded and decoded per request: what a Python program gets;
-  - agent, raw loop: the bench's own loop on the same protocol: one connection per thread kept for all its requests
+  - agent, raw loop: the bench's own loop on the same protocol: one connection per client kept for all its requests
     (the protocol allows it), the request line built once, the answer checked for `"ok": true` without decoding;
-  - oidc-agent, liboidc-agent: oidc-agent's own client library (`getAccessToken3` through ctypes, which releases
-    the GIL during the call): a connection per request with oidc-agent's encrypted exchange, as `oidc-token` does.
+  - oidc-agent, liboidc-agent: oidc-agent's own client library (`getAccessToken3` through ctypes): a connection
+    per request with oidc-agent's encrypted exchange, as `oidc-token` does without the process.
 Process rows (BENCH_AGENT_PROCESS_REQUESTS, default 1,000, at each C): `portal-auth token` reading the store,
 `portal-auth token` asking the agent (PORTAL_AUTH_AGENT), `oidc-token`.
 
@@ -25,15 +25,17 @@ The agent's RSS is read from /proc/PID/status (VmRSS) at its start, after each r
 (scripts/bench --agent-long; 1,000,000 by the issue), over N raw-loop requests at C=16 at the start, the middle and
 the end of that run.
 """
+import array
 import ctypes
 import json
 import os
 import re
+import select
+import signal
 import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -117,7 +119,7 @@ def documented_client():
     raise SystemExit("bench: AgentProtocol.md has no Python client (def agent_token)")
 
 
-# MARK: - Clients (each returns a function run by one thread: (count) -> [(latency_ns, completed_ns)], failures)
+# MARK: - Clients (each returns a function run by one client process: (count) -> [(latency_ns, completed_ns)], failures)
 
 
 def doc_worker(agent_token):
@@ -206,28 +208,71 @@ def process_worker(command, env=None):
     return run
 
 
-def measure(worker, requests, concurrency):
-    """`requests` spread over `concurrency` threads started together."""
+def measure(make, requests, concurrency, deadline=600):
+    """`requests` spread over `concurrency` client processes (forked, each running `make()`'s worker on its share),
+    started together once all are ready. A client still running after `deadline` seconds is killed and its requests
+    count as failed. (Processes, not threads: 16 threads calling liboidc-agent at once hung, clients blocked in
+    connect and oidc-agent idle; and the Python clients then share no interpreter lock.)"""
     shares = [requests // concurrency + (1 if index < requests % concurrency else 0) for index in range(concurrency)]
-    results = [None] * concurrency
-    barrier = threading.Barrier(concurrency + 1)
-
-    def thread_main(index):
-        barrier.wait()
-        try:
-            results[index] = worker(shares[index])
-        except Exception as error:  # a client that cannot connect: every request of it failed
-            results[index] = ([], shares[index])
-            log(f"a client thread failed: {error}")
-
-    threads = [threading.Thread(target=thread_main, args=(index,)) for index in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
+    ready_read, ready_write = os.pipe()
+    go_read, go_write = os.pipe()
+    children = []
+    for index in range(concurrency):
+        out_read, out_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(go_write)
+            os.close(ready_read)
+            os.close(out_read)
+            samples, failures = [], shares[index]
+            try:
+                worker = make()
+                os.write(ready_write, b"r")
+                os.read(go_read, 1)
+                samples, failures = worker(shares[index])
+            except BaseException as error:  # a client that cannot run: every request of it failed
+                log(f"a client failed: {error}")
+            finally:
+                os.write(ready_write, b"r")  # harmless after the first; unblocks a parent still waiting
+            data = array.array("q", [failures] + [value for sample in samples for value in sample]).tobytes()
+            with os.fdopen(out_write, "wb") as out:
+                out.write(data)
+            os._exit(0)
+        os.close(out_write)
+        children.append((pid, out_read, index))
+    os.close(ready_write)
+    os.close(go_read)
+    waiting = concurrency
+    while waiting > 0:
+        waiting -= len(os.read(ready_read, waiting) or b"x" * waiting)
     started = time.perf_counter_ns()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter_ns() - started
+    os.write(go_write, b"g" * concurrency)
+    os.close(go_write)
+    limit = time.monotonic() + deadline
+    results = []
+    for pid, out_read, index in children:
+        chunks = []
+        while True:
+            left = limit - time.monotonic()
+            if left <= 0 or not select.select([out_read], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                chunks = None
+                break
+            chunk = os.read(out_read, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(out_read)
+        os.waitpid(pid, 0)
+        if chunks is None:
+            log(f"a client ran past {deadline} s and was stopped")
+            results.append(([], shares[index]))
+            continue
+        values = array.array("q")
+        values.frombytes(b"".join(chunks))
+        results.append((list(zip(values[1::2], values[2::2])), values[0] if values else shares[index]))
+    os.close(ready_read)
+    wall = max([done for result in results for _, done in result[0]] or [time.perf_counter_ns()]) - started
     samples = [sample for result in results for sample in result[0]]
     failures = sum(result[1] for result in results)
     latencies = sorted(sample[0] for sample in samples)
@@ -275,7 +320,7 @@ def main():
                                        check=True).stdout.strip()
         if not (stored == through_agent == agent_token({"portal": PORTAL}, MIN_VALID, SOCKET)):
             raise SystemExit("bench: the agent's token is not the stored one")
-        if not oidc_worker(library)(1)[1] == 0:
+        if oidc_worker(library)(1)[1] != 0:
             raise SystemExit("bench: liboidc-agent gave no token (is OIDC_SOCK set?)")
         socket_rows = [
             ("agent, AgentProtocol.md client", lambda: doc_worker(agent_token)),
@@ -291,13 +336,13 @@ def main():
         for concurrency in CONCURRENCY:  # every row at one C before the next C: they see the same load
             for label, make in socket_rows:
                 log(f"agent section: {label}, {REQUESTS} requests at C={concurrency}")
-                report["rows"].setdefault(label, {})[str(concurrency)] = measure(make(), REQUESTS, concurrency)
+                report["rows"].setdefault(label, {})[str(concurrency)] = measure(make, REQUESTS, concurrency)
             report["rss_kib"][f"after C={concurrency} socket rows"] = rss_kib(agent.pid)
             if PROCESS_REQUESTS > 0:
                 for label, make in process_rows:
                     log(f"agent section: {label}, {PROCESS_REQUESTS} processes at C={concurrency}")
                     report["rows"].setdefault(label, {})[str(concurrency)] = measure(
-                        make(), PROCESS_REQUESTS, concurrency)
+                        make, PROCESS_REQUESTS, concurrency)
         report["rss_kib"]["after the rows"] = rss_kib(agent.pid)
         if LONG > 0:
             report["long"] = long_run(agent.pid)
@@ -332,7 +377,7 @@ def long_run(pid):
     failures = 0
     started = time.monotonic()
     for index in range(slices):
-        result = measure(raw_worker(), LONG // slices, 16)
+        result = measure(raw_worker, LONG // slices, 16)
         failures += result["failures"]
         samples.append(rss_kib(pid))
         log(f"long run: {(index + 1) * (LONG // slices)} requests, agent RSS {samples[-1]} KiB")

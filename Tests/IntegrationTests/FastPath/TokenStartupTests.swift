@@ -3,7 +3,8 @@ import Testing
 
 /// What `portal-auth token` does on its way to a valid stored token (issue 46's slipped path), seen through
 /// `strace -f`: no thread, no preferences file for a `--portal` selection, no `/dev/urandom` (jansson seeded through
-/// `getrandom`), and with no agent running, one failed system call for the default agent socket.
+/// `getrandom`), no IDNA tables for an ASCII portal URL, and with no agent running, one failed system call for the
+/// default agent socket.
 @Suite("token with a valid stored token does no more than it needs")
 struct TokenStartupTests {
     /// The system calls `token` makes for `arguments` (those of `calls`), one line each, without process IDs.
@@ -14,7 +15,8 @@ struct TokenStartupTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try await ToolRunner.run(
             [
-                "-f", "-qq", "-o", file.path, "-e", "trace=clone,clone3,fork,vfork,open,openat,access,socket,connect",
+                "-f", "-qq", "-o", file.path, "-e",
+                "trace=clone,clone3,fork,vfork,open,openat,access,socket,connect,stat,newfstatat,statx",
                 "--", BinaryLocator.toolPath,
             ] + arguments, environment: environment, removing: removing, executable: "/usr/bin/strace")
         let text = try String(contentsOf: file, encoding: .utf8)
@@ -33,7 +35,7 @@ struct TokenStartupTests {
         return directory
     }
 
-    @Test("a valid stored token: no thread, no preferences file, no /dev/urandom")
+    @Test("a valid stored token: no thread, no preferences file, no /dev/urandom, no IDNA tables")
     func validTokenPath() async throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -47,6 +49,8 @@ struct TokenStartupTests {
         #expect(!calls.contains { $0.hasPrefix("clone") || $0.hasPrefix("fork") }, "a thread or process: \(calls)")
         #expect(!calls.contains { $0.contains("preferences.json") }, "the preferences file was read: \(calls)")
         #expect(!calls.contains { $0.contains("/dev/urandom") }, "/dev/urandom was opened: \(calls)")
+        // ICU looks for its UTS #46 data file when it builds its IDNA tables (for a host already in ASCII).
+        #expect(!calls.contains { $0.contains("uts46") }, "ICU's IDNA tables were built: \(calls)")
     }
 
     @Test("no agent running: the default socket costs one failed access(2), no socket and no connect")
