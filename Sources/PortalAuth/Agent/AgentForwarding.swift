@@ -129,7 +129,8 @@ package typealias AgentConfirmer = @Sendable (String) async -> AgentConfirmation
 package final class AgentForwardPolicy: Sendable {
     /// What `status` reports of the forwarding socket.
     package struct Counts: Sendable, Equatable {
-        package var served = 0
+        /// Requests let through (marked, and confirmed or remembered or not asked).
+        package var allowed = 0
         package var refusedNotMarked = 0
         package var refusedNotConfirmed = 0
     }
@@ -185,7 +186,7 @@ package final class AgentForwardPolicy: Sendable {
     ///
     /// - Throws: `AgentFailure` (`forbidden`) when the person said no, did not answer in time, or could not be asked.
     package func authorize(signIn: String, target: String, remote: AgentRemote) async throws(AgentFailure) {
-        guard confirms else { return served() }
+        guard confirms else { return allowed() }
         let key = Key(signIn: signIn, remote: remote)
         let now = clock.now
         let (remembered, task): (Bool, Task<AgentConfirmation, Never>) = state.withLock { state in
@@ -210,7 +211,7 @@ package final class AgentForwardPolicy: Sendable {
             state.asking[key] = asking
             return (false, asking)
         }
-        if remembered { return served() }
+        if remembered { return allowed() }
         let answer = await task.value
         let later = clock.now
         let seconds = remember.components.seconds
@@ -221,7 +222,7 @@ package final class AgentForwardPolicy: Sendable {
             }
         }
         switch answer {
-        case .yes: return served()
+        case .yes: return allowed()
         case .no:
             state.withLock { $0.counts.refusedNotConfirmed += 1 }
             throw AgentFailure(
@@ -235,7 +236,7 @@ package final class AgentForwardPolicy: Sendable {
         }
     }
 
-    private func served() {
-        state.withLock { $0.counts.served += 1 }
+    private func allowed() {
+        state.withLock { $0.counts.allowed += 1 }
     }
 }

@@ -206,7 +206,7 @@ struct AgentServeCommand: AsyncParsableCommand {
                 return [
                     "forward": .object([
                         "socket": .string(forward.listener.path), "confirms": .bool(forward.policy.confirms),
-                        "connections": .integer(Int64(counts.open)), "served": .integer(Int64(policyCounts.served)),
+                        "connections": .integer(Int64(counts.open)), "allowed": .integer(Int64(policyCounts.allowed)),
                         "refused_not_marked": .integer(Int64(policyCounts.refusedNotMarked)),
                         "refused_not_confirmed": .integer(Int64(policyCounts.refusedNotConfirmed)),
                     ])
@@ -279,7 +279,7 @@ struct AgentStatusCommand: AsyncParsableCommand {
                     let socket = forward["socket"]?.stringValue.map(DisplayText.path) ?? "?"
                     let confirms = forward["confirms"]?.boolValue == false ? ", without confirmation" : ""
                     Output.result("Forwarding socket (for ssh -R): \(socket)\(confirms).")
-                    let counts = ["connections", "served", "refused_not_marked", "refused_not_confirmed"].map {
+                    let counts = ["connections", "allowed", "refused_not_marked", "refused_not_confirmed"].map {
                         "\($0.replacingOccurrences(of: "_", with: " ")): \(forward[$0]?.integerValue ?? 0)"
                     }
                     Output.result(counts.joined(separator: ", "))

@@ -19,7 +19,14 @@ struct AgentForwardService: Sendable {
             StandardError.line(
                 "portal-auth: agent: a forwarded request from \(remote.description) failed: "
                     + ErrorReport.message(for: error, hasTerminal: false))
-            return .failure(AgentFailure(.local, "the agent could not read its store; its output says why"))
+            // A selection that picks nothing (a name not known, several sign-ins and no default) is answered as
+            // one not marked; else the reason's exit status, not its message, which may name other sign-ins.
+            if error is SelectionError { return .failure(policy.refuseUnmarked()) }
+            return .failure(
+                AgentFailure(
+                    AgentFailure.Reason(Failure.category(of: error)),
+                    "the agent could not pick a sign-in for this request (its output says why); name one with --url, --portal, --iap or --name"
+                ))
         }
         guard let found, let name = found.name else {
             StandardError.line(

@@ -103,6 +103,14 @@ struct AgentForwardingTests {
         #expect(refused.stderr.contains("portal-auth agent forward allow NAME"), "\(refused)")
         #expect(!refused.stderr.contains("stored-token-f1"))
 
+        // A name not known is answered the same: the remote learns no name of the agent's.
+        let unknownName = try await ToolRunner.run(
+            ["token", "--name", "nobody-here"],
+            environment: ["PORTAL_AUTH_AGENT": laptop.forwardSocket, "PORTAL_AUTH_STORE": "/nonexistent/store.json"])
+        #expect(unknownName.status == 77, "\(unknownName)")
+        #expect(unknownName.stderr.contains("no sign-in marked for forwarding"), "\(unknownName)")
+        #expect(!unknownName.stderr.contains("work"), "\(unknownName)")
+
         let unknown = try await ToolRunner.run(
             ["agent", "forward", "allow", "nobody-here"], environment: laptop.store.environment)
         #expect(unknown.status == 64, "\(unknown)")
@@ -124,8 +132,8 @@ struct AgentForwardingTests {
         let status = try await ToolRunner.run(["agent", "status", "--socket", laptop.socket, "--format", "json"])
         let forward = try JSONValue.parse(status.stdout)["forward"]
         #expect(forward?["socket"]?.stringValue == laptop.forwardSocket, "\(status)")
-        #expect(forward?["served"]?.integerValue == 1)
-        #expect(forward?["refused_not_marked"]?.integerValue == 1)
+        #expect(forward?["allowed"]?.integerValue == 1)
+        #expect(forward?["refused_not_marked"]?.integerValue == 2)
         let text = try await ToolRunner.run(["agent", "status", "--socket", laptop.socket])
         #expect(text.stdout.contains("Forwarding socket (for ssh -R): \(laptop.forwardSocket), without confirmation."))
         let remoteStatus = try await ToolRunner.run(

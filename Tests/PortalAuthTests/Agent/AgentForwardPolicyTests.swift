@@ -51,7 +51,7 @@ struct AgentForwardPolicyTests {
         clock.advance(by: .seconds(2))
         try await policy.authorize(signIn: "work", target: "t", remote: Self.remote)
         #expect(yes.count == 4, "asked again once the window is over")
-        #expect(policy.counts.served == 5)
+        #expect(policy.counts.allowed == 5)
 
         let everyTime = Counting(.yes)
         let asking = AgentForwardPolicy(
