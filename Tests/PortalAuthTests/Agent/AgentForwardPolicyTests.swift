@@ -111,11 +111,11 @@ struct AgentForwardPolicyTests {
     @Test("requests for the same sign-in and remote at once share one prompt; --no-confirm asks nothing")
     func onePromptAtOnce() async throws {
         let clock = ManualClock(blocksSleeps: true)
-        let gate = AsyncStream<Void>.makeStream()
+        let released = Mutex(false)
         let prompts = Mutex(0)
         let policy = AgentForwardPolicy(confirms: true, clock: clock) { _ in
             prompts.withLock { $0 += 1 }
-            for await _ in gate.stream { break }
+            while !released.withLock({ $0 }) { await Task.yield() }
             return .yes
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -123,7 +123,8 @@ struct AgentForwardPolicyTests {
                 group.addTask { try await policy.authorize(signIn: "work", target: "t", remote: Self.remote) }
             }
             while prompts.withLock({ $0 }) == 0 { await Task.yield() }
-            gate.continuation.yield()
+            // Every prompt waiting ends (a second prompt would be counted, not left hanging).
+            released.withLock { $0 = true }
             try await group.waitForAll()
         }
         #expect(prompts.withLock { $0 } == 1)
