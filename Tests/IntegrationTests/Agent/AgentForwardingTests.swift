@@ -14,7 +14,7 @@ struct AgentForwardingTests {
     static let remoteUser = "portal-auth-ssh-test"
 
     /// A store with one portal sign-in named `work`, and a folder for the agent's sockets and the test's files.
-    final class Laptop {
+    final class Laptop: Sendable {
         let store: PreparedStore
         let folder: URL
         var socket: String { folder.appendingPathComponent("run/agent.sock").path }
@@ -173,6 +173,46 @@ struct AgentForwardingTests {
         #expect(access(laptop.forwardSocket, F_OK) != 0, "--no-forward opens no forwarding socket")
         let status = try await ToolRunner.run(["agent", "status", "--socket", laptop.socket])
         #expect(status.stdout.contains("No forwarding socket (--no-forward)."), "\(status)")
+    }
+
+    @Test(
+        "with no confirmation program, the agent asks on its terminal: y allows, n refuses",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script (util-linux)"))
+    func terminalConfirmation() async throws {
+        let laptop = try await Laptop(token: "stored-token-f4", mark: true)
+        // script(1) gives the agent a terminal (a pseudo-terminal), whose keyboard is this pipe.
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let command = [BinaryLocator.toolPath, "agent", "--socket", laptop.socket, "--confirm-remember", "0"]
+        process.arguments = ["-q", "-e", "-c", command.joined(separator: " "), "/dev/null"]
+        var environment = ProcessInfo.processInfo.environment.merging(laptop.store.environment) { $1 }
+        environment["PORTAL_AUTH_CONFIRM"] = nil
+        process.environment = environment
+        let keyboard = Pipe()
+        let screen = Pipe()
+        process.standardInput = keyboard
+        process.standardOutput = screen
+        process.standardError = nil
+        try process.run()
+        defer {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+            }
+        }
+        let started = readOutput(of: screen, until: "agent serving on")
+        #expect(started.contains("agent serving on"), "\(started)")
+        for (key, status) in [("y", Int32(0)), ("n", Int32(77))] {
+            async let asked = laptop.forwardedToken()
+            let prompt = readOutput(of: screen, until: "[y/N] ")
+            #expect(prompt.contains("allow process portal-auth to have a token of the sign-in work"), "\(prompt)")
+            keyboard.fileHandleForWriting.write(Data("\(key)\n".utf8))
+            let result = try await asked
+            #expect(result.status == status, "\(key): \(result)")
+            #expect(result.stdout == (status == 0 ? "stored-token-f4\n" : ""), "\(key): \(result)")
+        }
+        let stop = try await ToolRunner.run(["agent", "stop", "--socket", laptop.socket])
+        #expect(stop.status == 0, "\(stop)")
     }
 
     // MARK: - Over SSH
