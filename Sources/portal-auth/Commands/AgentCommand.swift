@@ -82,7 +82,9 @@ struct AgentServeCommand: AsyncParsableCommand {
             systemd-socket-activate), it serves the socket handed over. Each request \
             may take --timeout seconds (the refresh included); a connection that sends nothing for \
             --idle-timeout seconds while no request of its own is in progress is closed; beyond \
-            --max-connections at once, a connection is answered "busy" (status 75) and closed.
+            --max-connections at once, a connection is answered "busy" (status 75) and closed. It also serves the \
+            forwarding socket for `ssh -R` (see `portal-auth agent --help`), which it opens itself, also when \
+            started by socket activation: the units hold only the agent's own socket.
             """)
 
     @OptionGroup var socket: AgentSocketOptions
@@ -189,7 +191,16 @@ struct AgentServeCommand: AsyncParsableCommand {
                 forward = nil
             } else {
                 let forwardPath = forwardSocket ?? AgentSocket.forwardPath(besides: path)
-                let forwardListener = try AgentSocket.listen(at: forwardPath)
+                let forwardListener: AgentSocket.Listener
+                do throws(AgentSocketError) {
+                    forwardListener = try AgentSocket.listen(at: forwardPath)
+                } catch {
+                    guard error.code == .alreadyServing else { throw error }
+                    StandardError.line(
+                        "portal-auth: another agent serves the forwarding socket \(DisplayText.path(forwardPath)); "
+                            + "give this one --forward-socket PATH or --no-forward")
+                    throw ExitCode(ExitStatus.code(for: .usage))
+                }
                 let policy = forwardPolicy()
                 let forwarding = AgentForwardService(service: service, policy: policy)
                 let server = try AgentServer(

@@ -140,6 +140,15 @@ struct AgentForwardingTests {
             ["agent", "status", "--socket", laptop.forwardSocket, "--format", "json"])
         #expect(try JSONValue.parse(remoteStatus.stdout)["pid"] == nil, "no process facts to a remote: \(remoteStatus)")
 
+        // A second agent on another socket of the same folder would share the forwarding socket: it is told so.
+        let secondSocket = laptop.folder.appendingPathComponent("run/second.sock").path
+        let second = try await ToolRunner.run(
+            ["agent", "--socket", secondSocket, "--no-confirm"], environment: laptop.store.environment)
+        #expect(second.status == 64, "\(second)")
+        #expect(second.stderr.contains("another agent serves the forwarding socket"), "\(second)")
+        #expect(second.stderr.contains("--forward-socket PATH or --no-forward"), "\(second)")
+        #expect(access(secondSocket, F_OK) != 0, "its own socket is removed")
+
         let deny = try await ToolRunner.run(
             ["agent", "forward", "deny", "work"], environment: laptop.store.environment)
         #expect(deny.status == 0, "\(deny)")
