@@ -26,6 +26,15 @@ package final class AgentServer: Sendable {
         package init() {}
     }
 
+    /// Which socket the server answers on: what a request there may ask.
+    package enum Role: Sendable, Equatable {
+        /// The agent's own socket: `token`, `status` and `stop`.
+        case main
+        /// The socket meant for `ssh -R`: `token` (the handler applies the forwarding rules) and a `status` that
+        /// says only the protocol and version; `stop` is refused (`forbidden`): a remote machine cannot stop the agent.
+        case forward
+    }
+
     /// What `status` reports of the serving.
     package struct Counts: Sendable {
         package var open = 0
@@ -59,18 +68,25 @@ package final class AgentServer: Sendable {
     private let allowedUID: UInt32
     private let logger: Logger
     private let details: JSONObject
+    private let role: Role
+    private let statusExtras: @Sendable () -> JSONObject
     private let shared = Mutex(Shared())
 
     /// Serves on `listener` (a listening, nonblocking Unix socket the caller keeps open while `run()` runs);
-    /// `details` start the `"agent"` object of status answers (the version, the socket).
+    /// `details` start the `"agent"` object of status answers (the version, the socket) and `statusExtras` end it
+    /// (asked at each `status`: the forwarding socket's counts).
     package init(
-        listener: Int32, details: JSONObject = [:], limits: Limits = Limits(), allowedUID: UInt32 = getuid(),
+        listener: Int32, role: Role = .main, details: JSONObject = [:],
+        statusExtras: @escaping @Sendable () -> JSONObject = { [:] }, limits: Limits = Limits(),
+        allowedUID: UInt32 = getuid(),
         peerCredentials: @escaping @Sendable (Int32) throws -> PeerCredentials = { try PeerCredentials.of($0) },
         logger: Logger = Logger(label: "PortalAuth.agent", factory: { _ in SwiftLogNoOpLogHandler() }),
         handler: @escaping Handler
     ) throws(SystemError) {
         self.listener = listener
         self.details = details
+        self.role = role
+        self.statusExtras = statusExtras
         self.limits = limits
         self.allowedUID = allowedUID
         self.peerCredentials = peerCredentials
@@ -270,13 +286,14 @@ package final class AgentServer: Sendable {
                 connection.busy = true
                 connections[fd] = connection
                 let serial = serials[fd] ?? 0
-                let (handler, peer) = (self.handler, connection.peer)
+                let (handler, peer, role) = (self.handler, connection.peer, self.role)
                 Task { [self] in
                     let answer: AgentAnswer
-                    switch request {
-                    case .stop: answer = .stopping
-                    case .status: answer = .status(status())
-                    case .token: answer = await handler(request, peer)
+                    switch (request, role) {
+                    case (.stop, .main): answer = .stopping
+                    case (.stop, .forward): answer = .failure(Self.stopForwarded)
+                    case (.status, _): answer = .status(status())
+                    case (.token, _): answer = await handler(request, peer)
                     }
                     shared.withLock { $0.answers.append((fd, serial, answer)) }
                     wake()
@@ -291,9 +308,20 @@ package final class AgentServer: Sendable {
         }
     }
 
-    /// The `"agent"` object of a status answer: the details given at creation, then the counts.
+    /// Why `stop` is refused on the forwarding socket.
+    package static let stopForwarded = AgentFailure(
+        .forbidden,
+        "\"op\": \"stop\" is not served on the agent's forwarding socket: only the agent's own machine can stop it")
+
+    /// The `"agent"` object of a status answer: the details given at creation, then the counts (on the forwarding
+    /// socket, only the protocol and the details: nothing of the agent's process or of other callers).
     private func status() -> JSONObject {
         var object = details
+        guard role == .main else {
+            object["protocol"] = .integer(AgentProtocol.version)
+            object["forwarding"] = .bool(true)
+            return object
+        }
         let counts = self.counts
         object["protocol"] = .integer(AgentProtocol.version)
         object["pid"] = .integer(Int64(getpid()))
@@ -302,6 +330,7 @@ package final class AgentServer: Sendable {
         object["answered"] = .integer(Int64(counts.answered))
         object["refused_other_users"] = .integer(Int64(counts.refusedUsers))
         object["refused_busy"] = .integer(Int64(counts.refusedBusy))
+        for (key, value) in statusExtras().members { object[key] = value }
         return object
     }
 

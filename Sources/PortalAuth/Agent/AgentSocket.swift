@@ -18,6 +18,14 @@ package enum AgentSocket {
         return (runtime as NSString).appendingPathComponent("\(RedirectChannelDirectory.name)/\(defaultName)")
     }
 
+    /// The file name of the forwarding socket (for `ssh -R`), beside the agent's own.
+    package static let forwardName = "agent-forward.sock"
+
+    /// The forwarding socket beside the agent's socket at `path`.
+    package static func forwardPath(besides path: String) -> String {
+        ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(forwardName)
+    }
+
     /// The socket a client asks: `PORTAL_AUTH_AGENT` when set (explicit: the caller says the agent must answer),
     /// else the default path (tried, and the store used when nothing answers); nil when there is neither.
     package static func clientPath(lookup: (String) -> String? = ProcessEnvironment.value(of:)) -> (

@@ -7,7 +7,7 @@ import PortalAuth
 struct AgentCommand: AsyncParsableCommand {
     /// The commands under `portal-auth agent`; add a new command here.
     static let subcommands: [any ParsableCommand.Type] = [
-        AgentServeCommand.self, AgentStatusCommand.self, AgentStopCommand.self,
+        AgentServeCommand.self, AgentStatusCommand.self, AgentStopCommand.self, AgentForwardCommand.self,
     ]
 
     static let configuration = CommandConfiguration(
@@ -21,6 +21,21 @@ struct AgentCommand: AsyncParsableCommand {
             removed with the tool is seen at once and each expiry brings one refresh. `portal-auth token`, `exec` \
             and `request` ask it when $PORTAL_AUTH_AGENT names its socket or the default socket answers. The \
             protocol (JSON lines) is in the library's documentation ("The agent's protocol").
+
+            Forwarding over SSH: the agent also answers on $XDG_RUNTIME_DIR/portal-auth/agent-forward.sock \
+            (--forward-socket, --no-forward), meant for `ssh -R`. There it hands out tokens only of the sign-ins \
+            marked with `portal-auth agent forward allow NAME`, each sign-in and remote confirmed first (by \
+            --confirm-command or $PORTAL_AUTH_CONFIRM, else on the agent's terminal; no answer in 30 s is no; a yes \
+            holds 10 minutes), never a refresh token, and it never stops on request. On the remote machine \
+            (REMOTE_UID: your user ID there), a token of the laptop's sign-in with nothing stored there:
+              ssh -R /run/user/REMOTE_UID/portal-auth-agent.sock:$XDG_RUNTIME_DIR/portal-auth/agent-forward.sock HOST
+              (on HOST) PORTAL_AUTH_AGENT=/run/user/REMOTE_UID/portal-auth-agent.sock portal-auth token --url URL
+            or in ~/.ssh/config (%i: your user ID here):
+              Host HOST
+                RemoteForward /run/user/REMOTE_UID/portal-auth-agent.sock /run/user/%i/portal-auth/agent-forward.sock
+                StreamLocalBindUnlink yes
+            and StreamLocalBindUnlink yes in HOST's sshd_config, so that a socket left by an earlier connection is \
+            replaced.
             """,
         subcommands: subcommands,
         defaultSubcommand: AgentServeCommand.self
@@ -67,7 +82,9 @@ struct AgentServeCommand: AsyncParsableCommand {
             systemd-socket-activate), it serves the socket handed over. Each request \
             may take --timeout seconds (the refresh included); a connection that sends nothing for \
             --idle-timeout seconds while no request of its own is in progress is closed; beyond \
-            --max-connections at once, a connection is answered "busy" (status 75) and closed.
+            --max-connections at once, a connection is answered "busy" (status 75) and closed. It also serves the \
+            forwarding socket for `ssh -R` (see `portal-auth agent --help`), which it opens itself, also when \
+            started by socket activation: the units hold only the agent's own socket.
             """)
 
     @OptionGroup var socket: AgentSocketOptions
@@ -78,13 +95,77 @@ struct AgentServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections served at once.", valueName: "count"))
     var maxConnections: Int = 128
 
+    @Option(
+        help: ArgumentHelp(
+            "The socket meant for `ssh -R` (default: agent-forward.sock beside the agent's socket).",
+            valueName: "path"))
+    var forwardSocket: String?
+
+    @Flag(help: "Do not open the forwarding socket.")
+    var noForward = false
+
+    @Flag(help: "Hand out tokens of the marked sign-ins on the forwarding socket without asking.")
+    var noConfirm = false
+
+    @Option(
+        help: ArgumentHelp(
+            "The program that confirms a forwarded request (default: $PORTAL_AUTH_CONFIRM, else the agent's terminal).",
+            discussion: """
+                Run askpass-style with the prompt as its only argument and a reduced environment (no PORTAL_AUTH_ \
+                variable, no secret): exit status 0 allows, anything else refuses.
+                """,
+            valueName: "program"))
+    var confirmCommand: String?
+
+    @Option(help: ArgumentHelp("Seconds a confirmation may take; no answer by then is no.", valueName: "seconds"))
+    var confirmTimeout: Int = 30
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a confirmation holds for its sign-in and remote (0: ask every time).", valueName: "seconds"))
+    var confirmRemember: Int = 600
+
     @OptionGroup var store: StoreOptions
+
+    /// The environment variable naming the confirmation program.
+    static let confirmVariable = "PORTAL_AUTH_CONFIRM"
 
     func validate() throws {
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be a positive number of seconds") }
         guard (1...4096).contains(maxConnections) else {
             throw ValidationError("--max-connections must be from 1 to 4096, not \(maxConnections)")
         }
+        if let forwardSocket, !forwardSocket.hasPrefix("/") {
+            throw ValidationError("--forward-socket \"\(DisplayText.path(forwardSocket))\" must be an absolute path")
+        }
+        if noForward && (forwardSocket != nil || noConfirm || confirmCommand != nil) {
+            throw ValidationError("--no-forward goes with no other forwarding option")
+        }
+        guard (1...3600).contains(confirmTimeout) else {
+            throw ValidationError("--confirm-timeout must be from 1 to 3600 seconds, not \(confirmTimeout)")
+        }
+        guard (0...86_400).contains(confirmRemember) else {
+            throw ValidationError("--confirm-remember must be from 0 to 86400 seconds, not \(confirmRemember)")
+        }
+    }
+
+    /// How forwarded requests are confirmed: `--no-confirm`, the program, the terminal, or no way (all refused).
+    func forwardPolicy() -> AgentForwardPolicy {
+        let command =
+            confirmCommand ?? ProcessEnvironment.value(of: Self.confirmVariable).flatMap { $0.isEmpty ? nil : $0 }
+        let confirmer: AgentConfirmer
+        if let command {
+            confirmer = AgentConfirmers.command(command)
+        } else if isatty(0) == 1 && StandardError.isTerminal {
+            confirmer = AgentConfirmers.terminal()
+        } else {
+            confirmer = AgentConfirmers.none(
+                "no confirmation program is set (--confirm-command or \(Self.confirmVariable)) and the agent has no terminal to ask on"
+            )
+        }
+        return AgentForwardPolicy(
+            confirms: !noConfirm, timeout: .seconds(confirmTimeout), remember: .seconds(confirmRemember),
+            confirmer: confirmer)
     }
 
     func run() async throws {
@@ -103,15 +184,70 @@ struct AgentServeCommand: AsyncParsableCommand {
             limits.idleTimeout = .seconds(idleTimeout)
             limits.maximumConnections = maxConnections
             let service = AgentTokenService(session: store.arguments)
+            let version: JSONObject = ["version": .string(PortalAuthVersion.string)]
+            // The forwarding socket: opened here even when systemd handed over the agent's own socket.
+            let forward: (listener: AgentSocket.Listener, server: AgentServer, policy: AgentForwardPolicy)?
+            if noForward {
+                forward = nil
+            } else {
+                let forwardPath = forwardSocket ?? AgentSocket.forwardPath(besides: path)
+                let forwardListener: AgentSocket.Listener
+                do throws(AgentSocketError) {
+                    forwardListener = try AgentSocket.listen(at: forwardPath)
+                } catch {
+                    guard error.code == .alreadyServing else { throw error }
+                    StandardError.line(
+                        "portal-auth: another agent serves the forwarding socket \(DisplayText.path(forwardPath)); "
+                            + "give this one --forward-socket PATH or --no-forward")
+                    throw ExitCode(ExitStatus.code(for: .usage))
+                }
+                let policy = forwardPolicy()
+                let forwarding = AgentForwardService(service: service, policy: policy)
+                let server = try AgentServer(
+                    listener: forwardListener.descriptor, role: .forward, details: version, limits: limits
+                ) { request, peer in
+                    await forwarding.answer(request, peer: peer)
+                }
+                forward = (forwardListener, server, policy)
+            }
+            defer { forward?.listener.close() }
+            let forwardStatus: @Sendable () -> JSONObject = { [forward] in
+                guard let forward else { return ["forward": .null] }
+                let (counts, policyCounts) = (forward.server.counts, forward.policy.counts)
+                return [
+                    "forward": .object([
+                        "socket": .string(forward.listener.path), "confirms": .bool(forward.policy.confirms),
+                        "connections": .integer(Int64(counts.open)), "allowed": .integer(Int64(policyCounts.allowed)),
+                        "refused_not_marked": .integer(Int64(policyCounts.refusedNotMarked)),
+                        "refused_not_confirmed": .integer(Int64(policyCounts.refusedNotConfirmed)),
+                    ])
+                ]
+            }
+            var details = version
+            details["socket"] = .string(path)
             let server = try AgentServer(
-                listener: listener.descriptor,
-                details: ["version": .string(PortalAuthVersion.string), "socket": .string(path)], limits: limits
+                listener: listener.descriptor, details: details, statusExtras: forwardStatus, limits: limits
             ) { request, _ in
                 await service.answer(request)
             }
             StandardError.line("portal-auth: agent serving on \(DisplayText.path(path)) (pid \(getpid()))")
+            if let forward {
+                StandardError.line(
+                    "portal-auth: forwarding socket (for ssh -R) on \(DisplayText.path(forward.listener.path))"
+                        + (forward.policy.confirms ? "" : ", without confirmation"))
+            }
             do {
-                try await Failure.cancellableOnInterrupt { try await server.run() }
+                try await Failure.cancellableOnInterrupt {
+                    try await withThrowingTaskGroup(of: Void.self) { [forward] group in
+                        group.addTask { try await server.run() }
+                        if let forward { group.addTask { try await forward.server.run() } }
+                        // The agent's own server ends on `stop`; the forwarding socket's ends with it.
+                        try await group.next()
+                        server.stop()
+                        forward?.server.stop()
+                        try await group.waitForAll()
+                    }
+                }
             } catch is CancellationError {
                 // Ctrl-C or SIGTERM: the socket is removed on the way out.
             }
@@ -150,6 +286,17 @@ struct AgentStatusCommand: AsyncParsableCommand {
                     "\($0.replacingOccurrences(of: "_", with: " ")): \(agent[$0]?.integerValue ?? 0)"
                 }
                 Output.result(counts.joined(separator: ", "))
+                if case .object(let forward)? = agent["forward"] {
+                    let socket = forward["socket"]?.stringValue.map(DisplayText.path) ?? "?"
+                    let confirms = forward["confirms"]?.boolValue == false ? ", without confirmation" : ""
+                    Output.result("Forwarding socket (for ssh -R): \(socket)\(confirms).")
+                    let counts = ["connections", "allowed", "refused_not_marked", "refused_not_confirmed"].map {
+                        "\($0.replacingOccurrences(of: "_", with: " ")): \(forward[$0]?.integerValue ?? 0)"
+                    }
+                    Output.result(counts.joined(separator: ", "))
+                } else if agent["forward"] == .null {
+                    Output.result("No forwarding socket (--no-forward).")
+                }
             }
         } catch {
             throw Failure.report(error)

@@ -76,6 +76,8 @@ enum RootHelp {
                                      never ask an agent)
           LISTEN_FDS, LISTEN_PID,    agent: the listening socket systemd hands over
           LISTEN_FDNAMES             (socket activation)
+          PORTAL_AUTH_CONFIRM        agent: the program that confirms a forwarded
+                                     request (as --confirm-command)
           XDG_DATA_HOME,             register-scheme's desktop file and
           XDG_CONFIG_HOME            mimeapps.list
           COLUMNS                    width of messages
