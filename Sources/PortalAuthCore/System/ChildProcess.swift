@@ -86,8 +86,24 @@ package final class ChildProcess: @unchecked Sendable {
             argv.forEach { free($0) }
             env.forEach { free($0) }
         }
+        // The child starts with no signal blocked and the usual signals at their defaults, whatever the spawning
+        // thread blocks or ignores (the agent's threads block SIGTERM; SIGPIPE is ignored in this process): a
+        // browser or confirmation program must end when it is told to.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] {
+            sigaddset(&defaults, signal)
+        }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        let result = posix_spawn(&child, path, &actions, nil, argv, env)
+        let result = posix_spawn(&child, path, &actions, &attributes, argv, env)
         guard result == 0 else { throw ChildProcessError(program: path, errno: result) }
         for handle in inParentToClose { try? handle.close() }
 
