@@ -65,7 +65,8 @@ public enum SchemeRedirectForwarder {
             switch offer(trimmed, to: path, timeout: timeout) {
             case .accepted?: return .accepted
             case .refused(let message)?: return .refusalDelivered(message)
-            case .notThisSignIn(let reason)?, .invalid(let reason)?: reasons.append(reason)
+            case .notThisSignIn(let reason)?, .invalid(let reason)?:
+                reasons.append(MessagePart.or(reason, "no reason given"))
             case nil: continue
             }
         }

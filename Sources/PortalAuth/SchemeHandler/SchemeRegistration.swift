@@ -27,7 +27,7 @@ public struct SchemeRegistration: Sendable {
 
     /// The scheme, in lower case (`my-maps-app`).
     public let scheme: String
-    /// The desktop file ID, e.g. `portal-auth-my-maps-app.desktop`.
+    /// The desktop file ID, e.g. `portal-auth-my-maps-app.desktop` (the default also when a blank one is given).
     public let desktopFileID: String
     /// The name shown where desktops list handlers.
     public let applicationName: String
@@ -51,7 +51,7 @@ public struct SchemeRegistration: Sendable {
         guard let url = URL(string: "\(lowered)://x"), CustomSchemeRedirect(url) != nil else {
             throw SchemeRedirectError(
                 .invalidScheme,
-                "\"\(Self.printable(scheme))\" is not a custom URL scheme (letters, digits, +, - and ., starting with a letter; not http, https or file)."
+                "\(MessagePart.quoted(Self.printable(scheme), or: "an empty scheme")) is not a custom URL scheme (letters, digits, +, - and ., starting with a letter; not http, https or file)."
             )
         }
         guard !command.isEmpty,
@@ -62,7 +62,9 @@ public struct SchemeRegistration: Sendable {
         }
         self.scheme = lowered
         self.command = command
-        self.desktopFileID = desktopFileID ?? "portal-auth-\(lowered.replacingOccurrences(of: "+", with: "_")).desktop"
+        self.desktopFileID =
+            MessagePart.nonBlank(desktopFileID)
+            ?? "portal-auth-\(lowered.replacingOccurrences(of: "+", with: "_")).desktop"
         self.applicationName = applicationName ?? "PortalAuth sign-in (\(lowered))"
         self.environment = environment
     }

@@ -52,7 +52,9 @@ struct AppTokenCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard let url = URL(string: portal), url.host != nil else {
-            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
+            throw ValidationError(
+                "--portal" + MessagePart.given(" \"", portal, "\"")
+                    + " is not an absolute URL; write it like https://www.arcgis.com")
         }
         guard !clientID.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ValidationError("--client-id is empty")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PortalAuth
 
 /// `portal-auth completion bash|zsh|fish`: prints the shell completion script.
 struct CompletionCommand: ParsableCommand {
@@ -25,7 +26,9 @@ struct CompletionCommand: ParsableCommand {
 
     func validate() throws {
         guard CompletionShell(rawValue: shell) != nil, ["bash", "zsh", "fish"].contains(shell) else {
-            throw ValidationError("\"\(shell)\" is not a shell this can complete for; give bash, zsh or fish")
+            throw ValidationError(
+                "\(MessagePart.quoted(shell, or: "an empty name")) is not a shell this can complete for; give bash, zsh or fish"
+            )
         }
     }
 

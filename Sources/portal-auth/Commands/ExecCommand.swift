@@ -213,7 +213,10 @@ struct ExecCommand: AsyncParsableCommand {
             }
         }
         throw ExecFailure(
-            status: 127, description: "\(DisplayText.neutralised(name, limit: 200)): command not found on PATH")
+            status: 127,
+            description:
+                "\(MessagePart.quoted(DisplayText.neutralised(name, limit: 200), or: "an empty command name")): command not found on PATH"
+        )
     }
 
     /// Replaces this process with the command; returns only when `execve` failed.

@@ -59,7 +59,8 @@ struct GenerateTokenCommand: AsyncParsableCommand {
     func validate() throws {
         guard let url = URL(string: portal), url.host != nil else {
             throw ValidationError(
-                "--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
+                "--portal" + MessagePart.given(" \"", portal, "\"")
+                    + " is not an absolute URL; write it like https://gis.example.com/portal")
         }
         guard !username.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ValidationError("--username is empty")

@@ -73,7 +73,8 @@ struct IAPCheckCommand: AsyncParsableCommand {
         if config.isEmpty { throw ValidationError("--config needs the path of a JSON file") }
         for text in urls where Self.parseURL(text) == nil {
             throw ValidationError(
-                "--url \"\(text)\" is not an absolute http or https URL; write it like https://maps.contoso.com/portal")
+                "--url" + MessagePart.given(" \"", text, "\"")
+                    + " is not an absolute http or https URL; write it like https://maps.contoso.com/portal")
         }
     }
 

@@ -84,14 +84,17 @@ struct IAPLoginCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let name, !SignInPreferences.isValidName(name) {
-            throw ValidationError("--name \"\(name)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+            throw ValidationError(
+                "--name" + MessagePart.given(" \"", name, "\"")
+                    + " is not a sign-in name: letters, digits and any of -_.@ (up to 64)")
         }
         if let deviceAuthorizationURL,
             URL(string: deviceAuthorizationURL)?.host == nil
                 || !["https", "http"].contains(URL(string: deviceAuthorizationURL)?.scheme?.lowercased() ?? "")
         {
             throw ValidationError(
-                "--device-authorization-url \"\(deviceAuthorizationURL)\" is not an https URL; write it like https://login.example.com/oauth2/devicecode"
+                "--device-authorization-url" + MessagePart.given(" \"", deviceAuthorizationURL, "\"")
+                    + " is not an https URL; write it like https://login.example.com/oauth2/devicecode"
             )
         }
         if let issuer,
@@ -100,12 +103,14 @@ struct IAPLoginCommand: AsyncParsableCommand {
                 || URL(string: issuer)?.query != nil || URL(string: issuer)?.fragment != nil
         {
             throw ValidationError(
-                "--issuer \"\(issuer)\" is not an issuer URL (https, no query or fragment); write it like https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf"
+                "--issuer" + MessagePart.given(" \"", issuer, "\"")
+                    + " is not an issuer URL (https, no query or fragment); write it like https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf"
             )
         }
         if let redirectURL, URL(string: redirectURL)?.host == nil {
             throw ValidationError(
-                "--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
+                "--redirect-url" + MessagePart.given(" \"", redirectURL, "\"")
+                    + " is not an absolute URL; write it like http://127.0.0.1/callback")
         }
     }
 

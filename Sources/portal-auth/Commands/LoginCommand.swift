@@ -65,10 +65,14 @@ struct LoginCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let name, !SignInPreferences.isValidName(name) {
-            throw ValidationError("--name \"\(name)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+            throw ValidationError(
+                "--name" + MessagePart.given(" \"", name, "\"")
+                    + " is not a sign-in name: letters, digits and any of -_.@ (up to 64)")
         }
         guard URL(string: portal)?.host != nil else {
-            throw ValidationError("--portal \"\(portal)\" is not an absolute URL; write it like https://www.arcgis.com")
+            throw ValidationError(
+                "--portal" + MessagePart.given(" \"", portal, "\"")
+                    + " is not an absolute URL; write it like https://www.arcgis.com")
         }
         if session.deviceCode {
             throw ValidationError(
@@ -78,7 +82,8 @@ struct LoginCommand: AsyncParsableCommand {
         }
         guard isOutOfBand || URL(string: redirectURL)?.host != nil else {
             throw ValidationError(
-                "--redirect-url \"\(redirectURL)\" is not an absolute URL; write it like http://127.0.0.1/callback")
+                "--redirect-url" + MessagePart.given(" \"", redirectURL, "\"")
+                    + " is not an absolute URL; write it like http://127.0.0.1/callback")
         }
         guard refreshTokenExpiration > 0 else {
             throw ValidationError("--refresh-token-expiration must be a positive number of minutes")

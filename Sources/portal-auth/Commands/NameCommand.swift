@@ -9,7 +9,7 @@ struct NameCommand: AsyncParsableCommand {
         abstract: "Give a stored sign-in a name (pick it later with --name NAME).",
         usage: "portal-auth name <name> [<selection>] [<options>]\nportal-auth name --remove <name>",
         discussion: """
-            Names are letters, digits, - _ . @ (up to 64). A name given to another sign-in moves to this one. \
+            Names are letters, digits and any of -_.@ (up to 64). A name given to another sign-in moves to this one. \
             `--name OLD` as the selection renames: the old name goes. `login --name` and `iap login --name` \
             name a sign-in when it is made.
 
@@ -32,7 +32,9 @@ struct NameCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard SignInPreferences.isValidName(newName) else {
-            throw ValidationError("\"\(newName)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+            throw ValidationError(
+                "\(MessagePart.quoted(newName, or: "an empty name")) is not a sign-in name: letters, digits and any of -_.@ (up to 64)"
+            )
         }
         if remove && !selection.words.isEmpty { throw ValidationError("--remove takes only the name") }
     }

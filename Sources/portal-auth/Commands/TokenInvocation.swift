@@ -27,7 +27,8 @@ struct TokenInvocation {
         guard minValid >= 0 else { throw ValidationError("--min-valid must be 0 or more seconds, not \(minValid)") }
         if let headerName, !TransportHeaders.isFieldName(headerName) {
             throw ValidationError(
-                "--header-name \"\(DisplayText.path(headerName))\" is not an HTTP header name: "
+                "--header-name" + MessagePart.given(" \"", DisplayText.path(headerName), "\"")
+                    + " is not an HTTP header name: "
                     + "letters, digits and !#$%&'*+-.^_`|~ only (RFC 9110 §5.6.2)")
         }
         if headerName != nil && format != .header { throw ValidationError("--header-name goes with --format header") }

@@ -30,7 +30,8 @@ enum ProxyTokenChoice: String, CaseIterable, ExpressibleByArgument, Sendable {
         guard let text = ProcessEnvironment.value(of: environmentVariable), !text.isEmpty else { return nil }
         guard let choice = ProxyTokenChoice(rawValue: text.lowercased()) else {
             throw ValidationError(
-                "\(environmentVariable)=\(DisplayText.neutralised(text, limit: 40)) is neither id nor access")
+                "\(environmentVariable)" + MessagePart.given("=", DisplayText.neutralised(text, limit: 40))
+                    + " is neither id nor access")
         }
         return choice
     }

@@ -19,7 +19,8 @@ struct SchemeSelection: ParsableArguments {
         }
         if let scheme, !CustomSchemeRedirect.isValidScheme(scheme.lowercased()) {
             throw ValidationError(
-                "--scheme \"\(scheme)\" is not a URL scheme; give the part before ://, e.g. my-maps-app")
+                "--scheme" + MessagePart.given(" \"", scheme, "\"")
+                    + " is not a URL scheme; give the part before ://, e.g. my-maps-app")
         }
     }
 

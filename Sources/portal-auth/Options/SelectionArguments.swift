@@ -25,16 +25,20 @@ struct SelectionArguments: Equatable {
         if clientID != nil && portal == nil { throw ValidationError("--client-id goes with --portal") }
         if let portal, Self.httpURL(portal) == nil {
             throw ValidationError(
-                "--portal \"\(portal)\" is not an absolute http or https URL; write it like https://www.arcgis.com")
+                "--portal" + MessagePart.given(" \"", portal, "\"")
+                    + " is not an absolute http or https URL; write it like https://www.arcgis.com")
         }
         if let url, Self.httpURL(url) == nil {
             throw ValidationError(
-                "--url \"\(url)\" is not an absolute http or https URL; write it like https://maps.contoso.com/portal/sharing/rest"
+                "--url" + MessagePart.given(" \"", url, "\"")
+                    + " is not an absolute http or https URL; write it like https://maps.contoso.com/portal/sharing/rest"
             )
         }
         if let iap, iap.isEmpty { throw ValidationError("--iap needs the path of the IAP configuration file") }
         if let name, !SignInPreferences.isValidName(name) {
-            throw ValidationError("--name \"\(name)\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+            throw ValidationError(
+                "--name" + MessagePart.given(" \"", name, "\"")
+                    + " is not a sign-in name: letters, digits and any of -_.@ (up to 64)")
         }
     }
 

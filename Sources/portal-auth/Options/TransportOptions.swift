@@ -22,7 +22,9 @@ struct TransportOptions: ParsableArguments {
     /// Checks `--ca-bundle` (also for `SessionArguments`, which the fast path of `token` and `refresh` fills in).
     static func validate(caBundle: String?) throws {
         if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
-            throw ValidationError("--ca-bundle \(caBundle) is not a readable file; give the path of a PEM bundle")
+            throw ValidationError(
+                "--ca-bundle" + MessagePart.given(" ", caBundle)
+                    + " is not a readable file; give the path of a PEM bundle")
         }
     }
 

@@ -37,7 +37,8 @@ enum SecretInput {
         } catch {
             let reason =
                 FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
-            throw InputError.unreadable("cannot read the \(what) file \(DisplayText.path(path)): \(reason)")
+            throw InputError.unreadable(
+                "cannot read the \(what) file" + MessagePart.given(" ", DisplayText.path(path)) + ": \(reason)")
         }
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {

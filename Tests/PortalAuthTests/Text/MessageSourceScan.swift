@@ -12,8 +12,8 @@ import Foundation
 ///   of its `Kind` struct (`static let name = Kind(…)`): what its message switches over. The test finds which case a
 ///   rendered value is with `Mirror`.
 ///
-/// Makers whose whole text is their caller's (`UsageProblem(description:)`) are listed too; the texts their callers
-/// write are not rendered by this test.
+/// Makers whose whole text is their caller's (`UsageProblem(description:)`) are listed too; the values their callers
+/// interpolate into those texts are read by `callerTextInterpolations()` and checked against `CallerTextRules`.
 struct MessageSourceScan {
     struct MessageType {
         var name: String
