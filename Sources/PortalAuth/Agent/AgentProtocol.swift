@@ -117,22 +117,23 @@ package enum AgentRequest: Sendable, Equatable {
         switch operation {
         case "status", "stop":
             if let extra = object.keys.first(where: { $0 != "v" && $0 != "op" }) {
-                throw .badRequest(
-                    "\"\(DisplayText.neutralised(extra, limit: 40))\" is not a key of \"op\": \"\(operation)\"")
+                let key = MessagePart.quoted(DisplayText.neutralised(extra, limit: 40), or: "an empty key")
+                throw .badRequest("\(key) is not a key of \"op\": \"\(operation)\"")
             }
             return operation == "status" ? .status : .stop
         case "token":
             return .token(try tokenRequest(object))
         default:
             throw .badRequest(
-                "\"op\": \"\(DisplayText.neutralised(operation, limit: 40))\" is not an operation; use \"token\", \"status\" or \"stop\""
+                "\"op\" must be \"token\", \"status\" or \"stop\"\(MessagePart.given(", not \"", DisplayText.neutralised(operation, limit: 40), "\""))"
             )
         }
     }
 
     private static func tokenRequest(_ object: JSONObject) throws(AgentFailure) -> AgentTokenRequest {
         if let extra = object.keys.first(where: { !tokenKeys.contains($0) }) {
-            throw .badRequest("\"\(DisplayText.neutralised(extra, limit: 40))\" is not a key of a token request")
+            let key = MessagePart.quoted(DisplayText.neutralised(extra, limit: 40), or: "an empty key")
+            throw .badRequest("\(key) is not a key of a token request")
         }
         func string(_ key: String) throws(AgentFailure) -> String? {
             guard let value = object[key], value != .null else { return nil }
@@ -147,7 +148,8 @@ package enum AgentRequest: Sendable, Equatable {
                 scheme == "http" || scheme == "https", url.host?.isEmpty == false
             else {
                 throw .badRequest(
-                    "\"\(key)\": \"\(DisplayText.neutralised(text, limit: 200))\" is not an absolute http or https URL")
+                    "\"\(key)\" must be an absolute http or https URL\(MessagePart.given(", not \"", DisplayText.neutralised(text, limit: 200), "\""))"
+                )
             }
             return url
         }
@@ -170,7 +172,9 @@ package enum AgentRequest: Sendable, Equatable {
             selection = .url(url)
         } else if let name = try string("name") {
             guard SignInPreferences.isValidName(name) else {
-                throw .badRequest("\"name\": \"\(DisplayText.neutralised(name, limit: 80))\" is not a sign-in name")
+                throw .badRequest(
+                    "\"name\" must be a sign-in name (letters, digits and any of -_.@)\(MessagePart.given(", not \"", DisplayText.neutralised(name, limit: 80), "\""))"
+                )
             }
             selection = .name(name)
         } else {
@@ -194,7 +198,8 @@ package enum AgentRequest: Sendable, Equatable {
         case "access": request.proxyToken = .accessToken
         case let other?:
             throw .badRequest(
-                "\"proxy_token\": \"\(DisplayText.neutralised(other, limit: 40))\" is neither \"id\" nor \"access\"")
+                "\"proxy_token\" must be \"id\" or \"access\"\(MessagePart.given(", not \"", DisplayText.neutralised(other, limit: 40), "\""))"
+            )
         }
         if let hosts = object["hosts"], hosts != .null {
             guard let flag = hosts.boolValue else { throw .badRequest("\"hosts\" must be true or false") }

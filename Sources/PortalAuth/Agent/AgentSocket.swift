@@ -112,7 +112,9 @@ package enum AgentSocket {
     ///   path and what to do otherwise.
     package static func listen(at path: String, backlog: Int32 = 512) throws(AgentSocketError) -> Listener {
         guard path.hasPrefix("/") else {
-            throw AgentSocketError(.socket, "the agent's socket path \(DisplayText.path(path)) is not absolute")
+            throw AgentSocketError(
+                .socket,
+                "the agent's socket path must be absolute\(MessagePart.given(", not ", DisplayText.path(path)))")
         }
         try preparePrivateFolder((path as NSString).deletingLastPathComponent)
         let lockPath = path + ".lock"

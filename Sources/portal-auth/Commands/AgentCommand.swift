@@ -66,7 +66,8 @@ struct AgentSocketOptions: ParsableArguments {
 
     func validate() throws {
         if let socket, !socket.hasPrefix("/") {
-            throw ValidationError("--socket \"\(DisplayText.path(socket))\" must be an absolute path")
+            throw ValidationError(
+                "--socket must be an absolute path\(MessagePart.given(", not \"", DisplayText.path(socket), "\""))")
         }
     }
 }
@@ -136,7 +137,9 @@ struct AgentServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections must be from 1 to 4096, not \(maxConnections)")
         }
         if let forwardSocket, !forwardSocket.hasPrefix("/") {
-            throw ValidationError("--forward-socket \"\(DisplayText.path(forwardSocket))\" must be an absolute path")
+            throw ValidationError(
+                "--forward-socket must be an absolute path\(MessagePart.given(", not \"", DisplayText.path(forwardSocket), "\""))"
+            )
         }
         if noForward && (forwardSocket != nil || noConfirm || confirmCommand != nil) {
             throw ValidationError("--no-forward goes with no other forwarding option")

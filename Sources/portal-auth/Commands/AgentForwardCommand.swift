@@ -42,7 +42,8 @@ struct AgentForwardAllowCommand: AsyncParsableCommand {
     func validate() throws {
         guard SignInPreferences.isValidName(name) else {
             throw ValidationError(
-                "\"\(DisplayText.path(name))\" is not a sign-in name: letters, digits, - _ . @ (up to 64)")
+                "\(MessagePart.quoted(DisplayText.path(name), or: "An empty name")) is not a sign-in name: letters, digits and any of -_.@ (up to 64)"
+            )
         }
     }
 

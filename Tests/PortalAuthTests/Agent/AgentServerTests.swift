@@ -121,12 +121,15 @@ struct AgentServerTests {
         (#"{"op": "token"}"#, .badRequest, "no \"v\""),
         (#"{"v": 2, "op": "token"}"#, .unsupportedVersion, "version 1"),
         (#"{"v": 1}"#, .badRequest, "no \"op\""),
-        (#"{"v": 1, "op": "launch"}"#, .badRequest, "not an operation"),
-        (#"{"v": 1, "op": "token", "url": "ftp://x"}"#, .badRequest, "not an absolute http or https URL"),
+        (#"{"v": 1, "op": "launch"}"#, .badRequest, #"must be "token", "status" or "stop", not "launch""#),
+        (
+            #"{"v": 1, "op": "token", "url": "ftp://x"}"#, .badRequest,
+            #"must be an absolute http or https URL, not "ftp://x""#
+        ),
         (#"{"v": 1, "op": "token", "url": "https://a.example", "name": "w"}"#, .badRequest, "only one of"),
         (#"{"v": 1, "op": "token", "iap": "relative.json"}"#, .badRequest, "absolute path"),
         (#"{"v": 1, "op": "token", "min_valid": -1}"#, .badRequest, "min_valid"),
-        (#"{"v": 1, "op": "token", "proxy_token": "both"}"#, .badRequest, "neither"),
+        (#"{"v": 1, "op": "token", "proxy_token": "both"}"#, .badRequest, #"must be "id" or "access", not "both""#),
         (#"{"v": 1, "op": "token", "scope": "all"}"#, .badRequest, "not a key"),
         (#"{"v": 1, "op": "refresh_token"}"#, .forbidden, "refresh tokens are never handed out"),
         (#"{"v": 1, "op": "token", "refresh_token": true}"#, .forbidden, "refresh tokens are never handed out"),

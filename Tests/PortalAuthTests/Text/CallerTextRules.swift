@@ -44,7 +44,7 @@ struct CallerTextRules {
         ),
         Rule(
             expression:
-                #"(errno|limit|timeout|minValid|expiration|maxConnections|allowedUID|run\.status|getuid\(\)|info\.st_uid|String\(info\.st_mode & 0o777, radix: 8\))"#,
+                #"(errno|limit|timeout|minValid|expiration|maxConnections|confirmTimeout|confirmRemember|allowedUID|run\.status|getuid\(\)|info\.st_uid|String\(info\.st_mode & 0o777, radix: 8\))"#,
             reason: "a number (or a date): its text always has a digit"),
         Rule(
             expression:
@@ -145,6 +145,15 @@ struct CallerTextRules {
     /// The agent's callers (`AgentFailure`, `AgentSocketError`; files the agent's branch changes).
     static let agent: [Rule] = [
         Rule(
+            expression: #"DisplayText\.path\(path\)"#, files: ["AgentForwarding.swift"],
+            context: "is not a list of sign-ins marked",
+            reason: "the marks file's path: the store's path with a suffix added (path(forStore:)), never empty"),
+        Rule(
+            expression: #"remote\.description|signIn|why"#, files: ["AgentForwarding.swift"],
+            reason:
+                "the remote (\"ssh HOST\", \"process NAME\" or \"an unknown process (pid N)\"), a marked sign-in's name (a valid name is never empty) and the confirmers' reasons (literals with words)"
+        ),
+        Rule(
             expression: #"value\.typeName"#, files: ["AgentProtocol.swift"],
             reason: "a JSON type's name: a literal (\"string\", \"array\", …)"),
         Rule(
@@ -178,24 +187,9 @@ struct CallerTextRules {
     /// test until they are gone (the test fails then, so that the entry is removed).
     static let othersGaps: [Rule] = [
         Rule(
-            expression: #"DisplayText\.path\(path\)"#, files: ["AgentSocket.swift"], context: "is not absolute",
-            reason:
-                "AgentSocket: an empty socket path is shown as nothing (\"the agent's socket path  is not absolute\")"),
-        Rule(
-            expression: #"DisplayText\.path\(socket\)"#, files: ["AgentCommand.swift"], context: "must be an absolute",
-            reason:
-                "AgentCommand: an empty --socket is shown as its two quotes (\"--socket \"\" must be an absolute path\")"
-        ),
-        Rule(
-            expression: #"DisplayText\.neutralised\((extra|operation|text|name|other), limit: \d+\)"#,
-            files: ["AgentProtocol.swift"],
-            reason:
-                "AgentProtocol: a request's key or \"op\" may be \"\", and a value of white space only neutralises to \"\" (string(_:) refuses only \"\")"
-        ),
-        Rule(
             expression: #"url|method|portal|dataFile|DisplayText\.path\(String\(header\.prefix\(40\)\)\)"#,
             files: ["RequestCommand.swift"],
             reason:
-                "RequestCommand: an empty --url, --method, --header, --portal or --data-file value is shown as nothing"),
+                "RequestCommand: an empty --url, --method, --header, --portal or --data-file value is shown as nothing")
     ]
 }
