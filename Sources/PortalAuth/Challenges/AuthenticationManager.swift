@@ -48,6 +48,7 @@ public final class AuthenticationManager: Sendable {
         var networkHandler: (any NetworkAuthenticationChallengeHandler)?
         var tokenPlacement: ArcGISTokenPlacement = .header
         var iapConfigurations: [IAPConfiguration] = []
+        var tokenAgent: TokenAgent?
     }
 
     private let state: Mutex<State>
@@ -274,6 +275,25 @@ public final class AuthenticationManager: Sendable {
     public var iapConfigurations: [IAPConfiguration] {
         get { state.withLock { $0.iapConfigurations } }
         set { state.withLock { $0.iapConfigurations = newValue } }
+    }
+
+    /// A `portal-auth` agent that `data(for:)` asks for the token of a URL that no credential of
+    /// `arcGISCredentialStore` covers; nil (the default) asks none. For an app that cannot read the credential store
+    /// itself (a sandbox): the agent reads it and refreshes, and hands out only the tokens (see ``TokenAgent``).
+    ///
+    /// ```swift
+    /// manager.tokenAgent = TokenAgent.environmentDefault
+    /// ```
+    ///
+    /// The token is asked for with `settings.refreshPolicy.margin` of validity, and goes where a stored
+    /// credential's would: an ArcGIS token as `X-Esri-Authorization`, an Identity-Aware Proxy's as `Authorization`,
+    /// only over `https` (or `http` to a loopback host). A URL the agent holds no sign-in for is sent without a
+    /// token, so that the server's challenge reaches the challenge handler; an agent that is not running fails the
+    /// request with `TokenAgentError`. A token of the agent that the server refuses is not renewed through the agent
+    /// (it was valid for the margin by its own expiry): the refusal is the challenge's error.
+    public var tokenAgent: TokenAgent? {
+        get { state.withLock { $0.tokenAgent } }
+        set { state.withLock { $0.tokenAgent = newValue } }
     }
 
     /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.
