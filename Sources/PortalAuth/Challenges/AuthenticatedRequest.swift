@@ -26,6 +26,9 @@ struct AuthenticatedRequest {
         var chosenIAP: IAPCredential?
         /// Why a stored credential was left out (it needs a new sign-in): told with the challenge that follows.
         var unusableCredential: String?
+        /// The validity the token agent is asked for after it gave a token the server refused (more than that token
+        /// had left); nil for the refresh margin.
+        var agentMinimumValidity: Duration?
     }
 
     /// The request as sent, and which credentials it carried.
@@ -176,7 +179,8 @@ struct AuthenticatedRequest {
     {
         let token: TokenAgent.Token
         do {
-            token = try await agent.token(for: url, minimumValidity: manager.settings.refreshPolicy.margin)
+            token = try await agent.token(
+                for: url, minimumValidity: progress.agentMinimumValidity ?? manager.settings.refreshPolicy.margin)
         } catch let error as TokenAgentError where error.requiresSignIn {
             if !error.isNothingStored { progress.unusableCredential = error.description }
             return
@@ -257,6 +261,16 @@ struct AuthenticatedRequest {
     private func answerTokenChallenge(
         code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress
     ) async throws {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let token = prepared.agentToken,
+            !token.isForProxy
+        {
+            // Asked again for more validity than the refused token has left: the agent refreshes while it is still
+            // the sign-in's current token, else gives the one that replaced it (one renewal per expiry).
+            progress.renewedToken = true
+            let left = token.expirationDate.timeIntervalSince(manager.settings.clock.now)
+            progress.agentMinimumValidity = .seconds(max(0, Int(left.rounded(.up))) + 1)
+            return
+        }
         if code == 498, !progress.renewedToken, !progress.askedArcGIS,
             let source = prepared.token?.kind.arcGISTokenSource,
             let refused = prepared.sentToken

@@ -289,8 +289,10 @@ public final class AuthenticationManager: Sendable {
     /// credential's would: an ArcGIS token as `X-Esri-Authorization`, an Identity-Aware Proxy's as `Authorization`,
     /// only over `https` (or `http` to a loopback host). A URL the agent holds no sign-in for is sent without a
     /// token, so that the server's challenge reaches the challenge handler; an agent that is not running fails the
-    /// request with `TokenAgentError`. A token of the agent that the server refuses is not renewed through the agent
-    /// (it was valid for the margin by its own expiry): the refusal is the challenge's error.
+    /// request with `TokenAgentError`. An ArcGIS token the server refuses (498) is asked for once more with more
+    /// validity than it had left, so that the agent refreshes it while it is still the sign-in's current token (one
+    /// renewal per expiry however many requests saw it refused). A token a proxy refuses is not renewed through the
+    /// agent, whose answer does not say how old the token is: that is `.iapTokenRefused` at once.
     public var tokenAgent: TokenAgent? {
         get { state.withLock { $0.tokenAgent } }
         set { state.withLock { $0.tokenAgent = newValue } }

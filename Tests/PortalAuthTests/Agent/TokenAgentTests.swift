@@ -79,6 +79,37 @@ struct TokenAgentTests {
         }
     }
 
+    @Test(
+        "an agent token refused with 498: asked again once for more validity than it had left (the agent refreshes), and sent"
+    )
+    func refusedTokenRenewedThroughTheAgent() async throws {
+        let expiry = Date().addingTimeInterval(3600)
+        let fake = try FakeAgent { request in
+            var token = Self.token(request.minValid > 3000 ? "agent-token-new" : "agent-token-old")
+            token.expirationDate = expiry
+            return .token(token)
+        }
+        let client = ScriptedHTTPClient(respond: { request, _ in
+            let refused = request.headers["X-Esri-Authorization"] == "Bearer agent-token-old"
+            let body = refused ? #"{"error": {"code": 498, "message": "Invalid token", "details": []}}"# : "{}"
+            return TransportResponse(
+                statusCode: 200, headers: [("Content-Type", "application/json")], body: Data(body.utf8),
+                url: request.url)
+        })
+        let manager = AuthenticationManager(settings: SignInSettings(httpClient: client))
+        manager.tokenAgent = fake.agent
+        let response = try await manager.data(for: .get(Self.resource))
+        await fake.running.stop()
+        #expect(response.body == Data("{}".utf8))
+        #expect(
+            client.requests.map { $0.headers["X-Esri-Authorization"] } == [
+                "Bearer agent-token-old", "Bearer agent-token-new",
+            ])
+        let asked = fake.asked.withLock { $0.map(\.minValid) }
+        #expect(asked.count == 2 && asked[0] == 300, "\(asked)")
+        #expect(asked.count == 2 && (3000...3602).contains(asked[1]), "more than the refused token had left: \(asked)")
+    }
+
     @Test("a credential of the manager's store covers the URL: the agent is not asked")
     func storeFirst() async throws {
         let fake = try FakeAgent { _ in .token(Self.token("agent-token-3")) }
