@@ -82,6 +82,31 @@ struct AgentRefreshTests {
     }
 
     @Test(
+        "request through the agent: a token the portal refuses (498, expired on the server only) is refreshed once by the agent, as on the store path"
+    )
+    func refusedTokenRefreshedByTheAgent() async throws {
+        let store = try ScratchStore()
+        try await store.signIn(.portal, server: server)
+        let agent = try Agent(store)
+        defer { agent.stop() }
+        let arguments = ["request", "\(server.portal)/sharing/rest/portals/self?f=json"]
+        let throughAgent = ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_AGENT": agent.socket]
+        let throughStore = ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_AGENT": "off"]
+        for environment in [throughAgent, throughStore] {
+            // Issued a while ago (a token refused in its first second or two would be asked for beyond its lifetime,
+            // which the agent answers with the same token: TokenFreshness's short-lifetime rule).
+            try await store.ageAccessToken(.portal)
+            try await control.expireAccessTokens()
+            try await control.resetStats()
+            let result = try await ToolRunner.run(arguments, environment: environment, timeout: .seconds(60))
+            let stats = try await control.stats()
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout.contains("alice"), "\(result)")
+            #expect(stats.refreshes == 1, "\(environment): refreshes by grant \(stats.byGrant)")
+        }
+    }
+
+    @Test(
         "the agent SIGKILLed while its refresh request is out: the sign-in survives, `token` works, a new agent serves"
     )
     func agentKilledMidRefresh() async throws {
