@@ -26,6 +26,9 @@ struct AuthenticatedRequest {
         var chosenIAP: IAPCredential?
         /// Why a stored credential was left out (it needs a new sign-in): told with the challenge that follows.
         var unusableCredential: String?
+        /// The validity the token agent is asked for after it gave a token the server refused (more than that token
+        /// had left); nil for the refresh margin.
+        var agentMinimumValidity: Duration?
     }
 
     /// The request as sent, and which credentials it carried.
@@ -45,6 +48,8 @@ struct AuthenticatedRequest {
         /// must not be answered with them again.
         var consideredToken: (ArcGISCredential)?
         var consideredIAP: IAPCredential?
+        /// The token `AuthenticationManager.tokenAgent` gave for the request, when no credential covered it.
+        var agentToken: TokenAgent.Token?
     }
 
     private var url: URL { original.url }
@@ -109,9 +114,12 @@ struct AuthenticatedRequest {
     private func prepare(_ progress: inout Progress) async throws -> Prepared {
         var prepared = Prepared(request: original)
         let credentials = manager.arcGISCredentialStore.credentials
+        // Whether a credential of the store (or a handler's) covers the URL: else the token agent is asked.
+        var covered = false
         if !Self.carriesArcGISToken(original) {
             let stored = credentials.first { $0.kind.arcGISTokenSource != nil && $0.canBeUsed(for: url) }
             if let credential = progress.chosenToken ?? stored, let source = credential.kind.arcGISTokenSource {
+                covered = true
                 prepared.consideredToken = credential
                 if let info = try await usableToken(of: source, progress: &progress) {
                     guard !info.isSSLRequired || url.scheme?.lowercased() == "https" else {
@@ -122,13 +130,12 @@ struct AuthenticatedRequest {
                     prepared.token = credential
                     prepared.sentToken = info.accessToken
                 }
-            } else if let key = ArcGISEnvironment.apiKey, Self.takesAPIKey(url) {
-                attach(key.rawValue, referer: "", to: &prepared.request)
             }
         }
         if !original.headers.contains("Authorization") {
             let stored = credentials.lazy.compactMap(\.kind.iap).first { $0.canBeUsed(for: self.url) }
             if let credential = progress.chosenIAP ?? stored {
+                covered = true
                 prepared.consideredIAP = credential
                 do {
                     // The ID token unless the credential says otherwise (`tokenSentToProxy`), refreshed when expired.
@@ -143,6 +150,16 @@ struct AuthenticatedRequest {
                 }
             }
         }
+        if !covered, let agent = manager.tokenAgent, !Self.carriesArcGISToken(original),
+            !original.headers.contains("Authorization")
+        {
+            try await attachAgentToken(of: agent, to: &prepared, progress: &progress)
+        }
+        if prepared.consideredToken == nil, prepared.agentToken == nil, !Self.carriesArcGISToken(original),
+            let key = ArcGISEnvironment.apiKey, Self.takesAPIKey(url)
+        {
+            attach(key.rawValue, referer: "", to: &prepared.request)
+        }
         let networkStore = manager.networkCredentialStore
         let stored =
             networkStore.holdsNothing ? TransportCredentials() : await networkStore.transportCredentials(for: url)
@@ -152,6 +169,32 @@ struct AuthenticatedRequest {
         transport.trustedServerCertificates = transport.trustedServerCertificates ?? stored.trustedServerCertificates
         prepared.request.credentials = transport
         return prepared
+    }
+
+    /// Attaches the token agent's token for the URL where a stored credential's would go; none when the agent holds
+    /// no usable sign-in for it (then the server's challenge reaches the handler, told why when a sign-in is there
+    /// but cannot be refreshed).
+    private func attachAgentToken(of agent: TokenAgent, to prepared: inout Prepared, progress: inout Progress)
+        async throws
+    {
+        let token: TokenAgent.Token
+        do {
+            token = try await agent.token(
+                for: url, minimumValidity: progress.agentMinimumValidity ?? manager.settings.refreshPolicy.margin)
+        } catch let error as TokenAgentError where error.requiresSignIn {
+            if !error.isNothingStored { progress.unusableCredential = error.description }
+            return
+        }
+        guard url.scheme?.lowercased() == "https" || URLNormalization.isLoopbackHost(url.host ?? "") else {
+            throw CredentialError.insecureTransport(
+                "the token agent's sign-in for \(RedactedURL(url))", url: RedactedURL(url).description)
+        }
+        if token.isForProxy {
+            prepared.request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(token.value)")
+        } else {
+            attach(token.value, referer: "", to: &prepared.request)
+        }
+        prepared.agentToken = token
     }
 
     /// The credential's valid token, or nil when only a new sign-in could give one (then the request goes without,
@@ -218,6 +261,16 @@ struct AuthenticatedRequest {
     private func answerTokenChallenge(
         code: Int, message: String, status: Int, prepared: Prepared, progress: inout Progress
     ) async throws {
+        if code == 498, !progress.renewedToken, !progress.askedArcGIS, let token = prepared.agentToken,
+            !token.isForProxy
+        {
+            // Asked again for more validity than the refused token has left: the agent refreshes while it is still
+            // the sign-in's current token, else gives the one that replaced it (one renewal per expiry).
+            progress.renewedToken = true
+            let left = token.expirationDate.timeIntervalSince(manager.settings.clock.now)
+            progress.agentMinimumValidity = .seconds(max(0, Int(left.rounded(.up))) + 1)
+            return
+        }
         if code == 498, !progress.renewedToken, !progress.askedArcGIS,
             let source = prepared.token?.kind.arcGISTokenSource,
             let refused = prepared.sentToken
@@ -273,6 +326,12 @@ struct AuthenticatedRequest {
                     .iapTokenRefused, url: url, statusCode: status, detail: detail, credentialWasRefused: true,
                     refusedIAPToken: prepared.iapTokenKind ?? credential.tokenSentToProxy)
             }
+        }
+        if let token = prepared.agentToken, token.isForProxy {
+            // The agent handed out a token valid for the refresh margin: the proxy does not accept that kind.
+            throw AuthenticationChallengeError(
+                .iapTokenRefused, url: url, statusCode: status, detail: detail, credentialWasRefused: true,
+                refusedIAPToken: token.isIDToken ? .idToken : .accessToken)
         }
         let said = progress.unusableCredential.map { "\(detail); \($0)" } ?? detail
         let error = AuthenticationChallengeError(

@@ -48,6 +48,7 @@ public final class AuthenticationManager: Sendable {
         var networkHandler: (any NetworkAuthenticationChallengeHandler)?
         var tokenPlacement: ArcGISTokenPlacement = .header
         var iapConfigurations: [IAPConfiguration] = []
+        var tokenAgent: TokenAgent?
     }
 
     private let state: Mutex<State>
@@ -274,6 +275,27 @@ public final class AuthenticationManager: Sendable {
     public var iapConfigurations: [IAPConfiguration] {
         get { state.withLock { $0.iapConfigurations } }
         set { state.withLock { $0.iapConfigurations = newValue } }
+    }
+
+    /// A `portal-auth` agent that `data(for:)` asks for the token of a URL that no credential of
+    /// `arcGISCredentialStore` covers; nil (the default) asks none. For an app that cannot read the credential store
+    /// itself (a sandbox): the agent reads it and refreshes, and hands out only the tokens (see ``TokenAgent``).
+    ///
+    /// ```swift
+    /// manager.tokenAgent = TokenAgent.environmentDefault
+    /// ```
+    ///
+    /// The token is asked for with `settings.refreshPolicy.margin` of validity, and goes where a stored
+    /// credential's would: an ArcGIS token as `X-Esri-Authorization`, an Identity-Aware Proxy's as `Authorization`,
+    /// only over `https` (or `http` to a loopback host). A URL the agent holds no sign-in for is sent without a
+    /// token, so that the server's challenge reaches the challenge handler; an agent that is not running fails the
+    /// request with `TokenAgentError`. An ArcGIS token the server refuses (498) is asked for once more with more
+    /// validity than it had left, so that the agent refreshes it while it is still the sign-in's current token (one
+    /// renewal per expiry however many requests saw it refused). A token a proxy refuses is not renewed through the
+    /// agent, whose answer does not say how old the token is: that is `.iapTokenRefused` at once.
+    public var tokenAgent: TokenAgent? {
+        get { state.withLock { $0.tokenAgent } }
+        set { state.withLock { $0.tokenAgent = newValue } }
     }
 
     /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.

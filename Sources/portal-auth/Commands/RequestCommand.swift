@@ -260,7 +260,15 @@ struct RequestCommand: AsyncParsableCommand {
         let host = URL(string: url)?.host ?? url
         let settings = session.signInSettings(target: host)
         let manager = AuthenticationManager(settings: settings)
-        manager.arcGISCredentialStore = try session.credentialStore(forSignIn: interactive)
+        // --proxy-token or $PORTAL_AUTH_PROXY_TOKEN, else each sign-in's stored choice (else the ID token).
+        let chosen = try ProxyTokenChoice.override(proxyToken)
+        // The agent's tokens when one serves (see `AgentAsk`; not with --interactive, which may sign in here): the
+        // store is then the agent's to read and refresh, and this process holds none of it.
+        if !interactive, let agent = try AgentAsk.serving(session: session.arguments, proxyToken: chosen?.token) {
+            manager.tokenAgent = agent
+        } else {
+            manager.arcGISCredentialStore = try session.credentialStore(forSignIn: interactive)
+        }
         // Non-interactive: the authenticator asks nothing and signs nothing in, but still knows the IAP hosts.
         let authenticator = Authenticator(
             prompt: interactive ? TerminalAuthenticatorPrompt() : nil, signInSettings: interactive ? settings : nil,
@@ -274,8 +282,6 @@ struct RequestCommand: AsyncParsableCommand {
             + stored.compactMap { $0.kind.oAuthUser?.configuration }
         // The --config files' hosts are behind a proxy (the stored sign-ins' are known to the manager anyway).
         manager.iapConfigurations = configurations
-        // --proxy-token or $PORTAL_AUTH_PROXY_TOKEN, else each sign-in's stored choice (else the ID token).
-        let chosen = try ProxyTokenChoice.override(proxyToken)
         for credential in stored {
             if let iap = credential.kind.iap {
                 iap.sendToProxyForThisProcess(ProxyTokenChoice.chosen(proxyToken, for: iap).token)

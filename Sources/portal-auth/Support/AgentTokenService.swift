@@ -3,15 +3,47 @@ import PortalAuth
 
 /// What the agent does with a token request: what `portal-auth token` does with the same selection and options
 /// (`TokenInvocation`, never interactive), on a store opened for the request, so that the store stays the truth.
+///
+/// Tokens are kept in memory (`AgentTokenCache`) with the state of the store file, its preferences file and the
+/// IAP configuration file they came from: a request is answered from memory, without reading the store or the
+/// keyring, while those files are unchanged and the token stays valid for its `min_valid`.
 struct AgentTokenService: Sendable {
     /// The agent's `--store`, `--ca-bundle` and `--timeout` (which counts from each request's start).
     let session: SessionArguments
+    /// The tokens handed out, kept while the store is unchanged.
+    let cache = AgentTokenCache()
+    /// The clock of the cache's validity check.
+    var now: @Sendable () -> Date = { Date() }
 
     /// The answer to `request`: the token, or the failure with the message `token` prints and its exit status.
     func answer(_ request: AgentRequest) async -> AgentAnswer {
         guard case .token(let asked) = request else {
             return .failure(.badRequest("this request is answered by the agent itself"))
         }
+        var watched = watchedPaths()
+        // No store path (an error the store's read reports): nothing is kept.
+        guard !watched.isEmpty else { return await read(asked) }
+        if case .iap(let file) = asked.selection { watched.append(file.path) }
+        // Taken before the store is read: a change after this point is seen by the next request.
+        let marker = AgentTokenCache.Marker.of(watched)
+        if let kept = cache.token(for: asked, now: now()) { return .token(kept) }
+        let answer = await read(asked)
+        if case .token(let token) = answer {
+            cache.keep(token, for: asked, marker: marker.adding(token.configurationFile.map { [$0] } ?? []))
+        }
+        return answer
+    }
+
+    /// The store file and its preferences file.
+    private func watchedPaths() -> [String] {
+        cache.watchedPaths {
+            guard let path = try? session.storeFile().path else { return nil }
+            return [path, SignInPreferences.path(forStore: path)]
+        }
+    }
+
+    /// The answer read from the store, refreshed under its lock when needed.
+    private func read(_ asked: AgentTokenRequest) async -> AgentAnswer {
         var session = self.session
         session.start = .now
         let selection = SelectionArguments(query: asked.selection)
@@ -75,6 +107,20 @@ enum AgentAsk {
         guard let found = AgentSocket.clientPath(), found.path != "off" else { return nil }
         if !found.explicit && (store != nil || ProcessEnvironment.value(of: "PORTAL_AUTH_STORE") != nil) { return nil }
         return found.path
+    }
+
+    /// The agent `request` gets its tokens from (through `AuthenticationManager.tokenAgent`): the socket's when an
+    /// agent answers there (asked for its status), else nil (then the caller reads the store).
+    ///
+    /// - Throws: `AgentSocketError` when the agent cannot be talked to.
+    static func serving(session: SessionArguments, proxyToken: IAPTokenInfo.Token?) throws -> TokenAgent? {
+        guard let path = socket(store: session.store) else { return nil }
+        do {
+            _ = try AgentSocket.ask(.status, at: path, timeout: .seconds(session.timeout))
+        } catch  where error.code == .notServing {
+            return nil
+        }
+        return TokenAgent(socketPath: path, timeout: .seconds(session.timeout), proxyToken: proxyToken)
     }
 
     /// The agent's token for `request`, or nil when no agent serves (then the caller reads the store).

@@ -211,16 +211,4 @@ struct MidRefreshSignInTests {
         process.waitUntilExit()
         return process.terminationStatus
     }
-
-    /// Polls `condition` until it holds (a hang guard of 60 s, not a measurement).
-    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("\(what): not within 60 s")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }

@@ -1,0 +1,114 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import PortalAuth
+
+/// `portal-auth request` through the agent (issue 46): against a loopback ArcGIS-like server that answers 499 Token
+/// Required without a token and echoes the token it got, the output and exit status are those of the store path.
+@Suite("portal-auth request through the agent", .serialized, .timeLimit(.minutes(3)))
+struct AgentRequestTests {
+    /// A loopback server: `{"error": {"code": 499, …}}` without `X-Esri-Authorization`, else the header echoed.
+    final class EchoServer {
+        let process = ChildProcess()
+        let port: Int
+
+        init(folder: URL) throws {
+            let script = """
+                import http.server, json, os, sys
+                class Handler(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        sent = self.headers.get("X-Esri-Authorization")
+                        body = {"sent": sent} if sent else {"error": {"code": 499, "message": "Token Required", "details": []}}
+                        data = json.dumps(body).encode()
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
+                    def log_message(self, *args):
+                        pass
+                    def date_time_string(self, timestamp=None):
+                        return "Thu, 01 Jan 2026 00:00:00 GMT"  # the same in every answer
+                server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+                with open(sys.argv[1] + ".tmp", "w") as file:
+                    file.write(str(server.server_address[1]))
+                os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+                server.serve_forever()
+                """
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            let portFile = folder.appendingPathComponent("echo.port").path
+            process.arguments = ["-I", "-c", script, portFile]
+            process.standardInput = nil
+            process.standardOutput = nil
+            try process.run()
+            // The port, once the server listens (a hang guard of 30 s, not a measurement).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while access(portFile, F_OK) != 0 && process.isRunning && ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+            let line = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "nothing"
+            guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                kill(process.processIdentifier, SIGKILL)
+                throw AgentCommandTests.AgentStartFailure(output: "the echo server said \(line)")
+            }
+            self.port = port
+        }
+
+        var portal: String { "http://127.0.0.1:\(port)/portal" }
+
+        func stop() {
+            if process.isRunning {
+                // SIGKILL: the child inherits the test process's signal mask, in which SIGTERM may be blocked.
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+
+        deinit { stop() }
+    }
+
+    @Test(
+        "request (body, json, --fail): the same output and exit status through the agent as from the store; nothing stored: the same 77",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    func sameOutputThroughTheAgent() async throws {
+        let store = try PreparedStore()
+        let server = try EchoServer(folder: store.directory)
+        defer { server.stop() }
+        try await store.write([PreparedStore.portal(server.portal, token: "stored-token-7")])
+        let empty = try PreparedStore()
+        try await empty.write([])
+        let agent = try AgentCommandTests.RunningAgent(store)
+        defer { agent.stop() }
+        let url = "\(server.portal)/sharing/rest/portals/self?f=json"
+        for arguments in [["request", url], ["request", "--format", "json", url], ["request", "--fail", url]] {
+            let direct = try await ToolRunner.run(arguments, environment: store.environment)
+            let viaAgent = try await ToolRunner.run(
+                arguments, environment: AgentCommandTests.throughAgent(agent, empty: empty))
+            #expect(direct.status == 0, "\(direct)")
+            #expect(direct.stdout.contains("stored-token-7"), "the server got the stored token: \(direct)")
+            #expect(viaAgent.status == direct.status, "\(viaAgent)")
+            #expect(viaAgent.stdout == direct.stdout, "\(viaAgent)")
+            #expect(viaAgent.stderr == direct.stderr, "\(viaAgent)")
+        }
+
+        // The agent's store holds nothing for the URL: 77 and the same words as the store path's.
+        let bare = try AgentCommandTests.RunningAgent(empty)
+        defer { bare.stop() }
+        let direct = try await ToolRunner.run(["request", url], environment: empty.environment)
+        let viaAgent = try await ToolRunner.run(
+            ["request", url], environment: AgentCommandTests.throughAgent(bare, empty: store))
+        #expect(direct.status == 77, "\(direct)")
+        #expect(viaAgent.status == 77, "the agent's store, empty, is the one used: \(viaAgent)")
+        #expect(viaAgent.stderr == direct.stderr, "\(viaAgent)")
+        #expect(viaAgent.stdout.isEmpty)
+
+        // An agent named but not listening: request reads its own store.
+        let gone = store.environment.merging([
+            "PORTAL_AUTH_AGENT": agent.folder.appendingPathComponent("none.sock").path
+        ]) { $1 }
+        let fallback = try await ToolRunner.run(["request", url], environment: gone)
+        #expect(fallback.status == 0, "\(fallback)")
+        #expect(fallback.stdout.contains("stored-token-7"), "\(fallback)")
+    }
+}
