@@ -26,7 +26,8 @@ package enum AgentConfirmers {
         return { prompt in
             guard let path = resolve(command, path: environment["PATH"]) else {
                 return .unavailable(
-                    "the confirmation command \(DisplayText.path(command)) is not an executable file; fix --confirm-command or PORTAL_AUTH_CONFIRM"
+                    "the confirmation command\(MessagePart.given(" ", DisplayText.path(command))) is not an executable file; "
+                        + "the agent's user must name an executable program as the confirmation command"
                 )
             }
             let child = ChildProcess()

@@ -339,10 +339,11 @@ package struct AgentSocketError: Error, Sendable, CategorizedError, CustomString
     package var description: String {
         switch code {
         case .alreadyServing:
-            return
-                "an agent already serves on \(DisplayText.path(message)); stop it with `portal-auth agent stop` first"
+            return "an agent already serves\(MessagePart.given(" on ", DisplayText.path(message))); stop it with "
+                + "`portal-auth agent stop` first"
         case .notServing:
-            return "no agent answers on \(DisplayText.path(message)); start one with `portal-auth agent`"
+            return
+                "no agent answers\(MessagePart.given(" on ", DisplayText.path(message))); start one with `portal-auth agent`"
         case .busy, .timedOut, .socket:
             return message
         }

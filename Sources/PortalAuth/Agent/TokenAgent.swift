@@ -148,7 +148,7 @@ public struct TokenAgentError: Error, Sendable, CategorizedError, CustomStringCo
         switch error.code {
         case .notServing:
             description =
-                "no token agent answers on \(DisplayText.path(socketPath)); start it where the sign-ins are stored, or "
+                "no token agent answers\(MessagePart.given(" on ", DisplayText.path(socketPath))); start it where the sign-ins are stored, or "
                 + "choose another TokenAgent"
         case .alreadyServing, .busy, .timedOut, .socket:
             description = error.message

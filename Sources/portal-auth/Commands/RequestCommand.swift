@@ -138,16 +138,18 @@ struct RequestCommand: AsyncParsableCommand {
             parsed.host?.isEmpty == false
         else {
             throw ValidationError(
-                "\"\(url)\" is not an absolute http or https URL; write it like https://gis.example.com/portal/sharing/rest/portals/self?f=json"
+                "the URL\(MessagePart.given(" \"", DisplayText.path(url), "\"")) is not an absolute http or https URL; write it like https://gis.example.com/portal/sharing/rest/portals/self?f=json"
             )
         }
         if data != nil && dataFile != nil { throw ValidationError("give --data or --data-file, not both") }
         if let method, method.isEmpty || method.contains(where: { !$0.isLetter }) {
-            throw ValidationError("--method \"\(method)\" is not an HTTP method such as GET or POST")
+            throw ValidationError(
+                "--method\(MessagePart.given(" \"", DisplayText.path(method), "\"")) is not an HTTP method such as GET or POST"
+            )
         }
         for header in headers where Self.headerField(header) == nil {
             throw ValidationError(
-                "--header \"\(DisplayText.path(String(header.prefix(40))))\" is not 'Name: value' with a name of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)"
+                "--header\(MessagePart.given(" \"", DisplayText.path(String(header.prefix(40))), "\"")) is not 'Name: value' with a name of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)"
             )
         }
         if (portal == nil) != (clientID == nil) {
@@ -155,7 +157,8 @@ struct RequestCommand: AsyncParsableCommand {
         }
         if let portal, URL(string: portal)?.host == nil {
             throw ValidationError(
-                "--portal \"\(portal)\" is not an absolute URL; write it like https://gis.example.com/portal")
+                "--portal\(MessagePart.given(" \"", DisplayText.path(portal), "\"")) is not an absolute URL; write it like https://gis.example.com/portal"
+            )
         }
         if promptUntrusted && !interactive { throw ValidationError("--prompt-untrusted goes with --interactive") }
         _ = try ProxyTokenChoice.resolved(proxyToken)
@@ -239,7 +242,7 @@ struct RequestCommand: AsyncParsableCommand {
                     body = try Data(contentsOf: URL(fileURLWithPath: dataFile))
                 } catch {
                     throw InputError.unreadable(
-                        "cannot read the --data-file \(dataFile): "
+                        "cannot read the --data-file\(MessagePart.given(" ", DisplayText.path(dataFile))): "
                             + (FileManager.default.fileExists(atPath: dataFile) ? "permission denied" : "no such file"))
                 }
             }

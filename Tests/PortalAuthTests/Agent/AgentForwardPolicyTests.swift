@@ -202,7 +202,7 @@ struct AgentForwardPolicyTests {
             Issue.record("a missing command answered")
             return
         }
-        #expect(why.contains("\(folder.path)/missing") && why.contains("--confirm-command"))
+        #expect(why.contains("\(folder.path)/missing") && why.contains("is not an executable file"))
     }
 
     // MARK: - The forwarding socket

@@ -185,11 +185,5 @@ struct CallerTextRules {
 
     /// Values that can be empty in files another branch changes (the agent's): left for it, and known issues of the
     /// test until they are gone (the test fails then, so that the entry is removed).
-    static let othersGaps: [Rule] = [
-        Rule(
-            expression: #"url|method|portal|dataFile|DisplayText\.path\(String\(header\.prefix\(40\)\)\)"#,
-            files: ["RequestCommand.swift"],
-            reason:
-                "RequestCommand: an empty --url, --method, --header, --portal or --data-file value is shown as nothing")
-    ]
+    static let othersGaps: [Rule] = []
 }

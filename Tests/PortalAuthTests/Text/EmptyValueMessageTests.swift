@@ -68,7 +68,6 @@ struct EmptyValueMessageTests {
 
     /// `Sources/PortalAuth/Agent` is being changed on the agent's branch: its gaps are left for it, and this test
     /// fails once they are gone, so that the mark is removed then.
-    static let agentBranch = "AgentSocketError's message interpolates its path: left for the agent's branch"
 
     static let url = URL(string: "https://idp.example/")!
     static let redacted = RedactedURL(url)
@@ -364,8 +363,17 @@ struct EmptyValueMessageTests {
                 "noDesktopSession(_:)",
                 SchemeRedirectError.noDesktopSession(CustomSchemeRedirect(URL(string: "x-app:/")!)!)),
             row("socket(_:path:_:)", SchemeRedirectError.socket("", path: "", systemError)),
-            row("init(_:_:)", AgentSocketError(.alreadyServing, ""), knownGap: agentBranch),
-            row("init(_:_:)", AgentSocketError(.notServing, ""), knownGap: agentBranch),
+            row("init(_:_:)", AgentSocketError(.alreadyServing, "")),
+            row("init(_:_:)", AgentSocketError(.notServing, "")),
+            row(
+                "init(category:socketPath:description:isNothingStored:)",
+                TokenAgentError(category: .local, socketPath: "", description: "a sentence")),
+            row(
+                "init(failure:socketPath:)",
+                TokenAgentError(failure: AgentFailure(.signInNeeded, "a sentence"), socketPath: "")),
+            row(
+                "init(socketError:socketPath:)",
+                TokenAgentError(socketError: AgentSocketError(.notServing, ""), socketPath: "")),
         ]
         + [
             SchemeRedirectError.Kind.runtimeDirectory, .socketFailed, .noWaitingSignIn, .noMatchingSignIn,
