@@ -215,7 +215,7 @@ struct ExecCommand: AsyncParsableCommand {
         throw ExecFailure(
             status: 127,
             description:
-                "\(MessagePart.quoted(DisplayText.neutralised(name, limit: 200), or: "an empty command name")): command not found on PATH"
+                "\(MessagePart.or(DisplayText.neutralised(name, limit: 200), "an empty command name")): command not found on PATH"
         )
     }
 
