@@ -22,6 +22,9 @@ package final class AgentServer: Sendable {
         package var idleTimeout: Duration = .seconds(30)
         /// The longest request line.
         package var maximumRequestBytes = AgentProtocol.maximumRequestBytes
+        /// How long `run()` waits, once serving has stopped, for requests in progress (a refresh already sent, whose
+        /// rotated refresh token must be stored) before it returns.
+        package var drainTimeout: Duration = .seconds(60)
 
         package init() {}
     }
@@ -57,6 +60,8 @@ package final class AgentServer: Sendable {
         var stopRequested = false
         var answers: [(fd: Int32, serial: UInt64, answer: AgentAnswer)] = []
         var counts = Counts()
+        /// Requests whose handler is still running.
+        var inProgress = 0
     }
 
     private let listener: Int32
@@ -103,12 +108,35 @@ package final class AgentServer: Sendable {
     /// The counts so far.
     package var counts: Counts { shared.withLock { $0.counts } }
 
-    /// Serves until `stop()`, a `stop` request (once its answer is written) or the task's cancellation.
+    /// Serves until `stop()`, a `stop` request (once its answer is written) or the task's cancellation; then waits
+    /// up to `Limits.drainTimeout` for the requests in progress to end (their answers are dropped), so that a
+    /// refresh already sent has its tokens stored before the process goes.
     package func run() async throws {
-        try await withTaskCancellationHandler {
-            try await BlockingWork.run(name: "PortalAuth.agent", dedicatedThread: true) { [self] in try serve() }
-        } onCancel: {
-            stop()
+        do {
+            try await withTaskCancellationHandler {
+                try await BlockingWork.run(name: "PortalAuth.agent", dedicatedThread: true) { [self] in try serve() }
+            } onCancel: {
+                stop()
+            }
+        } catch {
+            await drain()
+            throw error
+        }
+        await drain()
+    }
+
+    /// Waits, on a thread of its own and whether or not the task is cancelled, until no request is in progress or
+    /// `Limits.drainTimeout` has passed.
+    private func drain() async {
+        guard shared.withLock({ $0.inProgress }) > 0 else { return }
+        let deadline = ContinuousClock.now + limits.drainTimeout
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            BlockingWork.detach(name: "PortalAuth.agent-drain") { [self] in
+                while shared.withLock({ $0.inProgress }) > 0 && ContinuousClock.now < deadline {
+                    usleep(10_000)
+                }
+                continuation.resume()
+            }
         }
     }
 
@@ -287,6 +315,7 @@ package final class AgentServer: Sendable {
                 connections[fd] = connection
                 let serial = serials[fd] ?? 0
                 let (handler, peer, role) = (self.handler, connection.peer, self.role)
+                shared.withLock { $0.inProgress += 1 }
                 Task { [self] in
                     let answer: AgentAnswer
                     switch (request, role) {
@@ -295,7 +324,10 @@ package final class AgentServer: Sendable {
                     case (.status, _): answer = .status(status())
                     case (.token, _): answer = await handler(request, peer)
                     }
-                    shared.withLock { $0.answers.append((fd, serial, answer)) }
+                    shared.withLock {
+                        $0.answers.append((fd, serial, answer))
+                        $0.inProgress -= 1
+                    }
                     wake()
                 }
             }

@@ -16,6 +16,9 @@ struct TokenInvocation {
     var interactive = false
     /// The token the sign-in sends to what it covers, whatever the selection (an agent's request for `exec`).
     var forHosts = false
+    /// Whether a refresh watches Ctrl-C and SIGTERM itself (a command); the agent answers many requests at once and
+    /// watches the signals once for the whole process, so its requests leave them alone.
+    var watchesInterrupts = true
     var session: SessionArguments
     /// The command line that printed commands repeat (with `--interactive`): this process's, or for a request to
     /// the agent, the `token` command that asks the same (none for `exec`'s, which has no `--interactive`).
@@ -154,12 +157,13 @@ struct TokenInvocation {
             // The stored token as it is: nothing to cancel, so no signal watcher (a thread and a pipe) is started.
             issued = try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
         } else {
-            issued = try await Failure.cancellableOnInterrupt { [sendsToHosts, hostsChoice] in
+            let refresh: @Sendable () async throws -> IssuedToken = { [sendsToHosts, hostsChoice] in
                 if sendsToHosts {
                     return try await credential.tokenForHosts(minimumValidity: .seconds(minValid), choice: hostsChoice)
                 }
                 return try await credential.token(minimumValidity: .seconds(minValid), force: false, idToken: idToken)
             }
+            issued = try await watchesInterrupts ? Failure.cancellableOnInterrupt(refresh) : refresh()
         }
         await credential.warnOnceAboutShortLifetime(of: issued, minValid: minValid)
         return issued

@@ -52,6 +52,7 @@ struct AgentTokenService: Sendable {
         invocation.idToken = asked.idToken
         invocation.proxyToken = asked.proxyToken.map { $0 == .idToken ? .id : .access }
         invocation.forHosts = asked.forHosts
+        invocation.watchesInterrupts = false
         invocation.arguments = asked.forHosts ? [] : ["token"] + selection.words
         do {
             return .token(try await invocation.obtain().agentToken)

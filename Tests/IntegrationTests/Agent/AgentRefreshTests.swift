@@ -107,6 +107,41 @@ struct AgentRefreshTests {
     }
 
     @Test(
+        "SIGTERM while the agent's refresh request is out: the agent stops once the answer is stored, not before"
+    )
+    func agentStoppedMidRefresh() async throws {
+        let store = try ScratchStore()
+        try await store.signIn(.portal, server: server)
+        let selector = SignInKind.portal.selector(server)
+        let agent = try Agent(store)
+        defer { agent.stop() }
+        try await store.expireAccessToken(.portal, control: control)
+        let expired = try store.field("access_token", of: .portal)
+        try await control.resetStats()
+        try await control.configure(["token_delay_ms": .integer(3000)])
+        defer { Task { try? await control.resetConfiguration() } }
+
+        let client = try BackgroundTool.start(
+            ["token"] + selector, environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_AGENT": agent.socket])
+        defer { if client.process.isRunning { kill(client.process.processIdentifier, SIGKILL) } }
+        try await waitUntil("the agent's refresh request reached the server") {
+            try await control.stats().refreshes >= 1
+        }
+        // The agent's own watcher takes SIGTERM (no refresh installs one of its own that would swallow it), and the
+        // agent waits for the refresh in progress before it exits.
+        kill(agent.tool.process.processIdentifier, SIGTERM)
+        try await waitUntil("the agent ended after SIGTERM") { !agent.tool.process.isRunning }
+        #expect(agent.tool.process.terminationReason == .exit, "the agent did not end by itself")
+        try await control.resetConfiguration()
+        let refreshed = try store.field("access_token", of: .portal)
+        #expect(refreshed != nil && refreshed != expired, "the refresh the agent sent was not stored")
+        let next = try await ToolRunner.run(
+            ["token"] + selector, environment: ["PORTAL_AUTH_STORE": store.path, "PORTAL_AUTH_AGENT": "off"])
+        #expect(next.status == 0, "\(next)")
+        #expect(try await control.stats().refreshes == 1, "the stored answer served the next `token`")
+    }
+
+    @Test(
         "the agent SIGKILLed while its refresh request is out: the sign-in survives, `token` works, a new agent serves"
     )
     func agentKilledMidRefresh() async throws {
