@@ -41,6 +41,10 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
     /// rotates the refresh token: cut short, the new one is lost and the one held is spent). It still does not start
     /// after the deadline, and still ends within `TransportConfiguration.Timeouts.total`.
     package var outlastsDeadline = false
+    /// The longest the request may take, from the moment it is sent to its answer, redirects included, or `nil` for
+    /// only the client's own limits. `CurlHTTPClient` ends the request there (libcurl's own timer, a transport error
+    /// timedOut); other clients ignore it, and a caller that needs the limit with them keeps the time itself.
+    package var timeLimit: Duration?
 
     /// Creates a request.
     public init(
