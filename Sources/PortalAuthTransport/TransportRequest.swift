@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// An HTTP request: method, URL, ordered header fields, an optional body, and the credentials the
 /// transport applies for the request's host.
@@ -74,7 +75,7 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
                 ("Content-Type", "application/x-www-form-urlencoded"),
                 ("Accept", "application/json"),
             ],
-            body: Data(FormEncoding.encode(fields).utf8)
+            body: Data(utf8Of: FormEncoding.encode(fields))
         )
     }
 
