@@ -84,7 +84,7 @@ package enum StoreDocument {
         if let backend { members.append((key: secretsMember, value: .string(backend.rawValue))) }
         members.append((key: "entries", value: .object(JSONObject(sorted))))
         let document: JSONValue = .object(JSONObject(members))
-        return Data((document.serialized(indent: 2) + "\n").utf8)
+        return Data(utf8Of: document.serialized(indent: 2) + "\n")
     }
 
     private static func article(_ typeName: String) -> String {

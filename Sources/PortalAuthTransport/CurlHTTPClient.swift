@@ -30,6 +30,7 @@ package struct CurlHTTPClient: TransportClient {
     /// - Throws: a transport error (a `CategorizedError`) when no response was received, `CancellationError` when cancelled.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var deadline = ContinuousClock.now + configuration.timeouts.total
+        if let limit = request.timeLimit { deadline = min(deadline, ContinuousClock.now + limit) }
         if let overall = configuration.deadline {
             guard ContinuousClock.now < overall else {
                 throw TransportError(

@@ -1,4 +1,5 @@
 public import Foundation
+import PortalAuthCore
 
 /// An HTTP request: method, URL, ordered header fields, an optional body, and the credentials the
 /// transport applies for the request's host.
@@ -41,6 +42,10 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
     /// rotates the refresh token: cut short, the new one is lost and the one held is spent). It still does not start
     /// after the deadline, and still ends within `TransportConfiguration.Timeouts.total`.
     package var outlastsDeadline = false
+    /// The longest the request may take, from the moment it is sent to its answer, redirects included, or `nil` for
+    /// only the client's own limits. `CurlHTTPClient` ends the request there (libcurl's own timer, a transport error
+    /// timedOut); other clients ignore it, and a caller that needs the limit with them keeps the time itself.
+    package var timeLimit: Duration?
 
     /// Creates a request.
     public init(
@@ -70,7 +75,7 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
                 ("Content-Type", "application/x-www-form-urlencoded"),
                 ("Accept", "application/json"),
             ],
-            body: Data(FormEncoding.encode(fields).utf8)
+            body: Data(utf8Of: FormEncoding.encode(fields))
         )
     }
 

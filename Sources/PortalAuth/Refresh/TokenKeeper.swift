@@ -583,6 +583,16 @@ package final class TokenKeeper: Sendable {
         let client = httpClient
         let timeout = policy.attemptTimeout
         let url = RedactedURL(request.tokenURL)
+        // libcurl keeps the time itself (`TransportRequest.timeLimit`): a `Task.sleep` timer would start Swift's
+        // global pool (libdispatch's worker and timer threads) in a process that runs on its calling thread
+        // (`CallerThreadExecutor`). A cast to the concrete type: one to a protocol would scan every conformance of
+        // the binary on first use, as `Task.sleep` itself does.
+        if client is CurlHTTPClient {
+            let shielded = Task.keepingExecutor {
+                try await request.send(with: client, outlastingDeadline: true, timeLimit: timeout)
+            }
+            return try await shielded.value
+        }
         let shielded = Task.keepingExecutor {
             try await withDeadline(
                 timeout,

@@ -104,13 +104,17 @@ package struct TokenRequest: Sendable, CustomStringConvertible, CustomDebugStrin
     /// Posts the request with `client` and returns the endpoint's answer as it came (``TokenResponse/parse(_:endpoint:)``
     /// reads it).
     ///
-    /// - Parameter outlastingDeadline: await the answer past the client's overall deadline once sent (see
-    ///   `TransportRequest.outlastsDeadline`): a refresh, whose answer holds the refresh token that replaces the one sent.
-    package func send(with client: any TransportClient, outlastingDeadline: Bool = false) async throws
-        -> TransportResponse
-    {
+    /// - Parameters:
+    ///   - outlastingDeadline: await the answer past the client's overall deadline once sent (see
+    ///     `TransportRequest.outlastsDeadline`): a refresh, whose answer holds the refresh token that replaces the one
+    ///     sent.
+    ///   - timeLimit: the request's own limit (`TransportRequest.timeLimit`), or `nil` for the client's.
+    package func send(
+        with client: any TransportClient, outlastingDeadline: Bool = false, timeLimit: Duration? = nil
+    ) async throws -> TransportResponse {
         var request = transportRequest
         request.outlastsDeadline = outlastingDeadline
+        request.timeLimit = timeLimit
         return try await client.send(request)
     }
 

@@ -331,6 +331,35 @@ struct RefreshLifecycleTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before)
     }
 
+    // MARK: - What a refresh starts
+
+    @Test(
+        "a forced refresh starts only its own threads (signal watcher, store, libcurl's loop), not Swift's global pool")
+    func refreshStartsNoGlobalPool() async throws {
+        let store = try ScratchStore()
+        try await store.signIn(.portal, server: server)
+        let trace = store.directory.appendingPathComponent("trace")
+        let result = try await ToolRunner.run(
+            [
+                "-f", "-qq", "-o", trace.path, "-e", "trace=clone,clone3,fork,vfork,epoll_create1,timerfd_create",
+                "--", BinaryLocator.toolPath, "refresh",
+            ] + SignInKind.portal.selector(server),
+            environment: ["PORTAL_AUTH_STORE": store.path], executable: "/usr/bin/strace")
+        #expect(result.status == 0, "\(result)")
+        // "1234  clone3(…)" under -f: the call without the process ID ("<... clone3 resumed>" lines are not calls).
+        let calls = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").map { line in
+            String(line.drop { $0.isNumber }.drop { $0 == " " })
+        }
+        // The attempt's time limit is libcurl's own timer: a `Task.sleep` would start libdispatch's worker and
+        // timer threads, its epoll and its timer file descriptors.
+        #expect(
+            !calls.contains { $0.hasPrefix("epoll_create1") || $0.hasPrefix("timerfd_create") },
+            "Swift's global pool started: \(calls)")
+        let threads = calls.filter { $0.hasPrefix("clone") || $0.hasPrefix("fork") || $0.hasPrefix("vfork") }
+        // The signal watcher, the store's pool (one thread, two if its jobs ever overlap) and libcurl's event loop.
+        #expect(threads.count <= 4, "\(threads)")
+    }
+
     // MARK: - Helpers
 
     /// Whether the server accepts `token`: the portal's `portals/self`, or the application behind the proxy.
