@@ -16,8 +16,9 @@ struct TokenInvocation {
     var interactive = false
     /// The token the sign-in sends to what it covers, whatever the selection (an agent's request for `exec`).
     var forHosts = false
-    /// Whether a refresh watches Ctrl-C and SIGTERM itself (a command); the agent answers many requests at once and
-    /// watches the signals once for the whole process, so its requests leave them alone.
+    /// Whether a refresh watches Ctrl-C and SIGTERM itself (a command); the agent watches the signals once for the
+    /// whole process and waits for its requests in progress when it stops, so its requests start no watcher (a
+    /// thread, a pipe and process-wide signal actions set and restored per refresh).
     var watchesInterrupts = true
     var session: SessionArguments
     /// The command line that printed commands repeat (with `--interactive`): this process's, or for a request to

@@ -127,8 +127,7 @@ struct AgentRefreshTests {
         try await waitUntil("the agent's refresh request reached the server") {
             try await control.stats().refreshes >= 1
         }
-        // The agent's own watcher takes SIGTERM (no refresh installs one of its own that would swallow it), and the
-        // agent waits for the refresh in progress before it exits.
+        // The agent stops serving at SIGTERM, and waits for the refresh in progress before it exits.
         kill(agent.tool.process.processIdentifier, SIGTERM)
         try await waitUntil("the agent ended after SIGTERM") { !agent.tool.process.isRunning }
         #expect(agent.tool.process.terminationReason == .exit, "the agent did not end by itself")
