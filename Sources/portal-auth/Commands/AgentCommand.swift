@@ -285,18 +285,15 @@ struct AgentStatusCommand: AsyncParsableCommand {
                 let pid = agent["pid"]?.integerValue.map(String.init) ?? "?"
                 let version = agent["version"]?.stringValue.map { DisplayText.neutralised($0, limit: 40) } ?? "?"
                 Output.result("An agent (portal-auth \(version), pid \(pid)) serves on \(DisplayText.path(path)).")
-                let counts = ["connections", "answered", "refused_other_users", "refused_busy"].map {
-                    "\($0.replacingOccurrences(of: "_", with: " ")): \(agent[$0]?.integerValue ?? 0)"
-                }
-                Output.result(counts.joined(separator: ", "))
+                Output.result(
+                    Self.counts(["connections", "answered", "refused_other_users", "refused_busy"], of: agent))
                 if case .object(let forward)? = agent["forward"] {
                     let socket = forward["socket"]?.stringValue.map(DisplayText.path) ?? "?"
                     let confirms = forward["confirms"]?.boolValue == false ? ", without confirmation" : ""
                     Output.result("Forwarding socket (for ssh -R): \(socket)\(confirms).")
-                    let counts = ["connections", "allowed", "refused_not_marked", "refused_not_confirmed"].map {
-                        "\($0.replacingOccurrences(of: "_", with: " ")): \(forward[$0]?.integerValue ?? 0)"
-                    }
-                    Output.result(counts.joined(separator: ", "))
+                    Output.result(
+                        Self.counts(
+                            ["connections", "allowed", "refused_not_marked", "refused_not_confirmed"], of: forward))
                 } else if agent["forward"] == .null {
                     Output.result("No forwarding socket (--no-forward).")
                 }
@@ -304,6 +301,12 @@ struct AgentStatusCommand: AsyncParsableCommand {
         } catch {
             throw Failure.report(error)
         }
+    }
+
+    /// "connections: 1, answered: 5, …": the counts `keys` names in `object` (0 when absent).
+    private static func counts(_ keys: [String], of object: JSONObject) -> String {
+        keys.map { "\($0.replacingOccurrences(of: "_", with: " ")): \(object[$0]?.integerValue ?? 0)" }
+            .joined(separator: ", ")
     }
 }
 

@@ -44,9 +44,7 @@ struct TokenInvocation {
     /// `AgentAsk`; not with `--interactive`, which may sign in here), else the store's.
     func run() async throws {
         do {
-            let fromAgent =
-                interactive || !Self.agentSocketMayExist(store: session.store)
-                ? nil : try AgentAsk.token(agentRequest, session: session)
+            let fromAgent = interactive ? nil : try AgentAsk.token(agentRequest, session: session)
             let issued: IssuedToken
             if let fromAgent { issued = fromAgent } else { issued = try await obtain() }
             try print(issued)
@@ -56,16 +54,6 @@ struct TokenInvocation {
     }
 
     // MARK: - Getting the token
-
-    /// Whether an agent's socket may be there: false when no socket is to be tried or the default path names nothing
-    /// (one failed `access(2)`, where asking costs a socket, a failed connect and a close on every `token` run without
-    /// an agent; nothing there is what `AgentAsk` answers nil for, so the store is read either way). A socket named by
-    /// `PORTAL_AUTH_AGENT` is always asked: what its absence means is `AgentAsk`'s to say.
-    static func agentSocketMayExist(store: String?) -> Bool {
-        guard let path = AgentAsk.socket(store: store) else { return false }
-        if AgentSocket.clientPath()?.explicit == true { return true }
-        return access(path, F_OK) == 0 || (errno != ENOENT && errno != ENOTDIR)
-    }
 
     /// What the agent is asked for this command line (the proxy-token choice of `PORTAL_AUTH_PROXY_TOKEN` resolved
     /// here, in the caller's environment).

@@ -103,10 +103,15 @@ extension IssuedToken {
 /// or `PORTAL_AUTH_STORE`, whose tokens an agent of the default store would not hold) the default socket answers.
 /// Nothing listening there means the store is read as without an agent; the agent's failures are the tool's.
 enum AgentAsk {
-    /// The socket to try; nil when no agent is to be asked (`PORTAL_AUTH_AGENT=off` says never).
+    /// The socket to try; nil when no agent is to be asked (`PORTAL_AUTH_AGENT=off` says never), or when the default
+    /// socket names nothing: one failed `access(2)` on every run without an agent, where asking would cost a socket,
+    /// a failed connect and a close (nothing there is what the askers answer nil for, so the store is read either
+    /// way). A socket named by `PORTAL_AUTH_AGENT` is always asked: what its absence means is theirs to say.
     static func socket(store: String?) -> String? {
         guard let found = AgentSocket.clientPath(), found.path != "off" else { return nil }
-        if !found.explicit && (store != nil || ProcessEnvironment.value(of: "PORTAL_AUTH_STORE") != nil) { return nil }
+        if found.explicit { return found.path }
+        if store != nil || ProcessEnvironment.value(of: "PORTAL_AUTH_STORE") != nil { return nil }
+        guard access(found.path, F_OK) == 0 || (errno != ENOENT && errno != ENOTDIR) else { return nil }
         return found.path
     }
 
