@@ -13,8 +13,11 @@ processes, every request timed):
     (the protocol allows it), the request line built once, the answer checked for `"ok": true` without decoding;
   - oidc-agent, liboidc-agent: oidc-agent's own client library (`getAccessToken3` through ctypes): a connection
     per request with oidc-agent's encrypted exchange, as `oidc-token` does without the process.
-Process rows (BENCH_AGENT_PROCESS_REQUESTS, default 1,000, at each C): `portal-auth token` reading the store,
-`portal-auth token` asking the agent (PORTAL_AUTH_AGENT), `oidc-token`.
+Process rows (BENCH_AGENT_PROCESS_REQUESTS, default 1,000, at each C): `portal-auth token` reading the store and
+`portal-auth token` asking the agent (PORTAL_AUTH_AGENT) as one paired run: every client process runs both, one after
+the other, in alternating order (store then agent, agent then store), so both see the same load at the same moments
+(run one after the other, the rows differed by the load's drift: a short run passed at one C and failed at the next);
+their goal compares the median run time of a process (latency); then `oidc-token`.
 
 "Per request" is the wall time divided by the requests served: the completions are cut into windows of
 BENCH_AGENT_WINDOW (1,000; fewer when the run is short) and each window's time over its requests is one sample;
@@ -119,7 +122,8 @@ def documented_client():
     raise SystemExit("bench: AgentProtocol.md has no Python client (def agent_token)")
 
 
-# MARK: - Clients (each returns a function run by one client process: (count) -> [(latency_ns, completed_ns)], failures)
+# MARK: - Clients (each returns a function run by one client process: (count) -> [(latency_ns, completed_ns)], failures;
+# a paired client's samples carry a third value, the kind: the index of the environment it ran with)
 
 
 def doc_worker(agent_token):
@@ -208,10 +212,31 @@ def process_worker(command, env=None):
     return run
 
 
-def measure(make, requests, concurrency, deadline=600):
+def paired_process_worker(command, envs):
+    """`command` once with each of `envs` per request, the order alternating from one request to the next."""
+    def run(count):
+        samples, failures = [], [0] * len(envs)
+        for index in range(count):
+            order = list(range(len(envs)))
+            if index % 2:
+                order.reverse()
+            for kind in order:
+                started = time.perf_counter_ns()
+                done_process = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                              env=envs[kind])
+                done = time.perf_counter_ns()
+                if done_process.returncode != 0 or not done_process.stdout.strip():
+                    failures[kind] += 1
+                samples.append((done - started, done, kind))
+        return samples, failures
+    return run
+
+
+def measure(make, requests, concurrency, deadline=600, kinds=1):
     """`requests` spread over `concurrency` client processes (forked, each running `make()`'s worker on its share),
     started together once all are ready. A client still running after `deadline` seconds is killed and its requests
-    count as failed. (Processes, not threads: 16 threads calling liboidc-agent at once hung, clients blocked in
+    count as failed. With `kinds` > 1 the worker is a paired one (each request runs every kind): the result is a list,
+    one entry per kind, each with its latency and failures (the time per request is the pair's, not a kind's). (Processes, not threads: 16 threads calling liboidc-agent at once hung, clients blocked in
     connect and oidc-agent idle; and the Python clients then share no interpreter lock.)"""
     shares = [requests // concurrency + (1 if index < requests % concurrency else 0) for index in range(concurrency)]
     ready_read, ready_write = os.pipe()
@@ -224,17 +249,19 @@ def measure(make, requests, concurrency, deadline=600):
             os.close(go_write)
             os.close(ready_read)
             os.close(out_read)
-            samples, failures = [], shares[index]
+            samples, failures = [], [shares[index]] * kinds
             try:
                 worker = make()
                 os.write(ready_write, b"r")
                 os.read(go_read, 1)
                 samples, failures = worker(shares[index])
+                if kinds == 1:
+                    samples, failures = [(*sample, 0) for sample in samples], [failures]
             except BaseException as error:  # a client that cannot run: every request of it failed
                 log(f"a client failed: {error}")
             finally:
                 os.write(ready_write, b"r")  # harmless after the first; unblocks a parent still waiting
-            data = array.array("q", [failures] + [value for sample in samples for value in sample]).tobytes()
+            data = array.array("q", failures + [value for sample in samples for value in sample]).tobytes()
             with os.fdopen(out_write, "wb") as out:
                 out.write(data)
             os._exit(0)
@@ -266,16 +293,18 @@ def measure(make, requests, concurrency, deadline=600):
         os.waitpid(pid, 0)
         if chunks is None:
             log(f"a client ran past {deadline} s and was stopped")
-            results.append(([], shares[index]))
+            results.append(([], [shares[index]] * kinds))
             continue
         values = array.array("q")
         values.frombytes(b"".join(chunks))
-        results.append((list(zip(values[1::2], values[2::2])), values[0] if values else shares[index]))
+        if len(values) < kinds:
+            results.append(([], [shares[index]] * kinds))
+            continue
+        rest = values[kinds:]
+        results.append((list(zip(rest[0::3], rest[1::3], rest[2::3])), list(values[:kinds])))
     os.close(ready_read)
-    wall = max([done for result in results for _, done in result[0]] or [time.perf_counter_ns()]) - started
+    wall = max([sample[1] for result in results for sample in result[0]] or [time.perf_counter_ns()]) - started
     samples = [sample for result in results for sample in result[0]]
-    failures = sum(result[1] for result in results)
-    latencies = sorted(sample[0] for sample in samples)
     completions = sorted(sample[1] for sample in samples)
     window = max(1, min(WINDOW, len(completions) // 10))
     per_request = []
@@ -288,12 +317,18 @@ def measure(make, requests, concurrency, deadline=600):
     def percentile(values, fraction):
         return values[min(len(values) - 1, int(fraction * len(values)))] / 1e6 if values else float("nan")
 
-    return {
-        "requests": requests, "concurrency": concurrency, "failures": failures, "wall_ms": wall / 1e6,
-        "per_request_ms": {"median": percentile(per_request, 0.5), "p95": percentile(per_request, 0.95),
-                           "mean": wall / 1e6 / max(1, requests), "window": window, "windows": len(per_request)},
-        "latency_ms": {"median": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95)},
-    }
+    entries = []
+    for kind in range(kinds):
+        latencies = sorted(sample[0] for sample in samples if sample[2] == kind)
+        entries.append({
+            "requests": requests, "concurrency": concurrency, "failures": sum(result[1][kind] for result in results),
+            "wall_ms": wall / 1e6,
+            "per_request_ms": {"median": percentile(per_request, 0.5), "p95": percentile(per_request, 0.95),
+                               "mean": wall / 1e6 / max(1, requests * kinds), "window": window,
+                               "windows": len(per_request), "of": "one kind" if kinds == 1 else "the pair"},
+            "latency_ms": {"median": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95)},
+        })
+    return entries[0] if kinds == 1 else entries
 
 
 # MARK: - Run
@@ -327,9 +362,9 @@ def main():
             ("agent, raw loop (bench's own)", raw_worker),
             ("oidc-agent, liboidc-agent", lambda: oidc_worker(library)),
         ]
+        paired_labels = ["portal-auth token (store)", "portal-auth token (agent)"]
         process_rows = [
-            ("portal-auth token (store)", lambda: process_worker(store_command, store_env)),
-            ("portal-auth token (agent)", lambda: process_worker(store_command, agent_env)),
+            (paired_labels, lambda: paired_process_worker(store_command, [store_env, agent_env])),
             ("oidc-token", lambda: process_worker(["oidc-token", ACCOUNT])),
         ]
         report["rows"] = {}
@@ -340,6 +375,12 @@ def main():
             report["rss_kib"][f"after C={concurrency} socket rows"] = rss_kib(agent.pid)
             if PROCESS_REQUESTS > 0:
                 for label, make in process_rows:
+                    if isinstance(label, list):
+                        log(f"agent section: {' and '.join(label)} paired, {PROCESS_REQUESTS} processes each at "
+                            f"C={concurrency}")
+                        for name, entry in zip(label, measure(make, PROCESS_REQUESTS, concurrency, kinds=len(label))):
+                            report["rows"].setdefault(name, {})[str(concurrency)] = entry
+                        continue
                     log(f"agent section: {label}, {PROCESS_REQUESTS} processes at C={concurrency}")
                     report["rows"].setdefault(label, {})[str(concurrency)] = measure(
                         make, PROCESS_REQUESTS, concurrency)
@@ -404,9 +445,11 @@ def goals(report):
         goal(f"agent (AgentProtocol.md client) ahead of oidc-agent (liboidc-agent) at C={concurrency}",
              ours < theirs, f"{ours:.3f} vs {theirs:.3f} ms")
         if "portal-auth token (agent)" in rows:
-            through_agent = rows["portal-auth token (agent)"][key]["per_request_ms"]["median"]
-            through_store = rows["portal-auth token (store)"][key]["per_request_ms"]["median"]
-            goal(f"portal-auth token through the agent no slower than through the store at C={concurrency}",
+            # Paired rows: the median run time of a process, each kind's over the same moments.
+            through_agent = rows["portal-auth token (agent)"][key]["latency_ms"]["median"]
+            through_store = rows["portal-auth token (store)"][key]["latency_ms"]["median"]
+            goal(f"portal-auth token through the agent no slower than through the store at C={concurrency} "
+                 f"(median process run time, paired)",
                  through_agent <= through_store, f"{through_agent:.2f} vs {through_store:.2f} ms")
     rss = report["rss_kib"]
     peak = max(value for value in rss.values())
@@ -422,8 +465,9 @@ def goals(report):
 
 def table(report):
     lines = [f"6. a token through the agent against oidc-agent ({REQUESTS:,} socket requests and {PROCESS_REQUESTS:,} "
-             f"processes per row and C; per request = wall / requests in windows, median and p95 of the windows; "
-             f"latency = send to answer)"]
+             f"processes per row and C; per request = wall / requests in windows, median and p95 of the windows, "
+             f"of the pair for the two paired portal-auth token rows (store and agent alternating in every client); "
+             f"latency = send to answer, or a process's run time)"]
     lines.append(f"   {'row':36} {'C':>3} {'per request ms':>15} {'p95':>7} {'latency ms':>11} {'p95':>8} {'failed':>7}")
     for label, by_c in report["rows"].items():
         for key, entry in by_c.items():

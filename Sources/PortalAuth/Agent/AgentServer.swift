@@ -5,7 +5,9 @@ package import PortalAuthCore
 import Synchronization
 
 /// Serves the agent's protocol on a listening socket: one thread waits on every connection with `poll`; each request
-/// is answered by the handler in a task of its own, so a slow refresh holds up no other caller.
+/// is answered by the handler in a task of its own, so a slow refresh holds up no other caller — unless the
+/// immediate handler answers it first, on the serving thread (a token kept in memory: a few `stat` calls), which
+/// spares the request two thread switches, each a wait for a processor when the machine is busy.
 ///
 /// Every connection's peer is checked with `SO_PEERCRED` (another user's is refused), a request line is bounded
 /// (`AgentProtocol.maximumRequestBytes`), so is the number of connections served at once (`Limits`), and a
@@ -13,6 +15,8 @@ import Synchronization
 package final class AgentServer: Sendable {
     /// Answers one token request; `peer` is who asked (`status` and `stop` the server answers itself).
     package typealias Handler = @Sendable (AgentRequest, PeerCredentials) async -> AgentAnswer
+    /// Answers a token request at once, without blocking, when it can (nil: the `Handler` answers it).
+    package typealias ImmediateHandler = @Sendable (AgentRequest, PeerCredentials) -> AgentAnswer?
 
     /// The bounds of the server.
     package struct Limits: Sendable {
@@ -69,6 +73,7 @@ package final class AgentServer: Sendable {
     private let wakeWriter: Int32
     private let limits: Limits
     private let handler: Handler
+    private let immediate: ImmediateHandler?
     private let peerCredentials: @Sendable (Int32) throws -> PeerCredentials
     private let allowedUID: UInt32
     private let logger: Logger
@@ -86,6 +91,7 @@ package final class AgentServer: Sendable {
         allowedUID: UInt32 = getuid(),
         peerCredentials: @escaping @Sendable (Int32) throws -> PeerCredentials = { try PeerCredentials.of($0) },
         logger: Logger = Logger(label: "PortalAuth.agent", factory: { _ in SwiftLogNoOpLogHandler() }),
+        immediate: ImmediateHandler? = nil,
         handler: @escaping Handler
     ) throws(SystemError) {
         self.listener = listener
@@ -97,6 +103,7 @@ package final class AgentServer: Sendable {
         self.peerCredentials = peerCredentials
         self.logger = logger
         self.handler = handler
+        self.immediate = immediate
         (wakeReader, wakeWriter) = try LoopbackSocket.makeWakePipe()
     }
 
@@ -168,6 +175,24 @@ package final class AgentServer: Sendable {
             serials[fd] = nil
             Glibc.close(fd)
         }
+        /// Sends what `connection` has to send, as much as the socket takes; false when it was closed (failed, or
+        /// done with its last answer).
+        func send(_ connection: inout Connection) -> Bool {
+            let written = connection.output.withUnsafeBytes {
+                Glibc.send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                connection.output.removeFirst(written)
+            } else if written < 0 && errno != EAGAIN && errno != EINTR {
+                close(connection.fd)
+                return false
+            }
+            if connection.output.isEmpty && connection.closeAfterWrite {
+                close(connection.fd)
+                return false
+            }
+            return true
+        }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             if shared.withLock({ $0.stopRequested }) { return }
@@ -182,7 +207,10 @@ package final class AgentServer: Sendable {
             for connection in connections.values {
                 var events: Int16 = 0
                 if !connection.output.isEmpty { events |= Int16(POLLOUT) }
-                if !connection.busy && !connection.closeAfterWrite { events |= Int16(POLLIN) }
+                // A client that sends requests and does not read the answers is read no further meanwhile.
+                if !connection.busy && !connection.closeAfterWrite && connection.output.count < Self.unsentBound {
+                    events |= Int16(POLLIN)
+                }
                 descriptors.append(pollfd(fd: connection.fd, events: events, revents: 0))
                 if !connection.busy { nearest = min(nearest ?? connection.deadline, connection.deadline) }
             }
@@ -252,19 +280,7 @@ package final class AgentServer: Sendable {
             for descriptor in descriptors.dropFirst(2) where descriptor.revents != 0 {
                 guard var connection = connections[descriptor.fd] else { continue }
                 if descriptor.revents & Int16(POLLOUT) != 0 {
-                    let written = connection.output.withUnsafeBytes {
-                        Glibc.send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                    }
-                    if written > 0 {
-                        connection.output.removeFirst(written)
-                    } else if written < 0 && errno != EAGAIN && errno != EINTR {
-                        close(connection.fd)
-                        continue
-                    }
-                    if connection.output.isEmpty && connection.closeAfterWrite {
-                        close(connection.fd)
-                        continue
-                    }
+                    guard send(&connection) else { continue }
                 }
                 if descriptor.revents & Int16(POLLIN) != 0 {
                     let count = read(connection.fd, &buffer, buffer.count)
@@ -284,51 +300,66 @@ package final class AgentServer: Sendable {
                 }
                 connections[connection.fd] = connection
             }
-            // Requests complete: one at a time per connection, in order.
+            // Requests complete: one at a time per connection, in order (several in a round while kept tokens
+            // answer them at once).
             for fd in Array(connections.keys) {
-                guard var connection = connections[fd], !connection.busy, !connection.closeAfterWrite else { continue }
-                guard let newline = connection.input.firstIndex(of: 10) else {
-                    if connection.input.count > limits.maximumRequestBytes {
-                        connection.output += Array((tooLong.line + "\n").utf8)
-                        connection.closeAfterWrite = true
-                        connection.input = []
+                lines: while true {
+                    guard var connection = connections[fd], !connection.busy, !connection.closeAfterWrite,
+                        connection.output.count < Self.unsentBound
+                    else { break lines }
+                    guard let newline = connection.input.firstIndex(of: 10) else {
+                        if connection.input.count > limits.maximumRequestBytes {
+                            connection.output += Array((tooLong.line + "\n").utf8)
+                            connection.closeAfterWrite = true
+                            connection.input = []
+                            connections[fd] = connection
+                        }
+                        break lines
+                    }
+                    let bytes = connection.input[..<newline]
+                    connection.input.removeSubrange(...newline)
+                    let request: AgentRequest
+                    do throws(AgentFailure) {
+                        guard bytes.count <= limits.maximumRequestBytes else { throw tooLongFailure }
+                        guard let text = String(validating: bytes, as: UTF8.self) else {
+                            throw .badRequest("the request is not UTF-8")
+                        }
+                        request = try AgentRequest.parse(text)
+                    } catch {
+                        connection.output += Array((AgentAnswer.failure(error).line + "\n").utf8)
+                        if error.reason == .tooLong { connection.closeAfterWrite = true }
                         connections[fd] = connection
+                        break lines
                     }
-                    continue
-                }
-                let bytes = connection.input[..<newline]
-                connection.input.removeSubrange(...newline)
-                let request: AgentRequest
-                do throws(AgentFailure) {
-                    guard bytes.count <= limits.maximumRequestBytes else { throw tooLongFailure }
-                    guard let text = String(validating: bytes, as: UTF8.self) else {
-                        throw .badRequest("the request is not UTF-8")
+                    // A token kept in memory: answered and sent now (what the socket does not take waits for POLLOUT).
+                    if case .token = request, let answer = immediate?(request, connection.peer) {
+                        connection.output += Array((answer.line + "\n").utf8)
+                        connection.deadline = ContinuousClock.now + limits.idleTimeout
+                        shared.withLock { $0.counts.answered += 1 }
+                        guard send(&connection) else { break lines }
+                        connections[fd] = connection
+                        continue lines
                     }
-                    request = try AgentRequest.parse(text)
-                } catch {
-                    connection.output += Array((AgentAnswer.failure(error).line + "\n").utf8)
-                    if error.reason == .tooLong { connection.closeAfterWrite = true }
+                    connection.busy = true
                     connections[fd] = connection
-                    continue
-                }
-                connection.busy = true
-                connections[fd] = connection
-                let serial = serials[fd] ?? 0
-                let (handler, peer, role) = (self.handler, connection.peer, self.role)
-                shared.withLock { $0.inProgress += 1 }
-                Task { [self] in
-                    let answer: AgentAnswer
-                    switch (request, role) {
-                    case (.stop, .main): answer = .stopping
-                    case (.stop, .forward): answer = .failure(Self.stopForwarded)
-                    case (.status, _): answer = .status(status())
-                    case (.token, _): answer = await handler(request, peer)
+                    let serial = serials[fd] ?? 0
+                    let (handler, peer, role) = (self.handler, connection.peer, self.role)
+                    shared.withLock { $0.inProgress += 1 }
+                    Task { [self] in
+                        let answer: AgentAnswer
+                        switch (request, role) {
+                        case (.stop, .main): answer = .stopping
+                        case (.stop, .forward): answer = .failure(Self.stopForwarded)
+                        case (.status, _): answer = .status(status())
+                        case (.token, _): answer = await handler(request, peer)
+                        }
+                        shared.withLock {
+                            $0.answers.append((fd, serial, answer))
+                            $0.inProgress -= 1
+                        }
+                        wake()
                     }
-                    shared.withLock {
-                        $0.answers.append((fd, serial, answer))
-                        $0.inProgress -= 1
-                    }
-                    wake()
+                    break lines
                 }
             }
             // Idle connections.
@@ -339,6 +370,9 @@ package final class AgentServer: Sendable {
             }
         }
     }
+
+    /// The most answer bytes a connection may have unsent before the server stops reading its requests.
+    static let unsentBound = 64 * 1024
 
     /// Why `stop` is refused on the forwarding socket.
     package static let stopForwarded = AgentFailure(

@@ -229,7 +229,8 @@ struct AgentServeCommand: AsyncParsableCommand {
             var details = version
             details["socket"] = .string(path)
             let server = try AgentServer(
-                listener: listener.descriptor, details: details, statusExtras: forwardStatus, limits: limits
+                listener: listener.descriptor, details: details, statusExtras: forwardStatus, limits: limits,
+                immediate: { request, _ in service.kept(request) }
             ) { request, _ in
                 await service.answer(request)
             }

@@ -34,6 +34,14 @@ struct AgentTokenService: Sendable {
         return answer
     }
 
+    /// The answer to `request` from memory — a kept token whose files are unchanged, valid for the request's
+    /// `min_valid` — or nil (then `answer(_:)` reads the store). Blocks on nothing but a few `stat` calls: the
+    /// server runs it on its own thread.
+    func kept(_ request: AgentRequest) -> AgentAnswer? {
+        guard case .token(let asked) = request, let token = cache.token(for: asked, now: now()) else { return nil }
+        return .token(token)
+    }
+
     /// The store file and its preferences file.
     private func watchedPaths() -> [String] {
         cache.watchedPaths {

@@ -23,6 +23,7 @@ struct AgentServerTests {
         init(
             limits: AgentServer.Limits = .init(), allowedUID: UInt32 = getuid(),
             peer: (@Sendable (Int32) throws -> PeerCredentials)? = nil,
+            immediate: AgentServer.ImmediateHandler? = nil,
             handler: AgentServer.Handler? = nil
         ) throws {
             folder = try TemporaryDirectory()
@@ -30,20 +31,24 @@ struct AgentServerTests {
             let stub: AgentServer.Handler =
                 handler ?? { request, _ in
                     guard case .token(let asked) = request else { return .failure(.badRequest("?")) }
-                    return .token(
-                        AgentToken(
-                            kind: .oauthUser, target: "the portal https://gis.example.com/portal",
-                            url: URL(string: "https://gis.example.com/portal")!, username: "alice", clientID: "app1",
-                            configurationFile: nil, value: "token-for-\(asked.minValid)", type: "Bearer",
-                            expirationDate: Date(timeIntervalSince1970: 4_000_000_000), idToken: nil,
-                            idTokenExpirationDate: nil, isIDToken: false))
+                    return .token(Self.token("token-for-\(asked.minValid)"))
                 }
             server = try AgentServer(
                 listener: listener.descriptor, details: ["socket": .string(listener.path)], limits: limits,
                 allowedUID: allowedUID, peerCredentials: peer ?? { try PeerCredentials.of($0) },
-                handler: stub)
+                immediate: immediate, handler: stub)
             let server = self.server
             task = Task { try await server.run() }
+        }
+
+        /// A token of the stub handlers.
+        static func token(_ value: String) -> AgentToken {
+            AgentToken(
+                kind: .oauthUser, target: "the portal https://gis.example.com/portal",
+                url: URL(string: "https://gis.example.com/portal")!, username: "alice", clientID: "app1",
+                configurationFile: nil, value: value, type: "Bearer",
+                expirationDate: Date(timeIntervalSince1970: 4_000_000_000), idToken: nil,
+                idTokenExpirationDate: nil, isIDToken: false)
         }
 
         func stop() async {
@@ -156,6 +161,44 @@ struct AgentServerTests {
         }
         #expect(token.value == "token-for-60")
         #expect(running.server.counts.answered == 1, "only the valid request reached the handler")
+        await running.stop()
+    }
+
+    @Test(
+        "the immediate handler answers what it can on the serving thread, the handler the rest, in order on one connection"
+    )
+    func immediateAnswers() async throws {
+        let handled = Atomic<Int>(0)
+        // Kept: a min_valid under 100 (as a kept token valid long enough); the rest goes to the handler.
+        let running = try Running(
+            immediate: { request, _ in
+                guard case .token(let asked) = request, asked.minValid < 100 else { return nil }
+                return .token(Running.token("kept-\(asked.minValid)"))
+            },
+            handler: { request, _ in
+                handled.add(1, ordering: .relaxed)
+                guard case .token(let asked) = request else { return .failure(.badRequest("?")) }
+                return .token(Running.token("read-\(asked.minValid)"))
+            })
+        let connection = try Connection(running.path)
+        // Sent at once: the answers come back in the order of the requests, whoever answers each.
+        connection.send(
+            [10, 500, 20, 600].map { #"{"v":1,"op":"token","min_valid":\#($0)}"# + "\n" }.joined())
+        var values: [String] = []
+        for _ in 0..<4 {
+            guard case .token(let token)? = await connection.answer() else { break }
+            values.append(token.value)
+        }
+        #expect(values == ["kept-10", "read-500", "kept-20", "read-600"])
+        #expect(handled.load(ordering: .relaxed) == 2, "the kept tokens never reached the handler")
+        #expect(running.server.counts.answered == 4)
+        // A status is the server's own, never the immediate handler's.
+        connection.send(#"{"v":1,"op":"status"}"# + "\n")
+        guard case .status(let agent)? = await connection.answer() else {
+            Issue.record("no status")
+            return
+        }
+        #expect(agent["protocol"]?.integerValue == 1)
         await running.stop()
     }
 
