@@ -17,6 +17,9 @@ import Synchronization
 /// they watch (``detach(name:_:)``): in the pool they would hold its few threads and stall the short work queued
 /// behind them. HTTP never comes here: every transfer runs on libcurl's event loop (`CurlMultiLoop`).
 ///
+/// On the thread of a one-shot command (`CallerThreadExecutor`, `portal-auth token` and `refresh`), which has
+/// nothing to do but wait for it, pool work runs on the calling thread itself: no pool thread, no hand-off.
+///
 /// The one place in the package that starts threads, with the event loop's.
 package enum BlockingWork {
     /// Most threads of the pool; more work waits in its queue, first in, first out.
@@ -46,6 +49,10 @@ package enum BlockingWork {
     package static func run<T: Sendable>(
         name: String = "PortalAuth.blocking", dedicatedThread: Bool = false, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
+        if !dedicatedThread && CallerThreadExecutor.isRunningHere {
+            try Task.checkCancellation()
+            return try body()
+        }
         let phase = Mutex(Phase.pending)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -81,7 +88,8 @@ package enum BlockingWork {
     package static func runIgnoringCancellation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws
         -> T
     {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        if CallerThreadExecutor.isRunningHere { return try body() }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             pool.submit { continuation.resume(with: Result { try body() }) }
         }
     }

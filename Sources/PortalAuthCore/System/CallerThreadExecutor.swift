@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Runs asynchronous work on the thread that asks for it, instead of Swift's global concurrent pool.
 ///
@@ -8,6 +9,11 @@ import Glibc
 /// calling thread waits in ``run(_:)``; blocking calls still move to their own threads (`BlockingWork`) and come
 /// back as jobs, and the tasks the work starts prefer this executor too (`Task.keepingExecutor`). What does not
 /// go through a task executor (a `Task.sleep` timer) uses the global pool, which starts only then.
+///
+/// Short blocking work (`BlockingWork`'s pool work: the store's reads, lock file and writes) runs on this thread
+/// itself (``isRunningHere``): the thread would only wait for it, and handing it to a pool thread and back cost
+/// two thread switches each time, about a third of a refresh's context switches, each a wait for a processor on a
+/// busy machine. Work that waits on a person or another program keeps a thread of its own.
 package final class CallerThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// The jobs waiting, and whether the work is done: both under `lock`; `signal` wakes the waiting thread.
     private var jobs: [UnownedJob] = []
@@ -34,7 +40,18 @@ package final class CallerThreadExecutor: TaskExecutor, @unchecked Sendable {
             await body()
             executor.finish()
         }
+        let outer = drainingThread.exchange(UInt(pthread_self()), ordering: .relaxed)
         executor.drain()
+        drainingThread.store(outer, ordering: .relaxed)
+    }
+
+    /// The thread running ``run(_:)``'s jobs (0: none).
+    private static let drainingThread = Atomic<UInt>(0)
+
+    /// Whether the calling code runs on the thread of ``run(_:)`` (as one of its jobs): blocking work then runs here.
+    package static var isRunningHere: Bool {
+        let current = drainingThread.load(ordering: .relaxed)
+        return current != 0 && current == UInt(pthread_self())
     }
 
     package func enqueue(_ job: consuming ExecutorJob) {
