@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 @testable import PortalAuth
@@ -19,6 +20,48 @@ struct BlockingWorkTests {
     func returnsValue() async throws {
         let value = try await PortalAuth.BlockingWork.run { 6 * 7 }
         #expect(value == 42)
+    }
+
+    @Test(
+        "under CallerThreadExecutor (token, refresh), pool work runs on the calling thread; dedicated work and other threads' keep their own"
+    )
+    func inlineOnTheCallersThread() throws {
+        let seen = Mutex<[String: (same: Bool, cancelled: Bool)]>([:])
+        let caller = UInt(pthread_self())
+        CallerThreadExecutor.run {
+            @Sendable func here() -> Bool { UInt(pthread_self()) == caller }
+            let pool = (try? await PortalAuth.BlockingWork.run { here() }) ?? false
+            let ignoring = (try? await PortalAuth.BlockingWork.runIgnoringCancellation { here() }) ?? false
+            let dedicated = (try? await PortalAuth.BlockingWork.run(dedicatedThread: true) { here() }) ?? true
+            // A task of the global pool (no executor preference) is not the caller's thread: its work goes to the pool.
+            let elsewhere = await Task.detached { (try? await PortalAuth.BlockingWork.run { here() }) ?? true }.value
+            // Cancelled before it starts: still never run, CancellationError as on the pool.
+            let ran = Mutex(false)
+            let cancelled = await Task.keepingExecutor { () async -> Bool in
+                withUnsafeCurrentTask { $0?.cancel() }
+                do {
+                    try await PortalAuth.BlockingWork.run { ran.withLock { $0 = true } }
+                    return false
+                } catch {
+                    return error is CancellationError
+                }
+            }.value
+            seen.withLock {
+                $0 = [
+                    "pool": (pool, false), "ignoring": (ignoring, false), "dedicated": (dedicated, false),
+                    "elsewhere": (elsewhere, false), "cancelled": (ran.withLock { $0 }, cancelled),
+                ]
+            }
+        }
+        let result = seen.withLock { $0 }
+        #expect(result["pool"]?.same == true, "run() left the caller's thread")
+        #expect(result["ignoring"]?.same == true, "runIgnoringCancellation() left the caller's thread")
+        #expect(result["dedicated"]?.same == false, "dedicated work ran on the caller's thread")
+        #expect(result["elsewhere"]?.same == false, "work of another thread ran on the caller's")
+        #expect(result["cancelled"]?.same == false, "work of a cancelled task ran")
+        #expect(result["cancelled"]?.cancelled == true, "a cancelled task's work did not throw CancellationError")
+        // Outside run(), nothing runs inline.
+        #expect(!CallerThreadExecutor.isRunningHere)
     }
 
     @Test("the work's error reaches the caller unchanged")
