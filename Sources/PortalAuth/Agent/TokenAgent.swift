@@ -67,6 +67,10 @@ public struct TokenAgent: Sendable, Hashable, CustomStringConvertible {
         public let isForProxy: Bool
         /// The signed-in user, when known.
         public let username: String?
+        /// When the agent's sign-in got the token (the sign-in or its last refresh); nil from an agent that does not
+        /// say. A proxy's refusal of a token at least a minute old asks the agent for a newer one (as for a stored
+        /// credential); a younger token refused would be refused again.
+        public let issueDate: Date?
         /// Whether `value` is an ID token (for a proxy).
         let isIDToken: Bool
 
@@ -76,6 +80,7 @@ public struct TokenAgent: Sendable, Hashable, CustomStringConvertible {
             isForProxy = token.kind == .iap
             username = token.username
             isIDToken = token.isIDToken
+            issueDate = token.issuedAt
         }
 
         public var description: String {

@@ -86,7 +86,7 @@ extension IssuedToken {
         AgentToken(
             kind: kind, target: target, url: url, username: username, clientID: clientID,
             configurationFile: configurationFile, value: value, type: type, expirationDate: expirationDate,
-            idToken: idToken, idTokenExpirationDate: idTokenExpirationDate, isIDToken: isIDToken)
+            idToken: idToken, idTokenExpirationDate: idTokenExpirationDate, isIDToken: isIDToken, issuedAt: issuedAt)
     }
 
     /// A token the agent handed out.
@@ -95,7 +95,7 @@ extension IssuedToken {
             kind: token.kind, target: token.target, url: token.url, clientID: token.clientID,
             configurationFile: token.configurationFile, username: token.username, value: token.value,
             type: token.type, expirationDate: token.expirationDate, idToken: token.idToken,
-            idTokenExpirationDate: token.idTokenExpirationDate, isIDToken: token.isIDToken)
+            idTokenExpirationDate: token.idTokenExpirationDate, isIDToken: token.isIDToken, issuedAt: token.issuedAt)
     }
 }
 
