@@ -131,12 +131,18 @@ public struct TokenAgentError: Error, Sendable, CategorizedError, CustomStringCo
     /// Whether nothing the agent stores covers what was asked (as opposed to a stored sign-in that cannot be
     /// refreshed).
     public let isNothingStored: Bool
+    /// Whether nothing listens on the socket (no agent running there, or a socket file left behind).
+    package let isNotServing: Bool
 
-    init(category: ErrorCategory, socketPath: String, description: String, isNothingStored: Bool = false) {
+    init(
+        category: ErrorCategory, socketPath: String, description: String, isNothingStored: Bool = false,
+        isNotServing: Bool = false
+    ) {
         self.category = category
         self.socketPath = socketPath
         self.description = description
         self.isNothingStored = isNothingStored
+        self.isNotServing = isNotServing
     }
 
     /// The agent's failure, with its message as the agent words it.
@@ -158,7 +164,9 @@ public struct TokenAgentError: Error, Sendable, CategorizedError, CustomStringCo
         case .alreadyServing, .busy, .timedOut, .socket:
             description = error.message
         }
-        self.init(category: error.category, socketPath: socketPath, description: description)
+        self.init(
+            category: error.category, socketPath: socketPath, description: description,
+            isNotServing: error.code == .notServing)
     }
 }
 

@@ -115,16 +115,23 @@ enum AgentAsk {
         return found.path
     }
 
-    /// The agent `request` gets its tokens from (through `AuthenticationManager.tokenAgent`): the socket's when an
-    /// agent answers there (asked for its status), else nil (then the caller reads the store).
+    /// The agent `request` gets its tokens from (through `AuthenticationManager.tokenAgent`), nil when none is to be
+    /// asked. Whether one serves is told by the token request itself (`TokenAgentError.isNotServing`: then the
+    /// caller reads the store): one connection per run. Only a request that carries a token of its own, for which
+    /// the library asks the agent nothing, asks for the agent's status first, so that the store is read when none
+    /// serves.
     ///
     /// - Throws: `AgentSocketError` when the agent cannot be talked to.
-    static func serving(session: SessionArguments, proxyToken: IAPTokenInfo.Token?) throws -> TokenAgent? {
+    static func forRequest(_ request: TransportRequest, session: SessionArguments, proxyToken: IAPTokenInfo.Token?)
+        throws -> TokenAgent?
+    {
         guard let path = socket(store: session.store) else { return nil }
-        do {
-            _ = try AgentSocket.ask(.status, at: path, timeout: .seconds(session.timeout))
-        } catch  where error.code == .notServing {
-            return nil
+        if !AuthenticationManager.asksTokenAgentFirst(for: request) {
+            do {
+                _ = try AgentSocket.ask(.status, at: path, timeout: .seconds(session.timeout))
+            } catch  where error.code == .notServing {
+                return nil
+            }
         }
         return TokenAgent(socketPath: path, timeout: .seconds(session.timeout), proxyToken: proxyToken)
     }
