@@ -195,7 +195,8 @@ struct RequestCommand: AsyncParsableCommand {
                 let manager = try makeManager(iapConfigurations: iapConfigurations, chosen: chosen, agent: agent)
                 response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
             } catch let error as TokenAgentError where error.isNotServing {
-                // Nothing serves on the socket (asked before anything was sent): the store, as without an agent.
+                // Nothing serves on the socket (the agent is first asked before the request is sent): the store,
+                // as without an agent.
                 let manager = try makeManager(iapConfigurations: iapConfigurations, chosen: chosen, agent: nil)
                 response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
             }
