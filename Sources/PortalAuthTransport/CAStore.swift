@@ -150,27 +150,7 @@ final class CAStoreCache: Sendable {
 
     private struct Entry {
         let store: CAStore
-        let identity: FileIdentity?
-    }
-
-    /// What tells one version of a file from another: the file it is and when and how it was last written.
-    private struct FileIdentity: Equatable {
-        let device: UInt64
-        let inode: UInt64
-        let size: Int64
-        let modified: Int
-        let modifiedNanoseconds: Int
-
-        init?(path: String?) {
-            guard let path else { return nil }
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-            size = Int64(status.st_size)
-            modified = status.st_mtim.tv_sec
-            modifiedNanoseconds = status.st_mtim.tv_nsec
-        }
+        let version: FileVersion?
     }
 
     private let entries = Mutex<[CASource: Entry]>([:])
@@ -187,12 +167,12 @@ final class CAStoreCache: Sendable {
 
     /// The store of `source`, built now when there is none yet or its file changed.
     func store(for source: CASource) throws(CAStore.LoadError) -> CAStore {
-        let identity = FileIdentity(path: source.file)
+        let version = source.file.flatMap { FileVersion(path: $0) }
         return try entries.withLock { entries throws(CAStore.LoadError) -> CAStore in
-            if let entry = entries[source], entry.identity == identity { return entry.store }
+            if let entry = entries[source], entry.version == version { return entry.store }
             loadCount.add(1, ordering: .relaxed)
             let store = try loader(source)
-            entries[source] = Entry(store: store, identity: identity)
+            entries[source] = Entry(store: store, version: version)
             return store
         }
     }

@@ -234,11 +234,14 @@ package struct AgentToken: Sendable, Equatable {
     package var idTokenExpirationDate: Date?
     /// Whether `value` is the ID token.
     package var isIDToken: Bool
+    /// When the sign-in's tokens were issued (the sign-in or its last refresh): `"issued_at_unix"`, which an agent
+    /// before it did not send (nil).
+    package var issuedAt: Date?
 
     package init(
         kind: CredentialKind, target: String, url: URL, username: String?, clientID: String?,
         configurationFile: String?, value: String, type: String, expirationDate: Date, idToken: String?,
-        idTokenExpirationDate: Date?, isIDToken: Bool
+        idTokenExpirationDate: Date?, isIDToken: Bool, issuedAt: Date? = nil
     ) {
         self.kind = kind
         self.target = target
@@ -252,6 +255,7 @@ package struct AgentToken: Sendable, Equatable {
         self.idToken = idToken
         self.idTokenExpirationDate = idTokenExpirationDate
         self.isIDToken = isIDToken
+        self.issuedAt = issuedAt
     }
 
     /// The `"token"` object of an answer.
@@ -266,6 +270,7 @@ package struct AgentToken: Sendable, Equatable {
             ("expires_in", .integer(Int64(max(0, Int(expirationDate.timeIntervalSince(now).rounded(.down)))))),
             ("is_id_token", .bool(isIDToken)),
         ]
+        if let issuedAt { members.append(("issued_at_unix", seconds(issuedAt))) }
         if kind == .iap {
             members += [
                 ("configuration_file", optional(configurationFile)), ("id_token", optional(idToken)),
@@ -289,7 +294,8 @@ package struct AgentToken: Sendable, Equatable {
             kind: kind, target: target, url: url, username: value["username"]?.stringValue,
             clientID: value["client_id"]?.stringValue, configurationFile: value["configuration_file"]?.stringValue,
             value: token, type: type, expirationDate: expiry, idToken: value["id_token"]?.stringValue,
-            idTokenExpirationDate: date("id_token_expires_at_unix"), isIDToken: isIDToken)
+            idTokenExpirationDate: date("id_token_expires_at_unix"), isIDToken: isIDToken,
+            issuedAt: date("issued_at_unix"))
     }
 }
 

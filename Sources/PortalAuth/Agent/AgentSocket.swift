@@ -210,23 +210,14 @@ package enum AgentSocket {
         let deadline = ContinuousClock.now + timeout
         let fd = try connect(to: path)
         defer { Glibc.close(fd) }
-        let bytes = Array((request.line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 && errno == EINTR { continue }
-            if written < 0 && errno == EAGAIN {
-                try wait(fd, for: Int16(POLLOUT), until: deadline, path: path)
-                continue
-            }
-            guard written > 0 else {
-                throw AgentSocketError(
-                    .socket,
-                    "cannot write to the agent at \(DisplayText.path(path)): \(String(cString: strerror(errno)))")
-            }
-            offset += written
+        let failure = try sendAll(Array((request.line + "\n").utf8), on: fd) { () throws(AgentSocketError) in
+            try wait(fd, for: Int16(POLLOUT), until: deadline, path: path)
+            return true
+        }
+        if let failure {
+            throw AgentSocketError(
+                .socket, "cannot write to the agent at \(DisplayText.path(path)): \(String(cString: strerror(failure)))"
+            )
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)

@@ -1,5 +1,4 @@
 package import Foundation
-import Glibc
 import PortalAuthCore
 import Synchronization
 
@@ -12,37 +11,15 @@ import Synchronization
 /// and times), so the next request sees it at once — and while it stays valid for the request's `min_valid`, the
 /// rule by which the store would give the same token without refreshing.
 package final class AgentTokenCache: Sendable {
-    /// What files looked like: for each, its device, inode, size and modification and change times (nil when
-    /// missing).
+    /// What files looked like: for each, its `FileVersion` (device, inode, size, modification and change times; nil
+    /// when missing).
     package struct Marker: Sendable, Equatable {
-        struct FileState: Sendable, Equatable {
-            let device: UInt64
-            let inode: UInt64
-            let size: Int64
-            let modified: timespec
-            let changed: timespec
-
-            static func == (lhs: FileState, rhs: FileState) -> Bool {
-                lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
-                    && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
-                    && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
-            }
-        }
-
         let paths: [String]
-        let files: [FileState?]
+        let files: [FileVersion?]
 
         /// The files at `paths` as they are now.
         package static func of(_ paths: [String]) -> Marker {
-            Marker(
-                paths: paths,
-                files: paths.map { path in
-                    var status = stat()
-                    guard stat(path, &status) == 0 else { return nil }
-                    return FileState(
-                        device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
-                        modified: status.st_mtim, changed: status.st_ctim)
-                })
+            Marker(paths: paths, files: paths.map { FileVersion(path: $0) })
         }
 
         /// This marker with the files at `more` as they are now (those not in it already).

@@ -67,6 +67,10 @@ public struct TokenAgent: Sendable, Hashable, CustomStringConvertible {
         public let isForProxy: Bool
         /// The signed-in user, when known.
         public let username: String?
+        /// When the agent's sign-in got the token (the sign-in or its last refresh); nil from an agent that does not
+        /// say. A proxy's refusal of a token at least a minute old asks the agent for a newer one (as for a stored
+        /// credential); a younger token refused would be refused again.
+        public let issueDate: Date?
         /// Whether `value` is an ID token (for a proxy).
         let isIDToken: Bool
 
@@ -76,6 +80,7 @@ public struct TokenAgent: Sendable, Hashable, CustomStringConvertible {
             isForProxy = token.kind == .iap
             username = token.username
             isIDToken = token.isIDToken
+            issueDate = token.issuedAt
         }
 
         public var description: String {
@@ -126,12 +131,18 @@ public struct TokenAgentError: Error, Sendable, CategorizedError, CustomStringCo
     /// Whether nothing the agent stores covers what was asked (as opposed to a stored sign-in that cannot be
     /// refreshed).
     public let isNothingStored: Bool
+    /// Whether nothing listens on the socket (no agent running there, or a socket file left behind).
+    package let isNotServing: Bool
 
-    init(category: ErrorCategory, socketPath: String, description: String, isNothingStored: Bool = false) {
+    init(
+        category: ErrorCategory, socketPath: String, description: String, isNothingStored: Bool = false,
+        isNotServing: Bool = false
+    ) {
         self.category = category
         self.socketPath = socketPath
         self.description = description
         self.isNothingStored = isNothingStored
+        self.isNotServing = isNotServing
     }
 
     /// The agent's failure, with its message as the agent words it.
@@ -153,7 +164,9 @@ public struct TokenAgentError: Error, Sendable, CategorizedError, CustomStringCo
         case .alreadyServing, .busy, .timedOut, .socket:
             description = error.message
         }
-        self.init(category: error.category, socketPath: socketPath, description: description)
+        self.init(
+            category: error.category, socketPath: socketPath, description: description,
+            isNotServing: error.code == .notServing)
     }
 }
 

@@ -75,7 +75,8 @@ struct AuthenticatedRequest {
             guard
                 let challenge = DetectedChallenge.detect(
                     in: response, for: url, sentBearerToken: sentBearer,
-                    iapConfigurations: manager.knownIAPConfigurations)
+                    iapConfigurations: manager.knownIAPConfigurations,
+                    sentAgentProxyToken: prepared.agentToken?.isForProxy == true)
             else {
                 noticeUnknownProxy(response)
                 return response
@@ -267,8 +268,7 @@ struct AuthenticatedRequest {
             // Asked again for more validity than the refused token has left: the agent refreshes while it is still
             // the sign-in's current token, else gives the one that replaced it (one renewal per expiry).
             progress.renewedToken = true
-            let left = token.expirationDate.timeIntervalSince(manager.settings.clock.now)
-            progress.agentMinimumValidity = .seconds(max(0, Int(left.rounded(.up))) + 1)
+            progress.agentMinimumValidity = Self.validity(beyond: token, at: manager.settings.clock.now)
             return
         }
         if code == 498, !progress.renewedToken, !progress.askedArcGIS,
@@ -295,6 +295,11 @@ struct AuthenticatedRequest {
         let kind = await TokenChallengeKind.kind(for: url, httpClient: httpClient)
         let challenge = ArcGISAuthenticationChallenge(requestURL: url, kind: kind, error: error, httpClient: httpClient)
         try await askArcGISHandler(challenge, refused: prepared.consideredToken, progress: &progress)
+    }
+
+    /// The validity to ask the token agent for after `token` was refused: one second beyond what it has left at `now`.
+    static func validity(beyond token: TokenAgent.Token, at now: Date) -> Duration {
+        .seconds(max(0, Int(token.expirationDate.timeIntervalSince(now).rounded(.up))) + 1)
     }
 
     /// A token younger than this is not refreshed when the proxy refuses it: a fresh token would be refused the same
@@ -328,7 +333,19 @@ struct AuthenticatedRequest {
             }
         }
         if let token = prepared.agentToken, token.isForProxy {
-            // The agent handed out a token valid for the refresh margin: the proxy does not accept that kind.
+            // The store path's rule: a token issued a minute ago or more is asked for once more, with more validity
+            // than it has left, so that the agent refreshes it (under the store's lock) while it is still the
+            // sign-in's current token, or hands out the one that already replaced it (one refresh per refusal).
+            let now = manager.settings.clock.now
+            if !progress.renewedIAPToken, !progress.askedIAP, let issued = token.issueDate,
+                now.timeIntervalSince(issued) >= Self.minimumIAPTokenAgeForRefresh
+            {
+                progress.renewedIAPToken = true
+                progress.agentMinimumValidity = Self.validity(beyond: token, at: now)
+                return
+            }
+            // A token just issued (or by an agent that does not say when) was refused: the proxy does not accept
+            // that kind, and a new one would be refused the same way.
             throw AuthenticationChallengeError(
                 .iapTokenRefused, url: url, statusCode: status, detail: detail, credentialWasRefused: true,
                 refusedIAPToken: token.isIDToken ? .idToken : .accessToken)

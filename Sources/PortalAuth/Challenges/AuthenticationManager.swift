@@ -291,11 +291,19 @@ public final class AuthenticationManager: Sendable {
     /// token, so that the server's challenge reaches the challenge handler; an agent that is not running fails the
     /// request with `TokenAgentError`. An ArcGIS token the server refuses (498) is asked for once more with more
     /// validity than it had left, so that the agent refreshes it while it is still the sign-in's current token (one
-    /// renewal per expiry however many requests saw it refused). A token a proxy refuses is not renewed through the
-    /// agent, whose answer does not say how old the token is: that is `.iapTokenRefused` at once.
+    /// renewal per expiry however many requests saw it refused). So is a token a proxy refuses (401 or 403) when its
+    /// `issueDate` is a minute old or more, as for a stored IAP credential; a younger one (or one of unknown age) is
+    /// `.iapTokenRefused` at once.
     public var tokenAgent: TokenAgent? {
         get { state.withLock { $0.tokenAgent } }
         set { state.withLock { $0.tokenAgent = newValue } }
+    }
+
+    /// Whether `data(for:)` asks `tokenAgent` for `request`'s token before it sends anything, when no credential
+    /// covers the URL: unless the request carries a token of its own (`X-Esri-Authorization`, `token=`, or
+    /// `Authorization`).
+    package static func asksTokenAgentFirst(for request: TransportRequest) -> Bool {
+        !AuthenticatedRequest.carriesArcGISToken(request) && !request.headers.contains("Authorization")
     }
 
     /// Where `data(for:)` puts ArcGIS tokens: the `X-Esri-Authorization` header by default.

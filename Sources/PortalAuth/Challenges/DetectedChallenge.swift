@@ -27,7 +27,8 @@ enum DetectedChallenge: Sendable, Equatable {
     ///   `client_id` and `response_type`);
     /// - a 401 (with no password scheme offered) to a request that carried `Authorization: Bearer`.
     ///
-    /// From a host that a known configuration covers, also:
+    /// From a host that a known configuration covers, or to which a token agent's token for the proxy was sent (the
+    /// agent's sign-in covers the host), also:
     /// - a 401 with no password scheme offered (mod_auth_openidc answers 401 without `WWW-Authenticate` to API
     ///   clients), and a 403 without one to a request that carried `Authorization: Bearer` (the proxy refused the
     ///   token it was given, as a 401 would say: one rule for a refused token, whichever of the two is used);
@@ -44,12 +45,14 @@ enum DetectedChallenge: Sendable, Equatable {
     ///   - sentBearerToken: whether the request carried `Authorization: Bearer`.
     ///   - iapConfigurations: the IAP configurations known (the stored credentials', those registered with the
     ///     manager, the `Authenticator`'s).
+    ///   - sentAgentProxyToken: whether the request carried a token agent's token for the host's proxy.
     static func detect(
         in response: TransportResponse, for url: URL, sentBearerToken: Bool = false,
-        iapConfigurations: @autoclosure () -> [IAPConfiguration]
+        iapConfigurations: @autoclosure () -> [IAPConfiguration], sentAgentProxyToken: Bool = false
     ) -> DetectedChallenge? {
         // Gathered only for an answer that could be a proxy's (most answers are a 200 that is not HTML).
         lazy var covering = iapConfigurations().filter { $0.canBeUsed(for: url) }
+        lazy var behindProxy = sentAgentProxyToken || !covering.isEmpty
         if response.statusCode == 401 || response.statusCode == 403 {
             let offered = WWWAuthenticateChallenge.parse(response.headers.values(for: "WWW-Authenticate"))
             let schemes = offered.compactMap { challenge -> Scheme? in
@@ -66,10 +69,10 @@ enum DetectedChallenge: Sendable, Equatable {
                 let error = bearer.parameters["error"].map { ", error \($0)" } ?? ""
                 return .identityAwareProxy(detail: "HTTP \(response.statusCode) with a Bearer challenge\(error)")
             }
-            if response.statusCode == 401, !covering.isEmpty {
+            if response.statusCode == 401, behindProxy {
                 return .identityAwareProxy(detail: "HTTP 401 from a host behind the proxy")
             }
-            if response.statusCode == 403, sentBearerToken, !covering.isEmpty {
+            if response.statusCode == 403, sentBearerToken, behindProxy {
                 return .identityAwareProxy(detail: "HTTP 403 from a host behind the proxy to a request with its token")
             }
             if response.statusCode == 401, sentBearerToken {

@@ -333,7 +333,7 @@ public final class IAPCredential: ArcGISCredential, TokenKeepingCredential, @unc
     }
 
     /// When the tokens held were issued (the sign-in or the last refresh).
-    var tokensIssuedAt: Date { keeper.current.updatedAt }
+    package var tokensIssuedAt: Date { keeper.current.updatedAt }
 
     /// The signed-in user (from the ID token), when known.
     public override var username: String? { keeper.current.username }

@@ -134,6 +134,9 @@ public final class OAuthUserCredential: ArcGISCredential, TokenKeepingCredential
     /// The portal user name the token belongs to.
     public override var username: String? { keeper.current.username }
 
+    /// When the tokens held were issued (the sign-in or the last refresh).
+    package var tokensIssuedAt: Date { keeper.current.updatedAt }
+
     /// When the refresh token expires, when known.
     public var refreshTokenExpirationDate: Date? { keeper.current.refreshTokenExpiresAt }
 

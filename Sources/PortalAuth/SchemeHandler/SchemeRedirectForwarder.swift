@@ -103,13 +103,9 @@ public enum SchemeRedirectForwarder {
             return nil
         }
         guard let peer = try? PeerCredentials.of(fd), peer.uid == getuid() else { return nil }
-        let bytes = Array((address + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return .invalid("the waiting sign-in did not take the address") }
-            offset += written
+        // A blocking socket: EAGAIN is SO_SNDTIMEO's time limit, which ends the attempt.
+        guard sendAll(Array((address + "\n").utf8), on: fd, waitForRoom: { false }) == nil else {
+            return .invalid("the waiting sign-in did not take the address")
         }
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)

@@ -302,21 +302,11 @@ final class SchemeRedirectReceiver: Sendable {
         return String(validating: bytes, as: UTF8.self)
     }
 
+    /// Sends `reply`, giving up when the client takes nothing for a second (it is then not waiting for it).
     private func send(_ reply: SchemeChannelReply, to client: Int32) {
-        let bytes = Array((reply.line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 && errno == EINTR { continue }
-            if written < 0 && errno == EAGAIN {
-                var descriptor = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
-                if poll(&descriptor, 1, 1000) <= 0 { return }
-                continue
-            }
-            if written <= 0 { return }
-            offset += written
+        _ = sendAll(Array((reply.line + "\n").utf8), on: client) {
+            var descriptor = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
+            return poll(&descriptor, 1, 1000) > 0
         }
     }
 

@@ -183,8 +183,23 @@ struct RequestCommand: AsyncParsableCommand {
                     (file, try await IAPConfiguration.configuration(from: URL(fileURLWithPath: file))))
             }
             let request = try buildRequest()
-            let manager = try makeManager(iapConfigurations: configurations.map(\.configuration))
-            response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+            let iapConfigurations = configurations.map(\.configuration)
+            // --proxy-token or $PORTAL_AUTH_PROXY_TOKEN, else each sign-in's stored choice (else the ID token).
+            let chosen = try ProxyTokenChoice.override(proxyToken)
+            // The agent's tokens when one serves (see `AgentAsk`; not with --interactive, which may sign in here):
+            // the store is then the agent's to read and refresh, and this process holds none of it.
+            let agent =
+                interactive
+                ? nil : try AgentAsk.forRequest(request, session: session.arguments, proxyToken: chosen?.token)
+            do {
+                let manager = try makeManager(iapConfigurations: iapConfigurations, chosen: chosen, agent: agent)
+                response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+            } catch let error as TokenAgentError where error.isNotServing {
+                // Nothing serves on the socket (the agent is first asked before the request is sent): the store,
+                // as without an agent.
+                let manager = try makeManager(iapConfigurations: iapConfigurations, chosen: chosen, agent: nil)
+                response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+            }
         } catch {
             throw Failure.report(session.terminalNeeded(advice(for: error, configurations: configurations)))
         }
@@ -259,15 +274,14 @@ struct RequestCommand: AsyncParsableCommand {
         return request
     }
 
-    private func makeManager(iapConfigurations configurations: [IAPConfiguration]) throws -> AuthenticationManager {
+    /// The manager that sends the request: with `agent`, its tokens and no store; else the store's sign-ins.
+    private func makeManager(
+        iapConfigurations configurations: [IAPConfiguration], chosen: ProxyTokenChoice?, agent: TokenAgent?
+    ) throws -> AuthenticationManager {
         let host = URL(string: url)?.host ?? url
         let settings = session.signInSettings(target: host)
         let manager = AuthenticationManager(settings: settings)
-        // --proxy-token or $PORTAL_AUTH_PROXY_TOKEN, else each sign-in's stored choice (else the ID token).
-        let chosen = try ProxyTokenChoice.override(proxyToken)
-        // The agent's tokens when one serves (see `AgentAsk`; not with --interactive, which may sign in here): the
-        // store is then the agent's to read and refresh, and this process holds none of it.
-        if !interactive, let agent = try AgentAsk.serving(session: session.arguments, proxyToken: chosen?.token) {
+        if let agent {
             manager.tokenAgent = agent
         } else {
             manager.arcGISCredentialStore = try session.credentialStore(forSignIn: interactive)

@@ -94,7 +94,7 @@ extension IssuedToken {
         AgentToken(
             kind: kind, target: target, url: url, username: username, clientID: clientID,
             configurationFile: configurationFile, value: value, type: type, expirationDate: expirationDate,
-            idToken: idToken, idTokenExpirationDate: idTokenExpirationDate, isIDToken: isIDToken)
+            idToken: idToken, idTokenExpirationDate: idTokenExpirationDate, isIDToken: isIDToken, issuedAt: issuedAt)
     }
 
     /// A token the agent handed out.
@@ -103,7 +103,7 @@ extension IssuedToken {
             kind: token.kind, target: token.target, url: token.url, clientID: token.clientID,
             configurationFile: token.configurationFile, username: token.username, value: token.value,
             type: token.type, expirationDate: token.expirationDate, idToken: token.idToken,
-            idTokenExpirationDate: token.idTokenExpirationDate, isIDToken: token.isIDToken)
+            idTokenExpirationDate: token.idTokenExpirationDate, isIDToken: token.isIDToken, issuedAt: token.issuedAt)
     }
 }
 
@@ -123,16 +123,23 @@ enum AgentAsk {
         return found.path
     }
 
-    /// The agent `request` gets its tokens from (through `AuthenticationManager.tokenAgent`): the socket's when an
-    /// agent answers there (asked for its status), else nil (then the caller reads the store).
+    /// The agent `request` gets its tokens from (through `AuthenticationManager.tokenAgent`), nil when none is to be
+    /// asked. Whether one serves is told by the token request itself (`TokenAgentError.isNotServing`: then the
+    /// caller reads the store): one connection per run. Only a request that carries a token of its own, for which
+    /// the library asks the agent nothing, asks for the agent's status first, so that the store is read when none
+    /// serves.
     ///
     /// - Throws: `AgentSocketError` when the agent cannot be talked to.
-    static func serving(session: SessionArguments, proxyToken: IAPTokenInfo.Token?) throws -> TokenAgent? {
+    static func forRequest(_ request: TransportRequest, session: SessionArguments, proxyToken: IAPTokenInfo.Token?)
+        throws -> TokenAgent?
+    {
         guard let path = socket(store: session.store) else { return nil }
-        do {
-            _ = try AgentSocket.ask(.status, at: path, timeout: .seconds(session.timeout))
-        } catch  where error.code == .notServing {
-            return nil
+        if !AuthenticationManager.asksTokenAgentFirst(for: request) {
+            do {
+                _ = try AgentSocket.ask(.status, at: path, timeout: .seconds(session.timeout))
+            } catch  where error.code == .notServing {
+                return nil
+            }
         }
         return TokenAgent(socketPath: path, timeout: .seconds(session.timeout), proxyToken: proxyToken)
     }

@@ -23,6 +23,9 @@ struct IssuedToken {
     let idTokenExpirationDate: Date?
     /// Whether `value` is the ID token.
     let isIDToken: Bool
+    /// When the sign-in's tokens were issued (its sign-in or last refresh), when known: the agent says it, so that
+    /// `request` applies the store path's rule to a token a proxy refuses. Not printed.
+    var issuedAt: Date? = nil
 
     /// The token in the one JSON shape of every command that prints a token (see `TokenJSON`).
     ///

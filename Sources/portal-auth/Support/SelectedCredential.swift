@@ -162,7 +162,8 @@ enum SelectedCredential: Sendable {
                 kind: kind, target: target, url: credential.configuration.portalURL,
                 clientID: credential.configuration.clientID,
                 configurationFile: nil, username: credential.username, value: info.accessToken, type: "Bearer",
-                expirationDate: info.expirationDate, idToken: nil, idTokenExpirationDate: nil, isIDToken: false)
+                expirationDate: info.expirationDate, idToken: nil, idTokenExpirationDate: nil, isIDToken: false,
+                issuedAt: credential.tokensIssuedAt)
         case .iap(let credential, let file):
             let info = try await credential.tokenInfo(
                 minimumValidity: minimumValidity, forceRefresh: force, keeping: idToken ? .idToken : .accessToken)
@@ -182,14 +183,16 @@ enum SelectedCredential: Sendable {
                     kind: kind, target: target, url: credential.configuration.authorizeURL,
                     clientID: credential.configuration.clientID,
                     configurationFile: file, username: credential.username, value: value, type: "ID",
-                    expirationDate: expiry, idToken: value, idTokenExpirationDate: expiry, isIDToken: true)
+                    expirationDate: expiry, idToken: value, idTokenExpirationDate: expiry, isIDToken: true,
+                    issuedAt: credential.tokensIssuedAt)
             }
             return IssuedToken(
                 kind: kind, target: target, url: credential.configuration.authorizeURL,
                 clientID: credential.configuration.clientID,
                 configurationFile: file, username: credential.username, value: info.accessToken, type: type,
                 expirationDate: info.accessTokenExpirationDate, idToken: info.idToken,
-                idTokenExpirationDate: info.idTokenExpirationDate, isIDToken: false)
+                idTokenExpirationDate: info.idTokenExpirationDate, isIDToken: false,
+                issuedAt: credential.tokensIssuedAt)
         }
     }
 }
@@ -218,7 +221,7 @@ extension SelectedCredential {
             configurationFile: file, username: credential.username, value: sent.value, type: "Bearer",
             expirationDate: sent.expirationDate, idToken: info.idToken,
             idTokenExpirationDate: info.idTokenExpirationDate,
-            isIDToken: sent.kind == .idToken)
+            isIDToken: sent.kind == .idToken, issuedAt: credential.tokensIssuedAt)
     }
 }
 

@@ -44,7 +44,7 @@ struct AgentRefreshTests {
     }
 
     @Test(
-        "an expired token asked for at once by the agent (for 3 clients) and 3 `token` processes on the store: one refresh, one token"
+        "an expired token asked for at once by the agent (for 3 clients) and 3 `token` processes on the store: one refresh, one token; request: a proxy's 401 to an hour-old token is one refresh, through the agent as from the store"
     )
     func oneRefreshPerExpiry() async throws {
         let store = try ScratchStore()
@@ -79,6 +79,29 @@ struct AgentRefreshTests {
         let tokens = Set(results.map(\.stdout))
         #expect(tokens.count == 1, "one token for all")
         #expect(!tokens.contains(first.stdout), "the expired token was handed out again")
+
+        // `request` to the host behind the proxy, through the agent and from the store: the access token, issued an
+        // hour ago and refused by the proxy (401, expired on the server only), is refreshed once and sent again; the
+        // same output and exit status either way (the 60 s rule of the store path, applied to the agent's token).
+        let request = ["request", "--proxy-token", "access", "-H", "Accept: application/json", server.iapURL]
+        var answers: [ToolRunner.Result] = []
+        for environment in [throughAgent, throughStore] {
+            let hourAgo = Int64(Date().timeIntervalSince1970) - 3600
+            try await store.rewrite(.iap) {
+                $0["updated_at"] = .integer(hourAgo)
+                $0["access_token_issued_at"] = .integer(hourAgo)
+            }
+            try await control.expireAccessTokens()
+            try await control.resetStats()
+            let result = try await ToolRunner.run(request, environment: environment, timeout: .seconds(60))
+            let stats = try await control.stats()
+            #expect(result.status == 0, "\(environment): \(result)")
+            #expect(stats.refreshes == 1, "\(environment): refreshes by grant \(stats.byGrant)")
+            answers.append(result)
+        }
+        #expect(answers[0].stdout == answers[1].stdout, "\(answers)")
+        #expect(answers[0].stderr == answers[1].stderr, "\(answers)")
+        #expect(try JSONValue.parse(Data(answers[0].stdout.utf8))["token_kind"]?.stringValue == "access")
     }
 
     @Test(

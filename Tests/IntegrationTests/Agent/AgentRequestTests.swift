@@ -69,7 +69,7 @@ struct AgentRequestTests {
     }
 
     @Test(
-        "request (body, json, --fail): the same output and exit status through the agent as from the store; nothing stored: the same 77",
+        "request (body, json, --fail): the same output and exit status through the agent as from the store, one request on the socket per run; nothing stored: the same 77",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
     func sameOutputThroughTheAgent() async throws {
         let store = try PreparedStore()
@@ -91,6 +91,12 @@ struct AgentRequestTests {
             #expect(viaAgent.stdout == direct.stdout, "\(viaAgent)")
             #expect(viaAgent.stderr == direct.stderr, "\(viaAgent)")
         }
+        // One request on the socket per run: the token request itself tells that an agent serves (no status first).
+        guard case .status(let status) = try agent.ask(.status) else {
+            Issue.record("the agent answered no status")
+            return
+        }
+        #expect(status["answered"]?.integerValue == 3, "one token request for each of 3 runs: \(status)")
 
         // The agent's store holds nothing for the URL: 77 and the same words as the store path's.
         let bare = try AgentCommandTests.RunningAgent(empty)

@@ -110,6 +110,77 @@ struct TokenAgentTests {
         #expect(asked.count == 2 && (3000...3602).contains(asked[1]), "more than the refused token had left: \(asked)")
     }
 
+    @Test(
+        "an agent's IAP token a proxy refuses (401 or 403): asked again once for more validity when it was issued a minute ago or more (the manager's clock), refused at once when younger or of unknown age"
+    )
+    func refusedProxyTokenRenewedWhenOld() async throws {
+        let clock = ManualClock()
+        let expiry = clock.now.addingTimeInterval(3600)
+        let cases: [(age: TimeInterval?, status: Int, renewed: Bool)] = [
+            (60, 401, true), (3000, 403, true), (59, 401, false), (nil, 401, false),
+        ]
+        for (age, status, renewed) in cases {
+            let fake = try FakeAgent { request in
+                var token = Self.token(
+                    request.minValid > 300 ? "proxy-token-new" : "proxy-token-old", kind: .iap, isIDToken: true)
+                token.expirationDate = expiry
+                token.issuedAt = age.map { clock.now.addingTimeInterval(-$0) }
+                return .token(token)
+            }
+            let client = ScriptedHTTPClient(respond: { request, _ in
+                let refused = request.headers["Authorization"] == "Bearer proxy-token-old"
+                return TransportResponse(
+                    statusCode: refused ? status : 200, headers: [("Content-Type", "application/json")],
+                    body: Data("{}".utf8), url: request.url)
+            })
+            let manager = AuthenticationManager(settings: SignInSettings(httpClient: client, clock: clock))
+            manager.tokenAgent = fake.agent
+            let url = URL(string: "https://maps.example.com/portal/home")!
+            let label = "age \(age.map { "\($0)" } ?? "unknown"), HTTP \(status)"
+            do {
+                let response = try await manager.data(for: .get(url))
+                #expect(renewed, "\(label): no error")
+                #expect(response.statusCode == 200, "\(label)")
+            } catch let error as AuthenticationChallengeError {
+                #expect(!renewed, "\(label): \(error)")
+                #expect(error.kind == .iapTokenRefused, "\(label)")
+            }
+            await fake.running.stop()
+            let sent = client.requests.map { $0.headers["Authorization"] }
+            let asked = fake.asked.withLock { $0.map(\.minValid) }
+            if renewed {
+                #expect(sent == ["Bearer proxy-token-old", "Bearer proxy-token-new"], "\(label)")
+                // One second beyond what the refused token had left: the agent refreshes while it is still current.
+                #expect(asked == [300, 3601], "\(label)")
+            } else {
+                #expect(sent == ["Bearer proxy-token-old"], "\(label)")
+                #expect(asked == [300], "\(label): not asked again")
+            }
+        }
+    }
+
+    @Test("issued_at_unix: sent when known, read back; an answer without it (an older agent) reads as nil")
+    func issueDateOnTheWire() throws {
+        var token = Self.token("agent-token-5", kind: .iap)
+        token.issuedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        let line = AgentAnswer.token(token).line
+        #expect(try JSONValue.parse(line)["token"]?["issued_at_unix"]?.integerValue == 1_800_000_000, "\(line)")
+        guard case .token(let read)? = AgentAnswer.parse(line) else {
+            Issue.record("not read back: \(line)")
+            return
+        }
+        #expect(read == token)
+        #expect(TokenAgent.Token(read).issueDate == token.issuedAt)
+        token.issuedAt = nil
+        let older = AgentAnswer.token(token).line
+        #expect(!older.contains("issued_at"), "\(older)")
+        guard case .token(let readOlder)? = AgentAnswer.parse(older) else {
+            Issue.record("not read back: \(older)")
+            return
+        }
+        #expect(readOlder.issuedAt == nil)
+    }
+
     @Test("a credential of the manager's store covers the URL: the agent is not asked")
     func storeFirst() async throws {
         let fake = try FakeAgent { _ in .token(Self.token("agent-token-3")) }

@@ -366,7 +366,7 @@ struct EmptyValueMessageTests {
             row("init(_:_:)", AgentSocketError(.alreadyServing, "")),
             row("init(_:_:)", AgentSocketError(.notServing, "")),
             row(
-                "init(category:socketPath:description:isNothingStored:)",
+                "init(category:socketPath:description:isNothingStored:isNotServing:)",
                 TokenAgentError(category: .local, socketPath: "", description: "a sentence")),
             row(
                 "init(failure:socketPath:)",
