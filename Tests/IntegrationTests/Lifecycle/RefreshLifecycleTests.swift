@@ -334,7 +334,8 @@ struct RefreshLifecycleTests {
     // MARK: - What a refresh starts
 
     @Test(
-        "a forced refresh starts only its own threads (signal watcher, libcurl's loop), not Swift's global pool nor the blocking pool")
+        "a forced refresh starts only its own threads (signal watcher, libcurl's loop), not Swift's global pool nor the blocking pool"
+    )
     func refreshStartsNoGlobalPool() async throws {
         let store = try ScratchStore()
         try await store.signIn(.portal, server: server)
