@@ -13,19 +13,18 @@ struct AgentForwardingTests {
     static let portal = "https://gis.example.com/portal"
     static let remoteUser = "portal-auth-ssh-test"
 
-    /// A store with one portal sign-in named `work`, and a folder for the agent's sockets and the test's files.
+    /// A store with one sign-in to `portal` named `work`, and a folder for the agent's sockets and the test's files.
     final class Laptop: Sendable {
         let store: PreparedStore
         let folder: URL
         var socket: String { folder.appendingPathComponent("run/agent.sock").path }
         var forwardSocket: String { folder.appendingPathComponent("run/agent-forward.sock").path }
 
-        init(token: String, mark: Bool) async throws {
+        init(token: String, mark: Bool, portal: String = AgentForwardingTests.portal) async throws {
             store = try PreparedStore()
             folder = store.directory
-            try await store.write([PreparedStore.portal(AgentForwardingTests.portal, token: token)])
-            let named = try await ToolRunner.run(
-                ["name", "work", "--portal", AgentForwardingTests.portal], environment: store.environment)
+            try await store.write([PreparedStore.portal(portal, token: token)])
+            let named = try await ToolRunner.run(["name", "work", "--portal", portal], environment: store.environment)
             #expect(named.status == 0, "\(named)")
             if mark {
                 let marked = try await ToolRunner.run(
@@ -316,13 +315,18 @@ struct AgentForwardingTests {
         && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
 
     @Test(
-        "over ssh -R: on the remote side PORTAL_AUTH_AGENT=… token and exec get the laptop's token, confirmed once, with nothing written in the remote home",
+        "over ssh -R: on the remote side PORTAL_AUTH_AGENT=… token, exec and request get the laptop's token, confirmed once, with nothing written in the remote home",
         .enabled(
-            if: sshAvailable,
-            "needs root (a second local user as the remote user), /usr/sbin/sshd (openssh-server) and /usr/bin/ssh"))
+            if: sshAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
+            "needs root (a second local user as the remote user), /usr/sbin/sshd (openssh-server), /usr/bin/ssh and python3"
+        ))
     func overSSH() async throws {
         let home = try Self.ensureRemoteUser()
-        let laptop = try await Laptop(token: "stored-token-f3", mark: true)
+        // The laptop's sign-in is to a loopback server that echoes the token it gets (for `request`).
+        let echoFolder = try ScratchStore()
+        let echo = try EchoServer(folder: echoFolder.directory)
+        defer { echo.stop() }
+        let laptop = try await Laptop(token: "stored-token-f3", mark: true, portal: echo.portal)
         chmod(laptop.folder.path, 0o755)
         let prompts = laptop.folder.appendingPathComponent("prompts").path
         let confirm = try laptop.script("confirm", "printf '%s\\n' \"$1\" >> '\(prompts)'\nexit 0")
@@ -341,7 +345,7 @@ struct AgentForwardingTests {
         defer { server.stop() }
         let before = try Self.listing(home)
 
-        let url = "\(Self.portal)/sharing/rest/portals/self"
+        let url = "\(echo.portal)/sharing/rest/portals/self"
         let token = try await server.run(
             "PORTAL_AUTH_AGENT=\(remoteSocket) \(tool) token --url \(url)", forwarding: remoteSocket,
             to: laptop.forwardSocket)
@@ -352,9 +356,18 @@ struct AgentForwardingTests {
             forwarding: remoteSocket, to: laptop.forwardSocket)
         #expect(exec.status == 0, "\(exec)")
         #expect(exec.stdout == "stored-token-f3\n", "\(exec)")
+        // request: the server saw the laptop's token, and the output is the laptop's own run's.
+        let request = try await server.run(
+            "PORTAL_AUTH_AGENT=\(remoteSocket) \(tool) request '\(url)?f=json'", forwarding: remoteSocket,
+            to: laptop.forwardSocket)
+        let onLaptop = try await ToolRunner.run(["request", "\(url)?f=json"], environment: laptop.store.environment)
+        #expect(request.status == 0, "\(request)")
+        #expect(request.stdout.contains("stored-token-f3"), "the server got the laptop's token: \(request)")
+        #expect(onLaptop.status == 0, "\(onLaptop)")
+        #expect(request.stdout == onLaptop.stdout && request.stderr == onLaptop.stderr, "\(request)")
 
         let asked = try String(contentsOfFile: prompts, encoding: .utf8).split(separator: "\n")
-        #expect(asked.count == 1, "one confirmation, remembered for the second request: \(asked)")
+        #expect(asked.count == 1, "one confirmation, remembered for the later requests: \(asked)")
         #expect(
             asked.first?.contains("allow ssh \(Self.remoteUser)@127.0.0.1 to have a token of the sign-in work") == true,
             "\(asked)")

@@ -6,12 +6,15 @@ struct BackgroundTool {
     let process: ChildProcess
     let errors: Pipe
 
-    /// Starts `portal-auth` with `arguments` and extra environment variables; stdout is discarded.
-    static func start(_ arguments: [String], environment: [String: String]) throws -> BackgroundTool {
+    /// Starts `portal-auth` with `arguments` and extra environment variables (with `inheriting` false, only those, as
+    /// `env -i` runs it); stdout is discarded.
+    static func start(_ arguments: [String], environment: [String: String], inheriting: Bool = true) throws
+        -> BackgroundTool
+    {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: BinaryLocator.toolPath)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = inheriting ? ProcessInfo.processInfo.environment.merging(environment) { $1 } : environment
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
