@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 // prctl is variadic, which Swift cannot call; typed wrappers, prefixed pa_.
 
@@ -16,6 +17,44 @@ static inline int pa_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0UL, 0UL
 /// Names the calling thread for the kernel (ps -L, /proc/self/task/N/comm; 15 bytes kept). Foundation's Thread.name
 /// does not reach the kernel.
 static inline int pa_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL); }
+
+/// The scheduling attributes of a thread, as sched_setattr(2) and sched_getattr(2) take them (SCHED_ATTR_SIZE_VER0).
+struct pa_sched_attr {
+    unsigned int size;
+    unsigned int policy;
+    unsigned long long flags;
+    int nice;
+    unsigned int priority;
+    unsigned long long runtime;
+    unsigned long long deadline;
+    unsigned long long period;
+};
+
+/// Asks the scheduler for a time slice of `nanoseconds` for the calling thread, keeping its policy, nice value and
+/// reset-on-fork flag: with Linux's EEVDF scheduler (6.12 and later) a waking thread whose slice is shorter than the
+/// running one's takes the processor at once, instead of waiting for the end of that slice (the custom slice of
+/// sched_setattr(2), which an unprivileged thread may set; it changes no share of the processor). Only for a thread
+/// under SCHED_OTHER: 0 when set; -1 with errno otherwise (EPERM for another policy; older kernels may refuse or
+/// ignore it).
+static inline int pa_request_time_slice(unsigned long long nanoseconds) {
+    struct pa_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, 0, &attr, (unsigned int)sizeof attr, 0U) != 0) return -1;
+    if (attr.policy != 0) {  // SCHED_OTHER
+        errno = EPERM;
+        return -1;
+    }
+    attr.size = sizeof attr;
+    attr.flags &= 1ULL;  // SCHED_FLAG_RESET_ON_FORK, as it was
+    attr.runtime = nanoseconds;
+    return (int)syscall(SYS_sched_setattr, 0, &attr, 0U);
+}
+
+/// The calling thread's scheduling attributes (sched_getattr(2)); for a thread under SCHED_OTHER, `runtime` is its
+/// slice in nanoseconds. 0, or -1 with errno.
+static inline int pa_get_sched_attr(struct pa_sched_attr *attr, unsigned int size) {
+    return (int)syscall(SYS_sched_getattr, 0, attr, size, 0U);
+}
 
 // glibc declares these only under _GNU_SOURCE, which Swift's Glibc module is not built with: declared here as glibc
 // (2.29 and 2.34) defines them, prefixed wrappers for Swift.

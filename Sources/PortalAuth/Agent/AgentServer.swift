@@ -161,6 +161,9 @@ package final class AgentServer: Sendable {
     // MARK: - The loop (on the server's thread)
 
     private func serve() throws {
+        // A request is answered as soon as it arrives, not after the slices of the processes running meanwhile (the
+        // callers themselves, on a busy machine).
+        TimeSlice.requestShort()
         var connections: [Int32: Connection] = [:]
         // A connection's serial: an answer for a connection closed (and its number reused) meanwhile is dropped.
         var serials: [Int32: UInt64] = [:]

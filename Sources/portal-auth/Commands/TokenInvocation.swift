@@ -44,7 +44,7 @@ struct TokenInvocation {
     /// `AgentAsk`; not with `--interactive`, which may sign in here), else the store's.
     func run() async throws {
         do {
-            let fromAgent = interactive ? nil : try AgentAsk.token(agentRequest, session: session)
+            let fromAgent = interactive ? nil : try AgentAsk.token(agentRequest, session: session, wakingPromptly: true)
             let issued: IssuedToken
             if let fromAgent { issued = fromAgent } else { issued = try await obtain() }
             try print(issued)

@@ -144,14 +144,19 @@ enum AgentAsk {
         return TokenAgent(socketPath: path, timeout: .seconds(session.timeout), proxyToken: proxyToken)
     }
 
-    /// The agent's token for `request`, or nil when no agent serves (then the caller reads the store).
+    /// The agent's token for `request`, or nil when no agent serves (then the caller reads the store). With
+    /// `wakingPromptly` the calling thread asks for a short time slice first (`TimeSlice`), so that it runs as soon
+    /// as the answer arrives rather than after other processes' slices: for `token`, which starts no process that
+    /// would inherit it.
     ///
     /// - Throws: the agent's `AgentFailure` (the message and exit status `token` gives for it), or
     ///   `AgentSocketError` when the agent cannot be talked to.
-    static func token(_ request: AgentTokenRequest, session: SessionArguments) throws -> IssuedToken? {
-        guard let path = socket(store: session.store),
-            let answer = try answer(to: request, at: path, timeout: session.timeout)
-        else { return nil }
+    static func token(_ request: AgentTokenRequest, session: SessionArguments, wakingPromptly: Bool = false) throws
+        -> IssuedToken?
+    {
+        guard let path = socket(store: session.store) else { return nil }
+        if wakingPromptly { TimeSlice.requestShort() }
+        guard let answer = try answer(to: request, at: path, timeout: session.timeout) else { return nil }
         switch answer {
         case .token(let token): return IssuedToken(token)
         case .failure(let failure): throw failure
