@@ -60,6 +60,7 @@ SOCKET = str(WORK / "agent" / "agent.sock")
 PER_REQUEST_GOAL_MS = 0.2  # the raw loop at C=16
 RSS_GOAL_KIB = 20 * 1024
 RSS_FLAT_KIB = 1024  # middle -> end of the long run
+CLIENT_INDEX = 0  # in a client process: which of the C clients it is
 
 
 def log(message):
@@ -213,12 +214,14 @@ def process_worker(command, env=None):
 
 
 def paired_process_worker(command, envs):
-    """`command` once with each of `envs` per request, the order alternating from one request to the next."""
+    """`command` once with each of `envs` per request, the order alternating from one request to the next and
+    starting the other way round in every other client (so that at any moment about half the clients run each: with
+    two requests per client at C=64, clients all starting the same way ran the kinds in waves)."""
     def run(count):
         samples, failures = [], [0] * len(envs)
         for index in range(count):
             order = list(range(len(envs)))
-            if index % 2:
+            if (index + CLIENT_INDEX) % 2:
                 order.reverse()
             for kind in order:
                 started = time.perf_counter_ns()
@@ -250,6 +253,8 @@ def measure(make, requests, concurrency, deadline=600, kinds=1):
             os.close(ready_read)
             os.close(out_read)
             samples, failures = [], [shares[index]] * kinds
+            global CLIENT_INDEX
+            CLIENT_INDEX = index
             try:
                 worker = make()
                 os.write(ready_write, b"r")

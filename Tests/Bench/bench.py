@@ -3,7 +3,8 @@
     bench.py run        measure, print the table, write bench-results/bench-<UTC time>.json
 
 Every comparison is measured in one hyperfine run (medians; ratios of medians from the same run), because
-the machine is shared and absolute times move with its load. See scripts/bench for what each row means."""
+the machine is shared and absolute times move with its load; the refresh's two commands run in turns instead
+(`interleaved`), which a change of load moves alike. See scripts/bench for what each row means."""
 import json
 import os
 import shlex
@@ -58,6 +59,36 @@ def hyperfine(name, commands, runs=RUNS, warmup=WARMUP):
             "user_ms": entry["user"] * 1000,
             "system_ms": entry["system"] * 1000,
             "runs": len(entry["times"]),
+        }
+    return results
+
+
+def interleaved(commands, runs=RUNS, warmup=WARMUP):
+    """commands: [(label, argv)], run in turns, one run of each per round, the order reversed every other round, so
+    that a change of load on the machine falls on all of them alike (hyperfine runs one command's runs after the
+    other's). Returns {label: result} as `hyperfine` does: medians in ms, user and system time from wait4."""
+    samples = {label: [] for label, _ in commands}
+    for round_index in range(warmup + runs):
+        order = commands if round_index % 2 == 0 else list(reversed(commands))
+        for label, command in order:
+            started = time.perf_counter_ns()
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+            wall = time.perf_counter_ns() - started
+            process.returncode = os.waitstatus_to_exitcode(status)
+            if process.returncode != 0:
+                raise SystemExit(f"bench: {label} exited {process.returncode}")
+            if round_index >= warmup:
+                samples[label].append((wall / 1e6, usage.ru_utime * 1000, usage.ru_stime * 1000))
+    results = {}
+    for label, values in samples.items():
+        walls = [value[0] for value in values]
+        results[label] = {
+            "median_ms": statistics.median(walls), "mean_ms": statistics.mean(walls),
+            "stddev_ms": statistics.stdev(walls) if len(walls) > 1 else 0.0, "min_ms": min(walls),
+            "user_ms": statistics.mean(value[1] for value in values),
+            "system_ms": statistics.mean(value[2] for value in values), "runs": len(values),
+            "interleaved": True,
         }
     return results
 
@@ -138,7 +169,7 @@ def bench_refresh():
     ]
     runs = RUNS
     testctl("reset-stats", b"")
-    results = hyperfine("refresh", commands, runs=runs, warmup=2)
+    results = interleaved(commands, runs=runs, warmup=2)
     stats = testctl("stats")
     for label, command in commands:
         results[label]["command"] = shlex.join(command).replace(body_file, "BODY")
@@ -293,7 +324,7 @@ def table(report):
                  f"{'PASS' if report['token']['goal_met'] else 'FAIL'}; token requests seen by the server "
                  f"during the run: {report['token']['server_token_requests_during_run']}")
     refresh = report["refresh"]
-    lines.append("2. forced refresh, portal face (grant_type=refresh_token, no rotation)")
+    lines.append("2. forced refresh, portal face (grant_type=refresh_token, no rotation; the two commands in turns)")
     for label, entry in refresh["results"].items():
         lines.append(f"   {label:44} {entry['median_ms']:10.1f} ms median {entry['ratio_to_curl']:5.2f}x, "
                      f"user+sys {entry['user_ms'] + entry['system_ms']:.1f} ms ({entry['runs']} runs)")
