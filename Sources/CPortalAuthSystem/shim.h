@@ -30,6 +30,12 @@ struct pa_sched_attr {
     unsigned long long period;
 };
 
+/// The calling thread's scheduling attributes (sched_getattr(2)); for a thread under SCHED_OTHER, `runtime` is its
+/// slice in nanoseconds. 0, or -1 with errno.
+static inline int pa_get_sched_attr(struct pa_sched_attr *attr, unsigned int size) {
+    return (int)syscall(SYS_sched_getattr, 0, attr, size, 0U);
+}
+
 /// Asks the scheduler for a time slice of `nanoseconds` for the calling thread, keeping its policy, nice value and
 /// reset-on-fork flag: with Linux's EEVDF scheduler (6.12 and later) a waking thread whose slice is shorter than the
 /// running one's takes the processor at once, instead of waiting for the end of that slice (the custom slice of
@@ -39,7 +45,7 @@ struct pa_sched_attr {
 static inline int pa_request_time_slice(unsigned long long nanoseconds) {
     struct pa_sched_attr attr;
     memset(&attr, 0, sizeof attr);
-    if (syscall(SYS_sched_getattr, 0, &attr, (unsigned int)sizeof attr, 0U) != 0) return -1;
+    if (pa_get_sched_attr(&attr, (unsigned int)sizeof attr) != 0) return -1;
     if (attr.policy != 0) {  // SCHED_OTHER
         errno = EPERM;
         return -1;
@@ -48,12 +54,6 @@ static inline int pa_request_time_slice(unsigned long long nanoseconds) {
     attr.flags &= 1ULL;  // SCHED_FLAG_RESET_ON_FORK, as it was
     attr.runtime = nanoseconds;
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0U);
-}
-
-/// The calling thread's scheduling attributes (sched_getattr(2)); for a thread under SCHED_OTHER, `runtime` is its
-/// slice in nanoseconds. 0, or -1 with errno.
-static inline int pa_get_sched_attr(struct pa_sched_attr *attr, unsigned int size) {
-    return (int)syscall(SYS_sched_getattr, 0, attr, size, 0U);
 }
 
 // glibc declares these only under _GNU_SOURCE, which Swift's Glibc module is not built with: declared here as glibc

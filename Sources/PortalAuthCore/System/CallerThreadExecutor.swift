@@ -6,8 +6,9 @@ import Synchronization
 /// `portal-auth token` and `refresh` are run before every call of a script: starting the pool (its worker
 /// threads and their management) costs about as much as the token itself (issue 17). With this executor as
 /// the task's preference, the work and every default actor it calls run here, one job after another, while the
-/// calling thread waits in ``run(_:)``; blocking calls still move to their own threads (`BlockingWork`) and come
-/// back as jobs, and the tasks the work starts prefer this executor too (`Task.keepingExecutor`). What does not
+/// calling thread waits in ``run(_:)``; blocking calls that wait on a person or another program move to threads of
+/// their own (`BlockingWork`) and come back as jobs, and the tasks the work starts prefer this executor too
+/// (`Task.keepingExecutor`). What does not
 /// go through a task executor (a `Task.sleep` timer) uses the global pool, which starts only then.
 ///
 /// Short blocking work (`BlockingWork`'s pool work: the store's reads, lock file and writes) runs on this thread

@@ -191,14 +191,16 @@ struct RequestCommand: AsyncParsableCommand {
             let agent =
                 interactive
                 ? nil : try AgentAsk.forRequest(request, session: session.arguments, proxyToken: chosen?.token)
-            do {
+            func send(through agent: TokenAgent?) async throws -> TransportResponse {
                 let manager = try makeManager(iapConfigurations: iapConfigurations, chosen: chosen, agent: agent)
-                response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+                return try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+            }
+            do {
+                response = try await send(through: agent)
             } catch let error as TokenAgentError where error.isNotServing {
                 // Nothing serves on the socket (the agent is first asked before the request is sent): the store,
                 // as without an agent.
-                let manager = try makeManager(iapConfigurations: iapConfigurations, chosen: chosen, agent: nil)
-                response = try await Failure.cancellableOnInterrupt { try await manager.data(for: request) }
+                response = try await send(through: nil)
             }
         } catch {
             throw Failure.report(session.terminalNeeded(advice(for: error, configurations: configurations)))
